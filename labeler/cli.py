@@ -1,0 +1,31 @@
+"""The ``goldpool`` command: a thin layer over the library.
+
+Each command parses its arguments, calls one library function, formats the result, and turns
+a library error into a one-line message (``click.ClickException``). The project database path
+is the first argument of every command that has one. Commands live in
+``labeler/commands/`` by stage: pooling, labelling, calibration.
+"""
+
+from __future__ import annotations
+
+import click
+
+from labeler.commands import calibrate as _calibrate
+from labeler.commands import label as _label
+from labeler.commands import pool as _pool
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="goldpool")
+def cli() -> None:
+    """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
+
+
+for _module in (_pool, _label, _calibrate):
+    for _command in _module.COMMANDS:
+        cli.add_command(_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()

@@ -1,0 +1,1 @@
+"""``goldpool`` subcommands, one module per stage. Each module exposes ``COMMANDS``."""

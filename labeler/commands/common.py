@@ -1,0 +1,27 @@
+"""Pieces shared by every command module: the database argument and error translation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., object])
+
+#: The project database, first argument of every command that has one.
+db_argument = click.argument("db", type=click.Path(dir_okay=False))
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the libraries' user-facing errors into a one-line ``click.ClickException``."""
+    from calibration import CalibrationError
+    from labeler.store import StoreError
+    from pooling import PoolingError
+
+    try:
+        yield
+    except (StoreError, PoolingError, CalibrationError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc

@@ -1,0 +1,15 @@
+"""The project store: one SQLite file per labelling project.
+
+Every SQL statement goldpool runs lives in this package. ``schema`` creates and migrates the
+tables; ``corpus`` holds documents, queries, runs and the pool; ``labels`` holds annotators,
+assignments, judgments, adjudications and rubrics.
+
+Everything a person did is in the database; everything else (indexes, embeddings) is a cache
+beside it that can be rebuilt.
+"""
+
+from __future__ import annotations
+
+from labeler.store.schema import SCHEMA_VERSION, StoreError, connect, init_db, now, transaction
+
+__all__ = ["SCHEMA_VERSION", "StoreError", "connect", "init_db", "now", "transaction"]

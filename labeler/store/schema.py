@@ -1,0 +1,266 @@
+"""Tables of a goldpool project, their migrations, and how a connection is opened.
+
+Migrations are numbered and recorded in SQLite's ``user_version``; each runs once, inside one
+transaction, so applying them twice is a no-op and a failed one leaves the file untouched.
+
+Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
+
+- ``documents``: doc_id, title, text, meta (JSON), content_hash (sha256 of title + text).
+- ``queries``: query_id, text, meta (JSON), content_hash.
+- ``runs``: name, path, content_hash (of the file), imported_at, n_rows, meta (JSON).
+- ``run_entries``: run, query_id, doc_id, rank (1-based, trec_eval order), score.
+- ``pool``: query_id, doc_id, sources (JSON ``{source: rank}``), priority (reciprocal-rank
+  fusion), position (1-based order of labelling within the query), added_at, build_id.
+- ``pool_builds``: id, at, params (JSON: depths, model, sources, counts).
+- ``annotators``: id, name, role (``annotator`` | ``admin``), token_salt, token_hash, active,
+  created_at.
+- ``assignments``: query_id, doc_id, annotator_id, shown_order (per-annotator shuffle),
+  assigned_at.
+- ``reservations``: query_id, doc_id, annotator_id, expires_at (single-label items only).
+- ``judgments``: id, query_id, doc_id, annotator_id, relevance (0-3), note, at, seconds,
+  rubric_hash. Append-only: a change is a new row; the latest row per (query_id, doc_id,
+  annotator_id) counts.
+- ``skips``: id, query_id, doc_id, annotator_id, at, seconds. Append-only.
+- ``adjudications``: id, query_id, doc_id, annotator_id (the admin), relevance, note, at.
+  Append-only; the latest row per (query_id, doc_id) is the final grade.
+- ``rubrics``: hash, text, created_at, annotator_id. The current rubric is the latest row.
+- ``settings``: key, value (JSON).
+
+Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import sqlite_utils
+
+
+class StoreError(Exception):
+    """A project database problem a user can fix (missing file, wrong schema, bad request)."""
+
+
+def now() -> str:
+    """The current UTC time as the store writes it."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@contextmanager
+def transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """One short write transaction: everything inside commits together or not at all.
+
+    ``BEGIN IMMEDIATE`` takes the write lock up front, so two writers queue on
+    ``busy_timeout`` instead of one failing half-way with "database is locked".
+    """
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.conn.execute("ROLLBACK")
+        raise
+    db.conn.execute("COMMIT")
+
+
+def _m1_initial(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE documents (
+            doc_id TEXT PRIMARY KEY,
+            title TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',
+            content_hash TEXT NOT NULL
+        );
+        CREATE TABLE queries (
+            query_id TEXT PRIMARY KEY,
+            text TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',
+            content_hash TEXT NOT NULL
+        );
+        CREATE TABLE runs (
+            name TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            imported_at TEXT NOT NULL,
+            n_rows INTEGER NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE run_entries (
+            run TEXT NOT NULL REFERENCES runs(name),
+            query_id TEXT NOT NULL REFERENCES queries(query_id),
+            doc_id TEXT NOT NULL REFERENCES documents(doc_id),
+            rank INTEGER NOT NULL,
+            score REAL NOT NULL,
+            PRIMARY KEY (run, query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX run_entries_rank ON run_entries(run, query_id, rank);
+        CREATE TABLE pool_builds (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE pool (
+            query_id TEXT NOT NULL REFERENCES queries(query_id),
+            doc_id TEXT NOT NULL REFERENCES documents(doc_id),
+            sources TEXT NOT NULL,
+            priority REAL NOT NULL,
+            position INTEGER NOT NULL,
+            added_at TEXT NOT NULL,
+            build_id INTEGER REFERENCES pool_builds(id),
+            PRIMARY KEY (query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX pool_position ON pool(query_id, position);
+        CREATE TABLE annotators (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL CHECK (role IN ('annotator', 'admin')),
+            token_salt TEXT NOT NULL,
+            token_hash TEXT NOT NULL,
+            active INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE assignments (
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            shown_order INTEGER NOT NULL,
+            assigned_at TEXT NOT NULL,
+            PRIMARY KEY (query_id, doc_id, annotator_id),
+            FOREIGN KEY (query_id, doc_id) REFERENCES pool(query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX assignments_annotator ON assignments(annotator_id, shown_order);
+        CREATE TABLE reservations (
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE rubrics (
+            hash TEXT PRIMARY KEY,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            annotator_id INTEGER REFERENCES annotators(id)
+        );
+        CREATE TABLE judgments (
+            id INTEGER PRIMARY KEY,
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            relevance INTEGER NOT NULL CHECK (relevance BETWEEN 0 AND 3),
+            note TEXT NOT NULL DEFAULT '',
+            at TEXT NOT NULL,
+            seconds REAL,
+            rubric_hash TEXT REFERENCES rubrics(hash),
+            FOREIGN KEY (query_id, doc_id) REFERENCES pool(query_id, doc_id)
+        );
+        CREATE INDEX judgments_item ON judgments(query_id, doc_id, annotator_id, id);
+        CREATE INDEX judgments_annotator ON judgments(annotator_id, id);
+        CREATE TABLE skips (
+            id INTEGER PRIMARY KEY,
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            at TEXT NOT NULL,
+            seconds REAL
+        );
+        CREATE INDEX skips_annotator ON skips(annotator_id, query_id, doc_id);
+        CREATE TABLE adjudications (
+            id INTEGER PRIMARY KEY,
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            relevance INTEGER NOT NULL CHECK (relevance BETWEEN 0 AND 3),
+            note TEXT NOT NULL DEFAULT '',
+            at TEXT NOT NULL
+        );
+        CREATE INDEX adjudications_item ON adjudications(query_id, doc_id, id);
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        -- Labels are append-only: the database itself refuses to change or delete them.
+        CREATE TRIGGER judgments_no_update BEFORE UPDATE ON judgments
+            BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
+        CREATE TRIGGER judgments_no_delete BEFORE DELETE ON judgments
+            BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
+        CREATE TRIGGER adjudications_no_update BEFORE UPDATE ON adjudications
+            BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
+        CREATE TRIGGER adjudications_no_delete BEFORE DELETE ON adjudications
+            BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
+        """
+    )
+
+
+# Append new migrations; never edit or reorder a released one.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    # WAL lets annotators read while one of them writes; busy_timeout makes concurrent
+    # writers wait their turn instead of failing with "database is locked".
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute("PRAGMA foreign_keys=ON")
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every migration the database has not seen; return how many ran."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > SCHEMA_VERSION:
+        raise StoreError(
+            f"database schema version {current} is newer than this goldpool "
+            f"({SCHEMA_VERSION}); upgrade goldpool"
+        )
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            MIGRATIONS[version - 1](conn)
+            conn.execute(f"PRAGMA user_version={version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return SCHEMA_VERSION - current
+
+
+def _open(path: str | Path) -> sqlite_utils.Database:
+    # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE ... COMMIT), so a
+    # write never waits on an implicit transaction another statement left open.
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    _configure(conn)
+    return sqlite_utils.Database(conn)
+
+
+def init_db(path: str | Path) -> sqlite_utils.Database:
+    """Create the project database at ``path`` (or bring an existing one up to date)."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise StoreError(f"{path.parent}: directory does not exist")
+    db = _open(path)
+    migrate(db.conn)
+    return db
+
+
+def connect(path: str | Path) -> sqlite_utils.Database:
+    """Open an existing project database, refusing a file that is not one.
+
+    Raises:
+        StoreError: the file is missing or is not a goldpool project.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(f"{path}: no such project database (create it with `goldpool init {path}`)")
+    db = _open(path)
+    version = db.conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0:
+        db.close()
+        raise StoreError(f"{path}: not a goldpool project (create one with `goldpool init`)")
+    migrate(db.conn)
+    return db
