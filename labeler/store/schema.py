@@ -32,7 +32,7 @@ Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+0
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,9 +65,7 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
     db.conn.execute("COMMIT")
 
 
-def _m1_initial(conn: sqlite3.Connection) -> None:
-    conn.executescript(
-        """
+_M1_INITIAL = """
         CREATE TABLE documents (
             doc_id TEXT PRIMARY KEY,
             title TEXT NOT NULL DEFAULT '',
@@ -192,12 +190,10 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
             BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
         CREATE TRIGGER adjudications_no_delete BEFORE DELETE ON adjudications
             BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
-        """
-    )
+"""
 
-
-# Append new migrations; never edit or reorder a released one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial]
+# Append new migrations (SQL scripts); never edit or reorder a released one.
+MIGRATIONS: list[str] = [_M1_INITIAL]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -219,13 +215,14 @@ def migrate(conn: sqlite3.Connection) -> int:
             f"({SCHEMA_VERSION}); upgrade goldpool"
         )
     for version in range(current + 1, SCHEMA_VERSION + 1):
-        conn.execute("BEGIN IMMEDIATE")
+        # One script, one transaction: executescript would commit an outer transaction
+        # before running, so BEGIN and COMMIT are part of the script itself.
+        script = f"BEGIN IMMEDIATE;\n{MIGRATIONS[version - 1]}\nPRAGMA user_version={version};\nCOMMIT;"
         try:
-            MIGRATIONS[version - 1](conn)
-            conn.execute(f"PRAGMA user_version={version}")
-            conn.execute("COMMIT")
+            conn.executescript(script)
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
     return SCHEMA_VERSION - current
 
