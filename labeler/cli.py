@@ -13,6 +13,7 @@ import click
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import label as _label
 from labeler.commands import pool as _pool
+from labeler.commands import serve as _serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -21,7 +22,7 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _calibrate):
+for _module in (_pool, _label, _serve, _calibrate):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -68,3 +68,84 @@ class Judgment:
     at: str
     seconds: float | None
     note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rubric:
+    hash: str  # sha256 of the text, first 12 hex digits
+    text: str
+    created_at: str
+
+
+# ---------------------------------------------------------------------------------------------
+# The contract. Every function below is implemented in this module; the app and the CLI call
+# nothing else. Writes are one short transaction each (``labeler.store.transaction``).
+# ---------------------------------------------------------------------------------------------
+
+
+def add_annotator(db: sqlite_utils.Database, name: str, role: Role = "annotator") -> tuple[Annotator, str]:
+    """Create an annotator; return it and its one-time access token (only a salted hash is kept)."""
+    raise NotImplementedError
+
+
+def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
+    """The active annotator holding ``token``, or None (constant-time comparison)."""
+    raise NotImplementedError
+
+
+def list_annotators(db: sqlite_utils.Database) -> list[Annotator]:
+    raise NotImplementedError
+
+
+def set_active(db: sqlite_utils.Database, annotator_id: int, active: bool) -> None:
+    raise NotImplementedError
+
+
+def next_item(db: sqlite_utils.Database, annotator_id: int) -> Item | None:
+    """The annotator's next unlabelled, unskipped item, assigning a new query batch when the
+    current one is done and reserving single-label items; None when there is no work left."""
+    raise NotImplementedError
+
+
+def previous_item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item | None:
+    """The item shown before (query_id, doc_id) in this annotator's order (the `u` key)."""
+    raise NotImplementedError
+
+
+def get_item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item:
+    """One of this annotator's assigned items; raises StoreError if it is not theirs."""
+    raise NotImplementedError
+
+
+def record_judgment(
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    query_id: str,
+    doc_id: str,
+    relevance: int,
+    seconds: float | None,
+    note: str = "",
+) -> int:
+    """Append one label (with the current rubric hash); return its row id."""
+    raise NotImplementedError
+
+
+def record_skip(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, seconds: float | None) -> None:
+    raise NotImplementedError
+
+
+def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None = None) -> Progress:
+    raise NotImplementedError
+
+
+def latest_judgments(db: sqlite_utils.Database) -> list[Judgment]:
+    """The latest label per (query_id, doc_id, annotator), every annotator (admin use)."""
+    raise NotImplementedError
+
+
+def current_rubric(db: sqlite_utils.Database) -> Rubric:
+    raise NotImplementedError
+
+
+def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = None) -> Rubric:
+    raise NotImplementedError

@@ -1,0 +1,7 @@
+"""Commands of this stage."""
+
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []
