@@ -11,18 +11,19 @@ from __future__ import annotations
 import click
 
 from labeler.commands import calibrate as _calibrate
+from labeler.commands import demo as _demo
 from labeler.commands import label as _label
 from labeler.commands import pool as _pool
 from labeler.commands import serve as _serve
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(name="goldpool", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="goldpool")
 def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _calibrate):
+for _module in (_pool, _label, _serve, _calibrate, _demo):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -1,0 +1,53 @@
+"""``goldpool demo``: build the demo project and open the labelling app on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from labeler.commands.common import user_errors
+
+
+@click.command()
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("goldpool-demo"),
+    show_default=True,
+    help="Folder for the demo project (reused if it exists; no label is ever lost).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve the app on.")
+@click.option("--port", default=8501, show_default=True, type=int, help="Port to serve the app on.")
+@click.option("--no-serve", is_flag=True, help="Build the project and print the tokens, but do not start the app.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: bool) -> None:
+    """Build a demo project from data/demo and open the labelling app on it.
+
+    The corpus is 1,248 chunks of Python's own documentation with 46 questions; the pool is
+    BM25 top-50 and dense (all-MiniLM-L6-v2) top-50 per question. Prints one access token
+    per demo user: paste the admin token into the app's "Access token" field.
+    """
+    from labeler.demo import build_demo_project
+
+    with user_errors():
+        project = build_demo_project(directory, progress=not no_progress, say=click.echo)
+    click.echo(
+        f"\nDemo project: {project.db_path} ({project.n_documents} chunks, "
+        f"{project.n_queries} queries, {project.n_pool} pool entries)"
+    )
+    click.echo("Access tokens (shown once; a new run issues new ones):")
+    for name, token in project.tokens.items():
+        click.echo(f"  {name:<11} {token}")
+    if no_serve:
+        click.echo(f"\nStart the app with: goldpool serve {project.db_path}")
+        return
+    from labeler.commands.serve import run_app
+
+    click.echo(f"\nOpen http://{host}:{port} and paste the demo-admin token. Ctrl+C stops the app.")
+    with user_errors():
+        run_app(project.db_path, host, port)
+
+
+COMMANDS: list[click.Command] = [demo]

@@ -1,0 +1,35 @@
+"""The core imports without Streamlit or torch; the app is a thin layer over it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CORE = ["pooling", "calibration", "labeler.store", "labeler.store.labels", "labeler.cli"]
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_module_imports_without_streamlit_or_torch(module: str) -> None:
+    code = (
+        f"import sys, {module}\n"
+        "heavy = sorted(m for m in ('streamlit', 'torch', 'sentence_transformers') if m in sys.modules)\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "", f"{module} imported {result.stdout.strip()}"
+
+
+def test_every_command_has_help() -> None:
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+
+    runner = CliRunner()
+    assert cli.commands, "no commands registered"
+    for name, command in cli.commands.items():
+        assert command.help, f"`goldpool {name}` has no help text"
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, result.output
+        assert f"goldpool {name}" in result.output
