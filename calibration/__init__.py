@@ -1,11 +1,81 @@
 """Calibration: agreement with intervals, judge bias probes, power and the minimum
-detectable difference. Pure statistics: no database, no UI."""
+detectable difference. Pure statistics: no database, no UI.
+
+Every public name is importable from ``calibration`` itself; submodules are imported lazily so
+that ``import calibration`` stays instant (numpy and scipy load on first use).
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 
 class CalibrationError(ValueError):
     """Input a statistic cannot be computed on, with a message that says how to fix it."""
 
 
-__all__ = ["CalibrationError"]
+_EXPORTS: dict[str, str] = {
+    "Estimate": "bootstrap",
+    "N_BOOT": "bootstrap",
+    "wilson_interval": "bootstrap",
+    "PairTables": "tables",
+    "pair_tables": "tables",
+    "Confusion": "agreement",
+    "ClassScore": "agreement",
+    "raw_agreement": "agreement",
+    "cohen_kappa": "agreement",
+    "gwet_ac": "agreement",
+    "confusion_matrix": "agreement",
+    "majority_baseline": "agreement",
+    "class_scores": "agreement",
+    "kappa_standard_error": "agreement",
+    "krippendorff_alpha": "alpha",
+    "PositionBias": "bias",
+    "RateComparison": "bias",
+    "position_bias": "bias",
+    "verbosity_bias": "bias",
+    "self_preference": "bias",
+    "Plan": "power",
+    "AgreementSummary": "report",
+    "AnnotatorAgreement": "report",
+    "PowerSummary": "report",
+    "ProjectReport": "report",
+    "Label": "report",
+    "agreement_summary": "report",
+    "file_agreement": "report",
+    "project_report": "report",
+    "power_summary": "report",
+    "format_estimate": "report",
+    "to_markdown": "report",
+    "to_dict": "report",
+    "to_html": "report_html",
+    "LabelFile": "labelfile",
+    "read_labels": "labelfile",
+    "join_labels": "labelfile",
+    "JoinedLabels": "labelfile",
+    "accuracy_half_width": "power",
+    "unpaired_half_width": "power",
+    "paired_half_width": "power",
+    "judge_inflation": "power",
+    "minimum_detectable_difference": "power",
+    "required_n": "power",
+    "plan": "power",
+    "discordant_share": "power",
+    "per_query_sd": "power",
+}
+
+__all__ = ["CalibrationError", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'calibration' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"calibration.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

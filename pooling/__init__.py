@@ -6,9 +6,35 @@ sentence-transformers) happen lazily inside the dense retriever.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class PoolingError(Exception):
-    """Bad input or an impossible request, with a message that says how to fix it."""
+    """Bad input or an impossible request, with a message that says how to fix it.
+
+    Attributes:
+        path: the input file, when the problem is in one.
+        line: 1-based line (or row, for Parquet) of the problem in that file.
+        field: the field at fault (``doc_id``, ``text``, ``score``...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+        where = ""
+        if self.path is not None:
+            where = self.path if line is None else f"{self.path}, line {line}"
+        if field is not None:
+            where = f"{where}, field '{field}'" if where else f"field '{field}'"
+        super().__init__(f"{where}: {message}" if where else message)
 
 
 __all__ = ["PoolingError"]

@@ -1,7 +1,138 @@
-"""Commands of this stage."""
+"""Labelling commands: annotators and their tokens, assignment settings, progress, export."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-COMMANDS: list[click.Command] = []
+from labeler.commands.common import db_argument, user_errors
+
+_name_argument = click.argument("name")
+
+
+@click.command("add-annotator")
+@db_argument
+@_name_argument
+@click.option(
+    "--role",
+    type=click.Choice(["annotator", "admin"]),
+    default="annotator",
+    show_default=True,
+    help="An admin also sees progress, agreement, adjudication, annotators and the rubric.",
+)
+def add_annotator(db: str, name: str, role: str) -> None:
+    """Add annotator NAME to DB and print their one-time access token.
+
+    Only a salted hash of the token is kept: copy it now and hand it to NAME, who pastes it
+    into the "Access token" field of the app (`goldpool serve DB`).
+    """
+    from labeler.store import connect
+    from labeler.store import labels
+
+    with user_errors():
+        annotator, token = labels.add_annotator(connect(db), name, role=role)  # type: ignore[arg-type]
+    click.echo(f"Added {annotator.role} {annotator.name!r} (id {annotator.id}).")
+    click.echo(f"Access token (shown once, not stored): {token}")
+    click.echo(f'To label: goldpool serve {db}, then paste the token into "Access token".')
+
+
+@click.command()
+@db_argument
+def annotators(db: str) -> None:
+    """List the annotators of DB with their role, status and labels so far."""
+    from labeler.store import connect
+    from labeler.store import labels
+
+    with user_errors():
+        report = labels.progress_report(connect(db), None)
+    if not report.annotators:
+        click.echo("No annotators yet: add one with `goldpool add-annotator DB NAME`.")
+        return
+    width = max(len(a.name) for a in report.annotators)
+    for a in report.annotators:
+        status = "active" if a.active else "inactive"
+        click.echo(f"{a.annotator_id:>4}  {a.name:<{width}}  {a.role:<9}  {status:<8}  {a.done}/{a.assigned} labelled")
+
+
+def _set_active(db: str, name: str, active: bool) -> None:
+    from labeler.store import connect
+    from labeler.store import labels
+
+    with user_errors():
+        store = connect(db)
+        annotator = labels.find_annotator(store, name)
+        labels.set_active(store, annotator.id, active)
+    if active:
+        click.echo(f"{name!r} is active: their token works again.")
+    else:
+        click.echo(f"{name!r} is deactivated: their token stops working at their next click; labels are kept.")
+
+
+@click.command()
+@db_argument
+@_name_argument
+def deactivate(db: str, name: str) -> None:
+    """Stop annotator NAME's token from working (their labels are kept)."""
+    _set_active(db, name, False)
+
+
+@click.command()
+@db_argument
+@_name_argument
+def activate(db: str, name: str) -> None:
+    """Let annotator NAME's token work again."""
+    _set_active(db, name, True)
+
+
+@click.command("label-settings")
+@db_argument
+@click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
+def label_settings(db: str, assignments: tuple[str, ...]) -> None:
+    """Show or change how work is handed out in DB.
+
+    \b
+    overlap              share of pool entries labelled by several annotators (0.2)
+    overlap_k            annotators per overlap entry (2)
+    reservation_minutes  an idle hold on an entry lapses after this (30)
+    batch_size           entries of one query handed out at a time (10)
+
+    Changes apply to work handed out from now on.
+    """
+    from dataclasses import asdict
+
+    from labeler.store import connect
+    from labeler.store import labels
+
+    values: dict[str, object] = {}
+    for assignment in assignments:
+        key, sep, value = assignment.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{assignment!r}: write KEY=VALUE", param_hint="KEY=VALUE")
+        values[key.strip()] = value.strip()
+    with user_errors():
+        store = connect(db)
+        current = labels.set_settings(store, values) if values else labels.get_settings(store)
+    for key, value in asdict(current).items():
+        click.echo(f"{key} = {value}")
+
+
+@click.command("export-judgments")
+@db_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="JSONL file to write (default: standard output).")
+def export_judgments(db: str, output: str | None) -> None:
+    """Write every raw label in DB as JSONL, history included, oldest first.
+
+    Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash.
+    """
+    from labeler.store import connect
+    from labeler.store import labels
+
+    with user_errors():
+        store = connect(db)
+        n = labels.export_judgments(store, output if output else sys.stdout)
+    if output:
+        click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
+
+
+COMMANDS: list[click.Command] = [add_annotator, annotators, activate, deactivate, label_settings, export_judgments]

@@ -1,7 +1,175 @@
-"""Commands of this stage."""
+"""Pooling commands: create a project, import corpus, queries and runs, build and export the pool."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from labeler.commands.common import db_argument, user_errors
+
+_file_argument = click.argument("file", type=click.Path(dir_okay=False))
+_replace_option = click.option(
+    "--replace", is_flag=True, help="Overwrite records whose id exists with different content."
+)
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+@click.command()
+@db_argument
+def init(db: str) -> None:
+    """Create the project database DB (or bring an existing one up to date)."""
+    from labeler.store import SCHEMA_VERSION, init_db
+
+    with user_errors():
+        init_db(db).close()
+    click.echo(f"{db}: goldpool project ready (schema version {SCHEMA_VERSION})")
+
+
+@click.command("import-corpus")
+@db_argument
+@_file_argument
+@_replace_option
+def import_corpus(db: str, file: str, replace: bool) -> None:
+    """Import the documents (chunks) of FILE into DB.
+
+    FILE is JSONL, CSV, TSV or Parquet with doc_id, text and optional title (other fields
+    become metadata), or TREC <DOC><DOCNO> SGML. Bad input stops the import and leaves DB
+    unchanged.
+    """
+    from labeler.store import connect
+    from labeler.store.corpus import import_corpus as run
+
+    with user_errors():
+        result = run(connect(db), file, replace=replace)
+    click.echo(
+        f"{file}: {_plural(result.added, 'document')} added, {result.replaced} replaced, "
+        f"{result.unchanged} unchanged"
+    )
+
+
+@click.command("import-queries")
+@db_argument
+@_file_argument
+@_replace_option
+def import_queries(db: str, file: str, replace: bool) -> None:
+    """Import the queries of FILE into DB.
+
+    FILE is JSONL, CSV or TSV with query_id and text, or TREC <top> topics (the title is the
+    query text). Bad input stops the import and leaves DB unchanged.
+    """
+    from labeler.store import connect
+    from labeler.store.corpus import import_queries as run
+
+    with user_errors():
+        result = run(connect(db), file, replace=replace)
+    click.echo(
+        f"{file}: {_plural(result.added, 'query', 'queries')} added, {result.replaced} replaced, "
+        f"{result.unchanged} unchanged"
+    )
+
+
+@click.command("import-run")
+@db_argument
+@_file_argument
+@click.option("--name", required=True, help="Name of the run; it becomes a pool source.")
+def import_run(db: str, file: str, name: str) -> None:
+    """Import the TREC run FILE (query_id Q0 doc_id rank score tag) into DB as NAME.
+
+    Documents are ranked by score descending, ties by doc_id descending, as trec_eval
+    ranks them; the rank column is ignored.
+    """
+    from labeler.store import connect
+    from labeler.store.corpus import import_run as run
+
+    with user_errors():
+        result = run(connect(db), file, name)
+    if result.added:
+        click.echo(f"{file}: run {name!r} imported, {_plural(result.added, 'row')}")
+    else:
+        click.echo(f"{file}: run {name!r} already imported, nothing to do")
+
+
+@click.command("build-pool")
+@db_argument
+@click.option("--bm25-depth", default=50, show_default=True, help="BM25 documents per query (0: off).")
+@click.option("--dense-depth", default=50, show_default=True, help="Dense documents per query (0: off).")
+@click.option("--run-depth", default=50, show_default=True, help="Documents per query from each run (0: off).")
+@click.option(
+    "--model",
+    type=click.Path(file_okay=False),
+    help="sentence-transformers model directory [default: all-MiniLM-L6-v2, bundled].",
+)
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Embedding cache [default: DB.cache].")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+def build_pool(
+    db: str,
+    bm25_depth: int,
+    dense_depth: int,
+    run_depth: int,
+    model: str | None,
+    cache_dir: str | None,
+    no_progress: bool,
+) -> None:
+    """Pool every query of DB: union of BM25, dense and run top-k, ordered by RRF.
+
+    Rebuilding keeps every existing pool entry (and its labels) and only adds new ones.
+    """
+    from labeler.store import connect
+    from labeler.store.corpus import build_pool as run
+
+    with user_errors():
+        result = run(
+            connect(db),
+            bm25_depth=bm25_depth,
+            dense_depth=dense_depth,
+            run_depth=run_depth,
+            model=model,
+            cache_dir=cache_dir,
+            progress=not no_progress,
+        )
+    click.echo(
+        f"pool build {result.build_id}: {_plural(result.queries, 'query', 'queries')}, "
+        f"{result.added} entries added, {result.kept} kept"
+    )
+    for source, count in result.per_source.items():
+        click.echo(f"  {source}: {_plural(count, 'document')}")
+
+
+@click.command("export-pool")
+@db_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
+def export_pool(db: str, output: str | None) -> None:
+    """Write the pool of DB as JSON lines: query_id, doc_id, sources ({source: rank}), priority."""
+    from labeler.store import connect
+    from labeler.store.corpus import export_pool as run
+
+    with user_errors():
+        store = connect(db)
+        if output is None:
+            run(store, sys.stdout)
+            return
+        with Path(output).open("w", encoding="utf-8") as out:
+            count = run(store, out)
+    click.echo(f"{output}: {_plural(count, 'pool entry', 'pool entries')} written", err=True)
+
+
+@click.command()
+@db_argument
+def stats(db: str) -> None:
+    """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries."""
+    from labeler.store import connect
+    from labeler.store.corpus import stats as run
+
+    with user_errors():
+        counts = run(connect(db))
+    width = max(len(name) for name in counts)
+    for name, count in counts.items():
+        click.echo(f"{name + ':':<{width + 1}} {count}")
+
+
+COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, build_pool, export_pool, stats]

@@ -1,7 +1,83 @@
-"""Commands of this stage."""
+"""``goldpool serve``: run the Streamlit labelling app on one project database."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from labeler.commands.common import db_argument, user_errors
+from labeler.state import DB_ENV_VAR
+from labeler.store import connect
+
+#: The Streamlit entry point ``serve`` runs.
+APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
+
+# The same settings as .streamlit/config.toml, passed on the command line so they hold
+# whatever directory the app is started from. No usage statistics leave the machine.
+STREAMLIT_OPTIONS: tuple[str, ...] = (
+    "--server.headless=true",
+    "--browser.gatherUsageStats=false",
+    "--server.runOnSave=false",
+    "--server.fileWatcherType=none",
+    "--client.toolbarMode=minimal",
+    "--client.showErrorDetails=false",
+    "--theme.base=light",
+    "--theme.primaryColor=#b8860b",
+)
+
+
+def streamlit_command(host: str, port: int) -> list[str]:
+    """The command line that runs the app (without the database, which goes in the environment)."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP_PATH),
+        *STREAMLIT_OPTIONS,
+        f"--server.address={host}",
+        f"--server.port={port}",
+    ]
+
+
+def run_app(
+    db_path: str | Path, host: str = "127.0.0.1", port: int = 8501, extra_env: Mapping[str, str] | None = None
+) -> int:
+    """Run the labelling app on ``db_path`` until it stops; return Streamlit's exit code.
+
+    Args:
+        db_path: An existing project database.
+        host: Address to listen on (``127.0.0.1`` keeps the app on this machine).
+        port: TCP port to listen on.
+        extra_env: Extra environment variables for the Streamlit process.
+
+    Raises:
+        StoreError: ``db_path`` is missing or is not a goldpool project.
+    """
+    path = Path(db_path).resolve()
+    connect(path).close()  # a clear error now beats an error page in the browser later
+    env = {**os.environ, **(extra_env or {}), DB_ENV_VAR: str(path)}
+    try:
+        return subprocess.run(streamlit_command(host, port), env=env, check=False).returncode
+    except KeyboardInterrupt:  # Ctrl-C reaches Streamlit too, which shuts down cleanly
+        return 0
+
+
+@click.command()
+@db_argument
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8501, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
+def serve(db: str, host: str, port: int) -> None:
+    """Run the labelling app on DB (open the printed address in a browser)."""
+    with user_errors():
+        code = run_app(db, host, port)
+    if code:
+        raise click.exceptions.Exit(code)
+
+
+COMMANDS: list[click.Command] = [serve]

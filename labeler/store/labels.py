@@ -2,7 +2,12 @@
 
 This module is the contract between the labelling app and the database. The app and the CLI
 call only these functions; every one is plain Python over a ``sqlite_utils.Database`` opened
-with ``labeler.store.connect``.
+with ``labeler.store.connect``. Annotators and tokens live in ``access``, who gets which item
+in ``assign``, the admin reports in ``review``; their public names are re-exported here.
+
+Admin-only functions take the caller (``Annotator`` or id) and raise ``StoreError`` unless the
+database says the caller is an active admin; ``None`` stands for the project owner working on
+the file directly (the CLI). The app passes the signed-in annotator.
 
 Blindness: nothing here returns a pool entry's sources, ranks or priority, or another
 annotator's labels, to a non-admin caller. ``Item`` carries only what the annotator may see.
@@ -10,12 +15,83 @@ annotator's labels, to a non-admin caller. ``Item`` carries only what the annota
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from dataclasses import dataclass
-from typing import Literal
 
 import sqlite_utils
 
-Role = Literal["annotator", "admin"]
+from labeler.store import assign
+from labeler.store.access import (
+    Annotator,
+    Role,
+    add_annotator,
+    authenticate,
+    find_annotator,
+    list_annotators,
+    require_active,
+    require_admin,
+    set_active,
+)
+from labeler.store.assign import Settings, get_settings
+from labeler.store.review import (
+    Adjudication,
+    AnnotatorProgress,
+    Disagreement,
+    OverlapLabel,
+    ProgressReport,
+    QueryProgress,
+    adjudications,
+    disagreements,
+    export_judgments,
+    overlap_labels,
+    progress_report,
+    record_adjudication,
+)
+from labeler.store.schema import StoreError, now, transaction
+
+__all__ = [
+    "DEFAULT_RUBRIC",
+    "GRADES",
+    "Adjudication",
+    "Annotator",
+    "AnnotatorProgress",
+    "Disagreement",
+    "Item",
+    "Judgment",
+    "OverlapLabel",
+    "Progress",
+    "ProgressReport",
+    "QueryProgress",
+    "Role",
+    "Rubric",
+    "Settings",
+    "add_annotator",
+    "adjudications",
+    "authenticate",
+    "current_rubric",
+    "disagreements",
+    "export_judgments",
+    "find_annotator",
+    "get_item",
+    "get_settings",
+    "latest_judgments",
+    "list_annotators",
+    "next_item",
+    "overlap_labels",
+    "previous_item",
+    "progress",
+    "progress_report",
+    "record_adjudication",
+    "record_judgment",
+    "record_skip",
+    "require_admin",
+    "rubric_hash",
+    "set_active",
+    "set_rubric",
+    "set_settings",
+]
 
 #: The graded relevance scale, shown on the labelling page and in the rubric.
 GRADES: dict[int, str] = {
@@ -24,14 +100,6 @@ GRADES: dict[int, str] = {
     2: "Partly answers",
     3: "Fully answers",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Annotator:
-    id: int
-    name: str
-    role: Role
-    active: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,39 +150,117 @@ class Rubric:
 # nothing else. Writes are one short transaction each (``labeler.store.transaction``).
 # ---------------------------------------------------------------------------------------------
 
+DEFAULT_RUBRIC = """\
+# Relevance rubric
 
-def add_annotator(db: sqlite_utils.Database, name: str, role: Role = "annotator") -> tuple[Annotator, str]:
-    """Create an annotator; return it and its one-time access token (only a salted hash is kept)."""
-    raise NotImplementedError
+Judge the chunk against the query alone: how much of an answer to the query does it hold?
+
+- **3 - Fully answers.** The chunk on its own answers the query completely and correctly.
+- **2 - Partly answers.** The chunk answers part of the query, or answers it only together
+  with information that is not in the chunk.
+- **1 - On topic.** The chunk is about the query's subject but does not answer it.
+- **0 - Irrelevant.** The chunk is unrelated to the query, or only shares words with it.
+
+Judge what the chunk says, not how it is written. When torn between two grades, choose the
+lower one and leave a note. Skip (`s`) an item you cannot judge yet: it comes back after your
+other items.
+"""
+
+def _order(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> int | None:
+    row = db.execute(
+        "SELECT shown_order FROM assignments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
+        [query_id, doc_id, annotator_id],
+    ).fetchone()
+    return None if row is None else row[0]
 
 
-def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
-    """The active annotator holding ``token``, or None (constant-time comparison)."""
-    raise NotImplementedError
-
-
-def list_annotators(db: sqlite_utils.Database) -> list[Annotator]:
-    raise NotImplementedError
-
-
-def set_active(db: sqlite_utils.Database, annotator_id: int, active: bool) -> None:
-    raise NotImplementedError
+def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item:
+    text = db.execute(
+        "SELECT q.text, d.title, d.text FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
+        [query_id, doc_id],
+    ).fetchone()
+    batch = [
+        r[0]
+        for r in db.execute(
+            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0 "
+            "ORDER BY shown_order",
+            [query_id, annotator_id],
+        )
+    ]
+    latest = db.execute(
+        "SELECT relevance, note FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [query_id, doc_id, annotator_id],
+    ).fetchone()
+    return Item(
+        query_id=query_id,
+        doc_id=doc_id,
+        query_text=text[0],
+        doc_title=text[1],
+        doc_text=text[2],
+        position=batch.index(doc_id) + 1,
+        batch_size=len(batch),
+        relevance=None if latest is None else latest[0],
+        note="" if latest is None else latest[1],
+    )
 
 
 def next_item(db: sqlite_utils.Database, annotator_id: int) -> Item | None:
     """The annotator's next unlabelled, unskipped item, assigning a new query batch when the
-    current one is done and reserving single-label items; None when there is no work left."""
-    raise NotImplementedError
+    current one is done and reserving single-label items; None when there is no work left.
+
+    Skipped items come back only once the annotator has nothing else: no unlabelled item and
+    no new batch to hand out (least recently skipped first).
+
+    Raises:
+        StoreError: the annotator does not exist or is deactivated.
+    """
+    require_active(db, annotator_id)
+    found = assign.next_assignment(db, annotator_id)
+    return None if found is None else _item(db, annotator_id, *found)
 
 
 def previous_item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item | None:
-    """The item shown before (query_id, doc_id) in this annotator's order (the `u` key)."""
-    raise NotImplementedError
+    """The item shown before (query_id, doc_id) in this annotator's order (the `u` key).
+
+    Only items the annotator labelled or skipped count as shown; None at the start.
+    """
+    order = _order(db, annotator_id, query_id, doc_id)
+    if order is None:
+        raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
+    row = db.execute(
+        """SELECT a.query_id, a.doc_id FROM assignments a
+           WHERE a.annotator_id = :annotator AND a.shown_order > 0 AND a.shown_order < :order
+             AND (EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id
+                          AND j.annotator_id = a.annotator_id)
+                  OR EXISTS (SELECT 1 FROM skips s WHERE s.annotator_id = a.annotator_id
+                             AND s.query_id = a.query_id AND s.doc_id = a.doc_id))
+           ORDER BY a.shown_order DESC LIMIT 1""",
+        {"annotator": annotator_id, "order": abs(order)},
+    ).fetchone()
+    return None if row is None else _item(db, annotator_id, row[0], row[1])
 
 
 def get_item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item:
     """One of this annotator's assigned items; raises StoreError if it is not theirs."""
-    raise NotImplementedError
+    order = _order(db, annotator_id, query_id, doc_id)
+    if order is None or order < 0:
+        raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
+    return _item(db, annotator_id, query_id, doc_id)
+
+
+def _check_grade(relevance: object) -> int:
+    if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance not in GRADES:
+        raise StoreError(f"relevance {relevance!r}: give an integer grade 0-3")
+    return relevance
+
+
+def _check_seconds(seconds: float | None) -> float | None:
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        raise StoreError(f"seconds {seconds!r}: give a non-negative number or None")
+    return float(seconds)
 
 
 def record_judgment(
@@ -126,26 +272,166 @@ def record_judgment(
     seconds: float | None,
     note: str = "",
 ) -> int:
-    """Append one label (with the current rubric hash); return its row id."""
-    raise NotImplementedError
+    """Append one label (with the current rubric hash); return its row id.
+
+    A label on an item whose hold lapsed and went to someone else is still recorded (the item
+    then has one label more); it is never refused for being late.
+
+    Raises:
+        StoreError: a grade outside 0-3, an item not assigned to this annotator, or a
+            deactivated annotator; nothing is written.
+    """
+    relevance = _check_grade(relevance)
+    seconds = _check_seconds(seconds)
+    with transaction(db):
+        require_active(db, annotator_id)
+        order = _order(db, annotator_id, query_id, doc_id)
+        if order is None:
+            raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
+        if order < 0:
+            db.execute(
+                "UPDATE assignments SET shown_order = ? WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
+                [-order, query_id, doc_id, annotator_id],
+            )
+        cursor = db.execute(
+            "INSERT INTO judgments (query_id, doc_id, annotator_id, relevance, note, at, seconds, rubric_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [query_id, doc_id, annotator_id, relevance, str(note or ""), now(), seconds, _rubric_in_use(db)],
+        )
+        assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
+    return int(cursor.lastrowid)
 
 
-def record_skip(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, seconds: float | None) -> None:
-    raise NotImplementedError
+def record_skip(
+    db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, seconds: float | None
+) -> None:
+    """Append a skip: the item comes back after the annotator's other work."""
+    seconds = _check_seconds(seconds)
+    with transaction(db):
+        require_active(db, annotator_id)
+        order = _order(db, annotator_id, query_id, doc_id)
+        if order is None or order < 0:
+            raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
+        db.execute(
+            "INSERT INTO skips (query_id, doc_id, annotator_id, at, seconds) VALUES (?, ?, ?, ?, ?)",
+            [query_id, doc_id, annotator_id, now(), seconds],
+        )
+        assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
+
+
+_DONE = """
+SELECT count(*) FROM assignments a
+WHERE a.annotator_id = :annotator AND a.shown_order > 0 {extra}
+  AND EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id
+              AND j.annotator_id = a.annotator_id)
+"""
 
 
 def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None = None) -> Progress:
-    raise NotImplementedError
+    """This annotator's labelled and assigned items, overall and in one query.
+
+    ``query_id`` None means the query of the annotator's most recently handed-out item.
+    """
+    params: dict[str, object] = {"annotator": annotator_id}
+    done = db.execute(_DONE.format(extra=""), params).fetchone()[0]
+    assigned = db.execute(
+        "SELECT count(*) FROM assignments WHERE annotator_id = ? AND shown_order > 0", [annotator_id]
+    ).fetchone()[0]
+    if query_id is None:
+        row = db.execute(
+            "SELECT query_id FROM assignments WHERE annotator_id = ? ORDER BY shown_order DESC LIMIT 1", [annotator_id]
+        ).fetchone()
+        query_id = None if row is None else row[0]
+    if query_id is None:
+        return Progress(done, assigned, 0, 0)
+    params["query"] = query_id
+    query_done = db.execute(_DONE.format(extra="AND a.query_id = :query"), params).fetchone()[0]
+    query_total = db.execute(
+        "SELECT count(*) FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0",
+        [query_id, annotator_id],
+    ).fetchone()[0]
+    return Progress(done, assigned, query_done, query_total)
 
 
-def latest_judgments(db: sqlite_utils.Database) -> list[Judgment]:
+_LATEST = """
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.annotator_id
+FROM judgments j JOIN annotators n ON n.id = j.annotator_id
+WHERE j.id = (SELECT max(k.id) FROM judgments k WHERE k.query_id = j.query_id AND k.doc_id = j.doc_id
+              AND k.annotator_id = j.annotator_id)
+ORDER BY j.query_id, j.doc_id, n.name
+"""
+
+
+def latest_judgments(db: sqlite_utils.Database, caller: Annotator | int | None = None) -> list[Judgment]:
     """The latest label per (query_id, doc_id, annotator), every annotator (admin use)."""
-    raise NotImplementedError
+    require_admin(db, caller)
+    return [Judgment(*r[:7]) for r in db.execute(_LATEST)]
+
+
+def rubric_hash(text: str) -> str:
+    """A rubric's version: the first 12 hex digits of the sha256 of its text."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def current_rubric(db: sqlite_utils.Database) -> Rubric:
-    raise NotImplementedError
+    """The rubric in force: the latest set, else the default (``created_at`` empty until used)."""
+    row = db.execute(
+        "SELECT hash, text, created_at FROM rubrics ORDER BY created_at DESC, rowid DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return Rubric(rubric_hash(DEFAULT_RUBRIC), DEFAULT_RUBRIC, "")
+    return Rubric(*row)
+
+
+def _rubric_in_use(db: sqlite_utils.Database) -> str:
+    """The current rubric's hash, storing the default the first time a label needs it."""
+    rubric = current_rubric(db)
+    if not rubric.created_at:
+        db.execute(
+            "INSERT OR IGNORE INTO rubrics (hash, text, created_at, annotator_id) VALUES (?, ?, ?, NULL)",
+            [rubric.hash, rubric.text, now()],
+        )
+    return rubric.hash
 
 
 def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = None) -> Rubric:
-    raise NotImplementedError
+    """Make ``text`` the rubric in force (admin only when ``annotator_id`` is given).
+
+    A text used before keeps its hash; making it current again re-dates its row, so the
+    current rubric is always the row with the latest ``created_at``.
+
+    Raises:
+        StoreError: empty text, or a caller who is not an admin.
+    """
+    require_admin(db, annotator_id)
+    if not text.strip():
+        raise StoreError("rubric text is empty")
+    digest, at = rubric_hash(text), now()
+    with transaction(db):
+        stored = db.execute("SELECT 1 FROM rubrics WHERE hash = ?", [digest]).fetchone() is not None
+        if stored and current_rubric(db).hash == digest:
+            return current_rubric(db)
+        if stored:
+            db.execute("UPDATE rubrics SET created_at = ? WHERE hash = ?", [at, digest])
+        else:
+            db.execute(
+                "INSERT INTO rubrics (hash, text, created_at, annotator_id) VALUES (?, ?, ?, ?)",
+                [digest, text, at, annotator_id],
+            )
+    return Rubric(digest, text, at)
+
+
+def set_settings(
+    db: sqlite_utils.Database, values: dict[str, object], caller: Annotator | int | None = None
+) -> Settings:
+    """Change assignment settings (admin only); return them all. Applies to work handed out next.
+
+    Raises:
+        StoreError: an unknown setting or a value out of range; nothing is changed.
+    """
+    require_admin(db, caller)
+    clean = assign.validate_settings(values)
+    with transaction(db):
+        for key, value in clean.items():
+            db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
+    return get_settings(db)

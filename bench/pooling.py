@@ -1,0 +1,349 @@
+"""Pooling benchmark: BM25 backends, encode throughput, dense search, memory, warm rebuilds.
+
+    python bench/pooling.py               # synthetic 100k chunks (+ Vaswani when present)
+    python bench/pooling.py --million     # also 1M chunks x 1,000 queries
+
+Each case runs in its own process, so its peak RSS is its own. Inputs and databases go to
+bench/out/. Speeds are ratios within one run (the machine is shared; absolute numbers vary).
+
+Dense on the synthetic corpora: the embedding cache is filled with random unit vectors (the
+text is random words, so real embeddings would mean nothing, and encoding 1M chunks takes
+hours on two cores); the encode time such a build would need is projected from the chunks/s
+measured on real text in the ``encode`` case. Vaswani uses real embeddings end to end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+VASWANI = [Path("/work/shared/external/vaswani_npl"), ROOT.parent / "shared" / "external" / "vaswani_npl"]
+sys.path.insert(0, str(ROOT))
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# --------------------------------------------------------------------------- synthetic data
+
+
+def _vocabulary(size: int, rng: np.random.Generator) -> np.ndarray:
+    syllables = [c + v for c in "bcdfghjklmnprstvz" for v in "aeiou"] + ["th", "sh", "ch", "qu"]
+    words: set[str] = set()
+    while len(words) < size:
+        parts = rng.choice(len(syllables), size=rng.integers(1, 4))
+        words.add("".join(syllables[p] for p in parts))
+    return np.array(sorted(words), dtype=object)
+
+
+def synthesize(n_docs: int, n_queries: int, directory: Path) -> tuple[Path, Path]:
+    """A Zipf-distributed random-word corpus and queries (cached on disk)."""
+    corpus, queries = directory / f"synth-{n_docs}.jsonl", directory / f"synth-{n_docs}-queries.jsonl"
+    if corpus.exists() and queries.exists():
+        return corpus, queries
+    rng = np.random.default_rng(20261130)
+    vocab = _vocabulary(50_000, rng)
+    p = 1.0 / np.arange(1, len(vocab) + 1)
+    p /= p.sum()
+    with corpus.open("w") as out:
+        for start in range(0, n_docs, 10_000):
+            lengths = rng.integers(40, 160, size=min(10_000, n_docs - start))
+            tokens = vocab[rng.choice(len(vocab), size=int(lengths.sum()), p=p)]
+            offset = 0
+            for i, length in enumerate(lengths.tolist()):
+                text = " ".join(tokens[offset : offset + length].tolist())
+                offset += length
+                out.write(json.dumps({"doc_id": f"doc{start + i:07d}", "text": text}) + "\n")
+    # Queries use content words: the 200 most frequent words play the part of stop words.
+    q_p = p.copy()
+    q_p[:200] = 0
+    q_p /= q_p.sum()
+    with queries.open("w") as out:
+        for i in range(n_queries):
+            words = vocab[rng.choice(len(vocab), size=int(rng.integers(2, 6)), p=q_p)]
+            out.write(json.dumps({"query_id": f"q{i:04d}", "text": " ".join(words.tolist())}) + "\n")
+    return corpus, queries
+
+
+def fresh_project(name: str) -> tuple[object, Path]:
+    from labeler.store import init_db
+
+    path = OUT / f"{name}.db"
+    for stale in OUT.glob(f"{name}.db*"):
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    return init_db(path), path
+
+
+def fill_cache_randomly(db: object, cache_dir: Path) -> None:
+    """Random unit vectors for every document, under the default model's identity."""
+    from pooling.dense import EmbeddingCache, default_model_path, model_identity
+
+    model = str(default_model_path())
+    cache = EmbeddingCache(cache_dir, model_identity(model), model)
+    rng = np.random.default_rng(7)
+    cursor = db.conn.execute("SELECT content_hash FROM documents ORDER BY doc_id")
+    while keys := [row[0] for row in cursor.fetchmany(50_000)]:
+        vectors = rng.standard_normal((len(keys), 384), dtype=np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        cache.append(keys, vectors)
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def case_bm25(n_docs: int, n_queries: int) -> dict:
+    """rank-bm25, rank-bm25-rs (goldpool's) and bm25s on the same tokens."""
+    import bm25s
+    import rank_bm25
+    import rank_bm25_rs
+
+    from pooling.bm25 import BM25Index, top_k
+    from pooling.tokenize import Interner, tokenize
+
+    corpus, queries = synthesize(n_docs, n_queries, OUT)
+    docs = [json.loads(line) for line in corpus.open()]
+    ids, texts = [d["doc_id"] for d in docs], [d["text"] for d in docs]
+    del docs
+    q_texts = [json.loads(line)["text"] for line in queries.open()]
+    q_tokens = [tokenize(q) for q in q_texts]
+    intern = Interner()
+    clock = time.perf_counter()
+    tokens = [intern(t) for t in texts]
+    tokenize_s = time.perf_counter() - clock
+    result: dict = {"tokenize_s": tokenize_s}
+
+    clock = time.perf_counter()
+    index = BM25Index(ids, texts)
+    result["goldpool_index_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    index.search(list(zip(ids, q_texts)), 50)
+    result["goldpool_qps"] = len(q_texts) / (time.perf_counter() - clock)
+
+    clock = time.perf_counter()
+    rs = rank_bm25_rs.BM25Okapi(tokens)
+    result["rs_index_s"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    s = bm25s.BM25(k1=1.5, b=0.75, method="robertson", dtype="float64")
+    s.index(tokens, show_progress=False)
+    result["bm25s_index_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    s.retrieve(q_tokens, k=50, show_progress=False)
+    result["bm25s_qps"] = len(q_tokens) / (time.perf_counter() - clock)
+
+    clock = time.perf_counter()
+    ref = rank_bm25.BM25Okapi(tokens)
+    result["rank_bm25_index_s"] = time.perf_counter() - clock
+    sample = q_tokens[:20]
+    clock = time.perf_counter()
+    ref_scores = [ref.get_scores(q) for q in sample]
+    for scores in ref_scores:
+        top_k(scores, 50, index.ties)
+    result["rank_bm25_qps"] = len(sample) / (time.perf_counter() - clock)
+
+    result["rs_identical"] = all(np.array_equal(rs.get_scores(q), r) for q, r in zip(sample, ref_scores))
+    result["goldpool_identical"] = all(
+        np.array_equal(index.scores(t), r) for t, r in zip(q_texts[:20], ref_scores)
+    )
+    bm25s_scores = [s.get_scores(q) for q in sample]
+    result["bm25s_max_abs_diff"] = max(float(np.max(np.abs(a - r))) for a, r in zip(bm25s_scores, ref_scores))
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
+
+
+def case_encode(n_texts: int, rounds: int = 5) -> dict:
+    """Chunks/s of raw SentenceTransformer.encode and of goldpool's cached encode, same texts.
+
+    The machine is shared, so the two alternate, who goes first alternates too, and each
+    side's best round counts; the median of the per-round ratios is reported beside it.
+    """
+    import tempfile
+
+    from sentence_transformers import SentenceTransformer
+
+    from pooling.dense import DenseRetriever, default_model_path
+    from pooling.types import search_text
+
+    demo = ROOT / "data" / "demo" / "corpus.jsonl"
+    docs = [json.loads(line) for line in demo.open()][:n_texts]
+    texts = [search_text(d.get("title", ""), d["text"]) for d in docs]
+    raw_model = SentenceTransformer(str(default_model_path()), device="cpu")
+    raw_model.encode(texts[:64], batch_size=32)
+    raw, ours = [], []
+    with tempfile.TemporaryDirectory() as cache:
+        retriever = DenseRetriever(cache, progress=False)
+        retriever.encode(texts[:64])
+        for number in range(rounds):
+            keys = [f"round{number}-{i}" for i in range(len(texts))]  # fresh keys: really encodes
+            for side in ((0, 1) if number % 2 == 0 else (1, 0)):
+                clock = time.perf_counter()
+                if side == 0:
+                    raw_model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+                else:
+                    retriever.embed(keys, lambda ps: [texts[p] for p in ps])
+                (raw if side == 0 else ours).append(len(texts) / (time.perf_counter() - clock))
+    ratios = sorted(o / r for o, r in zip(ours, raw))
+    return {
+        "texts": len(texts),
+        "rounds": rounds,
+        "raw_cps": max(raw),
+        "goldpool_cps": max(ours),
+        "median_ratio": ratios[len(ratios) // 2],
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _pool_case(name: str, corpus: Path, queries: Path, *, random_vectors: bool) -> dict:
+    from labeler.store import corpus as store
+
+    db, path = fresh_project(name)
+    clock = time.perf_counter()
+    store.import_corpus(db, corpus)
+    store.import_queries(db, queries)
+    result: dict = {"import_s": time.perf_counter() - clock, "import_rss_mb": peak_rss_mb()}
+    if random_vectors:
+        fill_cache_randomly(db, Path(str(path) + ".cache"))
+    first = store.build_pool(db, progress=False)
+    result.update({f"first_{k}": v for k, v in first.seconds.items()})
+    result["first_encoded"] = first.encoded
+    result["pool_entries"] = first.added
+    second = store.build_pool(db, progress=False)
+    result.update({f"warm_{k}": v for k, v in second.seconds.items()})
+    result["warm_encoded"] = second.encoded
+    result["queries"] = first.queries
+    result["documents"] = store.stats(db)["documents"]
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
+
+
+def case_pool(n_docs: int, n_queries: int) -> dict:
+    corpus, queries = synthesize(n_docs, n_queries, OUT)
+    return _pool_case(f"synth-{n_docs}", corpus, queries, random_vectors=True)
+
+
+def case_vaswani() -> dict:
+    root = next(p for p in VASWANI if p.is_dir())
+    result = _pool_case("vaswani", root / "corpus" / "doc-text.trec", root / "query-text.trec", random_vectors=False)
+    from labeler.store import connect
+
+    db = connect(OUT / "vaswani.db")
+    relevant = set()
+    for line in (root / "qrels").read_text().splitlines():
+        query_id, _, doc_id, grade = line.split()
+        if int(grade) > 0:
+            relevant.add((query_id, doc_id))
+    found: dict[str, set] = {"bm25": set(), "dense": set(), "union": set()}
+    for query_id, doc_id, sources in db.conn.execute("SELECT query_id, doc_id, sources FROM pool"):
+        for source in json.loads(sources):
+            if source in found:
+                found[source].add((query_id, doc_id))
+        found["union"].add((query_id, doc_id))
+    result["relevant"] = len(relevant)
+    result.update({f"recall_{k}": len(v & relevant) / len(relevant) for k, v in found.items()})
+    return result
+
+
+CASES = {"bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani}
+
+
+def run_case(name: str, *args: object) -> dict:
+    command = [sys.executable, __file__, "--case", name, *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"case {name} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).rjust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+def _pool_row(label: str, r: dict, cps: float, measured_first: bool) -> list[str]:
+    first = r["first_total"] if measured_first else r["first_total"] + r["documents"] / cps
+    return [
+        label,
+        f"{r['documents']:,}",
+        f"{r['queries']:,}",
+        f"{r['import_s']:.1f}",
+        f"{r['first_bm25_index']:.1f}",
+        f"{r['queries'] / r['first_bm25_search']:,.0f}",
+        f"{r['first_dense_search']:.1f}",
+        f"{first:,.1f}" + ("" if measured_first else " (proj.)"),
+        f"{r['warm_total']:.1f}",
+        f"{first / r['warm_total']:.0f}x",
+        f"{r['peak_rss_mb']:,.0f}",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--million", action="store_true", help="also pool 1M chunks x 1,000 queries")
+    parser.add_argument("--docs", type=int, default=100_000, help="synthetic corpus size")
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--encode-texts", type=int, default=200, help="demo chunks encoded per round")
+    parser.add_argument("--no-vaswani", action="store_true")
+    parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
+    parser.add_argument("args", nargs="*", type=int, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    if options.case:
+        print(json.dumps(CASES[options.case](*options.args)))
+        return
+
+    bm25 = run_case("bm25", options.docs, options.queries)
+    print(f"BM25 backends, synthetic {options.docs:,} chunks, top-50 over {options.queries:,} queries (rank-bm25: 20)")
+    print(_table(
+        ["backend", "index s", "top-50 q/s", "scores vs rank-bm25"],
+        [
+            ["rank-bm25 (oracle)", f"{bm25['rank_bm25_index_s']:.1f}", f"{bm25['rank_bm25_qps']:,.1f}", "-"],
+            ["rank-bm25-rs", f"{bm25['rs_index_s']:.1f}", "-", "identical" if bm25["rs_identical"] else "DIFFERENT"],
+            ["goldpool (rank-bm25-rs + tokeniser)", f"{bm25['goldpool_index_s']:.1f}", f"{bm25['goldpool_qps']:,.0f}",
+             "identical" if bm25["goldpool_identical"] else "DIFFERENT"],
+            ["bm25s (robertson, float64)", f"{bm25['bm25s_index_s']:.1f}", f"{bm25['bm25s_qps']:,.0f}",
+             f"max |diff| {bm25['bm25s_max_abs_diff']:.3g}"],
+        ],
+    ))
+    print(f"(tokenising the corpus: {bm25['tokenize_s']:.1f} s, included in goldpool's index time only)\n")
+
+    enc = run_case("encode", options.encode_texts)
+    cps = enc["goldpool_cps"]
+    print(f"Encode, all-MiniLM-L6-v2, {enc['texts']:,} demo chunks: goldpool {cps:,.1f} chunks/s, "
+          f"raw SentenceTransformer.encode {enc['raw_cps']:,.1f} chunks/s (best of {enc['rounds']} alternating rounds): "
+          f"ratio {cps / enc['raw_cps']:.3f}, median per-round ratio {enc['median_ratio']:.3f}\n")
+
+    header = ["corpus", "docs", "queries", "import s", "BM25 index s", "BM25 top-50 q/s", "dense top-50 s",
+              "first build s", "warm rebuild s", "speed-up", "peak RSS MB"]
+    rows = [_pool_row(f"synthetic {options.docs:,}", run_case("pool", options.docs, options.queries), cps, False)]
+    vaswani = None
+    if not options.no_vaswani and any(p.is_dir() for p in VASWANI):
+        vaswani = run_case("vaswani")
+        rows.append(_pool_row("Vaswani", vaswani, cps, True))
+    if options.million:
+        million = run_case("pool", 1_000_000, options.queries)
+        rows.append(_pool_row("synthetic 1,000,000", million, cps, False))
+        print(f"1M: projected encode time {1_000_000 / cps / 3600:.1f} h at {cps:,.0f} chunks/s; "
+              f"import peak RSS {million['import_rss_mb']:,.0f} MB")
+    print(_table(header, rows))
+    print("(proj.: the synthetic caches hold random vectors; their first build adds the encode time "
+          "projected from goldpool's chunks/s above)")
+    if vaswani:
+        print(f"\nVaswani pool recall at depth 50 ({vaswani['relevant']:,} known relevant (query, doc) pairs): "
+              f"BM25 {vaswani['recall_bm25']:.3f}, dense {vaswani['recall_dense']:.3f}, "
+              f"union {vaswani['recall_union']:.3f}; pool {vaswani['pool_entries']:,} entries")
+
+
+if __name__ == "__main__":
+    main()

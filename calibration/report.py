@@ -1,0 +1,339 @@
+"""The calibration report as data, and as Markdown or a plain dict (for JSON).
+
+``agreement_summary`` compares two raters on the same items (a judge against a qrels file, or
+two people); ``project_report`` summarises a labelling project: inter-annotator agreement on
+the items labelled more than once, each annotator against the others, label distributions,
+and what the current number of labelled queries can resolve. Intervals resample queries
+(cluster bootstrap), because labels of one query are correlated. ``calibration.report_html``
+renders the same data as one self-contained HTML file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Protocol
+
+import numpy as np
+
+from calibration import CalibrationError
+from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
+from calibration.alpha import Level, krippendorff_alpha
+from calibration.bootstrap import N_BOOT, Estimate
+from calibration.labelfile import JoinedLabels, LabelFile, join_labels
+from calibration.power import Plan, plan
+
+#: Relevance grades of a goldpool project.
+GRADES: tuple[int, ...] = (0, 1, 2, 3)
+#: Discordant share assumed when no pair of runs is at hand (two decent systems on one set).
+ASSUMED_DISCORDANT = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementSummary:
+    """Rater ``b`` against rater ``a`` on the same items: every statistic with its interval."""
+
+    statistics: tuple[Estimate, ...]
+    confusion: Confusion
+    classes: tuple[ClassScore, ...]
+    n: int
+    n_groups: int | None
+    n_boot: int
+    ci: float
+    seed: int | None
+
+    def get(self, name: str) -> Estimate:
+        """The statistic called ``name`` (e.g. ``kappa_quadratic``)."""
+        for estimate in self.statistics:
+            if estimate.statistic == name:
+                return estimate
+        raise KeyError(name)
+
+
+class JudgmentLike(Protocol):
+    """Anything with these four attributes (``labeler.store.labels.Judgment`` has them)."""
+
+    query_id: str
+    doc_id: str
+    annotator: str
+    relevance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One annotator's current grade of one (query, document) pair."""
+
+    query_id: str
+    doc_id: str
+    annotator: str
+    relevance: int
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatorAgreement:
+    """One annotator against every other annotator on the items they share."""
+
+    annotator: str
+    n_labels: int
+    n_shared: int  # (item, other annotator) pairs compared
+    kappa_quadratic: Estimate | None
+
+
+@dataclass(frozen=True, slots=True)
+class PowerSummary:
+    """What a golden set of ``n`` queries resolves, and the MDD curve around it."""
+
+    n: int
+    accuracy: Plan  # one system, p = 0.5 (the widest interval)
+    paired: Plan  # two systems on the same queries, discordant share ASSUMED_DISCORDANT
+    curve: tuple[tuple[int, float], ...]  # (n, paired MDD)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectReport:
+    """Everything ``goldpool calibrate`` shows about a project's labels."""
+
+    n_judgments: int
+    n_items: int
+    n_queries: int
+    annotators: tuple[str, ...]
+    n_overlap_items: int
+    overlap: AgreementSummary | None  # every annotator pair on shared items, pooled
+    alpha_ordinal: Estimate | None  # all annotators on the shared items
+    per_annotator: tuple[AnnotatorAgreement, ...]
+    distributions: dict[str, dict[int, int]]
+    power: PowerSummary | None
+    grades: tuple[int, ...]
+    n_boot: int
+    seed: int | None
+
+
+def agreement_summary(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    *,
+    groups: Sequence[Hashable] | None = None,
+    labels: Sequence[Hashable] | None = None,
+    weights: Sequence[str | None] = (None, "linear", "quadratic"),
+    levels: Sequence[Level] = ("ordinal",),
+    ci: float = 0.95,
+    n_boot: int = N_BOOT,
+    seed: int | None = 0,
+) -> AgreementSummary:
+    """Raw agreement, kappas, Gwet's AC, alpha, majority baseline and per-class scores of b vs a."""
+    common = {"labels": labels, "groups": groups, "ci": ci, "n_boot": n_boot, "seed": seed}
+    stats: list[Estimate] = [raw_agreement(a, b, **common), majority_baseline(a, **common)]
+    stats += [cohen_kappa(a, b, w, **common) for w in weights]  # type: ignore[arg-type]
+    stats.append(gwet_ac(a, b, **common))
+    if "quadratic" in weights:
+        stats.append(gwet_ac(a, b, "quadratic", **common))
+    if levels:
+        try:
+            data = np.vstack([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)])
+        except ValueError as exc:
+            raise CalibrationError("Krippendorff's alpha needs numeric labels; pass levels=() for text labels") from exc
+        domain = None if labels is None else np.asarray(labels, dtype=np.float64)
+        for level in levels:
+            stats.append(krippendorff_alpha(data, level, value_domain=domain, groups=groups, ci=ci, n_boot=n_boot, seed=seed))
+    confusion = confusion_matrix(a, b, labels=labels)
+    classes = tuple(class_scores(a, b, **common))
+    n_groups = None if groups is None else len(set(groups))
+    return AgreementSummary(tuple(stats), confusion, classes, len(a), n_groups, n_boot, ci, seed)
+
+
+def file_agreement(
+    a: LabelFile,
+    b: LabelFile,
+    ceiling: LabelFile | None = None,
+    *,
+    groups_by_query: bool = True,
+    **options: Any,
+) -> tuple[JoinedLabels, AgreementSummary, AgreementSummary | None]:
+    """B (e.g. a judge) against A (humans), and a second human C against A on the same items.
+
+    Without ``ceiling`` the summary covers every key A and B share. With it, both summaries
+    cover the keys all three files label, so the judge is read against the human ceiling.
+    ``groups_by_query`` resamples the first key field (query_id); ``options`` go to
+    ``agreement_summary``.
+    """
+    joined = join_labels(a, b)
+    keys = list(joined.keys)
+    if ceiling is not None:
+        keys = [k for k in keys if k in ceiling.labels]
+        if not keys:
+            raise CalibrationError(f"{ceiling.path} shares no key with both {a.path} and {b.path}")
+    others = [b] + ([ceiling] if ceiling is not None else [])
+    labels = sorted({f.labels[k] for f in (a, *others) for k in keys})
+    groups = [k[0] for k in keys] if groups_by_query else None
+    reference = [a.labels[k] for k in keys]
+    summaries = [
+        agreement_summary(reference, [f.labels[k] for k in keys], groups=groups, labels=labels, **options) for f in others
+    ]
+    return joined, summaries[0], (summaries[1] if ceiling is not None else None)
+
+
+def _pairs_on_shared_items(judgments: Sequence[JudgmentLike]) -> tuple[list[int], list[int], list[str], list[tuple[str, str]]]:
+    by_item: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for j in judgments:
+        by_item[(j.query_id, j.doc_id)][j.annotator] = j.relevance
+    a, b, groups, names = [], [], [], []
+    for (query_id, _), grades in sorted(by_item.items()):
+        for x, y in combinations(sorted(grades), 2):
+            a.append(grades[x])
+            b.append(grades[y])
+            groups.append(query_id)
+            names.append((x, y))
+    return a, b, groups, names
+
+
+def _per_annotator(judgments: Sequence[JudgmentLike], n_boot: int, seed: int | None) -> tuple[AnnotatorAgreement, ...]:
+    a, b, groups, names = _pairs_on_shared_items(judgments)
+    counts = Counter(j.annotator for j in judgments)
+    rows = []
+    for annotator in sorted(counts):
+        own, other, g = [], [], []
+        for x, y, q, (p, r) in zip(a, b, groups, names, strict=True):
+            if annotator in (p, r):
+                own.append(x if p == annotator else y)
+                other.append(y if p == annotator else x)
+                g.append(q)
+        kappa = cohen_kappa(own, other, "quadratic", labels=GRADES, groups=g, n_boot=n_boot, seed=seed) if own else None
+        rows.append(AnnotatorAgreement(annotator, counts[annotator], len(own), kappa))
+    return tuple(rows)
+
+
+def power_summary(n_queries: int, *, discordant: float = ASSUMED_DISCORDANT) -> PowerSummary:
+    """Half-widths and paired MDD at ``n_queries``, and the MDD curve from 10 to 4× that."""
+    top = max(1000, 4 * n_queries)
+    grid = sorted({int(x) for x in np.geomspace(10, top, 30)} | {n_queries})
+    curve = tuple((n, plan(n, "paired", discordant=discordant).mdd) for n in grid if n > 0)
+    return PowerSummary(n_queries, plan(n_queries, "accuracy", p=0.5), plan(n_queries, "paired", discordant=discordant), curve)
+
+
+def project_report(judgments: Iterable[JudgmentLike], *, n_boot: int = N_BOOT, seed: int | None = 0) -> ProjectReport:
+    """Inter-annotator agreement, per-annotator agreement, distributions and power of a project.
+
+    Agreement is computed on the items labelled by at least two annotators: quadratic kappa
+    over every annotator pair on those items (pooled), and ordinal alpha over all annotators
+    at once. Intervals resample queries (cluster bootstrap).
+    """
+    rows = list(judgments)
+    items = {(j.query_id, j.doc_id) for j in rows}
+    annotators = tuple(sorted({j.annotator for j in rows}))
+    a, b, groups, _ = _pairs_on_shared_items(rows)
+    by_item: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for j in rows:
+        by_item[(j.query_id, j.doc_id)][j.annotator] = j.relevance
+    shared = sorted(k for k, v in by_item.items() if len(v) >= 2)
+    overlap = alpha = None
+    if a:
+        overlap = agreement_summary(a, b, groups=groups, labels=GRADES, weights=("quadratic",), levels=(), n_boot=n_boot, seed=seed)
+        data = np.array([[by_item[k].get(r, np.nan) for k in shared] for r in annotators], dtype=np.float64)
+        if len(np.unique(data[~np.isnan(data)])) >= 2:
+            alpha = krippendorff_alpha(data, "ordinal", value_domain=GRADES, groups=[q for q, _ in shared], n_boot=n_boot, seed=seed)
+    distributions = {name: {g: 0 for g in GRADES} for name in annotators}
+    for j in rows:
+        distributions[j.annotator][j.relevance] += 1
+    n_queries = len({q for q, _ in items})
+    return ProjectReport(
+        len(rows), len(items), n_queries, annotators, len(shared), overlap, alpha,
+        _per_annotator(rows, n_boot, seed), distributions,
+        power_summary(n_queries) if n_queries else None, GRADES, n_boot, seed,
+    )
+
+
+def format_estimate(e: Estimate, digits: int = 3) -> str:
+    """``0.512 [0.480, 0.540]``; ``n/a`` for an undefined value, no brackets without an interval."""
+    if np.isnan(e.value):
+        return "n/a"
+    if np.isnan(e.low):
+        return f"{e.value:.{digits}f}"
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def interval_note(n_boot: int, n_groups: int | None, ci: float, seed: int | None) -> str:
+    """One sentence saying how the intervals were made."""
+    if n_boot == 0:
+        return "No intervals (n_boot=0)."
+    unit = f"cluster bootstrap over {n_groups} queries" if n_groups is not None else "bootstrap over items"
+    return f"Intervals: {ci:.0%} percentile, {unit}, {n_boot} resamples, seed {seed}."
+
+
+def power_sentence(p: PowerSummary) -> str:
+    """What ``p.n`` labelled queries can resolve, in one sentence."""
+    return (
+        f"With {p.n} labelled queries, one system's accuracy near 50% is known to "
+        f"±{100 * p.accuracy.half_width:.1f} points, and two systems compared on the same queries "
+        f"(discordant share {ASSUMED_DISCORDANT}, assumed) must differ by at least "
+        f"{100 * p.paired.mdd:.1f} points to be detected ({p.paired.power:.0%} power, α={p.paired.alpha:g})."
+    )
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def to_markdown(report: ProjectReport) -> str:
+    """The project report as Markdown (also readable as plain text)."""
+    lines = [
+        "# Calibration report",
+        "",
+        f"{report.n_judgments} judgments on {report.n_items} items of {report.n_queries} queries by "
+        f"{len(report.annotators)} annotators; {report.n_overlap_items} items labelled by two or more annotators.",
+    ]
+    lines += ["", "## Inter-annotator agreement (items labelled more than once)", ""]
+    if report.overlap is None:
+        lines.append("No item has been labelled by two annotators yet: assign some overlap to measure agreement.")
+    else:
+        lines.append(interval_note(report.n_boot, report.overlap.n_groups, report.overlap.ci, report.seed))
+        lines.append("Kappa and agreement pool every pair of annotators on each shared item; alpha uses all annotators at once.")
+        lines.append("")
+        shown = [report.overlap.get("kappa_quadratic")] + ([report.alpha_ordinal] if report.alpha_ordinal else [])
+        shown += [report.overlap.get("agreement"), report.overlap.get("majority_baseline")]
+        lines += _table(["statistic", "value [95% interval]", "n"], [(e.statistic, format_estimate(e), e.n) for e in shown])
+    lines += ["", "## Each annotator against the others", ""]
+    lines += _table(
+        ["annotator", "labels", "pairs compared", "quadratic kappa [95% interval]"],
+        [(r.annotator, r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a") for r in report.per_annotator],
+    )
+    lines += ["", "## Label distributions", ""]
+    lines += _table(
+        ["annotator", *map(str, report.grades), "total"],
+        [(name, *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
+    )
+    lines += ["", "## What this golden set can resolve", ""]
+    lines.append(power_sentence(report.power) if report.power else "No labelled queries yet.")
+    return "\n".join(lines) + "\n"
+
+
+def to_dict(report: ProjectReport) -> dict[str, Any]:
+    """The project report as plain JSON-ready data: each statistic as value, low, high, n."""
+    out: dict[str, Any] = {
+        "n_judgments": report.n_judgments,
+        "n_items": report.n_items,
+        "n_queries": report.n_queries,
+        "annotators": list(report.annotators),
+        "n_overlap_items": report.n_overlap_items,
+        "interval": {"ci": 0.95, "n_boot": report.n_boot, "seed": report.seed, "resampled": "queries"},
+        "agreement": {},
+        "per_annotator": [
+            {"annotator": r.annotator, "n_labels": r.n_labels, "n_shared": r.n_shared,
+             "kappa_quadratic": r.kappa_quadratic.as_dict() if r.kappa_quadratic else None}
+            for r in report.per_annotator
+        ],
+        "distributions": {name: {str(g): c for g, c in counts.items()} for name, counts in report.distributions.items()},
+        "power": None,
+    }
+    if report.overlap is not None:
+        out["agreement"] = {e.statistic: e.as_dict() for e in report.overlap.statistics if not e.statistic.startswith(("precision", "recall"))}
+    if report.alpha_ordinal is not None:
+        out["agreement"]["alpha_ordinal"] = report.alpha_ordinal.as_dict()
+    if report.power is not None:
+        p = report.power
+        out["power"] = {"n": p.n, "half_width": p.accuracy.half_width, "mdd": p.paired.mdd,
+                        "discordant_assumed": ASSUMED_DISCORDANT, "power": p.paired.power, "alpha": p.paired.alpha}
+    return out

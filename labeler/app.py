@@ -1,0 +1,148 @@
+"""The labelling app's entry point: ``goldpool serve DB`` runs this file with Streamlit.
+
+The project database comes from the ``GOLDPOOL_DB`` environment variable, which ``serve``
+sets for the Streamlit process; without it (or with a path that is not a project) the app
+shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
+everyone gets the labelling page and admins also get the admin pages. An annotator who
+reaches an admin page by its address is refused by the page itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import sqlite_utils
+import streamlit as st
+
+from labeler import state
+from labeler.pages import adjudicate, admin_only, annotators, label, progress, rubric
+from labeler.store import StoreError, connect
+from labeler.store.labels import Annotator
+
+try:  # the calibration page arrives with the calibration work; the app runs without it
+    from labeler.pages import calibration as _calibration
+except ImportError:
+    _calibration = None
+
+Render = Callable[[sqlite_utils.Database, Annotator], None]
+
+
+def database() -> sqlite_utils.Database | None:
+    """This session's connection to the project database, or None after showing why not."""
+    path = os.environ.get(state.DB_ENV_VAR, "").strip()
+    if not path:
+        st.error(
+            f"No project database was given. Start the app with `goldpool serve DB` "
+            f"(or set {state.DB_ENV_VAR} to the project's path)."
+        )
+        return None
+    cached = st.session_state.get(state.DB)
+    if cached is not None and cached[0] == path:
+        return cached[1]
+    try:
+        db = connect(path)
+    except StoreError as exc:
+        st.error(f"Cannot open the project database: {exc}")
+        return None
+    st.session_state[state.DB] = (path, db)
+    return db
+
+
+def _signed_in_page(render: Render, admin: bool) -> None:
+    db = database()
+    if db is None:
+        return
+    user = state.signed_in(st.session_state, db)
+    if user is None:
+        st.rerun()  # signed out meanwhile: back to the sign-in form
+    if admin and not admin_only(user):
+        return
+    render(db, user)
+
+
+def login_page() -> None:
+    """The sign-in form: one password field, "Access token"."""
+    db = database()
+    if db is None:
+        return
+    st.title("goldpool")
+    with st.form("login", clear_on_submit=True):
+        token = st.text_input("Access token", type="password", key=state.TOKEN_INPUT)
+        submitted = st.form_submit_button("Sign in", key=state.LOGIN_SUBMIT)
+    if submitted:
+        if state.sign_in(st.session_state, db, token or "") is not None:
+            st.rerun()
+    error = st.session_state.get(state.LOGIN_ERROR)
+    if error:
+        st.error(error)
+
+
+def label_page() -> None:
+    _signed_in_page(label.render, admin=False)
+
+
+def progress_page() -> None:
+    _signed_in_page(progress.render, admin=True)
+
+
+def adjudicate_page() -> None:
+    _signed_in_page(adjudicate.render, admin=True)
+
+
+def annotators_page() -> None:
+    _signed_in_page(annotators.render, admin=True)
+
+
+def rubric_page() -> None:
+    _signed_in_page(rubric.render, admin=True)
+
+
+def calibration_page() -> None:
+    if _calibration is not None:
+        _signed_in_page(_calibration.render, admin=True)
+
+
+# Streamlit treats a ``pages/`` folder beside the entry point as file pages named after its
+# modules, and the first run after start-up routes by those names; so no url_path below may
+# equal a module name in labeler/pages/.
+_ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
+    (progress_page, "Progress", "overview"),
+    (adjudicate_page, "Adjudicate", "adjudication"),
+    (annotators_page, "Annotators", "people"),
+    (rubric_page, "Rubric", "rubric-editor"),
+)
+
+
+def _pages(user: Annotator) -> list[st.Page]:
+    # Admin pages exist for everyone but are listed only for admins: an annotator who
+    # reaches one by its address meets the page's own refusal.
+    visibility = "visible" if user.role == "admin" else "hidden"
+    admin = [(*page, visibility) for page in _ADMIN_PAGES]
+    if _calibration is not None:
+        admin.append((calibration_page, "Calibration", "judge-calibration", visibility))
+    return [
+        st.Page(label_page, title="Label", url_path="labelling", default=True),
+        *(st.Page(f, title=t, url_path=u, visibility=v) for f, t, u, v in admin),
+    ]
+
+
+def main() -> None:
+    """Route the visitor: sign-in form, or the pages their role allows."""
+    st.set_page_config(page_title="goldpool", layout="centered")
+    db = database()
+    if db is None:
+        st.stop()
+    user = state.signed_in(st.session_state, db)
+    if user is None:
+        st.navigation([st.Page(login_page, title="Sign in", default=True)], position="hidden").run()
+        return
+    with st.sidebar:
+        st.caption(f"Signed in as **{user.name}** ({user.role})")
+        st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
+    position = "sidebar" if user.role == "admin" else "hidden"
+    st.navigation(_pages(user), position=position).run()
+
+
+if __name__ == "__main__":  # Streamlit runs the entry point as __main__; tests import it
+    main()

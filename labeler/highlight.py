@@ -1,0 +1,55 @@
+"""Untrusted corpus and query text turned into safe HTML, with the query's terms marked.
+
+Matching runs on the raw text and every piece is escaped separately, so a term can never
+match inside an entity that escaping produced (``amp`` in ``&amp;``) and no character of
+the input reaches the page as markup: the only tags in the output are the ones written here.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# Words too common to be worth marking; the query's other words carry its meaning.
+STOPWORDS: frozenset[str] = frozenset(
+    """a an and are as at be but by can do does for from has have how i if in into is it its
+    of on or that the their there these this to was were what when where which who whom why
+    will with you your""".split()
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(query: str, min_length: int = 2) -> list[str]:
+    """The distinct words of ``query`` worth marking, lowercased, longest first.
+
+    >>> query_terms("What is the boiling point of water?")
+    ['boiling', 'point', 'water']
+    """
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.lower()):
+        if len(word) >= min_length and word not in STOPWORDS:
+            seen.setdefault(word, None)
+    return sorted(seen, key=lambda w: (-len(w), w))
+
+
+def highlight(text: str, query: str) -> str:
+    """``text`` as escaped HTML, each whole-word occurrence of a query term in ``<mark>``.
+
+    >>> highlight("Water <b>boils</b> at 100 C", "when does water boil")
+    '<mark>Water</mark> &lt;b&gt;boils&lt;/b&gt; at 100 C'
+    """
+    terms = query_terms(query)
+    if not terms:
+        return html.escape(text)
+    pattern = re.compile(
+        r"(?<!\w)(?:" + "|".join(re.escape(t) for t in terms) + r")(?!\w)", re.IGNORECASE
+    )
+    pieces: list[str] = []
+    end = 0
+    for match in pattern.finditer(text):
+        pieces.append(html.escape(text[end : match.start()]))
+        pieces.append(f"<mark>{html.escape(match.group(0))}</mark>")
+        end = match.end()
+    pieces.append(html.escape(text[end:]))
+    return "".join(pieces)

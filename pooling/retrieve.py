@@ -1,0 +1,103 @@
+"""Run every automatic source over a corpus: BM25 and dense top-k per query, with timings.
+
+The caller supplies the corpus as ids, content hashes and a text stream, plus a way to fetch
+texts by position, so a corpus held in a database never has to sit in memory whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pooling.bm25 import BM25Index, tie_ranks
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """Rankings of the automatic sources and what producing them cost.
+
+    Attributes:
+        rankings: source -> query_id -> doc_ids, best first.
+        seconds: wall time per stage (``bm25_index``, ``bm25_search``, ``encode``,
+            ``dense_search``).
+        encoded: texts the model encoded (0 when the cache had them all).
+        model: the dense model directory, if dense ran.
+        model_identity: its cache identity.
+    """
+
+    rankings: dict[str, dict[str, list[str]]]
+    seconds: dict[str, float]
+    encoded: int
+    model: str | None
+    model_identity: str | None
+
+
+def query_key(text: str) -> str:
+    """Embedding-cache key of a query text (distinct from any chunk's content hash)."""
+    return "query:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def retrieve(
+    queries: Sequence[tuple[str, str]],
+    doc_ids: Sequence[str],
+    doc_keys: Sequence[str],
+    texts: Callable[[], Iterable[str]],
+    fetch: Callable[[Sequence[int]], Sequence[str]],
+    *,
+    bm25_depth: int = 50,
+    dense_depth: int = 50,
+    model: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    progress: bool = True,
+) -> Retrieval:
+    """BM25 and dense top-k of every query over the corpus.
+
+    Args:
+        queries: ``(query_id, text)`` pairs.
+        doc_ids: the corpus ids, in corpus order (ties break by this order's doc_id).
+        doc_keys: each document's content hash, same order.
+        texts: returns a fresh stream of the documents' search texts, same order.
+        fetch: search texts of the documents at given positions.
+        bm25_depth, dense_depth: documents per query from each source; 0 turns it off.
+        model: sentence-transformers model directory (default model when ``None``).
+        cache_dir: embedding cache directory (required when ``dense_depth`` > 0).
+        progress: show progress bars.
+    """
+    rankings: dict[str, dict[str, list[str]]] = {}
+    seconds: dict[str, float] = {}
+    encoded, model_path, identity = 0, None, None
+    if bm25_depth > 0:
+        clock = time.perf_counter()
+        index = BM25Index(doc_ids, texts(), progress=progress)
+        seconds["bm25_index"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        hits = index.search(queries, bm25_depth, progress=progress)
+        rankings["bm25"] = {q: [d.doc_id for d in docs] for q, docs in hits.items()}
+        seconds["bm25_search"] = time.perf_counter() - clock
+    if dense_depth > 0 and queries and doc_ids:
+        if cache_dir is None:
+            raise ValueError("dense retrieval needs a cache_dir")
+        from pooling.dense import DenseRetriever
+
+        retriever = DenseRetriever(cache_dir, model, progress=progress)
+        clock = time.perf_counter()
+        doc_rows = retriever.embed(doc_keys, fetch, desc="encode chunks")
+        q_texts = [text for _, text in queries]
+        q_rows = retriever.embed([query_key(t) for t in q_texts], lambda ps: [q_texts[p] for p in ps], desc="encode queries")
+        seconds["encode"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        ties = np.arange(len(doc_ids)) if _sorted(doc_ids) else tie_ranks(doc_ids)
+        best, _ = retriever.search(q_rows, doc_rows, dense_depth, ties)
+        rankings["dense"] = {q: [doc_ids[i] for i in row] for (q, _), row in zip(queries, best.tolist())}
+        seconds["dense_search"] = time.perf_counter() - clock
+        encoded, model_path, identity = retriever.encoded, retriever.model_path, retriever.identity
+    return Retrieval(rankings, seconds, encoded, model_path, identity)
+
+
+def _sorted(ids: Sequence[str]) -> bool:
+    return all(a < b for a, b in zip(ids, ids[1:]))

@@ -1,0 +1,94 @@
+"""A small labelling project for the app tests, written straight into a fresh database.
+
+Independent of the pooling code on purpose: the rows are inserted as the schema describes
+them, so the app tests exercise only the store and the app.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from labeler.store import connect, init_db, now
+from labeler.store import labels
+
+#: A chunk that would run script in the page if it ever reached it as markup.
+XSS_PAYLOAD = "<script>alert(1)</script><img src=x onerror=alert(1)>"
+
+#: Words that only ever appear in the pool's provenance, never in anything an annotator sees.
+SOURCE_MARKERS = ("bm25", "dense-minilm", "0.0328", "priority")
+
+QUERIES = {
+    "q1": "boiling point of water",
+    "q2": "capital city of australia",
+    "q3": "who painted the night watch",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    path: Path
+    admin_token: str
+    annotator_token: str
+    admin_id: int
+    annotator_id: int
+    n_items: int
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _documents() -> list[tuple[str, str, str, int]]:
+    """(query_id, doc_id, text, rank): five chunks per query, one of them the XSS payload."""
+    rows = []
+    for query_id, query in QUERIES.items():
+        for n in range(1, 6):
+            text = f"Chunk {n} about the {query}. Plain prose for {query_id} number {n}."
+            if query_id == "q1" and n == 3:
+                text = f"Water facts {XSS_PAYLOAD} & more"
+            rows.append((query_id, f"{query_id}-d{n}", text, n))
+    return rows
+
+
+def build_project(directory: Path) -> Project:
+    """Create ``directory/project.db`` with 3 queries x 5 chunks, one admin, one annotator."""
+    path = directory / "project.db"
+    db = init_db(path)
+    at = now()
+    db["queries"].insert_all(
+        {"query_id": q, "text": t, "meta": "{}", "content_hash": _hash(t)} for q, t in QUERIES.items()
+    )
+    documents = _documents()
+    db["documents"].insert_all(
+        {"doc_id": d, "title": "", "text": t, "meta": "{}", "content_hash": _hash("", t)} for _, d, t, _ in documents
+    )
+    db["pool_builds"].insert({"id": 1, "at": at, "params": "{}"})
+    db["pool"].insert_all(
+        {
+            "query_id": q,
+            "doc_id": d,
+            "sources": json.dumps({"bm25": rank, "dense-minilm": rank}),
+            "priority": round(2 / (60 + rank), 4),  # 0.0328 for rank 1
+            "position": rank,
+            "added_at": at,
+            "build_id": 1,
+        }
+        for q, d, _, rank in documents
+    )
+    admin, admin_token = labels.add_annotator(db, "ada", role="admin")
+    annotator, annotator_token = labels.add_annotator(db, "bob")
+    db.close()
+    return Project(path, admin_token, annotator_token, admin.id, annotator.id, len(documents))
+
+
+def add_judgments(path: Path, annotator_id: int, grades: dict[tuple[str, str], int]) -> None:
+    """Append labels for one annotator straight into the judgments table."""
+    db = connect(path)
+    db["judgments"].insert_all(
+        {"query_id": q, "doc_id": d, "annotator_id": annotator_id, "relevance": g, "note": "", "at": now(), "seconds": 4.0}
+        for (q, d), g in grades.items()
+    )
+    db.close()

@@ -1,0 +1,312 @@
+"""The labelling app through Streamlit's AppTest: sign-in, the labelling flow, roles, escaping.
+
+Every flow is checked in the database, not only on screen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from streamlit.proto.TextInput_pb2 import TextInput as TextInputProto
+from streamlit.testing.v1 import AppTest
+
+import labeler
+from labeler import state
+from labeler.pages import ADMIN_REFUSAL
+from labeler.store import connect, now
+from labeler.store import labels
+from app_fixtures import QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, build_project
+
+APP = Path(labeler.__file__).parent / "app.py"
+ADMIN_PAGES = ("progress_page", "adjudicate_page", "annotators_page", "rubric_page")
+TIMEOUT = 30  # seconds per run; the first run imports the app
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    built = build_project(tmp_path)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
+    return built
+
+
+def _sign_in(token: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    at.text_input(key=state.TOKEN_INPUT).input(token)
+    at.button(key=state.LOGIN_SUBMIT).click().run()
+    return at
+
+
+def _on_screen(at: AppTest) -> tuple[str, str]:
+    return at.session_state[state.CURRENT]
+
+
+def _press(at: AppTest, key: str) -> None:
+    at.button(key=key).click().run()
+
+
+def _walk(node: object) -> Iterator[object]:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def _page_text(at: AppTest) -> str:
+    """Everything the page sends to the browser: every element's full message, main and sidebar."""
+    return "\n".join(str(getattr(n, "proto", "")) for block in (at.main, at.sidebar) for n in _walk(block))
+
+
+def _page_script(page: str) -> None:
+    """Run one page function of the app directly, as reaching its address does."""
+    from labeler import app
+
+    getattr(app, page)()
+
+
+def _signed_in_page(project: Project, page: str, token: str) -> AppTest:
+    at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
+    with connect(project.path) as db:
+        at.session_state[state.USER] = labels.authenticate(db, token)
+    return at.run()
+
+
+def test_missing_database_shows_an_error_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(state.DB_ENV_VAR, str(tmp_path / "absent.db"))
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    assert "absent.db" in at.error[0].value
+    assert len(at.text_input) == 0
+    assert not at.exception
+
+
+def test_wrong_token_is_refused(project: Project) -> None:
+    at = _sign_in("not-a-token")
+    assert "not recognised" in at.error[0].value
+    assert state.USER not in at.session_state
+    assert at.text_input(key=state.TOKEN_INPUT).label == "Access token"
+    assert at.text_input(key=state.TOKEN_INPUT).proto.type == TextInputProto.PASSWORD
+    assert not at.exception
+
+
+def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    assert state.USER in at.session_state
+    grades = [2, 0, 3, 1, 2]
+    labelled: dict[tuple[str, str], int] = {}
+    for grade in grades:
+        labelled[_on_screen(at)] = grade
+        _press(at, state.grade_key(grade))
+    last = list(labelled)[-1]
+    _press(at, state.BACK)
+    assert _on_screen(at) == last
+    assert "Your label: 2" in at.info[0].value
+    _press(at, state.grade_key(0))
+    labelled[last] = 0
+    skipped = _on_screen(at)
+    _press(at, state.SKIP)
+    assert _on_screen(at) not in labelled and _on_screen(at) != skipped
+
+    with connect(project.path) as db:
+        rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
+        skips = list(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
+        latest = {(j.query_id, j.doc_id): j.relevance for j in labels.latest_judgments(db) if j.annotator == "bob"}
+    assert len(rows) == 6
+    assert [r["relevance"] for r in rows] == [*grades, 0]
+    assert (rows[-1]["query_id"], rows[-1]["doc_id"]) == last
+    assert latest == labelled
+    assert all(r["seconds"] is not None and r["seconds"] >= 0 for r in rows)
+    assert [(s["query_id"], s["doc_id"]) for s in skips] == [skipped]
+    assert skips[0]["seconds"] is not None
+    assert not at.exception
+
+
+def test_note_is_stored_with_the_label(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    query_id, doc_id = _on_screen(at)
+    at.text_input(key=state.note_key(query_id, doc_id)).input("mentions 100 C only").run()
+    _press(at, state.grade_key(1))
+    with connect(project.path) as db:
+        row = next(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
+    assert (row["query_id"], row["doc_id"], row["relevance"], row["note"]) == (query_id, doc_id, 1, "mentions 100 C only")
+    assert not at.exception
+
+
+def _show_item(at: AppTest, doc_id: str) -> None:
+    """Skip forward until ``doc_id`` is on screen (order is shuffled per annotator)."""
+    for _ in range(len(QUERIES) * 5):
+        if _on_screen(at)[1] == doc_id:
+            return
+        _press(at, state.SKIP)
+    pytest.fail(f"{doc_id} never came up")
+
+
+def test_script_payload_in_a_chunk_is_escaped(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    _show_item(at, "q1-d3")
+    chunk = next(h.proto.body for h in at.html if "gp-chunk" in h.proto.body)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in chunk
+    assert "&amp; more" in chunk
+    assert "<mark>Water</mark>" in chunk  # the query term is still marked
+    text = _page_text(at)
+    assert "<script" not in text and "<img" not in text
+    assert XSS_PAYLOAD not in text
+    assert not at.exception
+
+
+def test_labelling_page_shows_no_source_rank_or_score(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    for _ in range(2):
+        query_id, doc_id = _on_screen(at)
+        with connect(project.path) as db:  # someone else's label must not show either
+            db["judgments"].insert(
+                {"query_id": query_id, "doc_id": doc_id, "annotator_id": project.admin_id, "relevance": 3,
+                 "note": "admin-only-note", "at": now(), "seconds": 1.0}
+            )
+        text = _page_text(at.run()).lower()
+        for marker in (*SOURCE_MARKERS, "admin-only-note", "rank", "score", "retriev"):
+            assert marker not in text
+        _press(at, state.grade_key(1))
+    assert not at.exception
+
+
+@pytest.mark.parametrize("page", ADMIN_PAGES)
+def test_annotator_is_refused_admin_pages(project: Project, page: str) -> None:
+    at = _signed_in_page(project, page, project.annotator_token)
+    assert [e.value for e in at.error] == [ADMIN_REFUSAL]
+    assert len(at.title) == 0
+    assert not at.exception
+
+
+@pytest.mark.parametrize("page", ADMIN_PAGES)
+def test_admin_opens_admin_pages(project: Project, page: str) -> None:
+    at = _signed_in_page(project, page, project.admin_token)
+    assert len(at.error) == 0
+    assert len(at.title) == 1
+    assert not at.exception
+
+
+def test_admin_deactivates_an_annotator(project: Project) -> None:
+    bob = _sign_in(project.annotator_token)
+    at = _signed_in_page(project, "annotators_page", project.admin_token)
+    at.toggle(key=state.active_key(project.annotator_id)).set_value(False).run()
+    with connect(project.path) as db:
+        assert [a.active for a in labels.list_annotators(db) if a.name == "bob"] == [False]
+    _press(bob, state.grade_key(2))  # the next click finds the token deactivated
+    assert state.USER not in bob.session_state
+    assert "deactivated" in bob.error[0].value
+    assert not at.exception and not bob.exception
+
+
+def test_admin_saves_a_new_rubric_version(project: Project) -> None:
+    at = _signed_in_page(project, "rubric_page", project.admin_token)
+    text = "# Rubric\n\n3 means the chunk alone answers the query."
+    at.text_area(key=state.RUBRIC_TEXT).input(text)
+    at.button(key=state.RUBRIC_SAVE).click().run()
+    with connect(project.path) as db:
+        current = labels.current_rubric(db)
+    assert current.text == text
+    assert current.hash == hashlib.sha256(text.encode()).hexdigest()[:12]
+    assert not at.exception
+
+
+# Two annotators on four items of two queries: they agree on three (raw agreement 3/4).
+BOB = {("q1", "q1-d1"): 0, ("q1", "q1-d2"): 1, ("q2", "q2-d1"): 2, ("q2", "q2-d2"): 3}
+ADA = {("q1", "q1-d1"): 0, ("q1", "q1-d2"): 1, ("q2", "q2-d1"): 3, ("q2", "q2-d2"): 3}
+
+
+def test_progress_page_shows_agreement_on_the_overlap(project: Project) -> None:
+    add_judgments(project.path, project.annotator_id, BOB)
+    add_judgments(project.path, project.admin_id, ADA)
+    at = _signed_in_page(project, "progress_page", project.admin_token)
+    people, _, agreement = (d.value for d in at.dataframe)
+    assert sorted(people["annotator"]) == ["ada", "bob"]
+    assert list(people["median s/label"]) == [4.0, 4.0]
+    overall = agreement.iloc[0]
+    kappa = cohen_kappa_score(list(BOB.values()), list(ADA.values()), weights="quadratic")
+    assert overall["n"] == 4
+    assert overall["raw agreement"].startswith(f"{3 / 4:.3f} [")
+    assert overall["kappa (quadratic)"].startswith(f"{kappa:.3f} [")
+    assert list(agreement["annotators"]) == ["all pairs", "ada & bob"]
+    assert not at.exception
+
+
+def test_admin_records_a_final_grade_as_its_own_row(project: Project) -> None:
+    add_judgments(project.path, project.annotator_id, BOB)
+    add_judgments(project.path, project.admin_id, ADA)
+    at = _signed_in_page(project, "adjudicate_page", project.admin_token)
+    prefix = state.adjudication_key("q2", "q2-d1")
+    assert [r.key for r in at.radio] == [f"{prefix}:grade"]  # the one disagreement
+    at.radio(key=f"{prefix}:grade").set_value(3)
+    at.text_input(key=f"{prefix}:note").input("answer is in the first sentence")
+    at.button(key=f"{prefix}:save").click().run()
+    with connect(project.path) as db:
+        rows = list(db["adjudications"].rows)
+        n_judgments = db["judgments"].count
+    assert [(r["query_id"], r["doc_id"], r["annotator_id"], r["relevance"], r["note"]) for r in rows] == [
+        ("q2", "q2-d1", project.admin_id, 3, "answer is in the first sentence")
+    ]
+    assert n_judgments == len(BOB) + len(ADA)
+    assert len(at.radio) == 0  # the queue is empty now
+    assert "final grade 3 recorded" in at.info[0].value
+    assert not at.exception
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_seconds_run_from_first_render_to_key_press(project: Project) -> None:
+    session: dict[str, object] = {}
+    clock = FakeClock()
+    with connect(project.path) as db:
+        first = state.current_item(session, db, project.annotator_id, clock)
+        clock.now += 1.5
+        assert state.current_item(session, db, project.annotator_id, clock) == first  # a rerun keeps the clock
+        clock.now += 1.0
+        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 2, clock)
+        second = state.current_item(session, db, project.annotator_id, clock)
+        clock.now += 4.0
+        assert state.back(session, db, project.annotator_id, second.query_id, second.doc_id, clock)
+        clock.now += 0.25  # back on the first item: its clock restarted when it was shown again
+        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 3, clock)
+        rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
+    assert (first.query_id, first.doc_id) != (second.query_id, second.doc_id)
+    assert [(r["doc_id"], r["relevance"], r["seconds"]) for r in rows] == [
+        (first.doc_id, 2, 1.5 + 1.0),
+        (first.doc_id, 3, 0.25),
+    ]
+
+
+def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+
+    missing = tmp_path / "absent.db"
+    result = CliRunner().invoke(cli, ["serve", str(missing)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {missing}: no such project database (create it with `goldpool init {missing}`)\n"
+
+
+def test_run_app_starts_streamlit_headless_on_the_database(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from labeler.commands import serve
+
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda cmd, env, check: calls.append((cmd, env)) or subprocess.CompletedProcess(cmd, 0))
+    monkeypatch.chdir(project.path.parent)
+    assert serve.run_app(project.path.name, "0.0.0.0", 8765, extra_env={"EXTRA": "1"}) == 0
+    [(cmd, env)] = calls
+    assert cmd[1:5] == ["-m", "streamlit", "run", str(APP)]
+    for option in ("--server.headless=true", "--browser.gatherUsageStats=false",
+                   "--server.address=0.0.0.0", "--server.port=8765"):
+        assert option in cmd
+    assert env[state.DB_ENV_VAR] == str(project.path.resolve())
+    assert env["EXTRA"] == "1"

@@ -1,0 +1,179 @@
+"""The real thing: `goldpool serve` driven by headless Chromium, keyboard only.
+
+Needs Debian's Chromium at /usr/bin/chromium (``apt-get install chromium``; CI installs it).
+The test installs nothing itself and is skipped, loudly, where the browser is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app_fixtures import Project, build_project
+from labeler import state
+from labeler.store import connect
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOT = Path(__file__).parent / "artifacts" / "labelling.png"
+STARTUP_LIMIT = 60.0  # seconds for the server to answer its health check
+UI_TIMEOUT_MS = 20_000  # generous: the machine running the test may be busy
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
+    ),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(server: subprocess.Popen[bytes], url: str) -> None:
+    """Poll the health endpoint until it answers, the server dies, or the limit passes."""
+    deadline = time.monotonic() + STARTUP_LIMIT
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        try:  # the pause between polls doubles as the check that the server is still alive
+            code = server.wait(timeout=0.25)
+        except subprocess.TimeoutExpired:
+            continue
+        pytest.fail(f"`goldpool serve` exited with code {code} before answering {url}")
+    pytest.fail(f"`goldpool serve` did not answer {url} within {STARTUP_LIMIT:.0f} s")
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Project, str]]:
+    project = build_project(tmp_path)
+    port = _free_port()
+    goldpool = Path(sys.executable).with_name("goldpool")
+    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR}
+    log = (tmp_path / "serve.log").open("wb")  # the server's output, for a failing run
+    # A session of its own, so teardown stops `serve` and the Streamlit process it started.
+    server = subprocess.Popen(
+        [str(goldpool), "serve", str(project.path), "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
+        yield project, f"http://127.0.0.1:{port}/"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+        log.close()
+
+
+def _judgments(project: Project) -> list[dict]:
+    with connect(project.path) as db:
+        return list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
+
+
+def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    project, url = served
+    dialogs: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.goto(url)
+            page.get_by_label("Access token").fill(project.annotator_token)
+            page.keyboard.press("Enter")
+            progress = page.get_by_text("Labelled 0 of", exact=False)
+            expect(progress).to_be_visible()
+
+            keys = [str(n % 4) for n in range(10)]
+            seen_payload = False
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            for done, key in enumerate(keys, start=1):
+                seen_payload |= _check_chunk(page)
+                page.keyboard.press(key)
+                expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
+            rows = _judgments(project)
+            assert [str(r["relevance"]) for r in rows] == keys
+            assert len({(r["query_id"], r["doc_id"]) for r in rows}) == 10
+            assert all(r["seconds"] is not None and r["seconds"] > 0 for r in rows)
+
+            page.screenshot(path=str(SCREENSHOT), full_page=True, animations="disabled")
+
+            # Typing a note must never fire a shortcut: these keys would label, skip or go back.
+            note = page.get_by_label("Note (optional)")
+            note.focus()
+            page.keyboard.type("0123 us")
+            assert len(_judgments(project)) == 10
+            page.keyboard.press("Tab")  # leaves the field; the grade key now labels again
+            page.keyboard.press("2")
+            expect(page.get_by_text("Labelled 11 of", exact=False)).to_be_visible()
+            last = _judgments(project)[-1]
+            assert (last["relevance"], last["note"]) == (2, "0123 us")
+
+            # Skip one (it comes back after the others), then label the rest, looking at
+            # every chunk on the way.
+            before = page.locator(".gp-chunk").inner_text()
+            page.keyboard.press("s")
+            expect(page.get_by_text("Skipped.")).to_be_visible()
+            expect(page.locator(".gp-chunk")).not_to_have_text(before)
+            for done in range(12, project.n_items + 1):
+                seen_payload |= _check_chunk(page)
+                page.keyboard.press("1")
+                expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
+            expect(page.get_by_text("Nothing left to label")).to_be_visible()
+            with connect(project.path) as db:
+                skips = db.execute("SELECT count(*) FROM skips WHERE annotator_id = ?", [project.annotator_id])
+                assert skips.fetchone()[0] == 1
+            assert seen_payload, "the script payload chunk never came up"
+            assert dialogs == []
+        finally:
+            browser.close()
+
+
+def _check_chunk(page) -> bool:  # noqa: ANN001 - playwright's Page
+    """Assert the chunk on screen is inert text; return whether it is the payload chunk."""
+    chunk = page.locator(".gp-chunk")
+    text = chunk.inner_text()
+    if "Water facts" not in text:
+        return False
+    assert "<script>alert(1)</script><img src=x onerror=alert(1)>" in text
+    assert chunk.locator("script, img").count() == 0
+    page.screenshot(path=str(SCREENSHOT.with_name("payload.png")), full_page=True, animations="disabled")
+    return True

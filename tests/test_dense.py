@@ -1,0 +1,129 @@
+"""Dense retrieval: the real default model, exact blocked top-k, and a cache that spares re-encoding."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pooling.dense import DenseRetriever, default_model_path, top_k_cosine
+
+PAIRS = [
+    ("How do I append an item to a list?", "list.append(x) adds an item to the end of the list."),
+    ("Open a file for reading", "The open() function returns a file object; mode 'r' opens it for reading."),
+    ("What does a dictionary map?", "A dictionary maps hashable keys to arbitrary values."),
+    ("How are exceptions raised?", "The raise statement throws an exception object."),
+    ("Loop over numbers", "The for statement with range() iterates over a sequence of integers."),
+    ("Define a function", "The def keyword introduces a function definition with its parameters."),
+    ("Import a module", "The import statement loads a module and binds its name."),
+    ("Sort items", "sorted() returns a new list with the items in ascending order."),
+]
+FILLER = [
+    "The mitochondria is the powerhouse of the cell.",
+    "Mount Everest is the highest mountain above sea level.",
+    "Bread is made from flour, water, yeast and salt.",
+    "The violin has four strings tuned in fifths.",
+    "Rain forms when water vapour condenses into droplets.",
+    "Chess is played on a board of sixty-four squares.",
+    "The Nile flows north into the Mediterranean Sea.",
+    "Photosynthesis turns light into chemical energy.",
+    "A haiku has three lines of five, seven and five syllables.",
+    "Copper conducts electricity well.",
+    "Penguins live mostly in the southern hemisphere.",
+    "The Moon orbits the Earth in about twenty-seven days.",
+]
+TEXTS = [doc for _, doc in PAIRS] + FILLER
+KEYS = [f"hash-{i}" for i in range(len(TEXTS))]
+
+
+@pytest.fixture(scope="module")
+def encoded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
+    """A cache filled once with the real default model, and the rows it gave the texts."""
+    cache = tmp_path_factory.mktemp("cache")
+    retriever = DenseRetriever(cache, progress=False)
+    rows = retriever.embed(KEYS, lambda positions: [TEXTS[p] for p in positions])
+    assert retriever.encoded == len(TEXTS)
+    return cache, rows
+
+
+def test_embeddings_equal_raw_sentence_transformers(encoded: tuple[Path, np.ndarray]) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    cache, rows = encoded
+    raw = SentenceTransformer(str(default_model_path()), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    stored = DenseRetriever(cache, progress=False).cache.matrix()[rows]
+    assert stored.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(stored, raw, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-5)
+
+
+def test_each_question_finds_its_answer_first(encoded: tuple[Path, np.ndarray]) -> None:
+    cache, rows = encoded
+    retriever = DenseRetriever(cache, progress=False)
+    questions = [q for q, _ in PAIRS]
+    q_rows = retriever.embed([f"q{i}" for i in range(len(questions))], lambda ps: [questions[p] for p in ps])
+    best, scores = retriever.search(q_rows, rows, 3, np.arange(len(TEXTS)))
+    assert best[:, 0].tolist() == list(range(len(PAIRS)))
+    assert np.all(scores[:, 0] > scores[:, 1])
+
+
+def test_warm_cache_encodes_nothing_and_loads_no_model(encoded: tuple[Path, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    calls: list[int] = []
+    original = SentenceTransformer.encode
+    monkeypatch.setattr(SentenceTransformer, "encode", lambda self, texts, **kw: calls.append(len(texts)) or original(self, texts, **kw))
+    cache, rows = encoded
+    warm = DenseRetriever(cache, progress=False)
+    assert np.array_equal(warm.embed(KEYS, lambda ps: pytest.fail("fetched texts on a warm cache")), rows)
+    assert calls == [] and warm._model is None
+    # One changed chunk: only it is encoded.
+    changed = KEYS[:-1] + ["hash-new"]
+    texts = TEXTS[:-1] + ["Octopuses have three hearts."]
+    new_rows = warm.embed(changed, lambda ps: [texts[p] for p in ps])
+    assert calls == [1] and warm.encoded == 1
+    assert np.array_equal(new_rows[:-1], rows[:-1]) and new_rows[-1] == len(warm.cache) - 1
+
+
+def test_build_pool_twice_hits_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from labeler.store import corpus, init_db
+
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"doc_id": k, "text": t}) + "\n" for k, t in zip(KEYS, TEXTS)))
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "text": q}) + "\n" for i, (q, _) in enumerate(PAIRS)))
+    db = init_db(tmp_path / "p.db")
+    corpus.import_corpus(db, tmp_path / "c.jsonl")
+    corpus.import_queries(db, tmp_path / "q.jsonl")
+    first = corpus.build_pool(db, bm25_depth=0, dense_depth=2, progress=False)
+    assert first.encoded == len(TEXTS) + len(PAIRS)
+    assert (tmp_path / "p.db.cache").is_dir()
+    second = corpus.build_pool(db, bm25_depth=0, dense_depth=3, progress=False)
+    assert second.encoded == 0
+    assert second.added == len(PAIRS)  # one more document per query at depth 3
+    top = db.conn.execute("SELECT query_id, doc_id FROM pool WHERE position = 1 ORDER BY query_id").fetchall()
+    assert top == [(f"q{i}", KEYS[i]) for i in range(len(PAIRS))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 5),
+    n=st.integers(0, 60),
+    k=st.integers(1, 12),
+    block=st.integers(1, 17),
+    seed=st.integers(0, 10_000),
+)
+def test_blocked_top_k_equals_brute_force(m: int, n: int, k: int, block: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((n + 3, 8)).astype(np.float32)
+    rows = rng.permutation(n + 3)[:n]
+    queries = rng.standard_normal((m, 8)).astype(np.float32)
+    ties = np.arange(n)
+    best, scores = top_k_cosine(queries, matrix, rows, k, ties, block=block)
+    full = queries @ matrix[rows].T
+    expected = np.argsort(-full, axis=1, kind="stable")[:, : min(k, n)]
+    np.testing.assert_allclose(scores, np.take_along_axis(full, expected, axis=1), rtol=1e-6)
+    assert best.shape == expected.shape
+    np.testing.assert_allclose(np.take_along_axis(full, best, axis=1), scores, rtol=1e-6)

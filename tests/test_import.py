@@ -1,0 +1,169 @@
+"""Import into the store: all or nothing, idempotent, refuses silent changes; pool rebuilds only add."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from labeler.store import init_db
+from labeler.store import corpus
+from pooling import PoolingError
+
+DOCS = [
+    {"doc_id": "d1", "text": "the cat sat on the mat"},
+    {"doc_id": "d2", "title": "Dogs", "text": "dogs chase cats in the park"},
+    {"doc_id": "d3", "text": "python lists are mutable sequences"},
+    {"doc_id": "d4", "text": "a list comprehension builds a list"},
+]
+QUERIES = [{"query_id": "q1", "text": "cat on a mat"}, {"query_id": "q2", "text": "python list"}]
+
+
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def snapshot(db: sqlite_utils.Database) -> tuple[list[str], bytes]:
+    """Every row as SQL, and the database file's bytes once the WAL is folded in."""
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path = next(row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main")
+    return list(db.conn.iterdump()), Path(path).read_bytes()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> sqlite_utils.Database:
+    store = init_db(tmp_path / "p.db")
+    corpus.import_corpus(store, _jsonl(tmp_path / "corpus.jsonl", DOCS))
+    corpus.import_queries(store, _jsonl(tmp_path / "queries.jsonl", QUERIES))
+    return store
+
+
+def test_import_counts_and_stores_records(db: sqlite_utils.Database) -> None:
+    rows = db.conn.execute("SELECT doc_id, title, text, meta FROM documents ORDER BY doc_id").fetchall()
+    assert rows[1] == ("d2", "Dogs", "dogs chase cats in the park", "{}")
+    assert corpus.stats(db)["documents"] == 4
+    assert corpus.stats(db)["queries"] == 2
+
+
+def test_reimport_is_a_no_op(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    before = snapshot(db)
+    result = corpus.import_corpus(db, tmp_path / "corpus.jsonl")
+    assert (result.added, result.replaced, result.unchanged) == (0, 0, 4)
+    assert corpus.import_queries(db, tmp_path / "queries.jsonl").unchanged == 2
+    assert snapshot(db) == before
+
+
+def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    changed = _jsonl(tmp_path / "v2.jsonl", [DOCS[0], {"doc_id": "d2", "text": "new text"}, {"doc_id": "d9", "text": "x"}])
+    before = snapshot(db)
+    with pytest.raises(PoolingError, match=r"v2\.jsonl, line 2, field 'text': 'd2' is already in the project"):
+        corpus.import_corpus(db, changed)
+    assert snapshot(db) == before
+    result = corpus.import_corpus(db, changed, replace=True)
+    assert (result.added, result.replaced, result.unchanged) == (1, 1, 1)
+    assert db.conn.execute("SELECT text, title FROM documents WHERE doc_id = 'd2'").fetchone() == ("new text", "")
+
+
+BAD = [
+    ("malformed", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n2", "text": "x"\n', 2, None),
+    ("missing id", '{"doc_id": "n1", "text": "ok"}\n{"text": "x"}\n', 2, "doc_id"),
+    ("duplicate id", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n1", "text": "x"}\n', 2, "doc_id"),
+    ("empty text", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n2", "text": ""}\n', 2, "text"),
+]
+
+
+@pytest.mark.parametrize(("kind", "content", "line", "field"), BAD, ids=[b[0] for b in BAD])
+def test_bad_corpus_leaves_database_unchanged(
+    db: sqlite_utils.Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, content: str, line: int, field: str | None
+) -> None:
+    # One record per batch, so the good first record is written before the bad one is read.
+    monkeypatch.setattr(corpus, "BATCH", 1)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content, encoding="utf-8")
+    before = snapshot(db)
+    with pytest.raises(PoolingError) as caught:
+        corpus.import_corpus(db, path)
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), line, field)
+    assert snapshot(db) == before
+
+
+def test_bad_encoding_leaves_database_unchanged(db: sqlite_utils.Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(corpus, "BATCH", 1)
+    path = tmp_path / "q.tsv"
+    path.write_bytes(b"query_id\ttext\nq7\tfine\nq8\tna\xefve\n")
+    before = snapshot(db)
+    with pytest.raises(PoolingError, match=r"q\.tsv, line 3: not valid UTF-8"):
+        corpus.import_queries(db, path)
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "words"),
+    [("q9 Q0 d1 2 1.0 r", "query_id", "unknown query 'q9'"), ("q1 Q0 d9 2 1.0 r", "doc_id", "unknown document 'd9'")],
+)
+def test_run_naming_unknown_ids_is_refused(db: sqlite_utils.Database, tmp_path: Path, line: str, field: str, words: str) -> None:
+    path = tmp_path / "run.trec"
+    path.write_text(f"q1 Q0 d1 1 2.0 r\n{line}\n", encoding="utf-8")
+    before = snapshot(db)
+    with pytest.raises(PoolingError) as caught:
+        corpus.import_run(db, path, "sys")
+    assert (caught.value.line, caught.value.field) == (2, field)
+    assert words in str(caught.value)
+    assert snapshot(db) == before
+
+
+def test_run_import_ranks_like_trec_eval_and_is_idempotent(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d3 2 2.0 r\nq1 Q0 d2 3 1.0 r\n", encoding="utf-8")
+    assert corpus.import_run(db, path, "sys").added == 3
+    ranks = db.conn.execute("SELECT doc_id, rank FROM run_entries ORDER BY rank").fetchall()
+    assert ranks == [("d3", 1), ("d2", 2), ("d1", 3)]
+    before = snapshot(db)
+    assert corpus.import_run(db, path, "sys").added == 0
+    assert snapshot(db) == before
+    other = tmp_path / "other.trec"
+    other.write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
+    with pytest.raises(PoolingError, match="a different run named 'sys' is already imported"):
+        corpus.import_run(db, other, "sys")
+    with pytest.raises(PoolingError, match="run name 'bm25'"):
+        corpus.import_run(db, other, "bm25")
+    assert snapshot(db) == before
+
+
+def _pool_rows(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple]:
+    rows = db.conn.execute("SELECT query_id, doc_id, sources, priority, position, added_at, build_id FROM pool")
+    return {(r[0], r[1]): r for r in rows}
+
+
+def test_rebuild_after_adding_a_run_keeps_every_row_and_adds(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    first = corpus.build_pool(db, dense_depth=0, progress=False)
+    before = _pool_rows(db)
+    assert first.added == len(before) > 0
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d4 1 5.0 r\nq1 Q0 d1 2 4.0 r\nq2 Q0 d2 1 1.0 r\n", encoding="utf-8")
+    corpus.import_run(db, run, "sys")
+    second = corpus.build_pool(db, dense_depth=0, progress=False)
+    after = _pool_rows(db)
+    assert {k: after[k] for k in before} == before
+    new = {k: v for k, v in after.items() if k not in before}
+    assert second.added == len(new) > 0 and second.kept == len(before)
+    for (query_id, _), row in new.items():
+        assert json.loads(row[2]).keys() >= {"sys"} and row[6] == second.build_id
+        assert row[4] > max(r[4] for k, r in before.items() if k[0] == query_id)
+    assert corpus.build_pool(db, dense_depth=0, progress=False).added == 0
+    assert _pool_rows(db) == after
+
+
+def test_export_pool_writes_the_issue_format(db: sqlite_utils.Database) -> None:
+    import io
+
+    corpus.build_pool(db, dense_depth=0, progress=False)
+    out = io.StringIO()
+    count = corpus.export_pool(db, out)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert count == len(records) == corpus.stats(db)["pool_entries"]
+    assert all(set(r) == {"query_id", "doc_id", "sources", "priority"} for r in records)
+    assert records[0] == {"query_id": "q1", "doc_id": "d1", "sources": {"bm25": 1}, "priority": 1 / (60 + 1)}
