@@ -115,7 +115,7 @@ def _compare_rates(
     def make(label: str, statistic) -> Estimate:
         value = float(statistic(table.astype(np.float64))[0])
         low, high = bootstrap_tables(table, statistic, grouped=False, n_boot=n_boot, ci=ci, seed=seed)
-        return Estimate(f"{name}_{label}", value, low, high, n, ci, method, n_boot, None, None, None, seed)
+        return Estimate(f"{name}_{label}", value, low, high, n, ci, method, n_boot, None, None, None, seed if n_boot else None)
 
     def judge_rate(t):
         return t[..., 1, :].sum(axis=-1) / t.sum(axis=(-2, -1))

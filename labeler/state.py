@@ -35,6 +35,7 @@ LOGOUT = "gp_logout"  # widget: the sign-out button
 CURRENT = "gp_current"  # (query_id, doc_id) of the item on screen
 SHOWN_AT = "gp_shown_at"  # clock reading when the item on screen was first rendered
 FLASH = "gp_flash"  # one-line message shown once on the next render
+NOTE = "gp_note"  # widget: the note field, reset to the item's own note whenever an item is shown
 BACK = "gp_back"  # widget: the `u` button
 SKIP = "gp_skip"  # widget: the `s` button
 RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
@@ -47,11 +48,6 @@ Clock = Callable[[], float]
 def grade_key(relevance: int) -> str:
     """Widget key of the button (and keyboard shortcut) for one grade."""
     return f"gp_grade_{relevance}"
-
-
-def note_key(query_id: str, doc_id: str) -> str:
-    """Widget key of the note field; one per item, so a note never follows the next item."""
-    return f"gp_note::{query_id}::{doc_id}"
 
 
 def active_key(annotator_id: int) -> str:
@@ -121,7 +117,7 @@ def current_item(
         _forget_item(session)
         return None
     if (item.query_id, item.doc_id) != shown or SHOWN_AT not in session:
-        _show(session, item.query_id, item.doc_id, clock)
+        _show(session, item, clock)
     return item
 
 
@@ -139,7 +135,7 @@ def label(
     ``query_id``/``doc_id`` are those the key press was rendered with, so a key pressed
     before the next item appears still applies to what the annotator was looking at.
     """
-    note = str(session.get(note_key(query_id, doc_id)) or "").strip()
+    note = str(session.get(NOTE) or "").strip() if session.get(CURRENT) == (query_id, doc_id) else ""
     row_id = labels.record_judgment(
         db, annotator_id, query_id, doc_id, relevance, _seconds(session, query_id, doc_id, clock), note
     )
@@ -174,7 +170,7 @@ def back(
     if previous is None:
         session[FLASH] = "There is no earlier item to go back to."
         return False
-    _show(session, previous.query_id, previous.doc_id, clock)
+    _show(session, previous, clock)
     return True
 
 
@@ -183,14 +179,18 @@ def pop_flash(session: Session) -> str | None:
     return session.pop(FLASH, None)
 
 
-def _show(session: Session, query_id: str, doc_id: str, clock: Clock) -> None:
-    session[CURRENT] = (query_id, doc_id)
+def _show(session: Session, item: Item, clock: Clock) -> None:
+    session[CURRENT] = (item.query_id, item.doc_id)
     session[SHOWN_AT] = clock()
+    # One note field for every item keeps the page layout still; it starts from the
+    # item's own latest note, so a note never follows the annotator to the next item.
+    session[NOTE] = item.note
 
 
 def _forget_item(session: Session) -> None:
     session.pop(CURRENT, None)
     session.pop(SHOWN_AT, None)
+    session.pop(NOTE, None)
 
 
 def _seconds(session: Session, query_id: str, doc_id: str, clock: Clock) -> float | None:

@@ -101,7 +101,7 @@ def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
     last = list(labelled)[-1]
     _press(at, state.BACK)
     assert _on_screen(at) == last
-    assert "Your label: 2" in at.info[0].value
+    assert "Your label: 2 · Partly answers" in [c.value for c in at.caption]
     _press(at, state.grade_key(0))
     labelled[last] = 0
     skipped = _on_screen(at)
@@ -125,7 +125,7 @@ def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
 def test_note_is_stored_with_the_label(project: Project) -> None:
     at = _sign_in(project.annotator_token)
     query_id, doc_id = _on_screen(at)
-    at.text_input(key=state.note_key(query_id, doc_id)).input("mentions 100 C only").run()
+    at.text_input(key=state.NOTE).input("mentions 100 C only").run()
     _press(at, state.grade_key(1))
     with connect(project.path) as db:
         row = next(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))

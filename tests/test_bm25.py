@@ -53,14 +53,16 @@ def test_scores_identical_to_rank_bm25_on_real_text(real: tuple[BM25Index, BM25O
 
 def test_search_ranks_by_rank_bm25_scores(real: tuple[BM25Index, BM25Okapi, list[str]]) -> None:
     index, oracle, queries = real
-    for query in queries[:10]:
+    hits = index.search([(str(n), q) for n, q in enumerate(queries)], 20)
+    for n, query in enumerate(queries):
         theirs = oracle.get_scores(tokenize(query))
         matching = [i for i in range(len(theirs)) if theirs[i] > 0]
         # Two stable sorts: doc_id descending, then score descending.
         by_id = sorted(matching, key=lambda i: index.doc_ids[i], reverse=True)
         expected = sorted(by_id, key=lambda i: -theirs[i])[:20]
-        got = index.search([("q", query)], 20)["q"]
+        got = hits[str(n)]
         assert [d.doc_id for d in got] == [index.doc_ids[i] for i in expected]
+        assert [d.score for d in got] == [float(theirs[i]) for i in expected]
         assert [d.rank for d in got] == list(range(1, len(got) + 1))
 
 

@@ -136,11 +136,22 @@ def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
 
             page.screenshot(path=str(SCREENSHOT), full_page=True, animations="disabled")
 
+            # `u` brings back the last item with its label; a new key changes it (a new row).
+            page.keyboard.press("u")
+            expect(page.get_by_text(f"Your label: {keys[-1]} ·", exact=False)).to_be_visible()
+            page.keyboard.press("3")
+            expect(page.get_by_text("Your label: not labelled yet")).to_be_visible()
+            rows = _judgments(project)
+            assert len(rows) == 11
+            assert (rows[-1]["query_id"], rows[-1]["doc_id"], rows[-1]["relevance"]) == (
+                rows[9]["query_id"], rows[9]["doc_id"], 3
+            )
+
             # Typing a note must never fire a shortcut: these keys would label, skip or go back.
             note = page.get_by_label("Note (optional)")
             note.focus()
             page.keyboard.type("0123 us")
-            assert len(_judgments(project)) == 10
+            assert len(_judgments(project)) == 11
             page.keyboard.press("Tab")  # leaves the field; the grade key now labels again
             page.keyboard.press("2")
             expect(page.get_by_text("Labelled 11 of", exact=False)).to_be_visible()
@@ -151,7 +162,7 @@ def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
             # every chunk on the way.
             before = page.locator(".gp-chunk").inner_text()
             page.keyboard.press("s")
-            expect(page.get_by_text("Skipped.")).to_be_visible()
+            expect(page.get_by_text("Skipped.")).to_be_visible()  # a toast
             expect(page.locator(".gp-chunk")).not_to_have_text(before)
             for done in range(12, project.n_items + 1):
                 seen_payload |= _check_chunk(page)

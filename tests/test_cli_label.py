@@ -31,6 +31,19 @@ def test_add_annotator_prints_a_token_that_signs_in(tmp_path: Path) -> None:
     assert labels.authenticate(connect(path), token) == labels.Annotator(1, "ada", "admin", True)
 
 
+def test_new_token_replaces_the_old_one(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    make_project(path).close()
+    old = _run("add-annotator", str(path), "ada").output.splitlines()[1].rsplit(" ", 1)[1]
+    result = _run("new-token", str(path), "ada")
+    assert result.exit_code == 0
+    new = re.fullmatch(r"New access token for 'ada' \(shown once, not stored\): (gp1\.[A-Za-z0-9_-]+)\n", result.output)[1]
+    db = connect(path)
+    assert labels.authenticate(db, old) is None
+    assert labels.authenticate(db, new) == labels.Annotator(1, "ada", "annotator", True)
+    assert _run("new-token", str(path), "nobody").exit_code == 1
+
+
 def test_add_annotator_reports_a_taken_name_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     make_project(path).close()

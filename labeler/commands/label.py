@@ -37,6 +37,22 @@ def add_annotator(db: str, name: str, role: str) -> None:
     click.echo(f'To label: goldpool serve {db}, then paste the token into "Access token".')
 
 
+@click.command("new-token")
+@db_argument
+@_name_argument
+def new_token(db: str, name: str) -> None:
+    """Issue annotator NAME a new access token; the old one stops working at once.
+
+    For a lost token: labels and assignments are kept.
+    """
+    from labeler.store import connect
+    from labeler.store import labels
+
+    with user_errors():
+        token = labels.rotate_token(connect(db), name)
+    click.echo(f"New access token for {name!r} (shown once, not stored): {token}")
+
+
 @click.command()
 @db_argument
 def annotators(db: str) -> None:
@@ -135,4 +151,4 @@ def export_judgments(db: str, output: str | None) -> None:
         click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
 
 
-COMMANDS: list[click.Command] = [add_annotator, annotators, activate, deactivate, label_settings, export_judgments]
+COMMANDS: list[click.Command] = [add_annotator, new_token, annotators, activate, deactivate, label_settings, export_judgments]

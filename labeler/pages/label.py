@@ -36,8 +36,8 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     session = st.session_state
     item = state.current_item(session, db, user.id)
     flash = state.pop_flash(session)
-    if flash:
-        st.caption(flash)
+    if flash:  # a toast, not an element: the page layout must not move between items
+        st.toast(flash)
     overall = labels.progress(db, user.id, item.query_id if item else None)
     if item is None:
         st.progress(1.0, text=f"Labelled {overall.done} of {overall.assigned}")
@@ -47,8 +47,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     _texts(item)
     st.text_input(
         "Note (optional)",
-        value=item.note,
-        key=state.note_key(item.query_id, item.doc_id),
+        key=state.NOTE,
         placeholder="Type a note, press Tab to leave the field, then a grade key",
         max_chars=2000,
     )
@@ -73,8 +72,9 @@ def _texts(item: Item) -> None:
     )
     title = f"<strong>{html.escape(item.doc_title)}</strong>\n" if item.doc_title else ""
     st.html(f'<div class="gp-chunk" style="{_BOX}">{title}{highlight(item.doc_text, item.query_text)}</div>')
-    if item.relevance is not None:
-        st.info(f"Your label: {item.relevance} · {GRADES[item.relevance]}. Press a key to change it.")
+    # Always present, so the buttons below never move (a moved button re-binds its key).
+    mine = "not labelled yet" if item.relevance is None else f"{item.relevance} · {GRADES[item.relevance]}"
+    st.caption(f"Your label: {mine}")
 
 
 def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:

@@ -25,20 +25,25 @@ Role = Literal["annotator", "admin"]
 
 @dataclass(frozen=True, slots=True)
 class Annotator:
+    """Someone who labels; an admin also sees the admin pages."""
+
     id: int
     name: str
     role: Role
     active: bool
 
 
-_TOKEN = re.compile(r"gp(\d+)\.([A-Za-z0-9_-]{20,})")
-# scrypt's interactive-login cost (RFC 7914 section 2): tens of milliseconds per sign-in.
-_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
+_TOKEN = re.compile(r"gp(\d{1,12})\.([A-Za-z0-9_-]{20,200})")
+# The scrypt paper's parameters for interactive logins (Percival 2009): tens of ms per sign-in.
+# They are written into the stored hash so a later change can still verify old tokens.
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 
-def _token_hash(secret: str, salt: bytes) -> str:
-    digest = hashlib.scrypt(secret.encode(), salt=salt, maxmem=64 * 2**20, **_SCRYPT)
-    return f"scrypt:{_SCRYPT['n']}:{_SCRYPT['r']}:{_SCRYPT['p']}:{digest.hex()}"
+def _token_hash(
+    secret: str, salt: bytes, n: int = _SCRYPT["n"], r: int = _SCRYPT["r"], p: int = _SCRYPT["p"]
+) -> str:
+    digest = hashlib.scrypt(secret.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=256 * 2**20)
+    return f"scrypt:{n}:{r}:{p}:{digest.hex()}"
 
 
 def _annotator(row: sqlite3.Row | tuple) -> Annotator:
@@ -94,8 +99,7 @@ def add_annotator(db: sqlite_utils.Database, name: str, role: Role = "annotator"
         raise StoreError("annotator name: give 1 to 100 characters")
     if role not in ("annotator", "admin"):
         raise StoreError(f"role {role!r}: choose 'annotator' or 'admin'")
-    secret, salt = secrets.token_urlsafe(32), secrets.token_bytes(16)
-    hashed = _token_hash(secret, salt)
+    secret, salt, hashed = _new_secret()
     with transaction(db):
         if db.execute("SELECT 1 FROM annotators WHERE name = ?", [name]).fetchone():
             raise StoreError(f"annotator {name!r} already exists")
@@ -105,6 +109,27 @@ def add_annotator(db: sqlite_utils.Database, name: str, role: Role = "annotator"
         )
     annotator_id = int(cursor.lastrowid)
     return Annotator(annotator_id, name, role, True), f"gp{annotator_id}.{secret}"
+
+
+def _new_secret() -> tuple[str, bytes, str]:
+    secret, salt = secrets.token_urlsafe(32), secrets.token_bytes(16)
+    return secret, salt, _token_hash(secret, salt)
+
+
+def rotate_token(db: sqlite_utils.Database, name: str) -> str:
+    """Give ``name`` a new one-time access token; the old one stops working at once.
+
+    Raises:
+        StoreError: nobody has that name.
+    """
+    annotator = find_annotator(db, name)
+    secret, salt, hashed = _new_secret()
+    with transaction(db):
+        db.execute(
+            "UPDATE annotators SET token_salt = ?, token_hash = ? WHERE id = ?",
+            [salt.hex(), hashed, annotator.id],
+        )
+    return f"gp{annotator.id}.{secret}"
 
 
 def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
@@ -117,7 +142,8 @@ def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
     ).fetchone()
     if row is None:
         return None
-    given = _token_hash(match[2], bytes.fromhex(row[4]))
+    _, n, r, p, _ = row[5].split(":")
+    given = _token_hash(match[2], bytes.fromhex(row[4]), int(n), int(r), int(p))
     if not hmac.compare_digest(given.encode(), row[5].encode()) or not row[3]:
         return None
     return _annotator(row)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 
@@ -166,10 +165,11 @@ def next_assignment(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, 
     found = _pending(db, annotator_id)
     if found is not None:
         return found
+    shared = shared_counts(db, annotator_id)
     with transaction(db):
         # Re-check under the write lock: the same annotator may be signed in twice.
         found = _pending(db, annotator_id)
-        if found is None and assign_batch(db, annotator_id):
+        if found is None and assign_batch(db, annotator_id, shared):
             found = _pending(db, annotator_id)
     if found is not None:
         return found
@@ -253,10 +253,11 @@ def _frontier(db: sqlite_utils.Database) -> tuple[int | None, int]:
     return build, 0
 
 
-def assign_batch(db: sqlite_utils.Database, annotator_id: int) -> int:
+def assign_batch(db: sqlite_utils.Database, annotator_id: int, shared: Counter[int] | None = None) -> int:
     """Hand the annotator their next batch; return its size (0: nothing left for them).
 
-    Must run inside a write transaction (``labeler.store.transaction``).
+    Must run inside a write transaction (``labeler.store.transaction``). ``shared`` is
+    ``shared_counts`` for the annotator, if already read.
     """
     settings = get_settings(db)
     now_dt = datetime.now(UTC)
@@ -272,7 +273,9 @@ def assign_batch(db: sqlite_utils.Database, annotator_id: int) -> int:
         advancing = advancing and finished
         if available:
             batch = available[: settings.batch_size]
-            _hand_out(db, annotator_id, query_id, batch, settings, labellers, now_dt)
+            if shared is None:
+                shared = shared_counts(db, annotator_id)
+            _hand_out(db, annotator_id, query_id, batch, settings, labellers, shared, now_dt)
             taken = len(batch)
             break
     if _state(db, _FRONTIER) != {"build": build, "rowid": frontier}:
@@ -294,6 +297,7 @@ def _hand_out(
     batch: list[_Entry],
     settings: Settings,
     labellers: list[int],
+    shared: Counter[int],
     now_dt: datetime,
 ) -> None:
     at = _stamp(now_dt)
@@ -302,7 +306,7 @@ def _hand_out(
     # Nothing of theirs below `base` is waiting (checked by the caller under the same lock).
     _set_state(db, _cursor_key(annotator_id), base)
     earmarks: dict[int, list[str]] = {}
-    partners = _Partners(db, annotator_id, [a for a in labellers if a != annotator_id])
+    partners = _Partners(db, [a for a in labellers if a != annotator_id], shared)
     ordered = sorted(batch, key=lambda e: shuffle_key(annotator_id, query_id, e.doc_id))
     for offset, entry in enumerate(ordered):
         _assign(db, query_id, entry.doc_id, annotator_id, base + offset, at)
@@ -338,42 +342,37 @@ def _reserve(db: sqlite_utils.Database, query_id: str, doc_id: str, annotator_id
     )
 
 
+def shared_counts(db: sqlite_utils.Database, annotator_id: int) -> Counter[int]:
+    """How many entries the annotator shares with each other annotator so far.
+
+    Read before the write lock is taken: it only steers who gets overlap copies, so a count a
+    moment old does no harm, and other annotators' labels need not wait for it.
+    """
+    rows = db.execute(
+        "SELECT b.annotator_id, count(*) FROM assignments a JOIN assignments b "
+        "ON b.query_id = a.query_id AND b.doc_id = a.doc_id AND b.annotator_id <> a.annotator_id "
+        "WHERE a.annotator_id = ? GROUP BY b.annotator_id",
+        [annotator_id],
+    ).fetchall()
+    return Counter(dict(rows))
+
+
 class _Partners:
     """Picks who gets the other copies of an overlap entry: fewest entries shared so far.
 
-    Ties go to the annotator with the least work, then the lowest id. Counts are read once
-    per batch and kept up to date as copies are handed out.
+    Ties go to the annotator who has been handed the fewest items, then the lowest id. Counts
+    are kept up to date as copies are handed out within the batch.
     """
 
-    def __init__(self, db: sqlite_utils.Database, annotator_id: int, candidates: Iterable[int]) -> None:
-        self._db = db
-        self._annotator_id = annotator_id
-        self._candidates = list(candidates)
-        self._shared: Counter[int] | None = None
-        self._load: Counter[int] = Counter()
-
-    def _read(self) -> Counter[int]:
-        rows = self._db.execute(
-            "SELECT b.annotator_id, count(*) FROM assignments a JOIN assignments b "
-            "ON b.query_id = a.query_id AND b.doc_id = a.doc_id AND b.annotator_id <> a.annotator_id "
-            "WHERE a.annotator_id = ? GROUP BY b.annotator_id",
-            [self._annotator_id],
-        ).fetchall()
-        for candidate in self._candidates:
-            self._load[candidate] = self._db.execute(
-                "SELECT count(*) FROM assignments WHERE annotator_id = ? AND shown_order > 0", [candidate]
-            ).fetchone()[0]
-        return Counter(dict(rows))
+    def __init__(self, db: sqlite_utils.Database, candidates: list[int], shared: Counter[int]) -> None:
+        self._candidates = candidates
+        self._shared = Counter(shared)
+        self._load = Counter({c: _next_order(db, c) for c in candidates})
 
     def choose(self, n: int) -> list[int]:
-        if not self._candidates or n <= 0:
-            return []
-        if self._shared is None:
-            self._shared = self._read()
-        shared = self._shared
-        chosen = sorted(self._candidates, key=lambda c: (shared[c], self._load[c], c))[:n]
+        chosen = sorted(self._candidates, key=lambda c: (self._shared[c], self._load[c], c))[: max(n, 0)]
         for candidate in chosen:
-            shared[candidate] += 1
+            self._shared[candidate] += 1
             self._load[candidate] += 1
         return chosen
 

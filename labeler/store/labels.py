@@ -32,6 +32,7 @@ from labeler.store.access import (
     list_annotators,
     require_active,
     require_admin,
+    rotate_token,
     set_active,
 )
 from labeler.store.assign import Settings, get_settings
@@ -87,6 +88,7 @@ __all__ = [
     "record_judgment",
     "record_skip",
     "require_admin",
+    "rotate_token",
     "rubric_hash",
     "set_active",
     "set_rubric",
