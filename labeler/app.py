@@ -16,12 +16,12 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.pages import adjudicate, admin_only, annotators, label, progress, rubric
+from labeler.views import adjudicate, admin_only, annotators, label, markdown_text, progress, rubric
 from labeler.store import StoreError, connect
 from labeler.store.labels import Annotator
 
 try:  # the calibration page arrives with the calibration work; the app runs without it
-    from labeler.pages import calibration as _calibration
+    from labeler.views import calibration as _calibration
 except ImportError:
     _calibration = None
 
@@ -73,7 +73,7 @@ def login_page() -> None:
     if submitted:
         if state.sign_in(st.session_state, db, token or "") is not None:
             st.rerun()
-    error = st.session_state.get(state.LOGIN_ERROR)
+    error = st.session_state.pop(state.LOGIN_ERROR, None)
     if error:
         st.error(error)
 
@@ -103,27 +103,40 @@ def calibration_page() -> None:
         _signed_in_page(_calibration.render, admin=True)
 
 
-# Streamlit treats a ``pages/`` folder beside the entry point as file pages named after its
-# modules, and the first run after start-up routes by those names; so no url_path below may
-# equal a module name in labeler/pages/.
+# The page modules live in ``labeler/views/``, not ``pages/``: Streamlit treats a ``pages/``
+# folder beside the entry point as file pages and routes the first request after start-up
+# by their names, which broke deep links to the admin pages.
 _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
-    (progress_page, "Progress", "overview"),
-    (adjudicate_page, "Adjudicate", "adjudication"),
-    (annotators_page, "Annotators", "people"),
-    (rubric_page, "Rubric", "rubric-editor"),
+    (progress_page, "Progress", "progress"),
+    (adjudicate_page, "Adjudicate", "adjudicate"),
+    (annotators_page, "Annotators", "annotators"),
+    (rubric_page, "Rubric", "rubric"),
 )
 
 
-def _pages(user: Annotator) -> list[st.Page]:
-    # Admin pages exist for everyone but are listed only for admins: an annotator who
-    # reaches one by its address meets the page's own refusal.
-    visibility = "visible" if user.role == "admin" else "hidden"
-    admin = [(*page, visibility) for page in _ADMIN_PAGES]
+def _admin_pages() -> list[tuple[Callable[[], None], str, str]]:
+    pages = list(_ADMIN_PAGES)
     if _calibration is not None:
-        admin.append((calibration_page, "Calibration", "judge-calibration", visibility))
+        pages.append((calibration_page, "Calibration", "calibration"))
+    return pages
+
+
+def _pages(user: Annotator | None) -> list[st.Page]:
+    """Every address of the app; what it shows depends on who is signed in.
+
+    Signed out, every address shows the sign-in form and keeps its path, so a link to an
+    admin page leads there after signing in. Admin pages exist for everyone but are listed
+    only for admins: an annotator who reaches one by its address meets the page's refusal.
+    """
+    if user is None:
+        return [
+            st.Page(login_page, title="Sign in", url_path="labelling", default=True),
+            *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u in _admin_pages()),
+        ]
+    visibility = "visible" if user.role == "admin" else "hidden"
     return [
         st.Page(label_page, title="Label", url_path="labelling", default=True),
-        *(st.Page(f, title=t, url_path=u, visibility=v) for f, t, u, v in admin),
+        *(st.Page(f, title=t, url_path=u, visibility=visibility) for f, t, u in _admin_pages()),
     ]
 
 
@@ -135,10 +148,10 @@ def main() -> None:
         st.stop()
     user = state.signed_in(st.session_state, db)
     if user is None:
-        st.navigation([st.Page(login_page, title="Sign in", default=True)], position="hidden").run()
+        st.navigation(_pages(None), position="hidden").run()
         return
     with st.sidebar:
-        st.caption(f"Signed in as **{user.name}** ({user.role})")
+        st.caption(f"Signed in as **{markdown_text(user.name)}** ({user.role})")
         st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
     position = "sidebar" if user.role == "admin" else "hidden"
     st.navigation(_pages(user), position=position).run()

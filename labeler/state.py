@@ -34,6 +34,7 @@ LOGIN_SUBMIT = "gp_login"  # widget: the sign-in button
 LOGOUT = "gp_logout"  # widget: the sign-out button
 CURRENT = "gp_current"  # (query_id, doc_id) of the item on screen
 SHOWN_AT = "gp_shown_at"  # clock reading when the item on screen was first rendered
+SHOWN_LABEL = "gp_shown_label"  # (relevance, note) the item had in the database when shown
 FLASH = "gp_flash"  # one-line message shown once on the next render
 NOTE = "gp_note"  # widget: the note field, reset to the item's own note whenever an item is shown
 BACK = "gp_back"  # widget: the `u` button
@@ -129,16 +130,18 @@ def label(
     doc_id: str,
     relevance: int,
     clock: Clock = time.monotonic,
-) -> int:
-    """Commit one grade for the item that was on screen, then move on to the next item.
+) -> int | None:
+    """Commit one grade for the item on screen, then move on to the next item.
 
-    ``query_id``/``doc_id`` are those the key press was rendered with, so a key pressed
-    before the next item appears still applies to what the annotator was looking at.
+    ``query_id``/``doc_id`` are those the key's button was drawn with. A key that arrives
+    after the item left the screen (a double tap, faster than the next item appeared) is
+    dropped with a message: it must neither re-grade the item just done nor grade one the
+    annotator has not seen. Returns the new row's id, or None when the key was dropped.
     """
-    note = str(session.get(NOTE) or "").strip() if session.get(CURRENT) == (query_id, doc_id) else ""
-    row_id = labels.record_judgment(
-        db, annotator_id, query_id, doc_id, relevance, _seconds(session, query_id, doc_id, clock), note
-    )
+    if not _on_screen(session, db, annotator_id, query_id, doc_id):
+        return None
+    note = str(session.get(NOTE) or "").strip()
+    row_id = labels.record_judgment(db, annotator_id, query_id, doc_id, relevance, _seconds(session, clock), note)
     _forget_item(session)
     return row_id
 
@@ -151,8 +154,10 @@ def skip(
     doc_id: str,
     clock: Clock = time.monotonic,
 ) -> None:
-    """Record a skip for the item on screen and move on."""
-    labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, query_id, doc_id, clock))
+    """Record a skip for the item on screen and move on (dropped like ``label`` if stale)."""
+    if not _on_screen(session, db, annotator_id, query_id, doc_id):
+        return
+    labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, clock))
     _forget_item(session)
     session[FLASH] = "Skipped."
 
@@ -166,6 +171,8 @@ def back(
     clock: Clock = time.monotonic,
 ) -> bool:
     """Show the item before (query_id, doc_id) again so its label can be changed."""
+    if not _on_screen(session, db, annotator_id, query_id, doc_id):
+        return False
     previous = labels.previous_item(db, annotator_id, query_id, doc_id)
     if previous is None:
         session[FLASH] = "There is no earlier item to go back to."
@@ -182,6 +189,7 @@ def pop_flash(session: Session) -> str | None:
 def _show(session: Session, item: Item, clock: Clock) -> None:
     session[CURRENT] = (item.query_id, item.doc_id)
     session[SHOWN_AT] = clock()
+    session[SHOWN_LABEL] = (item.relevance, item.note)
     # One note field for every item keeps the page layout still; it starts from the
     # item's own latest note, so a note never follows the annotator to the next item.
     session[NOTE] = item.note
@@ -190,11 +198,30 @@ def _show(session: Session, item: Item, clock: Clock) -> None:
 def _forget_item(session: Session) -> None:
     session.pop(CURRENT, None)
     session.pop(SHOWN_AT, None)
+    session.pop(SHOWN_LABEL, None)
     session.pop(NOTE, None)
 
 
-def _seconds(session: Session, query_id: str, doc_id: str, clock: Clock) -> float | None:
-    """Seconds the item has been on screen, or None if the session never showed it."""
-    if session.get(CURRENT) != (query_id, doc_id) or SHOWN_AT not in session:
+def _on_screen(
+    session: Session, db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str
+) -> bool:
+    """Whether a key drawn for (query_id, doc_id) may act: the item is the one on screen and
+    nothing was recorded on it since it was shown; otherwise leave a message and refuse.
+
+    The database check matters because a key pressed while the page is being redrawn can
+    reach the server with the session as it was before the previous key was handled; the
+    database never goes back, so one showing of an item takes one label at most.
+    """
+    if session.get(CURRENT) == (query_id, doc_id):
+        shown = labels.get_item(db, annotator_id, query_id, doc_id)
+        if (shown.relevance, shown.note) == session.get(SHOWN_LABEL):
+            return True
+    session[FLASH] = "That key came before the next item was on screen, so nothing was saved."
+    return False
+
+
+def _seconds(session: Session, clock: Clock) -> float | None:
+    """Seconds the item on screen has been there, or None if the session lost the time."""
+    if SHOWN_AT not in session:
         return None
     return round(max(0.0, clock() - session[SHOWN_AT]), 3)

@@ -88,7 +88,8 @@ def add_judgments(path: Path, annotator_id: int, grades: dict[tuple[str, str], i
     """Append labels for one annotator straight into the judgments table."""
     db = connect(path)
     db["judgments"].insert_all(
-        {"query_id": q, "doc_id": d, "annotator_id": annotator_id, "relevance": g, "note": "", "at": now(), "seconds": 4.0}
+        {"query_id": q, "doc_id": d, "annotator_id": annotator_id, "relevance": g, "note": "", "at": now(),
+         "seconds": 4.0}
         for (q, d), g in grades.items()
     )
     db.close()

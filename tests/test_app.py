@@ -16,13 +16,14 @@ from streamlit.testing.v1 import AppTest
 
 import labeler
 from labeler import state
-from labeler.pages import ADMIN_REFUSAL
+from labeler.highlight import highlight, query_terms
+from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
 from labeler.store import labels
 from app_fixtures import QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, build_project
 
 APP = Path(labeler.__file__).parent / "app.py"
-ADMIN_PAGES = ("progress_page", "adjudicate_page", "annotators_page", "rubric_page")
+ADMIN_PAGES = ("progress_page", "adjudicate_page", "annotators_page", "rubric_page", "calibration_page")
 TIMEOUT = 30  # seconds per run; the first run imports the app
 
 
@@ -81,6 +82,14 @@ def test_missing_database_shows_an_error_page(monkeypatch: pytest.MonkeyPatch, t
     assert not at.exception
 
 
+def test_no_database_given_shows_how_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(state.DB_ENV_VAR, raising=False)
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    assert "goldpool serve DB" in at.error[0].value
+    assert len(at.text_input) == 0
+    assert not at.exception
+
+
 def test_wrong_token_is_refused(project: Project) -> None:
     at = _sign_in("not-a-token")
     assert "not recognised" in at.error[0].value
@@ -129,7 +138,22 @@ def test_note_is_stored_with_the_label(project: Project) -> None:
     _press(at, state.grade_key(1))
     with connect(project.path) as db:
         row = next(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
-    assert (row["query_id"], row["doc_id"], row["relevance"], row["note"]) == (query_id, doc_id, 1, "mentions 100 C only")
+    stored = (row["query_id"], row["doc_id"], row["relevance"], row["note"])
+    assert stored == (query_id, doc_id, 1, "mentions 100 C only")
+    assert not at.exception
+
+
+def test_first_item_has_the_rubric_at_hand_and_nothing_before_it(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    first = _on_screen(at)
+    with connect(project.path) as db:
+        rubric = labels.current_rubric(db)
+    assert [p.proto.popover.label for p in at.get("popover")] == ["Rubric"]
+    assert rubric.text.strip() in [m.value.strip() for m in at.markdown]
+    assert f"Rubric version {rubric.hash}" in [c.value for c in at.caption]
+    _press(at, state.BACK)
+    assert _on_screen(at) == first
+    assert [t.value for t in at.toast] == ["There is no earlier item to go back to."]
     assert not at.exception
 
 
@@ -283,6 +307,37 @@ def test_seconds_run_from_first_render_to_key_press(project: Project) -> None:
     ]
 
 
+def test_a_key_for_an_item_no_longer_on_screen_is_dropped(project: Project) -> None:
+    session: dict[str, object] = {}
+    with connect(project.path) as db:
+        first = state.current_item(session, db, project.annotator_id)
+        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 2) is not None
+        # A second key drawn with the same item arrives before the next item is shown.
+        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 0) is None
+        assert "nothing was saved" in state.pop_flash(session)
+        state.skip(session, db, project.annotator_id, first.query_id, first.doc_id)
+        assert state.current_item(session, db, project.annotator_id) != first
+        rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
+        skips = db["skips"].count
+    assert [(r["doc_id"], r["relevance"]) for r in rows] == [(first.doc_id, 2)]
+    assert skips == 0
+
+
+def test_one_showing_takes_one_label_even_if_the_session_goes_back(project: Project) -> None:
+    # A key handled while the page is redrawn can meet the session as it was before the
+    # previous key; the database, which never goes back, refuses the second label.
+    session: dict[str, object] = {}
+    with connect(project.path) as db:
+        first = state.current_item(session, db, project.annotator_id)
+        before = dict(session)
+        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 3) is not None
+        session.clear()
+        session.update(before)
+        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 0) is None
+        rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
+    assert [(r["doc_id"], r["relevance"]) for r in rows] == [(first.doc_id, 3)]
+
+
 def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -300,7 +355,12 @@ def test_run_app_starts_streamlit_headless_on_the_database(project: Project, mon
     from labeler.commands import serve
 
     calls = []
-    monkeypatch.setattr(subprocess, "run", lambda cmd, env, check: calls.append((cmd, env)) or subprocess.CompletedProcess(cmd, 0))
+
+    def fake_run(cmd: list[str], env: dict[str, str], check: bool) -> subprocess.CompletedProcess:
+        calls.append((cmd, env))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
     monkeypatch.chdir(project.path.parent)
     assert serve.run_app(project.path.name, "0.0.0.0", 8765, extra_env={"EXTRA": "1"}) == 0
     [(cmd, env)] = calls
@@ -310,3 +370,25 @@ def test_run_app_starts_streamlit_headless_on_the_database(project: Project, mon
         assert option in cmd
     assert env[state.DB_ENV_VAR] == str(project.path.resolve())
     assert env["EXTRA"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "expected"),
+    [
+        # whole words only, any case; the matched text keeps its own case
+        ("Waterfall water WATER", "water", "Waterfall <mark>water</mark> <mark>WATER</mark>"),
+        # a term never matches inside an entity that escaping produced
+        ("salt & amp", "amp salt", "<mark>salt</mark> &amp; <mark>amp</mark>"),
+        # markup in the text is escaped, including quotes
+        ('<a href="x">boil</a>', "boil", '&lt;a href=&quot;x&quot;&gt;<mark>boil</mark>&lt;/a&gt;'),
+        # stopwords and one-letter words are not marked
+        ("what is a point", "what is a point", "what is a <mark>point</mark>"),
+        ("no terms", "the of a", "no terms"),
+    ],
+)
+def test_highlight_escapes_and_marks_whole_query_words(text: str, query: str, expected: str) -> None:
+    assert highlight(text, query) == expected
+
+
+def test_query_terms_longest_first_without_repeats() -> None:
+    assert query_terms("Point of the boiling POINT, water!") == ["boiling", "point", "water"]

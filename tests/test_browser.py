@@ -21,6 +21,7 @@ import pytest
 
 from app_fixtures import Project, build_project
 from labeler import state
+from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -104,87 +105,132 @@ def _judgments(project: Project) -> list[dict]:
         return list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
 
 
+def _sign_in(page, url: str, token: str) -> None:  # noqa: ANN001 - playwright's Page
+    page.goto(url)
+    page.get_by_label("Access token").fill(token)
+    page.keyboard.press("Enter")
+
+
+def _idle(page) -> None:  # noqa: ANN001 - playwright's Page
+    """Wait until the app has finished drawing the page."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
+
+
 def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     project, url = served
     dialogs: list[str] = []
+    seen: list[str] = []  # every chunk a key was pressed on
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    SCREENSHOT.parent.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
             page.set_default_timeout(UI_TIMEOUT_MS)
-            expect.set_options(timeout=UI_TIMEOUT_MS)
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            page.goto(url)
-            page.get_by_label("Access token").fill(project.annotator_token)
-            page.keyboard.press("Enter")
-            progress = page.get_by_text("Labelled 0 of", exact=False)
-            expect(progress).to_be_visible()
-
-            keys = [str(n % 4) for n in range(10)]
-            seen_payload = False
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            for done, key in enumerate(keys, start=1):
-                seen_payload |= _check_chunk(page)
-                page.keyboard.press(key)
-                expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
-            rows = _judgments(project)
-            assert [str(r["relevance"]) for r in rows] == keys
-            assert len({(r["query_id"], r["doc_id"]) for r in rows}) == 10
-            assert all(r["seconds"] is not None and r["seconds"] > 0 for r in rows)
-
-            page.screenshot(path=str(SCREENSHOT), full_page=True, animations="disabled")
-
-            # `u` brings back the last item with its label; a new key changes it (a new row).
-            page.keyboard.press("u")
-            expect(page.get_by_text(f"Your label: {keys[-1]} ·", exact=False)).to_be_visible()
-            page.keyboard.press("3")
-            expect(page.get_by_text("Your label: not labelled yet")).to_be_visible()
-            rows = _judgments(project)
-            assert len(rows) == 11
-            assert (rows[-1]["query_id"], rows[-1]["doc_id"], rows[-1]["relevance"]) == (
-                rows[9]["query_id"], rows[9]["doc_id"], 3
-            )
-
-            # Typing a note must never fire a shortcut: these keys would label, skip or go back.
-            note = page.get_by_label("Note (optional)")
-            note.focus()
-            page.keyboard.type("0123 us")
-            assert len(_judgments(project)) == 11
-            page.keyboard.press("Tab")  # leaves the field; the grade key now labels again
-            page.keyboard.press("2")
-            expect(page.get_by_text("Labelled 11 of", exact=False)).to_be_visible()
-            last = _judgments(project)[-1]
-            assert (last["relevance"], last["note"]) == (2, "0123 us")
-
-            # Skip one (it comes back after the others), then label the rest, looking at
-            # every chunk on the way.
-            before = page.locator(".gp-chunk").inner_text()
-            page.keyboard.press("s")
-            expect(page.get_by_text("Skipped.")).to_be_visible()  # a toast
-            expect(page.locator(".gp-chunk")).not_to_have_text(before)
-            for done in range(12, project.n_items + 1):
-                seen_payload |= _check_chunk(page)
-                page.keyboard.press("1")
-                expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
-            expect(page.get_by_text("Nothing left to label")).to_be_visible()
-            with connect(project.path) as db:
-                skips = db.execute("SELECT count(*) FROM skips WHERE annotator_id = ?", [project.annotator_id])
-                assert skips.fetchone()[0] == 1
-            assert seen_payload, "the script payload chunk never came up"
+            _sign_in(page, url, project.annotator_token)
+            expect(page.get_by_text("Labelled 0 of", exact=False)).to_be_visible()
+            _label_ten(page, project, seen)
+            _idle(page)
+            page.screenshot(path=str(SCREENSHOT), animations="disabled")
+            _go_back_and_change(page, project, seen)
+            _note_does_not_fire_keys(page, project, seen)
+            _skip_one_and_finish(page, project, seen)
+            assert any("Water facts" in text for text in seen), "the script payload chunk never came up"
             assert dialogs == []
+
+            # An annotator who follows a link to an admin page is refused by the page itself.
+            admin_link = browser.new_page()
+            _sign_in(admin_link, url + "progress", project.annotator_token)
+            expect(admin_link.get_by_text(ADMIN_REFUSAL)).to_be_visible()
+            expect(admin_link.get_by_text("Agreement on the overlap")).to_have_count(0)
         finally:
             browser.close()
 
 
-def _check_chunk(page) -> bool:  # noqa: ANN001 - playwright's Page
-    """Assert the chunk on screen is inert text; return whether it is the payload chunk."""
+def _label_ten(page, project: Project, seen: list[str]) -> None:  # noqa: ANN001 - playwright's Page
+    from playwright.sync_api import expect
+
+    keys = [str(n % 4) for n in range(10)]
+    for done, key in enumerate(keys, start=1):
+        _press(page, key, seen)
+        expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
+    rows = _judgments(project)
+    assert [str(r["relevance"]) for r in rows] == keys
+    assert len({(r["query_id"], r["doc_id"]) for r in rows}) == 10
+    assert all(r["seconds"] is not None and r["seconds"] > 0 for r in rows)
+
+
+def _go_back_and_change(page, project: Project, seen: list[str]) -> None:  # noqa: ANN001
+    """`u` brings back the last item with its label; a new key changes it (a new row)."""
+    from playwright.sync_api import expect
+
+    last_grade = _judgments(project)[-1]["relevance"]
+    _press(page, "u", seen)
+    expect(page.get_by_text(f"Your label: {last_grade} ·", exact=False)).to_be_visible()
+    _press(page, "3", seen)
+    expect(page.get_by_text("Your label: not labelled yet")).to_be_visible()
+    rows = _judgments(project)
+    assert len(rows) == 11
+    assert (rows[-1]["query_id"], rows[-1]["doc_id"], rows[-1]["relevance"]) == (
+        rows[9]["query_id"], rows[9]["doc_id"], 3
+    )
+
+
+def _note_does_not_fire_keys(page, project: Project, seen: list[str]) -> None:  # noqa: ANN001
+    """Typing keys that would label, skip or go back into the note fires none of them."""
+    from playwright.sync_api import expect
+
+    page.get_by_label("Note (optional)").focus()
+    page.keyboard.type("0123 us")
+    assert len(_judgments(project)) == 11
+    page.keyboard.press("Tab")  # leaves the field; the grade keys work again
+    _press(page, "2", seen)
+    expect(page.get_by_text("Labelled 11 of", exact=False)).to_be_visible()
+    last = _judgments(project)[-1]
+    assert (last["relevance"], last["note"]) == (2, "0123 us")
+
+
+def _skip_one_and_finish(page, project: Project, seen: list[str]) -> None:  # noqa: ANN001
+    """Skip one item (it comes back after the others), then label the rest."""
+    from playwright.sync_api import expect
+
+    before = page.locator(".gp-chunk").inner_text()
+    _press(page, "s", seen)
+    expect(page.get_by_text("Skipped.")).to_be_visible()  # a toast
+    expect(page.locator(".gp-chunk")).not_to_have_text(before)
+    for done in range(12, project.n_items + 1):
+        _press(page, "1", seen)
+        expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
+    expect(page.get_by_text("Nothing left to label")).to_be_visible()
+    with connect(project.path) as db:
+        skips = db.execute("SELECT count(*) FROM skips WHERE annotator_id = ?", [project.annotator_id])
+        assert skips.fetchone()[0] == 1
+
+
+def _press(page, key: str, seen: list[str]) -> None:  # noqa: ANN001 - playwright's Page
+    """Press ``key`` once the app has finished drawing, as a person would; first check the
+    chunk on screen is inert text and note it in ``seen``.
+
+    A key pressed while Streamlit is still redrawing the page can miss its button; it is
+    then lost (never applied to the wrong item), and waiting for the drawn page avoids that.
+    """
+    _idle(page)
+    if page.locator(".gp-chunk").count():
+        seen.append(_check_chunk(page))
+    page.keyboard.press(key)
+
+
+def _check_chunk(page) -> str:  # noqa: ANN001 - playwright's Page
+    """The chunk text on screen, after checking that the payload chunk is inert text."""
     chunk = page.locator(".gp-chunk")
     text = chunk.inner_text()
-    if "Water facts" not in text:
-        return False
-    assert "<script>alert(1)</script><img src=x onerror=alert(1)>" in text
-    assert chunk.locator("script, img").count() == 0
-    page.screenshot(path=str(SCREENSHOT.with_name("payload.png")), full_page=True, animations="disabled")
-    return True
+    if "Water facts" in text:
+        assert "<script>alert(1)</script><img src=x onerror=alert(1)>" in text
+        assert chunk.locator("script, img").count() == 0
+        page.screenshot(path=str(SCREENSHOT.with_name("payload.png")), animations="disabled")
+    return text

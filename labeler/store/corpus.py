@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -235,7 +235,7 @@ def stats(db: sqlite_utils.Database) -> dict[str, int]:
         "queries": one("SELECT count(*) FROM queries"),
         "runs": one("SELECT count(*) FROM runs"),
         "run_entries": one("SELECT count(*) FROM run_entries"),
-        "pool_entries": one("SELECT count(*) FROM pool"),
+        "pool": one("SELECT count(*) FROM pool"),
         "pooled_queries": one("SELECT count(DISTINCT query_id) FROM pool"),
         "pool_builds": one("SELECT count(*) FROM pool_builds"),
         "judged_entries": one("SELECT count(*) FROM (SELECT DISTINCT query_id, doc_id FROM judgments)"),
@@ -278,7 +278,7 @@ def _search_texts(db: sqlite_utils.Database) -> Iterator[str]:
         yield search_text(title, text)
 
 
-def _fetcher(db: sqlite_utils.Database, doc_ids: Sequence[str]) -> Any:
+def _fetcher(db: sqlite_utils.Database, doc_ids: Sequence[str]) -> Callable[[Sequence[int]], list[str]]:
     def fetch(positions: Sequence[int]) -> list[str]:
         wanted = [doc_ids[p] for p in positions]
         found: dict[str, str] = {}
@@ -328,8 +328,7 @@ def build_pool(
     ids_keys = db.conn.execute("SELECT doc_id, content_hash FROM documents ORDER BY doc_id").fetchall()
     if not queries or not ids_keys:
         raise PoolingError("nothing to pool: import a corpus and queries first")
-    doc_ids = [row[0] for row in ids_keys]
-    doc_keys = [row[1] for row in ids_keys]
+    doc_ids, doc_keys = [row[0] for row in ids_keys], [row[1] for row in ids_keys]
     del ids_keys
     found = retrieve(
         queries,
@@ -344,15 +343,8 @@ def build_pool(
         progress=progress,
     )
     rankings = {**found.rankings, **_run_rankings(db, run_depth)}
-    params = {
-        "bm25_depth": bm25_depth,
-        "dense_depth": dense_depth,
-        "run_depth": run_depth,
-        "model": found.model,
-        "model_identity": found.model_identity,
-        "sources": sorted(rankings),
-        "rrf_k": RRF_K,
-    }
+    depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth}
+    params = {**depths, "model": found.model, "model_identity": found.model_identity, "sources": sorted(rankings), "rrf_k": RRF_K}
     with transaction(db):
         build_id, added, kept = _write_pool(db, rankings, params)
     per_source = {s: sum(len(d) for d in r.values()) for s, r in sorted(rankings.items())}

@@ -14,7 +14,7 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from labeler.pages import admin_only
+from labeler.views import admin_only
 from labeler.store import labels
 from labeler.store.labels import Annotator, OverlapLabel
 

@@ -10,7 +10,7 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.pages import admin_only
+from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.labels import Annotator

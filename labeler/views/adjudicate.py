@@ -14,7 +14,7 @@ import streamlit as st
 
 from labeler import state
 from labeler.highlight import highlight
-from labeler.pages import admin_only
+from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.labels import GRADES, Annotator, Disagreement
@@ -55,7 +55,8 @@ def _item(db: sqlite_utils.Database, user: Annotator, item: Disagreement) -> Non
         # Corpus and query text are untrusted: escaped before they become HTML.
         st.html(f"<div><strong>Query:</strong> {html.escape(item.query_text)}</div>")
         title = f"<strong>{html.escape(item.doc_title)}</strong>\n" if item.doc_title else ""
-        st.html(f'<div class="gp-chunk" style="white-space:pre-wrap">{title}{highlight(item.doc_text, item.query_text)}</div>')
+        chunk = highlight(item.doc_text, item.query_text)
+        st.html(f'<div class="gp-chunk" style="white-space:pre-wrap">{title}{chunk}</div>')
         st.dataframe(
             pd.DataFrame([{"annotator": name, "grade": grade, "note": note} for name, grade, note in item.labels]),
             hide_index=True,

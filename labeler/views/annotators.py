@@ -10,7 +10,7 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.pages import admin_only
+from labeler.views import admin_only, markdown_text
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.labels import Annotator
@@ -27,7 +27,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     st.caption("A deactivated token stops working at its holder's next click; labels are kept.")
     for annotator in labels.list_annotators(db, user):
         name, role, active = st.columns([3, 1, 1])
-        name.markdown(f"**{_plain(annotator.name)}**")
+        name.markdown(f"**{markdown_text(annotator.name)}**")
         role.write(annotator.role)
         active.toggle(
             "Active",
@@ -39,11 +39,6 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
             args=(db, annotator.id, user),
         )
     st.caption("Add people with `goldpool add-annotator DB NAME [--role admin]`.")
-
-
-def _plain(text: str) -> str:
-    """``text`` with Markdown's special characters escaped, so a name renders as written."""
-    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|<>~" else c for c in text)
 
 
 def _on_toggle(db: sqlite_utils.Database, annotator_id: int, user: Annotator) -> None:

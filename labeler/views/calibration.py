@@ -7,7 +7,7 @@ import streamlit as st
 
 from calibration import project_report, to_html, to_markdown
 from calibration.report_html import confusion_svg, intervals_svg, mdd_svg
-from labeler.pages import admin_only
+from labeler.views import admin_only
 from labeler.store.labels import Annotator, latest_judgments
 
 #: Widget key of the HTML download button.

@@ -1,9 +1,11 @@
 """The labelling page: one (query, chunk) at a time, keyboard first.
 
 Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are Streamlit's own
-button shortcuts, which the browser ignores while a text field has focus, so typing a note
-never fires a label. The annotator sees the query, the chunk and their own work only: no
-retriever, rank, score, priority or anyone else's label.
+button shortcuts (``st.button(shortcut=...)``), whose handler ignores a key without Ctrl, Alt
+or Cmd while focus is in a text field, so typing a note never fires a label. The annotator
+sees the query, the chunk and their own work only: no retriever, rank, score, priority or
+anyone else's label. The layout is the same for every item (messages are toasts), because a
+button that moves on the page re-binds its key and can miss a press meanwhile.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _progress(overall: labels.Progress, item: Item) -> None:
     st.progress(min(overall.done / assigned, 1.0), text=f"Labelled {overall.done} of {overall.assigned}")
     st.progress(
         min(item.position / max(item.batch_size, 1), 1.0),
-        text=f"This query: item {item.position} of {item.batch_size}",
+        text=f"This query: item {item.position} of {item.batch_size} · {overall.query_done} labelled",
     )
 
 
