@@ -269,7 +269,7 @@ def test_calibration_imports_without_streamlit():
 
 
 def _page(path: str, role: str) -> None:
-    from labeler.pages.calibration import render
+    from labeler.views.calibration import render
     from labeler.store import connect
     from labeler.store.labels import Annotator
 
@@ -293,7 +293,7 @@ def test_admin_page_shows_the_report(tmp_path):
 def test_annotator_is_refused_the_calibration_page(tmp_path):
     from streamlit.testing.v1 import AppTest
 
-    from labeler.pages import ADMIN_REFUSAL
+    from labeler.views import ADMIN_REFUSAL
 
     path = build_project(tmp_path)
     at = AppTest.from_function(_page, args=(str(path), "annotator"), default_timeout=30).run()
