@@ -33,3 +33,13 @@ def test_every_command_has_help() -> None:
         result = runner.invoke(cli, [name, "--help"])
         assert result.exit_code == 0, result.output
         assert f"goldpool {name}" in result.output
+
+
+def test_every_command_is_in_the_readme() -> None:
+    from pathlib import Path
+
+    from labeler.cli import cli
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in cli.commands if f"`{name} " not in readme and f"`{name}`" not in readme]
+    assert not missing, f"commands missing from README.md: {missing}"
