@@ -19,7 +19,7 @@ ties broken by doc_id descending, as trec_eval ranks runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -92,13 +92,11 @@ class BM25Index:
             return np.zeros(0)
         return self._model.get_scores(tokenize(text))
 
-    def search(
-        self, queries: Sequence[tuple[str, str]], k: int, *, progress: bool = False
-    ) -> dict[str, list[ScoredDoc]]:
-        """The top ``k`` documents of each ``(query_id, text)``, best first."""
-        results: dict[str, list[ScoredDoc]] = {}
+    def top(self, queries: Sequence[tuple[str, str]], k: int, *, progress: bool = False) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+        """Yield ``(query_id, indices, scores)`` of each query's top ``k``, best first."""
         if self._model is None:
-            return {query_id: [] for query_id, _ in queries}
+            yield from ((query_id, np.empty(0, np.int64), np.empty(0)) for query_id, _ in queries)
+            return
         # Score a batch of queries at once (rank-bm25-rs spreads it over the cores), with
         # the batch's score matrix kept near 64 MB.
         batch = max(1, (64 << 20) // (8 * len(self.doc_ids)))
@@ -108,9 +106,20 @@ class BM25Index:
                 matrix = self._model.get_scores_many([tokenize(text) for _, text in chunk])
                 for (query_id, _), scores in zip(chunk, matrix):
                     best = top_k(scores, k, self.ties)
-                    results[query_id] = [
-                        ScoredDoc(query_id, self.doc_ids[i], rank, float(scores[i]))
-                        for rank, i in enumerate(best.tolist(), start=1)
-                    ]
+                    yield query_id, best, scores[best]
                 bar.update(len(chunk))
-        return results
+
+    def search(self, queries: Sequence[tuple[str, str]], k: int, *, progress: bool = False) -> dict[str, list[ScoredDoc]]:
+        """The top ``k`` documents of each ``(query_id, text)``, best first."""
+        return {
+            query_id: [
+                ScoredDoc(query_id, self.doc_ids[i], rank, score)
+                for rank, (i, score) in enumerate(zip(best.tolist(), scores.tolist()), start=1)
+            ]
+            for query_id, best, scores in self.top(queries, k, progress=progress)
+        }
+
+    def ranked_ids(self, queries: Sequence[tuple[str, str]], k: int, *, progress: bool = False) -> dict[str, list[str]]:
+        """Like :meth:`search`, doc_ids only: what the pool needs."""
+        ids = self.doc_ids
+        return {query_id: [ids[i] for i in best.tolist()] for query_id, best, _ in self.top(queries, k, progress=progress)}

@@ -38,8 +38,10 @@ def default_model_path() -> Path:
 def model_identity(path: str | Path) -> str:
     """A stable id for a model directory: its small files' content, its large files' sizes."""
     root = Path(path)
-    if not root.is_dir():
-        raise PoolingError(f"{root}: not a sentence-transformers model directory", path=root)
+    if not (root / "modules.json").is_file() and not (root / "config.json").is_file():
+        raise PoolingError(
+            "not a sentence-transformers model directory (no modules.json or config.json in it)", path=root
+        )
     digest = hashlib.sha256()
     for file in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts):
         size = file.stat().st_size
@@ -83,7 +85,12 @@ class EmbeddingCache:
         if self.dim is None:
             self.dim = int(vectors.shape[1])
             self._meta_path.write_text(json.dumps({"dim": self.dim, "model": self._model_path}))
-        fresh = [i for i, k in enumerate(keys) if k not in self._rows]
+        fresh: list[int] = []
+        batch: set[str] = set()
+        for i, key in enumerate(keys):
+            if key not in self._rows and key not in batch:
+                batch.add(key)
+                fresh.append(i)
         with self._vectors_path.open("ab") as out:
             out.write(vectors[fresh].tobytes())
         with self._keys_path.open("a") as out:
@@ -131,11 +138,19 @@ class DenseRetriever:
     def _load(self) -> Any:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
+            # transformers shows its own weight-loading bar; honour progress=False for it too.
+            shown = hf_logging.is_progress_bar_enabled()
+            if not self.progress:
+                hf_logging.disable_progress_bar()
             try:
                 self._model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
             except (OSError, ValueError) as exc:
                 raise PoolingError(f"cannot load sentence-transformers model: {exc}", path=self.model_path) from exc
+            finally:
+                if shown:
+                    hf_logging.enable_progress_bar()
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

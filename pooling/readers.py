@@ -47,7 +47,7 @@ def detect_format(path: str | Path) -> Format:
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is not None:
         return fmt
-    for number, line in read_lines(path):
+    for _, line in read_lines(path):
         if line.strip():
             if line.lstrip().startswith("<"):
                 return "trec"

@@ -11,10 +11,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pooling.bm25 import BM25Index, tie_ranks
+
+if TYPE_CHECKING:
+    from pooling.dense import DenseRetriever
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,33 +74,45 @@ def retrieve(
     """
     rankings: dict[str, dict[str, list[str]]] = {}
     seconds: dict[str, float] = {}
-    encoded, model_path, identity = 0, None, None
     if bm25_depth > 0:
         clock = time.perf_counter()
         index = BM25Index(doc_ids, texts(), progress=progress)
         seconds["bm25_index"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        hits = index.search(queries, bm25_depth, progress=progress)
-        rankings["bm25"] = {q: [d.doc_id for d in docs] for q, docs in hits.items()}
+        rankings["bm25"] = index.ranked_ids(queries, bm25_depth, progress=progress)
         seconds["bm25_search"] = time.perf_counter() - clock
-    if dense_depth > 0 and queries and doc_ids:
-        if cache_dir is None:
-            raise ValueError("dense retrieval needs a cache_dir")
-        from pooling.dense import DenseRetriever
+        del index  # a million-chunk index is gigabytes; free it before the dense stage
+    if dense_depth <= 0 or not queries or not doc_ids:
+        return Retrieval(rankings, seconds, 0, None, None)
+    if cache_dir is None:
+        raise ValueError("dense retrieval needs a cache_dir")
+    from pooling.dense import DenseRetriever
 
-        retriever = DenseRetriever(cache_dir, model, progress=progress)
-        clock = time.perf_counter()
-        doc_rows = retriever.embed(doc_keys, fetch, desc="encode chunks")
-        q_texts = [text for _, text in queries]
-        q_rows = retriever.embed([query_key(t) for t in q_texts], lambda ps: [q_texts[p] for p in ps], desc="encode queries")
-        seconds["encode"] = time.perf_counter() - clock
-        clock = time.perf_counter()
-        ties = np.arange(len(doc_ids)) if _sorted(doc_ids) else tie_ranks(doc_ids)
-        best, _ = retriever.search(q_rows, doc_rows, dense_depth, ties)
-        rankings["dense"] = {q: [doc_ids[i] for i in row] for (q, _), row in zip(queries, best.tolist())}
-        seconds["dense_search"] = time.perf_counter() - clock
-        encoded, model_path, identity = retriever.encoded, retriever.model_path, retriever.identity
-    return Retrieval(rankings, seconds, encoded, model_path, identity)
+    retriever = DenseRetriever(cache_dir, model, progress=progress)
+    rankings["dense"] = _dense(retriever, queries, doc_ids, doc_keys, fetch, dense_depth, seconds)
+    return Retrieval(rankings, seconds, retriever.encoded, retriever.model_path, retriever.identity)
+
+
+def _dense(
+    retriever: DenseRetriever,
+    queries: Sequence[tuple[str, str]],
+    doc_ids: Sequence[str],
+    doc_keys: Sequence[str],
+    fetch: Callable[[Sequence[int]], Sequence[str]],
+    depth: int,
+    seconds: dict[str, float],
+) -> dict[str, list[str]]:
+    clock = time.perf_counter()
+    doc_rows = retriever.embed(doc_keys, fetch, desc="encode chunks")
+    q_texts = [text for _, text in queries]
+    q_keys = [query_key(t) for t in q_texts]
+    q_rows = retriever.embed(q_keys, lambda ps: [q_texts[p] for p in ps], desc="encode queries")
+    seconds["encode"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    ties = np.arange(len(doc_ids)) if _sorted(doc_ids) else tie_ranks(doc_ids)
+    best, _ = retriever.search(q_rows, doc_rows, depth, ties)
+    seconds["dense_search"] = time.perf_counter() - clock
+    return {q: [doc_ids[i] for i in row] for (q, _), row in zip(queries, best.tolist())}
 
 
 def _sorted(ids: Sequence[str]) -> bool:

@@ -54,7 +54,7 @@ def test_import_build_export_stats(project: CliRunner) -> None:
     ]
     assert run(project, "stats", "p.db") == (
         "documents:      3\nqueries:        2\nruns:           1\nrun_entries:    3\n"
-        "pool_entries:   5\npooled_queries: 2\npool_builds:    1\njudged_entries: 0\n"
+        "pool:           5\npooled_queries: 2\npool_builds:    1\njudged_entries: 0\n"
     )
 
 

@@ -164,6 +164,6 @@ def test_export_pool_writes_the_issue_format(db: sqlite_utils.Database) -> None:
     out = io.StringIO()
     count = corpus.export_pool(db, out)
     records = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert count == len(records) == corpus.stats(db)["pool_entries"]
+    assert count == len(records) == corpus.stats(db)["pool"]
     assert all(set(r) == {"query_id", "doc_id", "sources", "priority"} for r in records)
     assert records[0] == {"query_id": "q1", "doc_id": "d1", "sources": {"bm25": 1}, "priority": 1 / (60 + 1)}

@@ -172,3 +172,10 @@ def test_rank_run_orders_like_trec_eval() -> None:
         evaluator = pytrec_eval.RelevanceEvaluator({"q": {relevant: 1}}, {"P_1"})
         p_at_1 = evaluator.evaluate({"q": {r.doc_id: r.score for r in rows}})["q"]["P_1"]
         assert p_at_1 == (1.0 if ranked[0].doc_id == relevant else 0.0)
+
+
+def test_unknown_format_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.txt"
+    path.write_text("doc_id text\n", encoding="utf-8")
+    with pytest.raises(PoolingError, match=r"corpus\.txt: unknown format; name the file \.jsonl"):
+        list(read_corpus(path))
