@@ -8,9 +8,11 @@ so a document found by several sources, or high by one, is labelled first. A sou
 order never decides on its own. Within a query, ``position`` is 1-based labelling order:
 priority descending, ties by doc_id ascending.
 
-Merging into an existing pool keeps every existing entry as it is (its sources, priority
-and position) and only adds: new entries are ordered among themselves and placed after the
-query's existing ones, so annotators' work and the order they saw stay valid.
+Merging into an existing pool keeps every existing entry and its position, and only adds:
+new entries are ordered among themselves and placed after the query's existing ones, so
+annotators' work and the order they saw stay valid. An existing entry that a new source also
+retrieved gains that source in its provenance (ranks already recorded never change) and its
+priority is recomputed; its position stays.
 """
 
 from __future__ import annotations
@@ -72,3 +74,37 @@ def merge(
             for offset, (priority, doc_id, src) in enumerate(fresh, start=1)
         )
     return added
+
+
+def grown(
+    rankings: Rankings,
+    existing: Mapping[str, Mapping[str, tuple[Mapping[str, int], int]]],
+    k: int = RRF_K,
+) -> list[PoolEntry]:
+    """Existing entries that a source not yet in their provenance has also retrieved.
+
+    Args:
+        rankings: source -> query_id -> ranked doc_ids.
+        existing: query_id -> doc_id -> (recorded sources, position).
+        k: the RRF constant.
+
+    Returns:
+        The entries with their provenance extended (recorded ranks kept), priority
+        recomputed and position unchanged, ordered by query_id then position.
+
+    >>> [grown({"run": {"q": ["a"]}}, {"q": {"a": ({"bm25": 2}, 1)}})[0].priority == 1 / (60 + 2) + 1 / (60 + 1)]
+    [True]
+    """
+    changed: list[PoolEntry] = []
+    for query_id, docs in sorted(provenance(rankings).items()):
+        have = existing.get(query_id, {})
+        for doc_id, found in docs.items():
+            if doc_id not in have:
+                continue
+            recorded, position = have[doc_id]
+            extra = {s: r for s, r in found.items() if s not in recorded}
+            if extra:
+                sources = {**recorded, **extra}
+                changed.append(PoolEntry(query_id, doc_id, frozen_meta(sources), rrf_priority(sources, k), position))
+    changed.sort(key=lambda e: (e.query_id, e.position))
+    return changed

@@ -147,7 +147,16 @@ def test_rebuild_after_adding_a_run_keeps_every_row_and_adds(db: sqlite_utils.Da
     corpus.import_run(db, run, "sys")
     second = corpus.build_pool(db, dense_depth=0, progress=False)
     after = _pool_rows(db)
-    assert {k: after[k] for k in before} == before
+    # Every existing row keeps its position, time and build; d1 was already pooled for q1 by
+    # BM25 and the run also found it (rank 2), so its provenance gains the run.
+    assert {k: (r[4], r[5], r[6]) for k, r in after.items() if k in before} == {
+        k: (r[4], r[5], r[6]) for k, r in before.items()
+    }
+    bm25_rank = json.loads(before[("q1", "d1")][2])["bm25"]
+    assert json.loads(after[("q1", "d1")][2]) == {"bm25": bm25_rank, "sys": 2}
+    assert after[("q1", "d1")][3] == 1 / (60 + bm25_rank) + 1 / (60 + 2)
+    untouched = [k for k in before if k != ("q1", "d1") and "sys" not in json.loads(after[k][2])]
+    assert all(after[k] == before[k] for k in untouched)
     new = {k: v for k, v in after.items() if k not in before}
     assert second.added == len(new) > 0 and second.kept == len(before)
     for (query_id, _), row in new.items():

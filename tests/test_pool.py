@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pooling.pool import merge, rrf_priority
+from pooling.pool import grown, merge, rrf_priority
 
 DOC = st.sampled_from([f"d{i}" for i in range(12)])
 QUERY = st.sampled_from(["q1", "q2", "q3"])
@@ -41,6 +41,18 @@ def test_merge_keeps_existing_and_appends_after_them() -> None:
     existing = {"q": {"a": 1, "b": 2}}
     entries = merge(rankings, existing)
     assert [(e.doc_id, dict(e.sources), e.position) for e in entries] == [("c", {"run": 1}, 3)]
+
+
+def test_grown_extends_provenance_of_existing_entries_only() -> None:
+    rankings = {"bm25": {"q": ["a", "b"]}, "run": {"q": ["c", "a"]}}
+    existing = {"q": {"a": ({"bm25": 1}, 1), "b": ({"bm25": 2}, 2)}}
+    changed = grown(rankings, existing)
+    # a: BM25 rank 1 was recorded; the run found it at rank 2. b gained nothing; c is new.
+    assert [(e.doc_id, dict(e.sources), e.priority, e.position) for e in changed] == [
+        ("a", {"bm25": 1, "run": 2}, 1 / (60 + 1) + 1 / (60 + 2), 1)
+    ]
+    # A recorded rank never changes, even if the source now ranks the entry elsewhere.
+    assert grown({"bm25": {"q": ["b", "a"]}}, existing) == []
 
 
 @given(rankings=RANKINGS)

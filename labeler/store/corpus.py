@@ -21,7 +21,7 @@ import sqlite_utils
 
 from labeler.store.schema import now, transaction
 from pooling import PoolingError
-from pooling.pool import RRF_K, Rankings, merge
+from pooling.pool import RRF_K, Rankings, grown, merge
 from pooling.readers import read_corpus, read_queries
 from pooling.retrieve import retrieve
 from pooling.trec import rank_run, read_run
@@ -353,11 +353,13 @@ def build_pool(
 
 
 def _write_pool(db: sqlite_utils.Database, rankings: Rankings, params: dict[str, Any]) -> tuple[int, int, int]:
-    existing: dict[str, dict[str, int]] = {}
-    for query_id, doc_id, position in db.conn.execute("SELECT query_id, doc_id, position FROM pool"):
-        existing.setdefault(query_id, {})[doc_id] = position
-    entries = merge(rankings, existing)
-    params = {**params, "added": len(entries)}
+    recorded: dict[str, dict[str, tuple[dict[str, int], int]]] = {}
+    for query_id, doc_id, sources, position in db.conn.execute("SELECT query_id, doc_id, sources, position FROM pool"):
+        recorded.setdefault(query_id, {})[doc_id] = (json.loads(sources), position)
+    positions = {q: {d: pos for d, (_, pos) in docs.items()} for q, docs in recorded.items()}
+    entries = merge(rankings, positions)
+    extended = grown(rankings, recorded)
+    params = {**params, "added": len(entries), "provenance_extended": len(extended)}
     at = now()
     cursor = db.conn.execute(
         "INSERT INTO pool_builds (at, params) VALUES (?, ?)", [at, json.dumps(params, sort_keys=True)]
@@ -373,4 +375,9 @@ def _write_pool(db: sqlite_utils.Database, rankings: Rankings, params: dict[str,
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             batch,
         )
-    return build_id, len(entries), sum(len(v) for v in existing.values())
+    # Provenance only grows: the entry, its position and its labels stay as they were.
+    db.conn.executemany(
+        "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
+        [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
+    )
+    return build_id, len(entries), sum(len(v) for v in recorded.values())
