@@ -37,6 +37,7 @@ SHOWN_AT = "gp_shown_at"  # clock reading when the item on screen was first rend
 SHOWN_LABEL = "gp_shown_label"  # (relevance, note) the item had in the database when shown
 FLASH = "gp_flash"  # one-line message shown once on the next render
 NOTE = "gp_note"  # widget: the note field, reset to the item's own note whenever an item is shown
+DRAFTS = "gp_drafts"  # {(query_id, doc_id): note} typed but not yet saved when the annotator went back
 BACK = "gp_back"  # widget: the `u` button
 SKIP = "gp_skip"  # widget: the `s` button
 RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
@@ -157,7 +158,8 @@ def skip(
     """Record a skip for the item on screen and move on (dropped like ``label`` if stale)."""
     if not _on_screen(session, db, annotator_id, query_id, doc_id):
         return
-    labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, clock))
+    note = str(session.get(NOTE) or "").strip()
+    labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, clock), note)
     _forget_item(session)
     session[FLASH] = "Skipped."
 
@@ -177,6 +179,10 @@ def back(
     if previous is None:
         session[FLASH] = "There is no earlier item to go back to."
         return False
+    # A note typed on the item being left is kept as a draft and comes back with the item.
+    typed = str(session.get(NOTE) or "")
+    if typed.strip() and typed != session.get(SHOWN_LABEL, (None, ""))[1]:
+        session.setdefault(DRAFTS, {})[(query_id, doc_id)] = typed
     _show(session, previous, clock)
     return True
 
@@ -191,8 +197,9 @@ def _show(session: Session, item: Item, clock: Clock) -> None:
     session[SHOWN_AT] = clock()
     session[SHOWN_LABEL] = (item.relevance, item.note)
     # One note field for every item keeps the page layout still; it starts from the
-    # item's own latest note, so a note never follows the annotator to the next item.
-    session[NOTE] = item.note
+    # item's own latest note (or an unsaved draft of it), so a note never follows the
+    # annotator to the next item.
+    session[NOTE] = session.get(DRAFTS, {}).pop((item.query_id, item.doc_id), item.note)
 
 
 def _forget_item(session: Session) -> None:

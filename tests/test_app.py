@@ -143,6 +143,27 @@ def test_note_is_stored_with_the_label(project: Project) -> None:
     assert not at.exception
 
 
+def test_a_typed_note_survives_skip_and_back(project: Project) -> None:
+    session: dict[str, object] = {}
+    with connect(project.path) as db:
+        first = state.current_item(session, db, project.annotator_id)
+        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 1)
+        second = state.current_item(session, db, project.annotator_id)
+        session[state.NOTE] = "half-typed thought"
+        assert state.back(session, db, project.annotator_id, second.query_id, second.doc_id)
+        assert session[state.NOTE] == ""  # the first item's own (empty) note, not the draft
+        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 2)
+        again = state.current_item(session, db, project.annotator_id)
+        assert (again.query_id, again.doc_id) == (second.query_id, second.doc_id)
+        assert session[state.NOTE] == "half-typed thought"  # the draft came back with its item
+        session[state.NOTE] = "ambiguous: asks two things"
+        state.skip(session, db, project.annotator_id, second.query_id, second.doc_id)
+        skip = next(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
+        shown_again = labels.get_item(db, project.annotator_id, second.query_id, second.doc_id)
+    assert (skip["doc_id"], skip["note"]) == (second.doc_id, "ambiguous: asks two things")
+    assert shown_again.note == "ambiguous: asks two things"
+
+
 def test_first_item_has_the_rubric_at_hand_and_nothing_before_it(project: Project) -> None:
     at = _sign_in(project.annotator_token)
     first = _on_screen(at)

@@ -190,10 +190,19 @@ def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: s
         )
     ]
     latest = db.execute(
-        "SELECT relevance, note FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? "
+        "SELECT relevance, note, at FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? "
         "ORDER BY id DESC LIMIT 1",
         [query_id, doc_id, annotator_id],
     ).fetchone()
+    # A note left with a later skip is the annotator's latest word on the item.
+    skipped = db.execute(
+        "SELECT note, at FROM skips WHERE query_id = ? AND doc_id = ? AND annotator_id = ? AND note != '' "
+        "ORDER BY id DESC LIMIT 1",
+        [query_id, doc_id, annotator_id],
+    ).fetchone()
+    note = "" if latest is None else latest[1]
+    if skipped is not None and (latest is None or skipped[1] > latest[2]):
+        note = skipped[0]
     return Item(
         query_id=query_id,
         doc_id=doc_id,
@@ -203,7 +212,7 @@ def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: s
         position=batch.index(doc_id) + 1,
         batch_size=len(batch),
         relevance=None if latest is None else latest[0],
-        note="" if latest is None else latest[1],
+        note=note,
     )
 
 
@@ -305,9 +314,14 @@ def record_judgment(
 
 
 def record_skip(
-    db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, seconds: float | None
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    query_id: str,
+    doc_id: str,
+    seconds: float | None,
+    note: str = "",
 ) -> None:
-    """Append a skip: the item comes back after the annotator's other work."""
+    """Append a skip (with the note typed, if any): the item comes back after other work."""
     seconds = _check_seconds(seconds)
     with transaction(db):
         require_active(db, annotator_id)
@@ -315,8 +329,8 @@ def record_skip(
         if order is None or order < 0:
             raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
         db.execute(
-            "INSERT INTO skips (query_id, doc_id, annotator_id, at, seconds) VALUES (?, ?, ?, ?, ?)",
-            [query_id, doc_id, annotator_id, now(), seconds],
+            "INSERT INTO skips (query_id, doc_id, annotator_id, at, seconds, note) VALUES (?, ?, ?, ?, ?, ?)",
+            [query_id, doc_id, annotator_id, now(), seconds, str(note or "")],
         )
         assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
 

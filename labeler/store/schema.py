@@ -20,7 +20,7 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``judgments``: id, query_id, doc_id, annotator_id, relevance (0-3), note, at, seconds,
   rubric_hash. Append-only: a change is a new row; the latest row per (query_id, doc_id,
   annotator_id) counts.
-- ``skips``: id, query_id, doc_id, annotator_id, at, seconds. Append-only.
+- ``skips``: id, query_id, doc_id, annotator_id, at, seconds, note. Append-only.
 - ``adjudications``: id, query_id, doc_id, annotator_id (the admin), relevance, note, at.
   Append-only; the latest row per (query_id, doc_id) is the final grade.
 - ``rubrics``: hash, text, created_at, annotator_id. The current rubric is the latest row.
@@ -192,8 +192,13 @@ _M1_INITIAL = """
             BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
 """
 
+# A note typed before pressing `s` (why the item was skipped) is kept with the skip.
+_M2_SKIP_NOTES = """
+        ALTER TABLE skips ADD COLUMN note TEXT NOT NULL DEFAULT '';
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
-MIGRATIONS: list[str] = [_M1_INITIAL]
+MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
