@@ -261,10 +261,15 @@ def interval_note(n_boot: int, n_groups: int | None, ci: float, seed: int | None
     return f"Intervals: {ci:.0%} percentile, {unit}, {n_boot} resamples, seed {seed}."
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` with the noun in the right number: 1 query, 2 queries."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def power_sentence(p: PowerSummary) -> str:
     """What ``p.n`` labelled queries can resolve, in one sentence."""
     return (
-        f"With {p.n} labelled queries, one system's accuracy near 50% is known to "
+        f"With {_count(p.n, 'labelled query', 'labelled queries')}, one system's accuracy near 50% is known to "
         f"±{100 * p.accuracy.half_width:.1f} points, and two systems compared on the same queries "
         f"(discordant share {ASSUMED_DISCORDANT}, assumed) must differ by at least "
         f"{100 * p.paired.mdd:.1f} points to be detected ({p.paired.power:.0%} power, α={p.paired.alpha:g})."
@@ -282,8 +287,9 @@ def to_markdown(report: ProjectReport) -> str:
     lines = [
         "# Calibration report",
         "",
-        f"{report.n_judgments} judgments on {report.n_items} items of {report.n_queries} queries by "
-        f"{len(report.annotators)} annotators; {report.n_overlap_items} items labelled by two or more annotators.",
+        f"{_count(report.n_judgments, 'judgment')} on {_count(report.n_items, 'item')} of "
+        f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "
+        f"{_count(report.n_overlap_items, 'item')} labelled by two or more annotators.",
     ]
     lines += ["", "## Inter-annotator agreement (items labelled more than once)", ""]
     if report.overlap is None:
