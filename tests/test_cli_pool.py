@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.commands.pool import COMMANDS
+from labeler.store import SCHEMA_VERSION
 
 CORPUS = [
     {"doc_id": "d1", "text": "the cat sat on the mat"},
@@ -34,7 +35,7 @@ def run(runner: CliRunner, *args: str) -> str:
 
 
 def test_import_build_export_stats(project: CliRunner) -> None:
-    assert run(project, "init", "p.db") == "p.db: goldpool project ready (schema version 1)\n"
+    assert run(project, "init", "p.db") == f"p.db: goldpool project ready (schema version {SCHEMA_VERSION})\n"
     assert run(project, "import-corpus", "p.db", "c.jsonl") == "c.jsonl: 3 documents added, 0 replaced, 0 unchanged\n"
     assert run(project, "import-corpus", "p.db", "c.jsonl") == "c.jsonl: 0 documents added, 0 replaced, 3 unchanged\n"
     assert run(project, "import-queries", "p.db", "q.tsv") == "q.tsv: 2 queries added, 0 replaced, 0 unchanged\n"

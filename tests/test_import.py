@@ -67,6 +67,22 @@ def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_p
     assert db.conn.execute("SELECT text, title FROM documents WHERE doc_id = 'd2'").fetchone() == ("new text", "")
 
 
+def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    corpus.build_pool(db, dense_depth=0, progress=False)
+    query_id = db.conn.execute("SELECT query_id FROM pool WHERE doc_id = 'd1'").fetchone()[0]
+    db.conn.execute(
+        "INSERT INTO annotators (name, role, token_salt, token_hash, created_at) VALUES ('a', 'annotator', '', '', 'now')"
+    )
+    db.conn.execute(
+        "INSERT INTO judgments (query_id, doc_id, annotator_id, relevance, at) VALUES (?, 'd1', 1, 3, 'now')", [query_id]
+    )
+    changed = _jsonl(tmp_path / "v2.jsonl", [{"doc_id": "d9", "text": "new"}, {"doc_id": "d1", "text": "rewritten"}])
+    before = snapshot(db)
+    with pytest.raises(PoolingError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment\(s\)"):
+        corpus.import_corpus(db, changed, replace=True)
+    assert snapshot(db) == before
+
+
 BAD = [
     ("malformed", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n2", "text": "x"\n', 2, None),
     ("missing id", '{"doc_id": "n1", "text": "ok"}\n{"text": "x"}\n', 2, "doc_id"),

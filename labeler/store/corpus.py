@@ -75,35 +75,13 @@ def import_corpus(db: sqlite_utils.Database, path: str | Path, *, replace: bool 
     """Add the documents of a corpus file (see :mod:`pooling.readers` for formats).
 
     Raises:
-        PoolingError: bad input, or changed content under an existing doc_id without
-            ``replace``; nothing is written.
+        PoolingError: bad input, changed content under an existing doc_id without
+            ``replace``, or a change to a document that already has judgments; nothing is
+            written.
     """
     path = Path(path)
-    added = replaced = unchanged = 0
-    with transaction(db):
-        for batch in batched(read_corpus(path), BATCH):
-            have = _existing(db, "documents", "doc_id", [d.doc_id for d in batch])
-            new: list[tuple[str, str, str, str, str]] = []
-            for doc in batch:
-                row = (doc.doc_id, doc.title, doc.text, _meta_json(doc.meta), doc.content_hash)
-                old = have.get(doc.doc_id)
-                if old is None:
-                    added += 1
-                elif old == (row[4], row[3]):
-                    unchanged += 1
-                    continue
-                elif not replace:
-                    raise _refuse_change(path, doc.line, "text", doc.doc_id)
-                else:
-                    replaced += 1
-                new.append(row)
-            db.conn.executemany(
-                "INSERT INTO documents (doc_id, title, text, meta, content_hash) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (doc_id) DO UPDATE SET title = excluded.title, text = excluded.text, "
-                "meta = excluded.meta, content_hash = excluded.content_hash",
-                new,
-            )
-    return ImportResult(str(path), added, replaced, unchanged)
+    rows = ((d.line, (d.doc_id, d.title, d.text, _meta_json(d.meta), d.content_hash)) for d in read_corpus(path))
+    return _import_records(db, path, "documents", ("doc_id", "title", "text", "meta", "content_hash"), rows, replace)
 
 
 def import_queries(db: sqlite_utils.Database, path: str | Path, *, replace: bool = False) -> ImportResult:
@@ -113,31 +91,60 @@ def import_queries(db: sqlite_utils.Database, path: str | Path, *, replace: bool
         PoolingError: as :func:`import_corpus`, for query_id.
     """
     path = Path(path)
+    rows = ((q.line, (q.query_id, q.text, _meta_json(q.meta), q.content_hash)) for q in read_queries(path))
+    return _import_records(db, path, "queries", ("query_id", "text", "meta", "content_hash"), rows, replace)
+
+
+def _import_records(
+    db: sqlite_utils.Database,
+    path: Path,
+    table: str,
+    columns: tuple[str, ...],
+    rows: Iterable[tuple[int, tuple[str, ...]]],
+    replace: bool,
+) -> ImportResult:
+    """Stream (line, row) pairs into ``table`` in one transaction; the key is the first column
+    and ``meta``/``content_hash`` the last two. Any refusal rolls the whole file back."""
+    key = columns[0]
     added = replaced = unchanged = 0
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns[1:])
+    insert = (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
+    )
     with transaction(db):
-        for batch in batched(read_queries(path), BATCH):
-            have = _existing(db, "queries", "query_id", [q.query_id for q in batch])
-            new: list[tuple[str, str, str, str]] = []
-            for query in batch:
-                row = (query.query_id, query.text, _meta_json(query.meta), query.content_hash)
-                old = have.get(query.query_id)
+        for batch in batched(rows, BATCH):
+            have = _existing(db, table, key, [row[0] for _, row in batch])
+            new: list[tuple[str, ...]] = []
+            for line, row in batch:
+                old = have.get(row[0])
                 if old is None:
                     added += 1
-                elif old == (row[3], row[2]):
+                elif old == (row[-1], row[-2]):
                     unchanged += 1
                     continue
                 elif not replace:
-                    raise _refuse_change(path, query.line, "text", query.query_id)
+                    raise _refuse_change(path, line, "text", row[0])
                 else:
+                    _refuse_if_judged(db, path, line, key, row[0])
                     replaced += 1
                 new.append(row)
-            db.conn.executemany(
-                "INSERT INTO queries (query_id, text, meta, content_hash) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (query_id) DO UPDATE SET text = excluded.text, meta = excluded.meta, "
-                "content_hash = excluded.content_hash",
-                new,
-            )
+            db.conn.executemany(insert, new)
     return ImportResult(str(path), added, replaced, unchanged)
+
+
+def _refuse_if_judged(db: sqlite_utils.Database, path: Path, line: int, key: str, value: str) -> None:
+    # A label was given to the text as it was; changing the text under it would silently
+    # turn the label into a judgment of something nobody saw.
+    judged = db.conn.execute(f"SELECT count(*) FROM judgments WHERE {key} = ?", [value]).fetchone()[0]
+    if judged:
+        raise PoolingError(
+            f"{value!r} already has {judged} judgment(s), made on its current text; "
+            "import the new text under a new id instead",
+            path=path,
+            line=line,
+            field="text",
+        )
 
 
 def _file_hash(path: Path) -> str:
