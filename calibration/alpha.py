@@ -14,7 +14,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration import CalibrationError
-from calibration.bootstrap import N_BOOT, Estimate, check_interval_args, merge_identical, percentile_interval, resample_counts
+from calibration.bootstrap import (
+    MIN_GROUPS,
+    N_BOOT,
+    Estimate,
+    check_interval_args,
+    merge_identical,
+    percentile_interval,
+    resample_counts,
+)
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -145,6 +153,8 @@ def _interval(
         raise CalibrationError(f"groups must give one group id per unit ({g_all.size} for {len(counts)} units)")
     _, g_idx = np.unique(g_all[pairable], return_inverse=True)
     n_groups = int(g_idx.max()) + 1
+    if n_groups < MIN_GROUPS:
+        return float("nan"), float("nan"), n_groups
     p_count = len(patterns)
     # Each group's coincidence matrix is the sum of its units' (pattern) matrices.
     membership = np.bincount(g_idx * p_count + inverse.ravel(), minlength=n_groups * p_count)

@@ -31,6 +31,10 @@ N_BOOT = 2000
 _BINOMIAL_COST = 30
 #: Index draws per chunk when resampling units one by one (bounds memory to ~100 MB).
 _CHUNK_DRAWS = 4_000_000
+#: A cluster bootstrap over fewer groups than this has no variation to show: every replicate
+#: of a single query is that query. The interval is then NaN (reported as missing), not a
+#: zero-width interval that looks like certainty.
+MIN_GROUPS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +151,15 @@ def bootstrap_tables(
         tables: shape ``(G, k, k)``: one table per group (``G = 1`` when not grouped).
         statistic: maps tables of shape ``(B, k, k)`` to ``B`` values (NaN where undefined).
         grouped: resample groups (cluster bootstrap) rather than the units inside the tables.
-        n_boot: replicates; 0 gives ``(nan, nan)``.
+        n_boot: replicates; 0 gives ``(nan, nan)``, and so do fewer than ``MIN_GROUPS``
+            groups when ``grouped``.
         ci: coverage.
         seed: seed of the generator.
 
     Returns:
         ``(low, high)``; NaN when fewer than half the replicates give a defined statistic.
     """
-    if n_boot == 0:
+    if n_boot == 0 or (grouped and len(tables) < MIN_GROUPS):
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     if grouped:

@@ -21,7 +21,7 @@ import numpy as np
 from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
 from calibration.alpha import Level, krippendorff_alpha
-from calibration.bootstrap import N_BOOT, Estimate
+from calibration.bootstrap import MIN_GROUPS, N_BOOT, Estimate
 from calibration.labelfile import JoinedLabels, LabelFile, join_labels
 from calibration.power import Plan, plan
 
@@ -257,6 +257,11 @@ def interval_note(n_boot: int, n_groups: int | None, ci: float, seed: int | None
     """One sentence saying how the intervals were made."""
     if n_boot == 0:
         return "No intervals (n_boot=0)."
+    if n_groups is not None and n_groups < MIN_GROUPS:
+        return (
+            f"No intervals: the labels come from {_count(n_groups, 'query', 'queries')}, and resampling "
+            "queries needs at least two (labels within a query are not independent)."
+        )
     unit = f"cluster bootstrap over {n_groups} queries" if n_groups is not None else "bootstrap over items"
     return f"Intervals: {ci:.0%} percentile, {unit}, {n_boot} resamples, seed {seed}."
 
@@ -276,6 +281,21 @@ def power_sentence(p: PowerSummary) -> str:
     )
 
 
+_MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` with Markdown's special characters backslash-escaped, so it renders as written.
+
+    Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
+    remote image and ``a|b`` would add a table column.
+
+    >>> print(markdown_escape("a|b ![x](u)"))
+    a\\|b \\!\\[x\\]\\(u\\)
+    """
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
+
+
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -283,7 +303,8 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
 
 
 def to_markdown(report: ProjectReport) -> str:
-    """The project report as Markdown (also readable as plain text)."""
+    """The project report as Markdown (also readable as plain text); annotator names, which
+    people type, are escaped."""
     lines = [
         "# Calibration report",
         "",
@@ -304,12 +325,15 @@ def to_markdown(report: ProjectReport) -> str:
     lines += ["", "## Each annotator against the others", ""]
     lines += _table(
         ["annotator", "labels", "pairs compared", "quadratic kappa [95% interval]"],
-        [(r.annotator, r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a") for r in report.per_annotator],
+        [
+            (markdown_escape(r.annotator), r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a")
+            for r in report.per_annotator
+        ],
     )
     lines += ["", "## Label distributions", ""]
     lines += _table(
         ["annotator", *map(str, report.grades), "total"],
-        [(name, *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
+        [(markdown_escape(name), *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
     )
     lines += ["", "## What this golden set can resolve", ""]
     lines.append(power_sentence(report.power) if report.power else "No labelled queries yet.")

@@ -16,7 +16,8 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.views import adjudicate, admin_only, annotators, label, markdown_text, progress, rubric
+from calibration.report import markdown_escape
+from labeler.views import adjudicate, admin_only, annotators, label, progress, rubric
 from labeler.store import StoreError, connect
 from labeler.store.labels import Annotator
 
@@ -151,7 +152,7 @@ def main() -> None:
         st.navigation(_pages(None), position="hidden").run()
         return
     with st.sidebar:
-        st.caption(f"Signed in as **{markdown_text(user.name)}** ({user.role})")
+        st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
         st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
     position = "sidebar" if user.role == "admin" else "hidden"
     st.navigation(_pages(user), position=position).run()

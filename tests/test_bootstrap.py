@@ -108,6 +108,21 @@ def test_no_interval_when_n_boot_is_zero():
     assert np.isnan(result.low) and np.isnan(result.high) and result.method == "none"
 
 
+def test_one_query_gives_no_cluster_interval_rather_than_a_zero_width_one():
+    a, b = correlated_grades(300, seed=3)
+    one = np.zeros(300, dtype=int)
+    for result in (
+        cohen_kappa(a, b, weights="quadratic", groups=one, n_boot=500),
+        raw_agreement(a, b, groups=one, n_boot=500),
+        krippendorff_alpha(np.vstack([a, b]).astype(float), "ordinal", groups=one, n_boot=500),
+    ):
+        assert not np.isnan(result.value)
+        assert np.isnan(result.low) and np.isnan(result.high) and result.n_groups == 1
+    two = np.arange(300) % 2
+    split = cohen_kappa(a, b, weights="quadratic", groups=two, n_boot=500)
+    assert split.low < split.value < split.high
+
+
 def test_bad_interval_arguments_are_refused():
     a, b = correlated_grades(20, seed=1)
     with pytest.raises(CalibrationError, match="ci="):

@@ -110,3 +110,13 @@ def test_agreement_summary_lists_every_statistic_once():
     ]
     assert all(e.n_groups == 10 for e in summary.statistics)
     assert summary.get("kappa").value == pytest.approx(cohen_kappa_score(a, b))
+
+
+def test_markdown_escapes_annotator_names():
+    hostile = "![x](http://198.51.100.1/t.png)|b"
+    labels = [Label(x.query_id, x.doc_id, hostile if x.annotator == "ann" else x.annotator, x.relevance) for x in LABELS]
+    text = to_markdown(project_report(labels, n_boot=0))
+    assert hostile not in text
+    escaped = "\\!\\[x\\]\\(http\\://198\\.51\\.100\\.1/t\\.png\\)\\|b"
+    row = next(line for line in text.splitlines() if line.startswith(f"| {escaped} | 5 |"))
+    assert row.count(" | ") == 3  # four cells: the name's "|" did not add a column

@@ -14,14 +14,6 @@ from labeler.store.labels import Annotator
 ADMIN_REFUSAL = "This page is for admins. Your access token does not have the admin role."
 
 
-_MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
-
-
-def markdown_text(text: str) -> str:
-    """``text`` with Markdown's special characters escaped, so it renders as written."""
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
-
-
 def admin_only(user: Annotator | None) -> bool:
     """True for an admin; otherwise show the refusal and return False."""
     if user is not None and user.role == "admin":

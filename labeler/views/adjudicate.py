@@ -14,6 +14,7 @@ import streamlit as st
 
 from labeler import state
 from labeler.highlight import highlight
+from calibration.report import markdown_escape
 from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
@@ -51,7 +52,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
 def _item(db: sqlite_utils.Database, user: Annotator, item: Disagreement) -> None:
     prefix = state.adjudication_key(item.query_id, item.doc_id)
     with st.container(border=True):
-        st.caption(f"{item.query_id} / {item.doc_id}")
+        st.caption(f"{markdown_escape(item.query_id)} / {markdown_escape(item.doc_id)}")
         # Corpus and query text are untrusted: escaped before they become HTML.
         st.html(f"<div><strong>Query:</strong> {html.escape(item.query_text)}</div>")
         title = f"<strong>{html.escape(item.doc_title)}</strong>\n" if item.doc_title else ""

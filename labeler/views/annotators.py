@@ -10,7 +10,8 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.views import admin_only, markdown_text
+from calibration.report import markdown_escape
+from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.labels import Annotator
@@ -27,7 +28,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     st.caption("A deactivated token stops working at its holder's next click; labels are kept.")
     for annotator in labels.list_annotators(db, user):
         name, role, active = st.columns([3, 1, 1])
-        name.markdown(f"**{markdown_text(annotator.name)}**")
+        name.markdown(f"**{markdown_escape(annotator.name)}**")
         role.write(annotator.role)
         active.toggle(
             "Active",

@@ -81,17 +81,19 @@ def _agreement(pairs: list[OverlapLabel]) -> None:
         for (a, b), group in sorted(by_pair.items())
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
-    st.caption("95% intervals by bootstrap over queries (over items when only one query has overlap).")
+    st.caption(
+        "95% intervals by bootstrap over queries (labels within a query are not independent); "
+        "no interval while the overlap comes from a single query."
+    )
 
 
 def _statistics(pairs: list[OverlapLabel]) -> dict[str, object]:
     a = [p.relevance_a for p in pairs]
     b = [p.relevance_b for p in pairs]
     queries = [p.query_id for p in pairs]
-    groups = queries if len(set(queries)) > 1 else None
     try:
-        raw = raw_agreement(a, b, labels=GRADE_VALUES, groups=groups)
-        kappa = cohen_kappa(a, b, weights="quadratic", labels=GRADE_VALUES, groups=groups)
+        raw = raw_agreement(a, b, labels=GRADE_VALUES, groups=queries)
+        kappa = cohen_kappa(a, b, weights="quadratic", labels=GRADE_VALUES, groups=queries)
     except CalibrationError as exc:
         return {"n": len(pairs), "raw agreement": str(exc), "kappa (quadratic)": ""}
     return {"n": len(pairs), "raw agreement": _format(raw), "kappa (quadratic)": _format(kappa)}
