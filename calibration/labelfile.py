@@ -59,41 +59,50 @@ def _number(value: object, where: str, field: str) -> int | float:
     return int(number) if number.is_integer() else number
 
 
-def _trec_rows(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 4:
+def _lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 file, ends kept; a line that is not UTF-8 is refused by number."""
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, 1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
                 raise CalibrationError(
-                    f"{path}:{line_no}: expected 4 fields 'query_id iteration doc_id relevance', got {len(fields)}"
-                )
-            yield line_no, {"query_id": fields[0], "doc_id": fields[2], "relevance": fields[3]}
+                    f"{path}:{line_no}: not valid UTF-8 (byte {exc.start + 1} of the line); re-save the file as UTF-8"
+                ) from None
+
+
+def _trec_rows(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    for line_no, line in enumerate(_lines(path), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise CalibrationError(
+                f"{path}:{line_no}: expected 4 fields 'query_id iteration doc_id relevance', got {len(fields)}"
+            )
+        yield line_no, {"query_id": fields[0], "doc_id": fields[2], "relevance": fields[3]}
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CalibrationError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise CalibrationError(f"{path}:{line_no}: expected a JSON object per line")
-            yield line_no, row
+    for line_no, line in enumerate(_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CalibrationError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise CalibrationError(f"{path}:{line_no}: expected a JSON object per line")
+        yield line_no, row
 
 
 def _csv_rows(path: Path, needed: Sequence[str]) -> Iterator[tuple[int, dict[str, object]]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [f for f in needed if f not in (reader.fieldnames or [])]
-        if missing:
-            raise CalibrationError(f"{path}:1: no column {missing[0]!r} (columns: {', '.join(reader.fieldnames or [])})")
-        for row in reader:
-            yield reader.line_num, row
+    reader = csv.DictReader(_lines(path))
+    missing = [f for f in needed if f not in (reader.fieldnames or [])]
+    if missing:
+        raise CalibrationError(f"{path}:1: no column {missing[0]!r} (columns: {', '.join(reader.fieldnames or [])})")
+    for row in reader:
+        yield reader.line_num, row
 
 
 def detect_format(path: Path) -> Literal["trec", "jsonl", "csv"]:

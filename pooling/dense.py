@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,13 @@ def model_identity(path: str | Path) -> str:
 
 
 class EmbeddingCache:
-    """Append-only store of unit vectors keyed by content hash, for one model."""
+    """Append-only store of unit vectors keyed by content hash, for one model.
+
+    Row ``i`` of ``vectors.f32`` belongs to line ``i`` of ``keys.txt``. A write cut short (a
+    crash, Ctrl-C, a full disk) can leave vector rows without keys, a partial vector row or a
+    partial last key line; opening the cache cuts both files back to the rows stored whole in
+    both, and every append writes at the row count it knows, so the two files never drift.
+    """
 
     def __init__(self, directory: str | Path, identity: str, model_path: str) -> None:
         self.directory = Path(directory) / identity
@@ -64,15 +71,30 @@ class EmbeddingCache:
         self.dim: int | None = meta.get("dim")
         self._model_path = model_path
         self._rows: dict[str, int] = {}
-        if self._keys_path.exists() and self.dim:
-            # A crash between the two appends leaves extra keys; rows only count when stored.
-            stored = self._vectors_path.stat().st_size // (4 * self.dim) if self._vectors_path.exists() else 0
-            with self._keys_path.open() as keys:
-                for row, key in zip(range(stored), keys):
-                    self._rows[key.rstrip("\n")] = row
+        self._count = 0
+        self._keys_size = 0
+        self._recover()
+
+    def _recover(self) -> None:
+        """Read the keys whose vector row is whole, and cut both files to exactly those rows."""
+        stored = 0
+        if self.dim and self._vectors_path.exists():
+            stored = self._vectors_path.stat().st_size // (4 * self.dim)
+        if stored and self._keys_path.exists():
+            with self._keys_path.open("rb") as keys:
+                for line in keys:
+                    if self._count == stored or not line.endswith(b"\n"):
+                        break
+                    self._rows.setdefault(line[:-1].decode("utf-8", "replace"), self._count)
+                    self._count += 1
+                    self._keys_size += len(line)
+        vector_size = self._count * 4 * (self.dim or 0)
+        for path, size in ((self._keys_path, self._keys_size), (self._vectors_path, vector_size)):
+            if path.exists() and path.stat().st_size != size:
+                os.truncate(path, size)
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._count
 
     def rows(self, keys: Sequence[str]) -> np.ndarray:
         """Row of each key in the cache, -1 where it is missing."""
@@ -91,19 +113,30 @@ class EmbeddingCache:
             if key not in self._rows and key not in batch:
                 batch.add(key)
                 fresh.append(i)
-        with self._vectors_path.open("ab") as out:
-            out.write(vectors[fresh].tobytes())
-        with self._keys_path.open("a") as out:
-            out.write("".join(f"{keys[i]}\n" for i in fresh))
-        start = len(self._rows)
-        for offset, i in enumerate(fresh):
-            self._rows[keys[i]] = start + offset
+        if not fresh:
+            return
+        # Vectors before keys: a key line is only ever trusted with its vector row whole.
+        _write_at(self._vectors_path, self._count * 4 * self.dim, vectors[fresh].tobytes())
+        lines = "".join(f"{keys[i]}\n" for i in fresh).encode()
+        _write_at(self._keys_path, self._keys_size, lines)
+        for i in fresh:
+            self._rows[keys[i]] = self._count
+            self._count += 1
+        self._keys_size += len(lines)
 
     def matrix(self) -> np.ndarray:
         """Every stored vector, memory-mapped read-only (rows x dim float32)."""
-        if not self._rows or self.dim is None:
+        if not self._count or self.dim is None:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
-        return np.memmap(self._vectors_path, dtype=np.float32, mode="r", shape=(len(self._rows), self.dim))
+        return np.memmap(self._vectors_path, dtype=np.float32, mode="r", shape=(self._count, self.dim))
+
+
+def _write_at(path: Path, offset: int, data: bytes) -> None:
+    """Write ``data`` at ``offset`` and end the file there, overwriting any torn tail."""
+    with path.open("r+b" if path.exists() else "wb") as out:
+        out.seek(offset)
+        out.write(data)
+        out.truncate()
 
 
 class DenseRetriever:

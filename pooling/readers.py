@@ -149,7 +149,24 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise PoolingError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from exc
         if not isinstance(record, dict):
             raise PoolingError("expected one JSON object per line", path=path, line=number)
+        if "\\u" in line:
+            _check_unicode(record, path, number)
         yield number, record
+
+
+def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse a lone surrogate escape (``"\\ud800"``): JSON allows it, UTF-8 and SQLite do not."""
+    for name, value in record.items():
+        try:
+            json.dumps([name, value], ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise PoolingError(
+                "holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is not valid "
+                "Unicode; fix or remove the escape",
+                path=path,
+                line=line,
+                field=name.encode("utf-8", "backslashreplace").decode("utf-8"),
+            ) from None
 
 
 def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -1,7 +1,8 @@
 """TREC formats: ``<DOC>`` SGML corpora, ``<top>`` topics, and run files.
 
 Runs are ranked the way trec_eval ranks them, not by their rank column: score descending,
-ties broken by doc_id descending (byte order, as trec_eval's ``strcmp``).
+ties broken by doc_id descending (byte order, as trec_eval's ``strcmp``). trec_eval keeps
+scores as 32-bit floats, so two scores equal once rounded to float32 are a tie.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from pooling import PoolingError
 from pooling.readers import read_lines
@@ -135,18 +138,26 @@ def read_run(path: str | Path) -> Iterator[RunRow]:
 def rank_run(rows: Iterable[RunRow]) -> dict[str, list[ScoredDoc]]:
     """Rank a run per query as trec_eval does: score descending, then doc_id descending.
 
+    Scores are compared as float32, as trec_eval stores them (``float sim``); the ranked
+    documents keep the run's own score.
+
     >>> rows = [RunRow("q", "a", 1.0, 1), RunRow("q", "b", 1.0, 2), RunRow("q", "c", 2.0, 3)]
     >>> [(d.doc_id, d.rank) for d in rank_run(rows)["q"]]
     [('c', 1), ('b', 2), ('a', 3)]
     """
-    by_query: dict[str, list[tuple[float, str]]] = {}
-    for row in rows:
-        by_query.setdefault(row.query_id, []).append((row.score, row.doc_id))
+    by_query: dict[str, list[tuple[float, str, float]]] = {}
+    # Scores beyond float32's range become +-inf, a tie among themselves, as in trec_eval.
+    with np.errstate(over="ignore"):
+        for row in rows:
+            key = float(np.float32(row.score))
+            by_query.setdefault(row.query_id, []).append((key, row.doc_id, row.score))
     ranked: dict[str, list[ScoredDoc]] = {}
-    for query_id, pairs in by_query.items():
-        # Descending on both keys: reversing the ascending (score, doc_id) order.
-        pairs.sort(reverse=True)
+    for query_id, triples in by_query.items():
+        # Descending on both keys: reversing the ascending (float32 score, doc_id) order.
+        # doc_ids are unique per query (read_run checks), so the raw score never decides.
+        triples.sort(reverse=True)
         ranked[query_id] = [
-            ScoredDoc(query_id, doc_id, rank, score) for rank, (score, doc_id) in enumerate(pairs, start=1)
+            ScoredDoc(query_id, doc_id, rank, score)
+            for rank, (_, doc_id, score) in enumerate(triples, start=1)
         ]
     return ranked

@@ -214,6 +214,23 @@ def test_agree_bad_input_names_file_line_and_field(tmp_path, name, content, mess
     assert len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("judge.txt", b"q1 0 d1 3\nq1 0 d\xe92 1\n"),
+        ("judge.jsonl", b'{"query_id": "q1", "doc_id": "d1", "relevance": 3}\n{"query_id": "q1", "doc_id": "d\xe92", "relevance": 1}\n'),
+        ("judge.csv", b"query_id,doc_id,relevance\nq1,d\xe92,1\n"),
+    ],
+)
+def test_agree_on_a_file_that_is_not_utf8_names_file_and_line(tmp_path, name, content):
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "ok.txt").write_text(HUMAN)
+    result = run("agree", str(tmp_path / "ok.txt"), str(tmp_path / name))
+    assert result.exit_code == 1
+    byte = content.splitlines()[1].index(b"\xe9") + 1
+    assert result.output == f"Error: {tmp_path / name}:2: not valid UTF-8 (byte {byte} of the line); re-save the file as UTF-8\n"
+
+
 # --- calibrate ------------------------------------------------------------------------------
 
 
@@ -243,6 +260,14 @@ def test_calibrate_text_and_html(tmp_path):
     assert "cluster bootstrap over 4 queries" in out and "With 4 labelled queries" in out
     page = html.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 3 and "<script" not in page
+
+
+def test_calibrate_html_to_an_unwritable_path_is_one_line(tmp_path):
+    path = build_project(tmp_path)
+    html = tmp_path / "missing" / "report.html"
+    result = run("calibrate", str(path), "--html", str(html), "--n-boot", "50")
+    assert result.exit_code == 1
+    assert result.output == f"Error: {html}: cannot write the report (No such file or directory)\n"
 
 
 def test_calibrate_refuses_a_missing_project(tmp_path):

@@ -113,6 +113,19 @@ def test_export_judgments_to_a_file_and_to_stdout(tmp_path: Path) -> None:
     assert stdout == out.read_text()
 
 
+def test_export_judgments_to_an_unwritable_path_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    make_project(path, overlap=0.0).close()
+    for output, message in [
+        (tmp_path / "missing" / "labels.jsonl", f"{tmp_path / 'missing'}: directory does not exist"),
+        (tmp_path / ("x" * 300 + ".jsonl"), f"{tmp_path / ('x' * 300 + '.jsonl')}: cannot write (File name too long)"),
+    ]:
+        result = CliRunner().invoke(cli, ["export-judgments", str(path), "-o", str(output)])
+        assert result.exit_code == 1
+        assert result.output == f"Error: {message}\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("p.db")) == []
+
+
 def test_every_labelling_command_has_help() -> None:
     for name in ("add-annotator", "annotators", "activate", "deactivate", "label-settings", "export-judgments"):
         result = _run(name, "--help")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,71 @@ def test_missing_database_is_a_clear_error(project: CliRunner) -> None:
     result = project.invoke(cli, ["stats", "nope.db"])
     assert result.exit_code == 1
     assert result.output == "Error: nope.db: no such project database (create it with `goldpool init nope.db`)\n"
+
+
+def _project_state(runner: CliRunner) -> tuple[str, list[str], bytes]:
+    """What `stats` says, every row of the database as SQL, and the corpus file's bytes."""
+    conn = sqlite3.connect("p.db")
+    try:
+        rows = list(conn.iterdump())
+    finally:
+        conn.close()
+    return run(runner, "stats", "p.db"), rows, Path("c.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("args", [["import-corpus", "c.jsonl", "p.db"], ["stats", "c.jsonl"], ["init", "c.jsonl"]])
+def test_a_file_given_as_the_database_is_a_one_line_error(project: CliRunner, args: list[str]) -> None:
+    run(project, "init", "p.db")
+    run(project, "import-corpus", "p.db", "c.jsonl")
+    before = _project_state(project)
+    result = project.invoke(cli, args)
+    assert result.exit_code == 1
+    assert result.output == "Error: c.jsonl: not a goldpool project database (file is not a database)\n"
+    assert _project_state(project) == before
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [("missing/pool.jsonl", "No such file or directory"), ("x" * 300 + ".jsonl", "File name too long")],
+)
+def test_export_to_an_unwritable_path_is_a_one_line_error(project: CliRunner, output: str, reason: str) -> None:
+    run(project, "init", "p.db")
+    run(project, "import-corpus", "p.db", "c.jsonl")
+    result = project.invoke(cli, ["export-pool", "p.db", "-o", output])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {output}: cannot write ({reason})\n"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (
+            '{"doc_id": "d9", "text": "caf\\ud800"}',
+            "bad.jsonl, line 2, field 'text': holds a lone surrogate escape (\\ud800-\\udfff without its pair), "
+            "which is not valid Unicode; fix or remove the escape",
+        ),
+        (
+            '{"doc_id": "d1", "text": "the cat sat on the mat", "source": "web"}',
+            "bad.jsonl, line 2, field 'meta': 'd1' is already in the project with different content; "
+            "import with --replace (replace=True) to overwrite it",
+        ),
+        (
+            '{"doc_id": "d1", "title": "Cats", "text": "the cat sat on the mat"}',
+            "bad.jsonl, line 2, field 'title': 'd1' is already in the project with different content; "
+            "import with --replace (replace=True) to overwrite it",
+        ),
+    ],
+    ids=["lone surrogate", "meta changed", "title changed"],
+)
+def test_bad_record_names_file_line_and_field_and_changes_nothing(project: CliRunner, record: str, message: str) -> None:
+    run(project, "init", "p.db")
+    run(project, "import-corpus", "p.db", "c.jsonl")
+    Path("bad.jsonl").write_text('{"doc_id": "d8", "text": "fine"}\n' + record + "\n", encoding="utf-8")
+    before = _project_state(project)
+    result = project.invoke(cli, ["import-corpus", "p.db", "bad.jsonl"])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {message}\n"
+    assert _project_state(project) == before
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)

@@ -142,6 +142,68 @@ def test_cache_stores_a_repeated_key_once_and_survives_reopening(tmp_path: Path)
     np.testing.assert_array_equal(reopened.matrix(), expected)
 
 
+ROW = 4 * 4  # bytes of one float32 row of dimension 4
+
+
+@pytest.mark.parametrize(
+    ("vector_tail", "keys_tail", "kept"),
+    [
+        (2 * ROW, b"", []),  # a crash after the vectors of two keys, before their keys
+        (ROW + 5, b"", []),  # ... and the second vector row cut short
+        (2 * ROW, b"ccc\ndd", ["ccc"]),  # both vectors whole, the second key line cut short
+        (ROW - 1, b"ccc\nddd\n", []),  # whole key lines whose vector rows were cut short
+    ],
+)
+def test_cache_cut_short_mid_write_keeps_keys_and_vectors_aligned(
+    tmp_path: Path, vector_tail: int, keys_tail: bytes, kept: list[str]
+) -> None:
+    from pooling.dense import EmbeddingCache
+
+    vectors = np.arange(1, 17, dtype=np.float32).reshape(4, 4)
+    torn = np.full((2, 4), -1, dtype=np.float32)
+    cache = EmbeddingCache(tmp_path, "model-x", "path/to/model")
+    cache.append(["a", "b"], vectors[:2])
+    directory = tmp_path / "model-x"
+    with (directory / "vectors.f32").open("ab") as out:
+        out.write(torn.tobytes()[:vector_tail])
+    with (directory / "keys.txt").open("ab") as out:
+        out.write(keys_tail)
+
+    reopened = EmbeddingCache(tmp_path, "model-x", "path/to/model")
+    assert len(reopened) == 2 + len(kept)
+    assert reopened.rows(["a", "b", "ccc", "ddd"]).tolist() == [0, 1, 2 if kept else -1, -1]
+    assert (directory / "vectors.f32").stat().st_size == (2 + len(kept)) * ROW
+    assert (directory / "keys.txt").read_bytes() == b"".join(f"{k}\n".encode() for k in ["a", "b", *kept])
+    # Later chunks land on the rows their keys name, now and after reopening.
+    reopened.append(["ccc", "ddd"], vectors[2:])
+    expected = np.concatenate([vectors[:2], torn[:1] if kept else vectors[2:3], vectors[3:]])
+    for cache in (reopened, EmbeddingCache(tmp_path, "model-x", "path/to/model")):
+        rows = cache.rows(["a", "b", "ccc", "ddd"])
+        np.testing.assert_array_equal(cache.matrix()[rows], expected)
+
+
+def test_cache_append_after_a_failed_write_overwrites_the_torn_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pooling import dense
+
+    vectors = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    cache = dense.EmbeddingCache(tmp_path, "model-x", "path/to/model")
+    cache.append(["a"], vectors[:1])
+    original = dense._write_at
+
+    def vectors_then_crash(path: Path, offset: int, data: bytes) -> None:
+        original(path, offset, data)
+        if path.suffix == ".f32":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(dense, "_write_at", vectors_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        cache.append(["b"], np.full((1, 4), -1, dtype=np.float32))
+    monkeypatch.setattr(dense, "_write_at", original)
+    cache.append(["b", "c"], vectors[1:])
+    reopened = dense.EmbeddingCache(tmp_path, "model-x", "path/to/model")
+    np.testing.assert_array_equal(reopened.matrix()[reopened.rows(["a", "b", "c"])], vectors)
+
+
 def test_a_directory_that_is_no_model_is_refused(tmp_path: Path) -> None:
     from pooling import PoolingError
 

@@ -67,6 +67,35 @@ def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_p
     assert db.conn.execute("SELECT text, title FROM documents WHERE doc_id = 'd2'").fetchone() == ("new text", "")
 
 
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ({"doc_id": "d2", "title": "Dogs", "text": "dogs chase cats in the park", "source": "web"}, "meta"),
+        ({"doc_id": "d2", "title": "Dogs", "text": "dogs chase cats in the park", "meta": {"lang": "en"}}, "meta"),
+        ({"doc_id": "d2", "title": "Hounds", "text": "dogs chase cats in the park"}, "title"),
+        ({"doc_id": "d2", "title": "Hounds", "text": "hounds chase cats", "source": "web"}, "text"),
+    ],
+)
+def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database, tmp_path: Path, record: dict, field: str) -> None:
+    changed = _jsonl(tmp_path / "v2.jsonl", [DOCS[0], record])
+    before = snapshot(db)
+    with pytest.raises(PoolingError) as caught:
+        corpus.import_corpus(db, changed)
+    assert str(caught.value) == (
+        f"{changed}, line 2, field '{field}': 'd2' is already in the project with different content; "
+        "import with --replace (replace=True) to overwrite it"
+    )
+    assert snapshot(db) == before
+
+
+def test_a_refused_query_change_names_meta(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    changed = _jsonl(tmp_path / "q2.jsonl", [{**QUERIES[0], "topic": "pets"}])
+    before = snapshot(db)
+    with pytest.raises(PoolingError, match=r"q2\.jsonl, line 1, field 'meta': 'q1' is already in the project"):
+        corpus.import_queries(db, changed)
+    assert snapshot(db) == before
+
+
 def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Database, tmp_path: Path) -> None:
     corpus.build_pool(db, dense_depth=0, progress=False)
     query_id = db.conn.execute("SELECT query_id FROM pool WHERE doc_id = 'd1'").fetchone()[0]
@@ -81,6 +110,13 @@ def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Data
     with pytest.raises(PoolingError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment\(s\)"):
         corpus.import_corpus(db, changed, replace=True)
     assert snapshot(db) == before
+    # Metadata is not what was judged: it may change under a judgment.
+    retagged = _jsonl(tmp_path / "v3.jsonl", [{"doc_id": "d1", "text": DOCS[0]["text"], "source": "wiki"}])
+    assert corpus.import_corpus(db, retagged, replace=True).replaced == 1
+    assert db.conn.execute("SELECT text, meta FROM documents WHERE doc_id = 'd1'").fetchone() == (
+        DOCS[0]["text"],
+        '{"source": "wiki"}',
+    )
 
 
 BAD = [
@@ -88,6 +124,9 @@ BAD = [
     ("missing id", '{"doc_id": "n1", "text": "ok"}\n{"text": "x"}\n', 2, "doc_id"),
     ("duplicate id", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n1", "text": "x"}\n', 2, "doc_id"),
     ("empty text", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n2", "text": ""}\n', 2, "text"),
+    # JSON lets a lone surrogate through; UTF-8 and SQLite cannot store it.
+    ("lone surrogate", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n2", "text": "caf\\ud800"}\n', 2, "text"),
+    ("surrogate in meta", '{"doc_id": "n1", "text": "ok"}\n{"doc_id": "n2", "text": "x", "meta": {"a": "\\udc00"}}\n', 2, "meta"),
 ]
 
 

@@ -174,6 +174,63 @@ def test_rank_run_orders_like_trec_eval() -> None:
         assert p_at_1 == (1.0 if ranked[0].doc_id == relevant else 0.0)
 
 
+def _trec_eval_ranks(scores: dict[str, float]) -> dict[str, int]:
+    """Each doc_id's rank in trec_eval's own order: 1 / recip_rank with that doc alone relevant."""
+    import pytrec_eval
+
+    ranks = {}
+    for doc_id in scores:
+        evaluator = pytrec_eval.RelevanceEvaluator({"q": {doc_id: 1}}, {"recip_rank"})
+        ranks[doc_id] = round(1 / evaluator.evaluate({"q": scores})["q"]["recip_rank"])
+    return ranks
+
+
+@pytest.mark.parametrize(
+    ("scores", "order"),
+    [
+        # Equal in float32 (trec_eval's ``float sim``), unequal as float64: a tie, b first.
+        ({"a": 0.834567891, "b": 0.834567890, "c": 0.5}, ["b", "a", "c"]),
+        # Apart even in float32: the score decides.
+        ({"a": 0.8345679, "b": 0.8345670, "c": 0.5}, ["a", "b", "c"]),
+        # Beyond float32's range both become inf: a tie again.
+        ({"a": 2e300, "b": 1e300, "c": -1e300}, ["b", "a", "c"]),
+    ],
+)
+def test_rank_run_compares_scores_in_float32_like_trec_eval(scores: dict[str, float], order: list[str]) -> None:
+    rows = [RunRow("q", doc_id, score, line) for line, (doc_id, score) in enumerate(scores.items(), start=1)]
+    ranked = rank_run(rows)["q"]
+    assert [d.doc_id for d in ranked] == order
+    assert {d.doc_id: d.rank for d in ranked} == _trec_eval_ranks(scores)
+    # The run's own score is kept, only the order uses float32.
+    assert {d.doc_id: d.score for d in ranked} == scores
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ('{"doc_id": "d1", "text": "caf\\ud800 au lait"}', "text"),
+        ('{"doc_id": "d1", "title": "\\udfff", "text": "ok"}', "title"),
+        ('{"doc_id": "d1", "text": "ok", "tags": ["a", "\\ud83d"]}', "tags"),
+        ('{"doc_id": "d1", "text": "ok", "\\ud800": 1}', "\\ud800"),
+    ],
+)
+def test_a_lone_surrogate_escape_names_file_line_and_field(tmp_path: Path, record: str, field: str) -> None:
+    # A whole pair (\ud83d\ude00, an emoji) is fine; one half alone cannot be written as UTF-8.
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"doc_id": "d0", "text": "\\ud83d\\ude00"}\n' + record + "\n", encoding="utf-8")
+    with pytest.raises(PoolingError) as caught:
+        list(read_corpus(path))
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 2, field)
+    assert str(caught.value) == (
+        f"{path}, line 2, field '{field}': holds a lone surrogate escape (\\ud800-\\udfff without its pair), "
+        "which is not valid Unicode; fix or remove the escape"
+    )
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(record.replace("doc_id", "query_id") + "\n", encoding="utf-8")
+    with pytest.raises(PoolingError, match=r"q\.jsonl, line 1, field '.+': holds a lone surrogate"):
+        list(read_queries(queries))
+
+
 def test_unknown_format_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "corpus.txt"
     path.write_text("doc_id text\n", encoding="utf-8")

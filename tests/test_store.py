@@ -79,3 +79,28 @@ def test_a_failed_transaction_leaves_nothing_behind(tmp_path: Path) -> None:
             db.execute("INSERT INTO queries (query_id, text, content_hash) VALUES ('q', 't', 'h')")
             db.execute("INSERT INTO queries (query_id, text, content_hash) VALUES ('q', 't', 'h')")
     assert db["queries"].count == 0
+
+
+def test_a_file_that_is_no_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"doc_id": "d1", "text": "hello"}\n' * 100, encoding="utf-8")
+    before = corpus.read_bytes()
+    for open_it in (connect, init_db):
+        with pytest.raises(StoreError) as caught:
+            open_it(corpus)
+        assert str(caught.value) == f"{corpus}: not a goldpool project database (file is not a database)"
+    assert corpus.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+def test_a_foreign_database_is_refused_before_anything_is_written_to_it(tmp_path: Path) -> None:
+    foreign = tmp_path / "other.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    before = foreign.read_bytes()
+    with pytest.raises(StoreError, match="not a goldpool project"):
+        connect(foreign)
+    # Not even switched to WAL mode (a write to the file's header).
+    assert foreign.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from pathlib import Path
+from typing import TextIO, TypeVar
 
 import click
 
@@ -25,3 +26,13 @@ def user_errors() -> Iterator[None]:
         yield
     except (StoreError, PoolingError, CalibrationError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+@contextmanager
+def output_file(path: str | Path) -> Iterator[TextIO]:
+    """``path`` opened for writing (UTF-8); an unwritable path is a one-line error naming it."""
+    try:
+        with Path(path).open("w", encoding="utf-8") as handle:
+            yield handle
+    except OSError as exc:
+        raise click.ClickException(f"{path}: cannot write ({exc.strerror or exc})") from exc

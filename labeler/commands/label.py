@@ -146,9 +146,14 @@ def export_judgments(db: str, output: str | None) -> None:
 
     with user_errors():
         store = connect(db)
-        n = labels.export_judgments(store, output if output else sys.stdout)
-    if output:
-        click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
+        if output is None:
+            labels.export_judgments(store, sys.stdout)
+            return
+        try:
+            n = labels.export_judgments(store, output)
+        except OSError as exc:
+            raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from exc
+    click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
 
 
 COMMANDS: list[click.Command] = [add_annotator, new_token, annotators, activate, deactivate, label_settings, export_judgments]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
-from labeler.commands.common import db_argument, user_errors
+from labeler.commands.common import db_argument, output_file, user_errors
 
 _file_argument = click.argument("file", type=click.Path(dir_okay=False))
 _replace_option = click.option(
@@ -153,7 +152,7 @@ def export_pool(db: str, output: str | None) -> None:
         if output is None:
             run(store, sys.stdout)
             return
-        with Path(output).open("w", encoding="utf-8") as out:
+        with output_file(output) as out:
             count = run(store, out)
     click.echo(f"{output}: {_plural(count, 'pool entry', 'pool entries')} written", err=True)
 

@@ -61,6 +61,15 @@ def _existing(db: sqlite_utils.Database, table: str, key: str, ids: Sequence[str
     return {row[0]: (row[1], row[2]) for row in db.conn.execute(sql, list(ids))}
 
 
+def _changed_field(db: sqlite_utils.Database, table: str, columns: tuple[str, ...], row: tuple[str, ...]) -> str:
+    """The field whose new value differs from the stored one: text first, then title, then meta."""
+    fields = [c for c in ("text", "title", "meta") if c in columns]
+    sql = f"SELECT {', '.join(fields)} FROM {table} WHERE {columns[0]} = ?"
+    stored = dict(zip(fields, db.conn.execute(sql, [row[0]]).fetchone()))
+    new = dict(zip(columns, row))
+    return next((f for f in fields if new[f] != stored[f]), "text")
+
+
 def _refuse_change(path: Path, line: int, field_name: str, key: str) -> PoolingError:
     return PoolingError(
         f"{key!r} is already in the project with different content; "
@@ -124,9 +133,10 @@ def _import_records(
                     unchanged += 1
                     continue
                 elif not replace:
-                    raise _refuse_change(path, line, "text", row[0])
+                    raise _refuse_change(path, line, _changed_field(db, table, columns, row), row[0])
                 else:
-                    _refuse_if_judged(db, path, line, key, row[0])
+                    if old[0] != row[-1]:  # the text or title changes, not only metadata
+                        _refuse_if_judged(db, path, line, key, row[0])
                     replaced += 1
                 new.append(row)
             db.conn.executemany(insert, new)

@@ -205,9 +205,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def _configure(conn: sqlite3.Connection) -> None:
     # WAL lets annotators read while one of them writes; busy_timeout makes concurrent
     # writers wait their turn instead of failing with "database is locked".
+    conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA foreign_keys=ON")
 
 
@@ -232,16 +232,38 @@ def migrate(conn: sqlite3.Connection) -> int:
     return SCHEMA_VERSION - current
 
 
-def _open(path: str | Path) -> sqlite_utils.Database:
-    # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE ... COMMIT), so a
-    # write never waits on an implicit transaction another statement left open.
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    _configure(conn)
+def _open(path: Path, *, existing: bool = False) -> sqlite_utils.Database:
+    """Connect to ``path``; with ``existing``, refuse a file that is no goldpool project
+    before changing anything in it (WAL mode is written into the file)."""
+    try:
+        # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE ... COMMIT), so a
+        # write never waits on an implicit transaction another statement left open.
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the project database ({exc})") from exc
+    try:
+        if existing and conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+            raise StoreError(f"{path}: not a goldpool project (create one with `goldpool init`)")
+        _configure(conn)
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        raise StoreError(f"{path}: cannot open the project database ({exc})") from exc
+    except sqlite3.DatabaseError as exc:
+        # SQLite's "file is not a database": a corpus or run file given in place of DB.
+        conn.close()
+        raise StoreError(f"{path}: not a goldpool project database ({exc})") from exc
+    except StoreError:
+        conn.close()
+        raise
     return sqlite_utils.Database(conn)
 
 
 def init_db(path: str | Path) -> sqlite_utils.Database:
-    """Create the project database at ``path`` (or bring an existing one up to date)."""
+    """Create the project database at ``path`` (or bring an existing one up to date).
+
+    Raises:
+        StoreError: the directory is missing, or ``path`` is a file that is not a database.
+    """
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise StoreError(f"{path.parent}: directory does not exist")
@@ -259,10 +281,6 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     path = Path(path)
     if not path.is_file():
         raise StoreError(f"{path}: no such project database (create it with `goldpool init {path}`)")
-    db = _open(path)
-    version = db.conn.execute("PRAGMA user_version").fetchone()[0]
-    if version == 0:
-        db.close()
-        raise StoreError(f"{path}: not a goldpool project (create one with `goldpool init`)")
+    db = _open(path, existing=True)
     migrate(db.conn)
     return db
