@@ -37,7 +37,7 @@ SHOWN_AT = "gp_shown_at"  # clock reading when the item on screen was first rend
 SHOWN_LABEL = "gp_shown_label"  # (relevance, note) the item had in the database when shown
 FLASH = "gp_flash"  # one-line message shown once on the next render
 NOTE = "gp_note"  # widget: the note field, reset to the item's own note whenever an item is shown
-DRAFTS = "gp_drafts"  # {(query_id, doc_id): note} typed but not yet saved when the annotator went back
+DRAFTS = "gp_drafts"  # {(annotator_id, query_id, doc_id): note} typed, not saved, item left meanwhile
 BACK = "gp_back"  # widget: the `u` button
 SKIP = "gp_skip"  # widget: the `s` button
 RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
@@ -70,14 +70,20 @@ def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotato
         return None
     session.pop(LOGIN_ERROR, None)
     _forget_item(session)
+    session.pop(DRAFTS, None)
     session[USER] = user
     return user
 
 
 def sign_out(session: Session) -> None:
-    """Forget the signed-in annotator and the item on screen."""
+    """Forget the signed-in annotator, the item on screen and any unsaved notes.
+
+    Unsaved notes go too: the next person at this browser must neither see them nor save
+    them under their own name.
+    """
     session.pop(USER, None)
     _forget_item(session)
+    session.pop(DRAFTS, None)
 
 
 def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
@@ -104,13 +110,14 @@ def current_item(
     """The item to show: the one already on screen, else the annotator's next one.
 
     Starts the on-screen clock when an item is shown for the first time; reruns of the same
-    item (typing a note, opening the rubric) keep it running.
+    item (typing a note, opening the rubric) keep it running. An item whose hold lapsed while
+    on screen stays there: the label the annotator is about to give is still recorded.
     """
     shown = session.get(CURRENT)
     item: Item | None = None
     if shown is not None:
         try:
-            item = labels.get_item(db, annotator_id, *shown)
+            item = labels.get_item(db, annotator_id, *shown, allow_lapsed=True)
         except StoreError:
             item = None  # unassigned meanwhile (e.g. by an admin): move on
     if item is None:
@@ -119,7 +126,7 @@ def current_item(
         _forget_item(session)
         return None
     if (item.query_id, item.doc_id) != shown or SHOWN_AT not in session:
-        _show(session, item, clock)
+        _show(session, annotator_id, item, clock)
     return item
 
 
@@ -139,7 +146,7 @@ def label(
     dropped with a message: it must neither re-grade the item just done nor grade one the
     annotator has not seen. Returns the new row's id, or None when the key was dropped.
     """
-    if not _on_screen(session, db, annotator_id, query_id, doc_id):
+    if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
         return None
     note = str(session.get(NOTE) or "").strip()
     row_id = labels.record_judgment(db, annotator_id, query_id, doc_id, relevance, _seconds(session, clock), note)
@@ -156,7 +163,7 @@ def skip(
     clock: Clock = time.monotonic,
 ) -> None:
     """Record a skip for the item on screen and move on (dropped like ``label`` if stale)."""
-    if not _on_screen(session, db, annotator_id, query_id, doc_id):
+    if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
         return
     note = str(session.get(NOTE) or "").strip()
     labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, clock), note)
@@ -173,17 +180,14 @@ def back(
     clock: Clock = time.monotonic,
 ) -> bool:
     """Show the item before (query_id, doc_id) again so its label can be changed."""
-    if not _on_screen(session, db, annotator_id, query_id, doc_id):
+    if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
         return False
     previous = labels.previous_item(db, annotator_id, query_id, doc_id)
     if previous is None:
         session[FLASH] = "There is no earlier item to go back to."
         return False
-    # A note typed on the item being left is kept as a draft and comes back with the item.
-    typed = str(session.get(NOTE) or "")
-    if typed.strip() and typed != session.get(SHOWN_LABEL, (None, ""))[1]:
-        session.setdefault(DRAFTS, {})[(query_id, doc_id)] = typed
-    _show(session, previous, clock)
+    _keep_draft(session, annotator_id, query_id, doc_id)
+    _show(session, annotator_id, previous, clock)
     return True
 
 
@@ -192,14 +196,22 @@ def pop_flash(session: Session) -> str | None:
     return session.pop(FLASH, None)
 
 
-def _show(session: Session, item: Item, clock: Clock) -> None:
+def _show(session: Session, annotator_id: int, item: Item, clock: Clock) -> None:
     session[CURRENT] = (item.query_id, item.doc_id)
     session[SHOWN_AT] = clock()
     session[SHOWN_LABEL] = (item.relevance, item.note)
     # One note field for every item keeps the page layout still; it starts from the
-    # item's own latest note (or an unsaved draft of it), so a note never follows the
-    # annotator to the next item.
-    session[NOTE] = session.get(DRAFTS, {}).pop((item.query_id, item.doc_id), item.note)
+    # item's own latest note (or this annotator's unsaved draft of it), so a note never
+    # follows the annotator to the next item, nor reaches anyone else.
+    session[NOTE] = session.get(DRAFTS, {}).pop((annotator_id, item.query_id, item.doc_id), item.note)
+
+
+def _keep_draft(session: Session, annotator_id: int, query_id: str, doc_id: str) -> None:
+    """Keep a note typed on the item on screen, if it differs from the saved one, as a draft
+    that comes back the next time the item is shown to this annotator."""
+    typed = str(session.get(NOTE) or "")
+    if typed.strip() and typed != session.get(SHOWN_LABEL, (None, ""))[1]:
+        session.setdefault(DRAFTS, {})[(annotator_id, query_id, doc_id)] = typed
 
 
 def _forget_item(session: Session) -> None:
@@ -210,7 +222,7 @@ def _forget_item(session: Session) -> None:
 
 
 def _on_screen(
-    session: Session, db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str
+    session: Session, db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, clock: Clock
 ) -> bool:
     """Whether a key drawn for (query_id, doc_id) may act: the item is the one on screen and
     nothing was recorded on it since it was shown; otherwise leave a message and refuse.
@@ -218,12 +230,28 @@ def _on_screen(
     The database check matters because a key pressed while the page is being redrawn can
     reach the server with the session as it was before the previous key was handled; the
     database never goes back, so one showing of an item takes one label at most.
+
+    When the item is still on screen but was labelled or skipped elsewhere (another tab of
+    the same annotator), it is shown afresh, typed note kept, so the next key acts.
+
+    Raises:
+        StoreError: the item is no longer assigned to this annotator at all.
     """
-    if session.get(CURRENT) == (query_id, doc_id):
-        shown = labels.get_item(db, annotator_id, query_id, doc_id)
-        if (shown.relevance, shown.note) == session.get(SHOWN_LABEL):
-            return True
-    session[FLASH] = "That key came before the next item was on screen, so nothing was saved."
+    if session.get(CURRENT) != (query_id, doc_id):
+        session[FLASH] = "That key came before the next item was on screen, so nothing was saved."
+        return False
+    stored = labels.get_item(db, annotator_id, query_id, doc_id, allow_lapsed=True)
+    if (stored.relevance, stored.note) == session.get(SHOWN_LABEL):
+        return True
+    _keep_draft(session, annotator_id, query_id, doc_id)
+    shown_at = session.get(SHOWN_AT)
+    _show(session, annotator_id, stored, clock)
+    if shown_at is not None:  # the item never left the screen: its time runs from the first render
+        session[SHOWN_AT] = shown_at
+    session[FLASH] = (
+        "Your label on this item changed since it was shown (in another window?), so that key "
+        "saved nothing. The item now shows your latest label; press the key again."
+    )
     return False
 
 

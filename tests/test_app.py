@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 from sklearn.metrics import cohen_kappa_score
 from streamlit.proto.TextInput_pb2 import TextInput as TextInputProto
 from streamlit.testing.v1 import AppTest
@@ -20,6 +21,7 @@ from labeler.highlight import highlight, query_terms
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
 from labeler.store import labels
+from labeler.store.labels import Item
 from app_fixtures import QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, build_project
 
 APP = Path(labeler.__file__).parent / "app.py"
@@ -357,6 +359,175 @@ def test_one_showing_takes_one_label_even_if_the_session_goes_back(project: Proj
         assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 0) is None
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
     assert [(r["doc_id"], r["relevance"]) for r in rows] == [(first.doc_id, 3)]
+
+
+def _hand_bobs_holds_to_ada(db: sqlite_utils.Database, project: Project) -> None:
+    """Let every hold lapse and have ada ask for work, so bob's unlabelled items go to her."""
+    db.execute("UPDATE reservations SET expires_at = '2000-01-01T00:00:00+00:00'")
+    assert labels.next_item(db, project.admin_id) is not None
+
+
+def _order(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> int:
+    return db.execute(
+        "SELECT shown_order FROM assignments WHERE annotator_id = ? AND query_id = ? AND doc_id = ?",
+        [annotator_id, query_id, doc_id],
+    ).fetchone()[0]
+
+
+def test_a_label_sent_after_the_hold_went_to_someone_else_is_kept(project: Project) -> None:
+    session: dict[str, object] = {}
+    clock = FakeClock()
+    with connect(project.path) as db:
+        labels.set_settings(db, {"overlap": 0.0})  # every entry single-label, so it is held
+        shown = state.current_item(session, db, project.annotator_id, clock)
+        _hand_bobs_holds_to_ada(db, project)
+        assert _order(db, project.annotator_id, shown.query_id, shown.doc_id) < 0  # it left bob's queue
+        session[state.NOTE] = "chunk contradicts itself"
+        clock.now += 2.0
+        rerun = state.current_item(session, db, project.annotator_id, clock)  # the note field's rerun
+        assert (rerun.query_id, rerun.doc_id) == (shown.query_id, shown.doc_id)
+        assert session[state.NOTE] == "chunk contradicts itself"
+        clock.now += 3.0
+        row_id = state.label(session, db, project.annotator_id, shown.query_id, shown.doc_id, 3, clock)
+        assert row_id is not None
+        row = db["judgments"].get(row_id)
+    stored = (row["annotator_id"], row["query_id"], row["doc_id"], row["relevance"], row["note"], row["seconds"])
+    assert stored == (project.annotator_id, shown.query_id, shown.doc_id, 3, "chunk contradicts itself", 2.0 + 3.0)
+
+
+def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project: Project) -> None:
+    session: dict[str, object] = {}
+    with connect(project.path) as db:
+        labels.set_settings(db, {"overlap": 0.0})
+        shown = state.current_item(session, db, project.annotator_id)
+        _hand_bobs_holds_to_ada(db, project)
+        session[state.NOTE] = "needs the table the chunk refers to"
+        state.skip(session, db, project.annotator_id, shown.query_id, shown.doc_id)
+        assert state.pop_flash(session) == "Skipped."
+        skips = list(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
+        following = state.current_item(session, db, project.annotator_id)
+        still_lapsed = _order(db, project.annotator_id, shown.query_id, shown.doc_id) < 0
+    assert [(s["doc_id"], s["note"]) for s in skips] == [(shown.doc_id, "needs the table the chunk refers to")]
+    assert still_lapsed  # a skip does not take the item back from ada
+    assert following is None or (following.query_id, following.doc_id) != (shown.query_id, shown.doc_id)
+
+
+def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
+    with connect(project.path) as db:
+        labels.set_settings(db, {"overlap": 0.0})
+    at = _sign_in(project.annotator_token)
+    query_id, doc_id = _on_screen(at)
+    with connect(project.path) as db:
+        _hand_bobs_holds_to_ada(db, project)
+    at.text_input(key=state.NOTE).input("chunk contradicts itself").run()
+    assert _on_screen(at) == (query_id, doc_id)
+    _press(at, state.grade_key(3))
+    with connect(project.path) as db:
+        rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
+    assert [(r["query_id"], r["doc_id"], r["relevance"], r["note"]) for r in rows] == [
+        (query_id, doc_id, 3, "chunk contradicts itself")
+    ]
+    assert [t.value for t in at.toast] == []
+    assert _on_screen(at) != (query_id, doc_id)
+    assert not at.exception
+
+
+def _leave_a_draft(session: dict[str, object], db: sqlite_utils.Database, project: Project) -> Item:
+    """Bob labels one item, types a note on the next and goes back: the note stays a draft."""
+    labels.set_settings(db, {"overlap": 1.0})  # every entry also goes to ada
+    first = state.current_item(session, db, project.annotator_id)
+    state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 1)
+    second = state.current_item(session, db, project.annotator_id)
+    session[state.NOTE] = "bob: unsure, see the second paragraph"
+    assert state.back(session, db, project.annotator_id, second.query_id, second.doc_id)
+    return second
+
+
+def _label_everything(
+    session: dict[str, object], db: sqlite_utils.Database, project: Project, annotator_id: int
+) -> dict[tuple[str, str], str]:
+    """Label every item the annotator is given; return the note field each one was shown with."""
+    seen: dict[tuple[str, str], str] = {}
+    for _ in range(project.n_items + 1):  # the last call finds no work left
+        item = state.current_item(session, db, annotator_id)
+        if item is None:
+            return seen
+        seen[(item.query_id, item.doc_id)] = str(session[state.NOTE])
+        assert state.label(session, db, annotator_id, item.query_id, item.doc_id, 0) is not None
+    pytest.fail(f"more than {project.n_items} items handed out")
+
+
+def test_a_draft_is_not_shown_to_the_next_annotator_after_sign_out(project: Project) -> None:
+    session: dict[str, object] = {}
+    with connect(project.path) as db:
+        assert state.sign_in(session, db, project.annotator_token) is not None
+        second = _leave_a_draft(session, db, project)
+        state.sign_out(session)
+        assert state.DRAFTS not in session  # nothing of bob's unsaved work stays in the browser
+        assert state.sign_in(session, db, project.admin_token) is not None
+        seen = _label_everything(session, db, project, project.admin_id)
+        ada_notes = {r["note"] for r in db["judgments"].rows_where("annotator_id = ?", [project.admin_id])}
+    assert (second.query_id, second.doc_id) in seen  # ada was shown bob's item
+    assert set(seen.values()) == {""}
+    assert ada_notes == {""}
+
+
+def test_a_draft_is_kept_for_the_annotator_who_typed_it_only(project: Project) -> None:
+    session: dict[str, object] = {}
+    with connect(project.path) as db:
+        second = _leave_a_draft(session, db, project)
+        # Another annotator's session that somehow shares bob's drafts (one browser, no sign-out).
+        seen = _label_everything({state.DRAFTS: session[state.DRAFTS]}, db, project, project.admin_id)
+        state.label(session, db, project.annotator_id, *session[state.CURRENT], 2)
+        again = state.current_item(session, db, project.annotator_id)
+    assert seen[(second.query_id, second.doc_id)] == ""
+    assert (again.query_id, again.doc_id) == (second.query_id, second.doc_id)
+    assert session[state.NOTE] == "bob: unsure, see the second paragraph"
+
+
+def test_a_label_changed_in_another_tab_refreshes_the_item_and_the_next_key_acts(project: Project) -> None:
+    tab1: dict[str, object] = {}
+    tab2: dict[str, object] = {}
+    clock = FakeClock()
+    annotator = project.annotator_id
+    with connect(project.path) as db:
+        shown = state.current_item(tab1, db, annotator, clock)
+        assert state.current_item(tab2, db, annotator, clock) == shown  # one annotator, two tabs
+        state.label(tab1, db, annotator, shown.query_id, shown.doc_id, 1, clock)
+        tab2[state.NOTE] = "important note"
+        clock.now += 2.0
+        # Tab 2 still shows the item as it was before tab 1's label: this key is refused once...
+        assert state.label(tab2, db, annotator, shown.query_id, shown.doc_id, 3, clock) is None
+        assert "another window" in state.pop_flash(tab2)
+        assert tab2[state.CURRENT] == (shown.query_id, shown.doc_id)
+        assert tab2[state.NOTE] == "important note"
+        assert state.current_item(tab2, db, annotator, clock).relevance == 1  # ...the page shows tab 1's label
+        clock.now += 1.5
+        # ...and the next key acts, timed from the item's first render in tab 2.
+        assert state.label(tab2, db, annotator, shown.query_id, shown.doc_id, 3, clock) is not None
+        rows = list(db["judgments"].rows_where("annotator_id = ?", [annotator], order_by="id"))
+    assert [(r["doc_id"], r["relevance"], r["note"], r["seconds"]) for r in rows] == [
+        (shown.doc_id, 1, "", 0.0),
+        (shown.doc_id, 3, "important note", 2.0 + 1.5),
+    ]
+
+
+def test_a_skip_with_a_note_in_another_tab_refreshes_the_item_for_skip_and_back(project: Project) -> None:
+    tab1: dict[str, object] = {}
+    tab2: dict[str, object] = {}
+    annotator = project.annotator_id
+    with connect(project.path) as db:
+        first = state.current_item(tab1, db, annotator)
+        state.label(tab1, db, annotator, first.query_id, first.doc_id, 2)
+        shown = state.current_item(tab1, db, annotator)
+        assert state.current_item(tab2, db, annotator) == shown
+        tab1[state.NOTE] = "asks two things"
+        state.skip(tab1, db, annotator, shown.query_id, shown.doc_id)
+        assert not state.back(tab2, db, annotator, shown.query_id, shown.doc_id)
+        assert "another window" in state.pop_flash(tab2)
+        assert tab2[state.NOTE] == "asks two things"  # the note as it now stands
+        assert state.back(tab2, db, annotator, shown.query_id, shown.doc_id)
+        assert tab2[state.CURRENT] == (first.query_id, first.doc_id)
 
 
 def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:

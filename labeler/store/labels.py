@@ -181,12 +181,14 @@ def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: s
         "SELECT q.text, d.title, d.text FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
         [query_id, doc_id],
     ).fetchone()
+    # An item whose hold lapsed (negated shown_order) counts in its own place only: it is still
+    # on this annotator's screen, but no longer part of their batch.
     batch = [
         r[0]
         for r in db.execute(
-            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0 "
-            "ORDER BY shown_order",
-            [query_id, annotator_id],
+            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? "
+            "AND (shown_order > 0 OR doc_id = ?) ORDER BY abs(shown_order)",
+            [query_id, annotator_id, doc_id],
         )
     ]
     latest = db.execute(
@@ -252,10 +254,22 @@ def previous_item(db: sqlite_utils.Database, annotator_id: int, query_id: str, d
     return None if row is None else _item(db, annotator_id, row[0], row[1])
 
 
-def get_item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item:
-    """One of this annotator's assigned items; raises StoreError if it is not theirs."""
+def get_item(
+    db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, *, allow_lapsed: bool = False
+) -> Item:
+    """One of this annotator's assigned items.
+
+    Args:
+        allow_lapsed: also return an item whose hold lapsed and went to someone else. The app
+            keeps such an item on screen, because a label or skip sent for it is still
+            recorded (``record_judgment``, ``record_skip``).
+
+    Raises:
+        StoreError: the item is not assigned to this annotator (or its hold lapsed and
+            ``allow_lapsed`` is False).
+    """
     order = _order(db, annotator_id, query_id, doc_id)
-    if order is None or order < 0:
+    if order is None or (order < 0 and not allow_lapsed):
         raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
     return _item(db, annotator_id, query_id, doc_id)
 
@@ -321,12 +335,20 @@ def record_skip(
     seconds: float | None,
     note: str = "",
 ) -> None:
-    """Append a skip (with the note typed, if any): the item comes back after other work."""
+    """Append a skip (with the note typed, if any): the item comes back after other work.
+
+    Like a late label, a skip of an item whose hold lapsed and went to someone else is still
+    recorded, so its note is kept; the item stays with its new holder and does not come back.
+
+    Raises:
+        StoreError: an item not assigned to this annotator, or a deactivated annotator;
+            nothing is written.
+    """
     seconds = _check_seconds(seconds)
     with transaction(db):
         require_active(db, annotator_id)
         order = _order(db, annotator_id, query_id, doc_id)
-        if order is None or order < 0:
+        if order is None:
             raise StoreError(f"({query_id}, {doc_id}) is not assigned to this annotator")
         db.execute(
             "INSERT INTO skips (query_id, doc_id, annotator_id, at, seconds, note) VALUES (?, ?, ?, ?, ?, ?)",
