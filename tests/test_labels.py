@@ -309,6 +309,14 @@ def test_a_label_records_who_when_how_long_and_the_rubric(tmp_path: Path) -> Non
     assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, ada.id).hash == default_hash  # back to the old text
     assert labels.current_rubric(db).hash == default_hash
     assert db.execute("SELECT count(*) FROM rubrics").fetchone()[0] == 2
+    # The history says default, new text, default again; no earlier row was re-dated.
+    history = db.execute("SELECT hash, at FROM rubric_changes ORDER BY id").fetchall()
+    assert [h for h, _ in history] == [default_hash, labels.rubric_hash(new_text), default_hash]
+    assert history[0][1] < history[1][1] < history[2][1]
+    first_use = db.execute("SELECT created_at FROM rubrics WHERE hash = ?", [default_hash]).fetchone()[0]
+    assert first_use == history[0][1]
+    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, ada.id).created_at == history[2][1]  # already in force
+    assert db.execute("SELECT count(*) FROM rubric_changes").fetchone()[0] == 3
 
 
 @pytest.mark.parametrize("bad", [4, -1, True, "2", 2.0])

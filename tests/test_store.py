@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from labeler.store import SCHEMA_VERSION, StoreError, connect, init_db, transaction
-from labeler.store.schema import migrate
+from labeler.store.schema import MIGRATIONS, migrate
 
 
 def _schema(path: Path) -> list[tuple[str, str]]:
@@ -30,14 +30,15 @@ def test_migrations_applied_twice_are_a_no_op(tmp_path: Path) -> None:
 
 def test_an_old_database_is_brought_up_to_date_on_open(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
-    init_db(path).close()
-    with sqlite3.connect(path) as conn:
-        # Undo the last migration by hand, as a database made by the previous release.
-        conn.execute("ALTER TABLE skips DROP COLUMN note")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 1}")
+    with sqlite3.connect(path) as conn:  # a project made by the first release
+        conn.executescript(MIGRATIONS[0])
+        conn.execute("INSERT INTO rubrics VALUES ('abc', 'old rubric', '2026-01-01T00:00:00+00:00', NULL)")
+        conn.execute("PRAGMA user_version=1")
     db = connect(path)
-    assert "note" in db["skips"].columns_dict
     assert db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert "note" in db["skips"].columns_dict
+    # The rubric in force before the upgrade is still the one in force after it.
+    assert list(db.conn.execute("SELECT hash, at FROM rubric_changes")) == [("abc", "2026-01-01T00:00:00+00:00")]
 
 
 def test_connect_refuses_a_missing_file_and_a_foreign_database(tmp_path: Path) -> None:

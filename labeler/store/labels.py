@@ -412,31 +412,38 @@ def rubric_hash(text: str) -> str:
 
 
 def current_rubric(db: sqlite_utils.Database) -> Rubric:
-    """The rubric in force: the latest set, else the default (``created_at`` empty until used)."""
+    """The rubric in force (``created_at``: since when), else the default (``created_at``
+    empty until a label first uses it)."""
     row = db.execute(
-        "SELECT hash, text, created_at FROM rubrics ORDER BY created_at DESC, rowid DESC LIMIT 1"
+        "SELECT r.hash, r.text, c.at FROM rubric_changes c JOIN rubrics r ON r.hash = c.hash "
+        "ORDER BY c.id DESC LIMIT 1"
     ).fetchone()
     if row is None:
         return Rubric(rubric_hash(DEFAULT_RUBRIC), DEFAULT_RUBRIC, "")
     return Rubric(*row)
 
 
+def _put_in_force(db: sqlite_utils.Database, digest: str, text: str, at: str, annotator_id: int | None) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO rubrics (hash, text, created_at, annotator_id) VALUES (?, ?, ?, ?)",
+        [digest, text, at, annotator_id],
+    )
+    db.execute("INSERT INTO rubric_changes (hash, at, annotator_id) VALUES (?, ?, ?)", [digest, at, annotator_id])
+
+
 def _rubric_in_use(db: sqlite_utils.Database) -> str:
     """The current rubric's hash, storing the default the first time a label needs it."""
     rubric = current_rubric(db)
     if not rubric.created_at:
-        db.execute(
-            "INSERT OR IGNORE INTO rubrics (hash, text, created_at, annotator_id) VALUES (?, ?, ?, NULL)",
-            [rubric.hash, rubric.text, now()],
-        )
+        _put_in_force(db, rubric.hash, rubric.text, now(), None)
     return rubric.hash
 
 
 def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = None) -> Rubric:
     """Make ``text`` the rubric in force (admin only when ``annotator_id`` is given).
 
-    A text used before keeps its hash; making it current again re-dates its row, so the
-    current rubric is always the row with the latest ``created_at``.
+    A text used before keeps its hash; making it current again appends a change, so the
+    history of which rubric was in force when is never rewritten.
 
     Raises:
         StoreError: empty text, or a caller who is not an admin.
@@ -446,16 +453,10 @@ def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = 
         raise StoreError("rubric text is empty")
     digest, at = rubric_hash(text), now()
     with transaction(db):
-        stored = db.execute("SELECT 1 FROM rubrics WHERE hash = ?", [digest]).fetchone() is not None
-        if stored and current_rubric(db).hash == digest:
-            return current_rubric(db)
-        if stored:
-            db.execute("UPDATE rubrics SET created_at = ? WHERE hash = ?", [at, digest])
-        else:
-            db.execute(
-                "INSERT INTO rubrics (hash, text, created_at, annotator_id) VALUES (?, ?, ?, ?)",
-                [digest, text, at, annotator_id],
-            )
+        current = current_rubric(db)
+        if current.created_at and current.hash == digest:
+            return current
+        _put_in_force(db, digest, text, at, annotator_id)
     return Rubric(digest, text, at)
 
 

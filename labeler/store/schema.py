@@ -23,7 +23,9 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``skips``: id, query_id, doc_id, annotator_id, at, seconds, note. Append-only.
 - ``adjudications``: id, query_id, doc_id, annotator_id (the admin), relevance, note, at.
   Append-only; the latest row per (query_id, doc_id) is the final grade.
-- ``rubrics``: hash, text, created_at, annotator_id. The current rubric is the latest row.
+- ``rubrics``: hash, text, created_at (first use), annotator_id. One row per distinct text.
+- ``rubric_changes``: id, hash, at, annotator_id. Append-only; the latest row is the rubric
+  in force.
 - ``settings``: key, value (JSON).
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
@@ -197,8 +199,27 @@ _M2_SKIP_NOTES = """
         ALTER TABLE skips ADD COLUMN note TEXT NOT NULL DEFAULT '';
 """
 
+# Which rubric was in force when, and who put it there: one row per change, append-only, so
+# going back to an earlier text records the return instead of re-dating the earlier row.
+_M3_RUBRIC_CHANGES = """
+        CREATE TABLE rubric_changes (
+            id INTEGER PRIMARY KEY,
+            hash TEXT NOT NULL REFERENCES rubrics(hash),
+            at TEXT NOT NULL,
+            annotator_id INTEGER REFERENCES annotators(id)
+        );
+        INSERT INTO rubric_changes (hash, at, annotator_id)
+            SELECT hash, created_at, annotator_id FROM rubrics ORDER BY created_at, rowid;
+        CREATE TRIGGER rubric_changes_no_update BEFORE UPDATE ON rubric_changes
+            BEGIN SELECT RAISE(ABORT, 'rubric changes are append-only'); END;
+        CREATE TRIGGER rubric_changes_no_delete BEFORE DELETE ON rubric_changes
+            BEGIN SELECT RAISE(ABORT, 'rubric changes are append-only'); END;
+        CREATE TRIGGER rubrics_no_update BEFORE UPDATE ON rubrics
+            BEGIN SELECT RAISE(ABORT, 'rubric texts are append-only'); END;
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
-MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES]
+MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
