@@ -53,3 +53,18 @@ def highlight(text: str, query: str) -> str:
         end = match.end()
     pieces.append(html.escape(text[end:]))
     return "".join(pieces)
+
+
+def query_html(query: str) -> str:
+    """The query line of a page, escaped."""
+    return f"<strong>Query:</strong> {html.escape(query)}"
+
+
+def chunk_html(title: str, text: str, query: str) -> str:
+    """A chunk's title (bold, if any) and its text with the query's terms marked, all escaped.
+
+    >>> chunk_html("<T>", "water boils", "boils?")
+    '<strong>&lt;T&gt;</strong>\\nwater <mark>boils</mark>'
+    """
+    heading = f"<strong>{html.escape(title)}</strong>\n" if title else ""
+    return heading + highlight(text, query)

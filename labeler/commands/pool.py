@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -16,6 +18,15 @@ _replace_option = click.option(
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+def _import(run: Callable[..., Any], db: str, file: str, replace: bool, one: str, many: str) -> None:
+    """Run one import and print what it did, in the record type's words."""
+    from labeler.store import connect
+
+    with user_errors():
+        result = run(connect(db), file, replace=replace)
+    click.echo(f"{file}: {_plural(result.added, one, many)} added, {result.replaced} replaced, {result.unchanged} unchanged")
 
 
 @click.command()
@@ -40,15 +51,9 @@ def import_corpus(db: str, file: str, replace: bool) -> None:
     become metadata), or TREC <DOC><DOCNO> SGML. Bad input stops the import and leaves DB
     unchanged.
     """
-    from labeler.store import connect
     from labeler.store.corpus import import_corpus as run
 
-    with user_errors():
-        result = run(connect(db), file, replace=replace)
-    click.echo(
-        f"{file}: {_plural(result.added, 'document')} added, {result.replaced} replaced, "
-        f"{result.unchanged} unchanged"
-    )
+    _import(run, db, file, replace, "document", "documents")
 
 
 @click.command("import-queries")
@@ -61,15 +66,9 @@ def import_queries(db: str, file: str, replace: bool) -> None:
     FILE is JSONL, CSV or TSV with query_id and text, or TREC <top> topics (the title is the
     query text). Bad input stops the import and leaves DB unchanged.
     """
-    from labeler.store import connect
     from labeler.store.corpus import import_queries as run
 
-    with user_errors():
-        result = run(connect(db), file, replace=replace)
-    click.echo(
-        f"{file}: {_plural(result.added, 'query', 'queries')} added, {result.replaced} replaced, "
-        f"{result.unchanged} unchanged"
-    )
+    _import(run, db, file, replace, "query", "queries")
 
 
 @click.command("import-run")

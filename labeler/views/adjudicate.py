@@ -6,15 +6,14 @@ grade, stored as its own row: the annotators' labels stay as they were.
 
 from __future__ import annotations
 
-import html
 
 import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from labeler import state
-from labeler.highlight import highlight
 from calibration.report import markdown_escape
+from labeler import state
+from labeler.highlight import chunk_html, query_html
 from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
@@ -54,10 +53,9 @@ def _item(db: sqlite_utils.Database, user: Annotator, item: Disagreement) -> Non
     with st.container(border=True):
         st.caption(f"{markdown_escape(item.query_id)} / {markdown_escape(item.doc_id)}")
         # Corpus and query text are untrusted: escaped before they become HTML.
-        st.html(f"<div><strong>Query:</strong> {html.escape(item.query_text)}</div>")
-        title = f"<strong>{html.escape(item.doc_title)}</strong>\n" if item.doc_title else ""
-        chunk = highlight(item.doc_text, item.query_text)
-        st.html(f'<div class="gp-chunk" style="white-space:pre-wrap">{title}{chunk}</div>')
+        st.html(f"<div>{query_html(item.query_text)}</div>")
+        chunk = chunk_html(item.doc_title, item.doc_text, item.query_text)
+        st.html(f'<div class="gp-chunk" style="white-space:pre-wrap">{chunk}</div>')
         st.dataframe(
             pd.DataFrame([{"annotator": name, "grade": grade, "note": note} for name, grade, note in item.labels]),
             hide_index=True,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite_utils
 import streamlit as st
 
-from labeler import state
 from calibration.report import markdown_escape
+from labeler import state
 from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels

@@ -10,14 +10,13 @@ button that moves on the page re-binds its key and can miss a press meanwhile.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 
 import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.highlight import highlight
+from labeler.highlight import chunk_html, query_html
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.labels import GRADES, Annotator, Item
@@ -69,11 +68,9 @@ def _progress(overall: labels.Progress, item: Item) -> None:
 def _texts(item: Item) -> None:
     # Corpus and query text are untrusted: everything is escaped before it becomes HTML.
     st.html(
-        f'<div class="gp-query" style="font-size:1.15rem;margin-bottom:0.25rem">'
-        f"<strong>Query:</strong> {html.escape(item.query_text)}</div>"
+        f'<div class="gp-query" style="font-size:1.15rem;margin-bottom:0.25rem">{query_html(item.query_text)}</div>'
     )
-    title = f"<strong>{html.escape(item.doc_title)}</strong>\n" if item.doc_title else ""
-    st.html(f'<div class="gp-chunk" style="{_BOX}">{title}{highlight(item.doc_text, item.query_text)}</div>')
+    st.html(f'<div class="gp-chunk" style="{_BOX}">{chunk_html(item.doc_title, item.doc_text, item.query_text)}</div>')
     # Always present, so the buttons below never move (a moved button re-binds its key).
     mine = "not labelled yet" if item.relevance is None else f"{item.relevance} · {GRADES[item.relevance]}"
     st.caption(f"Your label: {mine}")
