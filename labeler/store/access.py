@@ -23,6 +23,28 @@ from labeler.store.schema import StoreError, now, transaction
 Role = Literal["annotator", "admin"]
 
 
+class Owner:
+    """The project owner working on the database file directly (the command line).
+
+    Passed as ``caller=OWNER`` to store functions that check rights: the owner may do
+    everything an admin may. The app always passes the signed-in :class:`Annotator`.
+    """
+
+    _instance: "Owner | None" = None
+
+    def __new__(cls) -> "Owner":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OWNER"
+
+
+#: The one owner value (see :class:`Owner`).
+OWNER = Owner()
+
+
 @dataclass(frozen=True, slots=True)
 class Annotator:
     """Someone who labels; an admin also sees the admin pages."""
@@ -69,16 +91,16 @@ def require_active(db: sqlite_utils.Database, annotator_id: int) -> Annotator:
     return found
 
 
-def require_admin(db: sqlite_utils.Database, caller: Annotator | int | None) -> None:
+def require_admin(db: sqlite_utils.Database, caller: Annotator | int | Owner | None) -> None:
     """Refuse unless ``caller`` is an active admin, as the database says now.
 
-    ``None`` means the project owner working on the file directly (the CLI); the app always
-    passes the signed-in annotator.
+    :data:`OWNER` means the project owner working on the file directly (the CLI); the app
+    always passes the signed-in annotator.
 
     Raises:
         StoreError: the caller is not an active admin.
     """
-    if caller is None:
+    if caller is None or caller is OWNER:
         return
     found = _find(db, caller.id if isinstance(caller, Annotator) else caller)
     if found is None or found.role != "admin" or not found.active:
