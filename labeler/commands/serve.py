@@ -11,8 +11,6 @@ from pathlib import Path
 import click
 
 from labeler.commands.common import db_argument, user_errors
-from labeler.state import DB_ENV_VAR
-from labeler.store import connect
 
 #: The Streamlit entry point ``serve`` runs.
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
@@ -59,6 +57,9 @@ def run_app(
     Raises:
         StoreError: ``db_path`` is missing or is not a goldpool project.
     """
+    from labeler.state import DB_ENV_VAR
+    from labeler.store import connect
+
     path = Path(db_path).resolve()
     connect(path).close()  # a clear error now beats an error page in the browser later
     env = {**os.environ, **(extra_env or {}), DB_ENV_VAR: str(path)}
