@@ -284,13 +284,13 @@ def power_sentence(p: PowerSummary) -> str:
 _MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
 
 
-def markdown_escape(text: str) -> str:
+def _markdown_escape(text: str) -> str:
     """``text`` with Markdown's special characters backslash-escaped, so it renders as written.
 
     Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
     remote image and ``a|b`` would add a table column.
 
-    >>> print(markdown_escape("a|b ![x](u)"))
+    >>> print(_markdown_escape("a|b ![x](u)"))
     a\\|b \\!\\[x\\]\\(u\\)
     """
     return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
@@ -326,14 +326,14 @@ def to_markdown(report: ProjectReport) -> str:
     lines += _table(
         ["annotator", "labels", "pairs compared", "quadratic kappa [95% interval]"],
         [
-            (markdown_escape(r.annotator), r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a")
+            (_markdown_escape(r.annotator), r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a")
             for r in report.per_annotator
         ],
     )
     lines += ["", "## Label distributions", ""]
     lines += _table(
         ["annotator", *map(str, report.grades), "total"],
-        [(markdown_escape(name), *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
+        [(_markdown_escape(name), *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
     )
     lines += ["", "## What this golden set can resolve", ""]
     lines.append(power_sentence(report.power) if report.power else "No labelled queries yet.")

@@ -16,15 +16,10 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from calibration.report import markdown_escape
-from labeler.views import adjudicate, admin_only, annotators, label, progress, rubric
+from labeler.highlight import markdown_escape
+from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.store import StoreError, connect
 from labeler.store.labels import Annotator
-
-try:  # the calibration page arrives with the calibration work; the app runs without it
-    from labeler.views import calibration as _calibration
-except ImportError:
-    _calibration = None
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -100,8 +95,7 @@ def rubric_page() -> None:
 
 
 def calibration_page() -> None:
-    if _calibration is not None:
-        _signed_in_page(_calibration.render, admin=True)
+    _signed_in_page(calibration.render, admin=True)
 
 
 # The page modules live in ``labeler/views/``, not ``pages/``: Streamlit treats a ``pages/``
@@ -112,14 +106,12 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (adjudicate_page, "Adjudicate", "adjudicate"),
     (annotators_page, "Annotators", "annotators"),
     (rubric_page, "Rubric", "rubric"),
+    (calibration_page, "Calibration", "calibration"),
 )
 
 
 def _admin_pages() -> list[tuple[Callable[[], None], str, str]]:
-    pages = list(_ADMIN_PAGES)
-    if _calibration is not None:
-        pages.append((calibration_page, "Calibration", "calibration"))
-    return pages
+    return list(_ADMIN_PAGES)
 
 
 def _pages(user: Annotator | None) -> list[st.Page]:

@@ -17,6 +17,10 @@ STOPWORDS: frozenset[str] = frozenset(
     will with you your""".split()
 )
 
+# Characters Streamlit's Markdown gives a meaning: CommonMark's, plus ``$`` (LaTeX), ``:``
+# (emoji and colour directives) and ``~`` (strike-through).
+_MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -68,3 +72,15 @@ def chunk_html(title: str, text: str, query: str) -> str:
     """
     heading = f"<strong>{html.escape(title)}</strong>\n" if title else ""
     return heading + highlight(text, query)
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` with every character Streamlit's Markdown treats specially backslash-escaped.
+
+    Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
+    remote image and ``:red[x]`` would colour the page.
+
+    >>> print(markdown_escape("a|b ![x](u) :red[x]"))
+    a\\|b \\!\\[x\\]\\(u\\) \\:red\\[x\\]
+    """
+    return "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text)

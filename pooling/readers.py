@@ -37,9 +37,6 @@ _SUFFIXES: dict[str, Format] = {
     ".pq": "parquet",
 }
 
-# CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
-csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-
 
 def detect_format(path: str | Path) -> Format:
     """The format of ``path`` from its suffix, or TREC SGML if its content starts with ``<``."""
@@ -170,6 +167,8 @@ def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
 
 
 def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    # CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     lines = (text for _, text in read_lines(path))
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     try:

@@ -18,10 +18,7 @@ from labeler.views import admin_only
 from labeler.store import labels
 from labeler.store.labels import Annotator, OverlapLabel
 
-try:  # the statistics come from the calibration library; the page works without them
-    from calibration import CalibrationError, Estimate, cohen_kappa, raw_agreement
-except ImportError:
-    raw_agreement = None
+from calibration import CalibrationError, Estimate, cohen_kappa, raw_agreement
 
 GRADE_VALUES = sorted(labels.GRADES)
 
@@ -68,9 +65,6 @@ def _query_table(report: labels.ProgressReport) -> pd.DataFrame:
 def _agreement(pairs: list[OverlapLabel]) -> None:
     if not pairs:
         st.info("No item has labels from two annotators yet.")
-        return
-    if raw_agreement is None:
-        st.info(f"{len(pairs)} label pairs on the overlap; agreement statistics are unavailable.")
         return
     by_pair: dict[tuple[str, str], list[OverlapLabel]] = defaultdict(list)
     for pair in pairs:
