@@ -27,7 +27,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-VASWANI = [Path("/work/shared/external/vaswani_npl"), ROOT.parent / "shared" / "external" / "vaswani_npl"]
+#: The Vaswani collection in ../shared beside the checkout (absent in a user's clone).
+VASWANI = ROOT.parent / "shared" / "external" / "vaswani_npl"
 sys.path.insert(0, str(ROOT))
 
 
@@ -210,20 +211,21 @@ def case_encode(n_texts: int, rounds: int = 5) -> dict:
 
 
 def _pool_case(name: str, corpus: Path, queries: Path, *, random_vectors: bool) -> dict:
+    from labeler import build
     from labeler.store import corpus as store
 
     db, path = fresh_project(name)
     clock = time.perf_counter()
-    store.import_corpus(db, corpus)
-    store.import_queries(db, queries)
+    build.import_corpus(db, corpus)
+    build.import_queries(db, queries)
     result: dict = {"import_s": time.perf_counter() - clock, "import_rss_mb": peak_rss_mb()}
     if random_vectors:
         fill_cache_randomly(db, Path(str(path) + ".cache"))
-    first = store.build_pool(db, progress=False)
+    first = build.build_pool(db, progress=False)
     result.update({f"first_{k}": v for k, v in first.seconds.items()})
     result["first_encoded"] = first.encoded
     result["pool_entries"] = first.added
-    second = store.build_pool(db, progress=False)
+    second = build.build_pool(db, progress=False)
     result.update({f"warm_{k}": v for k, v in second.seconds.items()})
     result["warm_encoded"] = second.encoded
     result["queries"] = first.queries
@@ -238,7 +240,7 @@ def case_pool(n_docs: int, n_queries: int) -> dict:
 
 
 def case_vaswani() -> dict:
-    root = next(p for p in VASWANI if p.is_dir())
+    root = VASWANI
     result = _pool_case("vaswani", root / "corpus" / "doc-text.trec", root / "query-text.trec", random_vectors=False)
     from labeler.store import connect
 
@@ -332,7 +334,7 @@ def main() -> None:
               "first build s", "warm rebuild s", "speed-up", "peak RSS MB"]
     rows = [_pool_row(f"synthetic {options.docs:,}", run_case("pool", options.docs, options.queries), cps, False)]
     vaswani = None
-    if not options.no_vaswani and any(p.is_dir() for p in VASWANI):
+    if not options.no_vaswani and VASWANI.is_dir():
         vaswani = run_case("vaswani")
         rows.append(_pool_row("Vaswani", vaswani, cps, True))
     if options.million:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labeler.store import StoreError, init_db
+from labeler import build
 from labeler.store import corpus as corpus_store
 from labeler.store import labels
 
@@ -56,10 +57,10 @@ def build_demo_project(
     db = init_db(db_path)
     try:
         say(f"Importing {corpus_file.name} and {queries_file.name} into {db_path}")
-        corpus_store.import_corpus(db, corpus_file)
-        corpus_store.import_queries(db, queries_file)
+        build.import_corpus(db, corpus_file)
+        build.import_queries(db, queries_file)
         say("Building the pool: BM25 top-50 and dense top-50 per query (first run encodes the corpus)")
-        corpus_store.build_pool(db, progress=progress)
+        build.build_pool(db, progress=progress)
         tokens = _issue_tokens(db)
         counts = corpus_store.stats(db)
     finally:

@@ -29,12 +29,21 @@ class PoolingError(Exception):
         self.path = None if path is None else str(path)
         self.line = line
         self.field = field
-        where = ""
-        if self.path is not None:
-            where = self.path if line is None else f"{self.path}, line {line}"
-        if field is not None:
-            where = f"{where}, field '{field}'" if where else f"field '{field}'"
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(located(message, path=path, line=line, field=field))
 
 
-__all__ = ["PoolingError"]
+def located(message: str, *, path: str | Path | None, line: int | None, field: str | None) -> str:
+    """``message`` prefixed with where the problem is: ``file, line 3, field 'text': ...``.
+
+    >>> located("must not be empty", path="q.jsonl", line=3, field="text")
+    "q.jsonl, line 3, field 'text': must not be empty"
+    """
+    where = ""
+    if path is not None:
+        where = str(path) if line is None else f"{path}, line {line}"
+    if field is not None:
+        where = f"{where}, field '{field}'" if where else f"field '{field}'"
+    return f"{where}: {message}" if where else message
+
+
+__all__ = ["PoolingError", "located"]

@@ -90,17 +90,18 @@ def test_warm_cache_encodes_nothing_and_loads_no_model(encoded: tuple[Path, np.n
 
 
 def test_build_pool_twice_hits_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler.store import corpus, init_db
+    from labeler import build
+    from labeler.store import init_db
 
     (tmp_path / "c.jsonl").write_text("".join(json.dumps({"doc_id": k, "text": t}) + "\n" for k, t in zip(KEYS, TEXTS)))
     (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "text": q}) + "\n" for i, (q, _) in enumerate(PAIRS)))
     db = init_db(tmp_path / "p.db")
-    corpus.import_corpus(db, tmp_path / "c.jsonl")
-    corpus.import_queries(db, tmp_path / "q.jsonl")
-    first = corpus.build_pool(db, bm25_depth=0, dense_depth=2, progress=False)
+    build.import_corpus(db, tmp_path / "c.jsonl")
+    build.import_queries(db, tmp_path / "q.jsonl")
+    first = build.build_pool(db, bm25_depth=0, dense_depth=2, progress=False)
     assert first.encoded == len(TEXTS) + len(PAIRS)
     assert (tmp_path / "p.db.cache").is_dir()
-    second = corpus.build_pool(db, bm25_depth=0, dense_depth=3, progress=False)
+    second = build.build_pool(db, bm25_depth=0, dense_depth=3, progress=False)
     assert second.encoded == 0
     assert second.added == len(PAIRS)  # one more document per query at depth 3
     top = db.conn.execute("SELECT query_id, doc_id FROM pool WHERE position = 1 ORDER BY query_id").fetchall()

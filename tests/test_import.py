@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from labeler.store import init_db
-from labeler.store import corpus
+from labeler import build
+from labeler.store import StoreError, corpus, init_db
 from pooling import PoolingError
 
 DOCS = [
@@ -36,8 +36,8 @@ def snapshot(db: sqlite_utils.Database) -> tuple[list[str], bytes]:
 @pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     store = init_db(tmp_path / "p.db")
-    corpus.import_corpus(store, _jsonl(tmp_path / "corpus.jsonl", DOCS))
-    corpus.import_queries(store, _jsonl(tmp_path / "queries.jsonl", QUERIES))
+    build.import_corpus(store, _jsonl(tmp_path / "corpus.jsonl", DOCS))
+    build.import_queries(store, _jsonl(tmp_path / "queries.jsonl", QUERIES))
     return store
 
 
@@ -50,19 +50,19 @@ def test_import_counts_and_stores_records(db: sqlite_utils.Database) -> None:
 
 def test_reimport_is_a_no_op(db: sqlite_utils.Database, tmp_path: Path) -> None:
     before = snapshot(db)
-    result = corpus.import_corpus(db, tmp_path / "corpus.jsonl")
+    result = build.import_corpus(db, tmp_path / "corpus.jsonl")
     assert (result.added, result.replaced, result.unchanged) == (0, 0, 4)
-    assert corpus.import_queries(db, tmp_path / "queries.jsonl").unchanged == 2
+    assert build.import_queries(db, tmp_path / "queries.jsonl").unchanged == 2
     assert snapshot(db) == before
 
 
 def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_path: Path) -> None:
     changed = _jsonl(tmp_path / "v2.jsonl", [DOCS[0], {"doc_id": "d2", "text": "new text"}, {"doc_id": "d9", "text": "x"}])
     before = snapshot(db)
-    with pytest.raises(PoolingError, match=r"v2\.jsonl, line 2, field 'text': 'd2' is already in the project"):
-        corpus.import_corpus(db, changed)
+    with pytest.raises(StoreError, match=r"v2\.jsonl, line 2, field 'text': 'd2' is already in the project"):
+        build.import_corpus(db, changed)
     assert snapshot(db) == before
-    result = corpus.import_corpus(db, changed, replace=True)
+    result = build.import_corpus(db, changed, replace=True)
     assert (result.added, result.replaced, result.unchanged) == (1, 1, 1)
     assert db.conn.execute("SELECT text, title FROM documents WHERE doc_id = 'd2'").fetchone() == ("new text", "")
 
@@ -79,8 +79,8 @@ def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_p
 def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database, tmp_path: Path, record: dict, field: str) -> None:
     changed = _jsonl(tmp_path / "v2.jsonl", [DOCS[0], record])
     before = snapshot(db)
-    with pytest.raises(PoolingError) as caught:
-        corpus.import_corpus(db, changed)
+    with pytest.raises(StoreError) as caught:
+        build.import_corpus(db, changed)
     assert str(caught.value) == (
         f"{changed}, line 2, field '{field}': 'd2' is already in the project with different content; "
         "import with --replace (replace=True) to overwrite it"
@@ -91,13 +91,13 @@ def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database
 def test_a_refused_query_change_names_meta(db: sqlite_utils.Database, tmp_path: Path) -> None:
     changed = _jsonl(tmp_path / "q2.jsonl", [{**QUERIES[0], "topic": "pets"}])
     before = snapshot(db)
-    with pytest.raises(PoolingError, match=r"q2\.jsonl, line 1, field 'meta': 'q1' is already in the project"):
-        corpus.import_queries(db, changed)
+    with pytest.raises(StoreError, match=r"q2\.jsonl, line 1, field 'meta': 'q1' is already in the project"):
+        build.import_queries(db, changed)
     assert snapshot(db) == before
 
 
 def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    corpus.build_pool(db, dense_depth=0, progress=False)
+    build.build_pool(db, dense_depth=0, progress=False)
     query_id = db.conn.execute("SELECT query_id FROM pool WHERE doc_id = 'd1'").fetchone()[0]
     db.conn.execute(
         "INSERT INTO annotators (name, role, token_salt, token_hash, created_at) VALUES ('a', 'annotator', '', '', 'now')"
@@ -107,12 +107,12 @@ def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Data
     )
     changed = _jsonl(tmp_path / "v2.jsonl", [{"doc_id": "d9", "text": "new"}, {"doc_id": "d1", "text": "rewritten"}])
     before = snapshot(db)
-    with pytest.raises(PoolingError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment\(s\)"):
-        corpus.import_corpus(db, changed, replace=True)
+    with pytest.raises(StoreError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment\(s\)"):
+        build.import_corpus(db, changed, replace=True)
     assert snapshot(db) == before
     # Metadata is not what was judged: it may change under a judgment.
     retagged = _jsonl(tmp_path / "v3.jsonl", [{"doc_id": "d1", "text": DOCS[0]["text"], "source": "wiki"}])
-    assert corpus.import_corpus(db, retagged, replace=True).replaced == 1
+    assert build.import_corpus(db, retagged, replace=True).replaced == 1
     assert db.conn.execute("SELECT text, meta FROM documents WHERE doc_id = 'd1'").fetchone() == (
         DOCS[0]["text"],
         '{"source": "wiki"}',
@@ -140,7 +140,7 @@ def test_bad_corpus_leaves_database_unchanged(
     path.write_text(content, encoding="utf-8")
     before = snapshot(db)
     with pytest.raises(PoolingError) as caught:
-        corpus.import_corpus(db, path)
+        build.import_corpus(db, path)
     assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), line, field)
     assert snapshot(db) == before
 
@@ -151,7 +151,7 @@ def test_bad_encoding_leaves_database_unchanged(db: sqlite_utils.Database, tmp_p
     path.write_bytes(b"query_id\ttext\nq7\tfine\nq8\tna\xefve\n")
     before = snapshot(db)
     with pytest.raises(PoolingError, match=r"q\.tsv, line 3: not valid UTF-8"):
-        corpus.import_queries(db, path)
+        build.import_queries(db, path)
     assert snapshot(db) == before
 
 
@@ -163,8 +163,8 @@ def test_run_naming_unknown_ids_is_refused(db: sqlite_utils.Database, tmp_path: 
     path = tmp_path / "run.trec"
     path.write_text(f"q1 Q0 d1 1 2.0 r\n{line}\n", encoding="utf-8")
     before = snapshot(db)
-    with pytest.raises(PoolingError) as caught:
-        corpus.import_run(db, path, "sys")
+    with pytest.raises(StoreError) as caught:
+        build.import_run(db, path, "sys")
     assert (caught.value.line, caught.value.field) == (2, field)
     assert words in str(caught.value)
     assert snapshot(db) == before
@@ -173,18 +173,18 @@ def test_run_naming_unknown_ids_is_refused(db: sqlite_utils.Database, tmp_path: 
 def test_run_import_ranks_like_trec_eval_and_is_idempotent(db: sqlite_utils.Database, tmp_path: Path) -> None:
     path = tmp_path / "run.trec"
     path.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d3 2 2.0 r\nq1 Q0 d2 3 1.0 r\n", encoding="utf-8")
-    assert corpus.import_run(db, path, "sys").added == 3
+    assert build.import_run(db, path, "sys").added == 3
     ranks = db.conn.execute("SELECT doc_id, rank FROM run_entries ORDER BY rank").fetchall()
     assert ranks == [("d3", 1), ("d2", 2), ("d1", 3)]
     before = snapshot(db)
-    assert corpus.import_run(db, path, "sys").added == 0
+    assert build.import_run(db, path, "sys").added == 0
     assert snapshot(db) == before
     other = tmp_path / "other.trec"
     other.write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
-    with pytest.raises(PoolingError, match="a different run named 'sys' is already imported"):
-        corpus.import_run(db, other, "sys")
-    with pytest.raises(PoolingError, match="run name 'bm25'"):
-        corpus.import_run(db, other, "bm25")
+    with pytest.raises(StoreError, match="a different run named 'sys' is already imported"):
+        build.import_run(db, other, "sys")
+    with pytest.raises(StoreError, match="run name 'bm25'"):
+        build.import_run(db, other, "bm25")
     assert snapshot(db) == before
 
 
@@ -194,13 +194,13 @@ def _pool_rows(db: sqlite_utils.Database) -> dict[tuple[str, str], tuple]:
 
 
 def test_rebuild_after_adding_a_run_keeps_every_row_and_adds(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    first = corpus.build_pool(db, dense_depth=0, progress=False)
+    first = build.build_pool(db, dense_depth=0, progress=False)
     before = _pool_rows(db)
     assert first.added == len(before) > 0
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 d4 1 5.0 r\nq1 Q0 d1 2 4.0 r\nq2 Q0 d2 1 1.0 r\n", encoding="utf-8")
-    corpus.import_run(db, run, "sys")
-    second = corpus.build_pool(db, dense_depth=0, progress=False)
+    build.import_run(db, run, "sys")
+    second = build.build_pool(db, dense_depth=0, progress=False)
     after = _pool_rows(db)
     # Every existing row keeps its position, time and build; d1 was already pooled for q1 by
     # BM25 and the run also found it (rank 2), so its provenance gains the run.
@@ -217,14 +217,14 @@ def test_rebuild_after_adding_a_run_keeps_every_row_and_adds(db: sqlite_utils.Da
     for (query_id, _), row in new.items():
         assert json.loads(row[2]).keys() >= {"sys"} and row[6] == second.build_id
         assert row[4] > max(r[4] for k, r in before.items() if k[0] == query_id)
-    assert corpus.build_pool(db, dense_depth=0, progress=False).added == 0
+    assert build.build_pool(db, dense_depth=0, progress=False).added == 0
     assert _pool_rows(db) == after
 
 
 def test_export_pool_writes_the_issue_format(db: sqlite_utils.Database) -> None:
     import io
 
-    corpus.build_pool(db, dense_depth=0, progress=False)
+    build.build_pool(db, dense_depth=0, progress=False)
     out = io.StringIO()
     count = corpus.export_pool(db, out)
     records = [json.loads(line) for line in out.getvalue().splitlines()]

@@ -51,7 +51,7 @@ def import_corpus(db: str, file: str, replace: bool) -> None:
     become metadata), or TREC <DOC><DOCNO> SGML. Bad input stops the import and leaves DB
     unchanged.
     """
-    from labeler.store.corpus import import_corpus as run
+    from labeler.build import import_corpus as run
 
     _import(run, db, file, replace, "document", "documents")
 
@@ -66,7 +66,7 @@ def import_queries(db: str, file: str, replace: bool) -> None:
     FILE is JSONL, CSV or TSV with query_id and text, or TREC <top> topics (the title is the
     query text). Bad input stops the import and leaves DB unchanged.
     """
-    from labeler.store.corpus import import_queries as run
+    from labeler.build import import_queries as run
 
     _import(run, db, file, replace, "query", "queries")
 
@@ -82,7 +82,7 @@ def import_run(db: str, file: str, name: str) -> None:
     ranks them; the rank column is ignored.
     """
     from labeler.store import connect
-    from labeler.store.corpus import import_run as run
+    from labeler.build import import_run as run
 
     with user_errors():
         result = run(connect(db), file, name)
@@ -118,7 +118,7 @@ def build_pool(
     Rebuilding keeps every existing pool entry (and its labels) and only adds new ones.
     """
     from labeler.store import connect
-    from labeler.store.corpus import build_pool as run
+    from labeler.build import build_pool as run
 
     with user_errors():
         result = run(

@@ -1,31 +1,30 @@
 """Documents, queries, runs and the pool: every SQL statement for them.
 
-Imports stream their file in batches inside one write transaction: a bad record anywhere
-rolls everything back, so the database is exactly as it was. Importing the same file twice
-changes nothing; a record whose text differs from the stored one under the same id is
-refused unless ``replace=True``.
+The records come already parsed (:mod:`labeler.build` reads the files through
+:mod:`pooling`). Adding them streams the records in batches inside one write transaction: a
+bad record anywhere rolls everything back, so the database is exactly as it was. Adding the
+same file twice changes nothing; a record whose text differs from the stored one under the
+same id is refused unless ``replace=True``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import sqlite_utils
 
-from labeler.store.schema import now, transaction
-from pooling import PoolingError
-from pooling.pool import RRF_K, Rankings, grown, merge
-from pooling.readers import read_corpus, read_queries
-from pooling.retrieve import retrieve
-from pooling.trec import rank_run, read_run
-from pooling.types import search_text
+from labeler.store.schema import StoreError, now, transaction
+
+if TYPE_CHECKING:
+    from pooling.types import Document, PoolEntry, Query, RunRow, ScoredDoc
+
+#: The pool as recorded: ``{query_id: {doc_id: (sources, position)}}``.
+Recorded = dict[str, dict[str, tuple[dict[str, int], int]]]
 
 T = TypeVar("T")
 
@@ -70,8 +69,8 @@ def _changed_field(db: sqlite_utils.Database, table: str, columns: tuple[str, ..
     return next((f for f in fields if new[f] != stored[f]), "text")
 
 
-def _refuse_change(path: Path, line: int, field_name: str, key: str) -> PoolingError:
-    return PoolingError(
+def _refuse_change(path: Path, line: int, field_name: str, key: str) -> StoreError:
+    return StoreError(
         f"{key!r} is already in the project with different content; "
         "import with --replace (replace=True) to overwrite it",
         path=path,
@@ -80,27 +79,28 @@ def _refuse_change(path: Path, line: int, field_name: str, key: str) -> PoolingE
     )
 
 
-def import_corpus(db: sqlite_utils.Database, path: str | Path, *, replace: bool = False) -> ImportResult:
-    """Add the documents of a corpus file (see :mod:`pooling.readers` for formats).
+def add_documents(
+    db: sqlite_utils.Database, path: Path, documents: Iterable[Document], *, replace: bool = False
+) -> ImportResult:
+    """Add the documents read from ``path`` (an error in the stream rolls everything back).
 
     Raises:
-        PoolingError: bad input, changed content under an existing doc_id without
-            ``replace``, or a change to a document that already has judgments; nothing is
-            written.
+        StoreError: changed content under an existing doc_id without ``replace``, or a change
+            to a document that already has judgments; nothing is written.
     """
-    path = Path(path)
-    rows = ((d.line, (d.doc_id, d.title, d.text, _meta_json(d.meta), d.content_hash)) for d in read_corpus(path))
+    rows = ((d.line, (d.doc_id, d.title, d.text, _meta_json(d.meta), d.content_hash)) for d in documents)
     return _import_records(db, path, "documents", ("doc_id", "title", "text", "meta", "content_hash"), rows, replace)
 
 
-def import_queries(db: sqlite_utils.Database, path: str | Path, *, replace: bool = False) -> ImportResult:
-    """Add the queries of a query file (JSONL, CSV, TSV or TREC topics).
+def add_queries(
+    db: sqlite_utils.Database, path: Path, queries: Iterable[Query], *, replace: bool = False
+) -> ImportResult:
+    """Add the queries read from ``path``.
 
     Raises:
-        PoolingError: as :func:`import_corpus`, for query_id.
+        StoreError: as :func:`add_documents`, for query_id.
     """
-    path = Path(path)
-    rows = ((q.line, (q.query_id, q.text, _meta_json(q.meta), q.content_hash)) for q in read_queries(path))
+    rows = ((q.line, (q.query_id, q.text, _meta_json(q.meta), q.content_hash)) for q in queries)
     return _import_records(db, path, "queries", ("query_id", "text", "meta", "content_hash"), rows, replace)
 
 
@@ -148,24 +148,13 @@ def _refuse_if_judged(db: sqlite_utils.Database, path: Path, line: int, key: str
     # turn the label into a judgment of something nobody saw.
     judged = db.conn.execute(f"SELECT count(*) FROM judgments WHERE {key} = ?", [value]).fetchone()[0]
     if judged:
-        raise PoolingError(
+        raise StoreError(
             f"{value!r} already has {judged} judgment(s), made on its current text; "
             "import the new text under a new id instead",
             path=path,
             line=line,
             field="text",
         )
-
-
-def _file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as exc:
-        raise PoolingError(f"cannot open: {exc.strerror}", path=path) from exc
-    return digest.hexdigest()
 
 
 def _missing_ids(db: sqlite_utils.Database, table: str, key: str, ids: set[str]) -> set[str]:
@@ -177,49 +166,53 @@ def _missing_ids(db: sqlite_utils.Database, table: str, key: str, ids: set[str])
     return ids - found
 
 
-def _check_run_ids(db: sqlite_utils.Database, path: Path, rows: list[Any]) -> None:
+def _check_run_ids(db: sqlite_utils.Database, path: Path, rows: Sequence[RunRow]) -> None:
     """Refuse a run naming a query or document the project does not have (first bad line)."""
     unknown_q = _missing_ids(db, "queries", "query_id", {r.query_id for r in rows})
     unknown_d = _missing_ids(db, "documents", "doc_id", {r.doc_id for r in rows})
     for row in rows:
         if row.query_id in unknown_q:
-            raise PoolingError(
+            raise StoreError(
                 f"unknown query {row.query_id!r}; import the queries first", path=path, line=row.line, field="query_id"
             )
         if row.doc_id in unknown_d:
-            raise PoolingError(
+            raise StoreError(
                 f"unknown document {row.doc_id!r}; import the corpus first", path=path, line=row.line, field="doc_id"
             )
 
 
-def import_run(db: sqlite_utils.Database, path: str | Path, name: str) -> ImportResult:
-    """Add a TREC run under ``name``, ranked as trec_eval ranks it.
+def add_run(
+    db: sqlite_utils.Database,
+    path: Path,
+    name: str,
+    file_hash: str,
+    read: Callable[[], tuple[list[RunRow], Mapping[str, Sequence[ScoredDoc]]]],
+) -> ImportResult:
+    """Add the run read from ``path`` under ``name``: its rows and their trec_eval ranking.
 
-    Importing the same file under the same name again is a no-op; a different file under a
-    name already taken is refused.
+    ``read`` is called only when the run is new; the same file (by ``file_hash``) under the
+    same name again is a no-op, a different file under a name already taken is refused.
 
     Raises:
-        PoolingError: bad input, unknown query or document, or a name already taken.
+        StoreError: a reserved or malformed name, a name already taken, or an unknown query
+            or document.
     """
-    path = Path(path)
     if not name or any(ch.isspace() for ch in name) or name in RESERVED_SOURCES:
-        raise PoolingError(
+        raise StoreError(
             f"run name {name!r} must be non-empty, without whitespace, and not one of {', '.join(RESERVED_SOURCES)}"
         )
-    file_hash = _file_hash(path)
     with transaction(db):
         old = db.conn.execute("SELECT content_hash, n_rows FROM runs WHERE name = ?", [name]).fetchone()
         if old is not None and old[0] == file_hash:
             return ImportResult(str(path), 0, 0, old[1])
         if old is not None:
-            raise PoolingError(f"a different run named {name!r} is already imported; choose another --name", path=path)
-        rows = list(read_run(path))
+            raise StoreError(f"a different run named {name!r} is already imported; choose another --name", path=path)
+        rows, ranked = read()
         _check_run_ids(db, path, rows)
         db.conn.execute(
             "INSERT INTO runs (name, path, content_hash, imported_at, n_rows) VALUES (?, ?, ?, ?, ?)",
             [name, str(path), file_hash, now(), len(rows)],
         )
-        ranked = rank_run(rows)
         entries = ((name, d.query_id, d.doc_id, d.rank, d.score) for docs in ranked.values() for d in docs)
         for batch in batched(entries, BATCH * 5):
             db.conn.executemany(
@@ -259,56 +252,33 @@ def stats(db: sqlite_utils.Database) -> dict[str, int]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class PoolBuildResult:
-    """What one pool build did.
-
-    Attributes:
-        build_id: row of ``pool_builds`` recording the parameters.
-        queries: queries pooled.
-        added: pool entries added by this build.
-        kept: entries that were already in the pool (left untouched).
-        per_source: documents each source put forward (summed over queries).
-        encoded: texts the dense model encoded (0 on a warm cache).
-        seconds: wall time per stage, and ``total``.
-    """
-
-    build_id: int
-    queries: int
-    added: int
-    kept: int
-    per_source: dict[str, int] = field(default_factory=dict)
-    encoded: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
+def pool_queries(db: sqlite_utils.Database) -> list[tuple[str, str]]:
+    """Every query as ``(query_id, text)``, by query_id."""
+    return [(q, t) for q, t in db.conn.execute("SELECT query_id, text FROM queries ORDER BY query_id")]
 
 
-def default_cache_dir(db: sqlite_utils.Database) -> Path:
-    """``<database file>.cache``, beside the project database."""
-    main = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-    if not main:
-        raise PoolingError("an in-memory database has no default cache directory; pass cache_dir")
-    return Path(main + ".cache")
+def document_keys(db: sqlite_utils.Database) -> list[tuple[str, str]]:
+    """Every document as ``(doc_id, content_hash)``, by doc_id: the corpus order of a build."""
+    return db.conn.execute("SELECT doc_id, content_hash FROM documents ORDER BY doc_id").fetchall()
 
 
-def _search_texts(db: sqlite_utils.Database) -> Iterator[str]:
-    for title, text in db.conn.execute("SELECT title, text FROM documents ORDER BY doc_id"):
-        yield search_text(title, text)
+def document_texts(db: sqlite_utils.Database) -> Iterator[tuple[str, str]]:
+    """Every document's ``(title, text)``, by doc_id, streamed."""
+    yield from db.conn.execute("SELECT title, text FROM documents ORDER BY doc_id")
 
 
-def _fetcher(db: sqlite_utils.Database, doc_ids: Sequence[str]) -> Callable[[Sequence[int]], list[str]]:
-    def fetch(positions: Sequence[int]) -> list[str]:
-        wanted = [doc_ids[p] for p in positions]
-        found: dict[str, str] = {}
-        for batch in batched(wanted, BATCH):
-            marks = ",".join("?" * len(batch))
-            sql = f"SELECT doc_id, title, text FROM documents WHERE doc_id IN ({marks})"
-            found.update((d, search_text(t, x)) for d, t, x in db.conn.execute(sql, batch))
-        return [found[d] for d in wanted]
-
-    return fetch
+def documents_by_id(db: sqlite_utils.Database, doc_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``{doc_id: (title, text)}`` for the given ids (unknown ids are absent)."""
+    found: dict[str, tuple[str, str]] = {}
+    for batch in batched(doc_ids, BATCH):
+        marks = ",".join("?" * len(batch))
+        sql = f"SELECT doc_id, title, text FROM documents WHERE doc_id IN ({marks})"
+        found.update((d, (t, x)) for d, t, x in db.conn.execute(sql, batch))
+    return found
 
 
-def _run_rankings(db: sqlite_utils.Database, depth: int) -> dict[str, dict[str, list[str]]]:
+def run_rankings(db: sqlite_utils.Database, depth: int) -> dict[str, dict[str, list[str]]]:
+    """``{run: {query_id: [doc_id, ...]}}``: each imported run's top ``depth`` per query."""
     rankings: dict[str, dict[str, list[str]]] = {}
     if depth <= 0:
         return rankings
@@ -318,68 +288,44 @@ def _run_rankings(db: sqlite_utils.Database, depth: int) -> dict[str, dict[str, 
     return rankings
 
 
-def build_pool(
+def database_file(db: sqlite_utils.Database) -> Path | None:
+    """The file the project lives in, or None for an in-memory database."""
+    main = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    return Path(main) if main else None
+
+
+def add_pool_build(
     db: sqlite_utils.Database,
-    *,
-    bm25_depth: int = 50,
-    dense_depth: int = 50,
-    run_depth: int = 50,
-    model: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-    progress: bool = True,
-) -> PoolBuildResult:
-    """Pool every query: union of BM25, dense and every run's top-k, ordered by RRF.
+    plan: Callable[[Recorded], tuple[Sequence[PoolEntry], Sequence[PoolEntry]]],
+    params: Mapping[str, Any],
+) -> tuple[int, int, int]:
+    """Record one pool build, in one transaction.
 
-    Existing pool entries are kept exactly as they are; only new (query, doc) pairs are
-    added, after the query's existing positions (see :mod:`pooling.pool`). A depth of 0
-    turns a source off.
+    ``plan`` turns the pool as recorded now into (entries to add, existing entries whose
+    sources grew); the new entries are inserted and the grown ones get their new sources and
+    priority, nothing else. ``params`` are stored with the build, with the counts added.
 
-    Raises:
-        PoolingError: no queries or documents, a negative depth, or an unusable model.
+    Returns:
+        (build_id, entries added, entries that were already in the pool).
     """
-    for name, depth in (("bm25_depth", bm25_depth), ("dense_depth", dense_depth), ("run_depth", run_depth)):
-        if depth < 0:
-            raise PoolingError(f"{name} must be 0 (off) or more, not {depth}")
-    started = time.perf_counter()
-    queries = [(q, t) for q, t in db.conn.execute("SELECT query_id, text FROM queries ORDER BY query_id")]
-    ids_keys = db.conn.execute("SELECT doc_id, content_hash FROM documents ORDER BY doc_id").fetchall()
-    if not queries or not ids_keys:
-        raise PoolingError("nothing to pool: import a corpus and queries first")
-    doc_ids, doc_keys = [row[0] for row in ids_keys], [row[1] for row in ids_keys]
-    del ids_keys
-    found = retrieve(
-        queries,
-        doc_ids,
-        doc_keys,
-        lambda: _search_texts(db),
-        _fetcher(db, doc_ids),
-        bm25_depth=bm25_depth,
-        dense_depth=dense_depth,
-        model=model,
-        cache_dir=(cache_dir if cache_dir is not None else default_cache_dir(db)) if dense_depth > 0 else None,
-        progress=progress,
-    )
-    rankings = {**found.rankings, **_run_rankings(db, run_depth)}
-    depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth}
-    params = {**depths, "model": found.model, "model_identity": found.model_identity, "sources": sorted(rankings), "rrf_k": RRF_K}
     with transaction(db):
-        build_id, added, kept = _write_pool(db, rankings, params)
-    per_source = {s: sum(len(d) for d in r.values()) for s, r in sorted(rankings.items())}
-    seconds = {**found.seconds, "total": time.perf_counter() - started}
-    return PoolBuildResult(build_id, len(queries), added, kept, per_source, found.encoded, seconds)
+        recorded: Recorded = {}
+        for query_id, doc_id, sources, position in db.conn.execute("SELECT query_id, doc_id, sources, position FROM pool"):
+            recorded.setdefault(query_id, {})[doc_id] = (json.loads(sources), position)
+        entries, extended = plan(recorded)
+        build_id = _insert_pool(db, entries, {**params, "added": len(entries), "provenance_extended": len(extended)})
+        # Provenance only grows: the entry, its position and its labels stay as they were.
+        db.conn.executemany(
+            "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
+            [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
+        )
+    return build_id, len(entries), sum(len(v) for v in recorded.values())
 
 
-def _write_pool(db: sqlite_utils.Database, rankings: Rankings, params: dict[str, Any]) -> tuple[int, int, int]:
-    recorded: dict[str, dict[str, tuple[dict[str, int], int]]] = {}
-    for query_id, doc_id, sources, position in db.conn.execute("SELECT query_id, doc_id, sources, position FROM pool"):
-        recorded.setdefault(query_id, {})[doc_id] = (json.loads(sources), position)
-    positions = {q: {d: pos for d, (_, pos) in docs.items()} for q, docs in recorded.items()}
-    entries = merge(rankings, positions)
-    extended = grown(rankings, recorded)
-    params = {**params, "added": len(entries), "provenance_extended": len(extended)}
+def _insert_pool(db: sqlite_utils.Database, entries: Sequence[PoolEntry], params: Mapping[str, Any]) -> int:
     at = now()
     cursor = db.conn.execute(
-        "INSERT INTO pool_builds (at, params) VALUES (?, ?)", [at, json.dumps(params, sort_keys=True)]
+        "INSERT INTO pool_builds (at, params) VALUES (?, ?)", [at, json.dumps(dict(params), sort_keys=True)]
     )
     build_id = int(cursor.lastrowid or 0)
     rows = (
@@ -392,9 +338,4 @@ def _write_pool(db: sqlite_utils.Database, rankings: Rankings, params: dict[str,
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             batch,
         )
-    # Provenance only grows: the entry, its position and its labels stay as they were.
-    db.conn.executemany(
-        "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
-        [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
-    )
-    return build_id, len(entries), sum(len(v) for v in recorded.values())
+    return build_id

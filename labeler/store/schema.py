@@ -41,9 +41,25 @@ from pathlib import Path
 
 import sqlite_utils
 
+from pooling import located
+
 
 class StoreError(Exception):
-    """A project database problem a user can fix (missing file, wrong schema, bad request)."""
+    """A project database problem a user can fix (missing file, wrong schema, bad request).
+
+    Attributes:
+        path: the input file, when the problem is a record read from one.
+        line: 1-based line of that record.
+        field: the field at fault.
+    """
+
+    def __init__(
+        self, message: str, *, path: str | Path | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+        super().__init__(located(message, path=path, line=line, field=field))
 
 
 def now() -> str:
