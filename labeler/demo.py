@@ -75,7 +75,7 @@ def build_demo_project(
 
 
 def _issue_tokens(db) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    existing = {a.name for a in labels.list_annotators(db)}
+    existing = {a.name for a in labels.list_annotators(db, caller=labels.OWNER)}
     tokens: dict[str, str] = {}
     for name, role in TEAM:
         if name in existing:

@@ -95,7 +95,7 @@ def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
     user = session.get(USER)
     if user is None:
         return None
-    fresh = next((a for a in labels.list_annotators(db) if a.id == user.id), None)
+    fresh = labels.annotator_by_id(db, user.id)
     if fresh is None or not fresh.active:
         sign_out(session)
         session[LOGIN_ERROR] = "This access token has been deactivated."

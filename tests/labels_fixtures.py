@@ -66,7 +66,7 @@ def make_project(path: Path, n_queries: int = 3, per_query: int = 10, **settings
     for query_id in query_ids(n_queries):
         add_pool(db, query_id, range(1, per_query + 1), per_query, 1)
     if settings:
-        labels.set_settings(db, settings)
+        labels.set_settings(db, settings, caller=labels.OWNER)
     return db
 
 

@@ -122,7 +122,7 @@ def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
     with connect(project.path) as db:
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
         skips = list(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
-        latest = {(j.query_id, j.doc_id): j.relevance for j in labels.latest_judgments(db) if j.annotator == "bob"}
+        latest = {(j.query_id, j.doc_id): j.relevance for j in labels.latest_judgments(db, caller=labels.OWNER) if j.annotator == "bob"}
     assert len(rows) == 6
     assert [r["relevance"] for r in rows] == [*grades, 0]
     assert (rows[-1]["query_id"], rows[-1]["doc_id"]) == last
@@ -239,7 +239,7 @@ def test_admin_deactivates_an_annotator(project: Project) -> None:
     at = _signed_in_page(project, "annotators_page", project.admin_token)
     at.toggle(key=state.active_key(project.annotator_id)).set_value(False).run()
     with connect(project.path) as db:
-        assert [a.active for a in labels.list_annotators(db) if a.name == "bob"] == [False]
+        assert [a.active for a in labels.list_annotators(db, caller=labels.OWNER) if a.name == "bob"] == [False]
     _press(bob, state.grade_key(2))  # the next click finds the token deactivated
     assert state.USER not in bob.session_state
     assert "deactivated" in bob.error[0].value
@@ -378,7 +378,7 @@ def test_a_label_sent_after_the_hold_went_to_someone_else_is_kept(project: Proje
     session: dict[str, object] = {}
     clock = FakeClock()
     with connect(project.path) as db:
-        labels.set_settings(db, {"overlap": 0.0})  # every entry single-label, so it is held
+        labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)  # every entry single-label, so it is held
         shown = state.current_item(session, db, project.annotator_id, clock)
         _hand_bobs_holds_to_ada(db, project)
         assert _order(db, project.annotator_id, shown.query_id, shown.doc_id) < 0  # it left bob's queue
@@ -398,7 +398,7 @@ def test_a_label_sent_after_the_hold_went_to_someone_else_is_kept(project: Proje
 def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project: Project) -> None:
     session: dict[str, object] = {}
     with connect(project.path) as db:
-        labels.set_settings(db, {"overlap": 0.0})
+        labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)
         shown = state.current_item(session, db, project.annotator_id)
         _hand_bobs_holds_to_ada(db, project)
         session[state.NOTE] = "needs the table the chunk refers to"
@@ -414,7 +414,7 @@ def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project:
 
 def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
     with connect(project.path) as db:
-        labels.set_settings(db, {"overlap": 0.0})
+        labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)
     at = _sign_in(project.annotator_token)
     query_id, doc_id = _on_screen(at)
     with connect(project.path) as db:
@@ -434,7 +434,7 @@ def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
 
 def _leave_a_draft(session: dict[str, object], db: sqlite_utils.Database, project: Project) -> Item:
     """Bob labels one item, types a note on the next and goes back: the note stays a draft."""
-    labels.set_settings(db, {"overlap": 1.0})  # every entry also goes to ada
+    labels.set_settings(db, {"overlap": 1.0}, caller=labels.OWNER)  # every entry also goes to ada
     first = state.current_item(session, db, project.annotator_id)
     state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 1)
     second = state.current_item(session, db, project.annotator_id)

@@ -38,7 +38,7 @@ def _queue(db, annotator_id: int) -> list[tuple[str, str]]:
 
 def _labellers(db) -> dict[tuple[str, str], set[str]]:
     found: dict[tuple[str, str], set[str]] = {}
-    for j in labels.latest_judgments(db):
+    for j in labels.latest_judgments(db, caller=labels.OWNER):
         found.setdefault((j.query_id, j.doc_id), set()).add(j.annotator)
     return found
 
@@ -72,9 +72,9 @@ def test_authenticate_accepts_only_the_exact_token_of_an_active_annotator(tmp_pa
     assert labels.authenticate(db, token_a[:-1] + ("A" if token_a[-1] != "A" else "B")) is None
     assert labels.authenticate(db, "") is None
     assert labels.authenticate(db, "gp999." + secret_b) is None
-    labels.set_active(db, ada.id, False)
+    labels.set_active(db, ada.id, False, caller=labels.OWNER)
     assert labels.authenticate(db, token_a) is None
-    labels.set_active(db, ada.id, True)
+    labels.set_active(db, ada.id, True, caller=labels.OWNER)
     assert labels.authenticate(db, token_a) == ada
 
 
@@ -85,7 +85,7 @@ def test_add_annotator_refuses_a_taken_name_or_unknown_role(tmp_path: Path) -> N
         labels.add_annotator(db, "ada")
     with pytest.raises(StoreError, match="role"):
         labels.add_annotator(db, "eve", role="owner")  # type: ignore[arg-type]
-    assert [a.name for a in labels.list_annotators(db)] == ["ada"]
+    assert [a.name for a in labels.list_annotators(db, caller=labels.OWNER)] == ["ada"]
 
 
 # --- assignment ---------------------------------------------------------------------------------
@@ -226,7 +226,7 @@ def test_a_deactivated_annotators_unlabelled_work_goes_to_others(tmp_path: Path)
     labels.next_item(db, ada.id)
     labels.next_item(db, bob.id)  # bob's overlap entries get a copy earmarked for ada
     held_by_ada = set(_queue(db, ada.id))
-    labels.set_active(db, ada.id, False)
+    labels.set_active(db, ada.id, False, caller=labels.OWNER)
     label_all(db, [bob.id, cy.id])
     labelled = _labellers(db)
     assert held_by_ada <= set(labelled) and len(labelled) == 20
@@ -284,7 +284,7 @@ def test_labels_are_append_only_and_the_latest_counts(tmp_path: Path) -> None:
     two = labels.record_judgment(db, ada.id, back.query_id, back.doc_id, 3, 2.0)
     rows = db.execute("SELECT id, relevance, note, seconds FROM judgments ORDER BY id").fetchall()
     assert rows == [(one, 1, "unsure", 5.5), (two, 3, "", 2.0)]
-    assert [(j.doc_id, j.relevance) for j in labels.latest_judgments(db)] == [(first.doc_id, 3)]
+    assert [(j.doc_id, j.relevance) for j in labels.latest_judgments(db, caller=labels.OWNER)] == [(first.doc_id, 3)]
     assert labels.next_item(db, ada.id).doc_id == second.doc_id  # back where she was
     for statement in ("UPDATE judgments SET relevance = 0", "DELETE FROM judgments"):
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
@@ -300,13 +300,13 @@ def test_a_label_records_who_when_how_long_and_the_rubric(tmp_path: Path) -> Non
     item = labels.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, 7.25)
     new_text = "Grade 3 only when the chunk alone answers the question."
-    assert labels.set_rubric(db, new_text, ada.id).hash == hashlib.sha256(new_text.encode()).hexdigest()[:12]
+    assert labels.set_rubric(db, new_text, caller=ada).hash == hashlib.sha256(new_text.encode()).hexdigest()[:12]
     item = labels.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 0, None)
     rows = db.execute("SELECT annotator_id, seconds, rubric_hash, at FROM judgments ORDER BY id").fetchall()
     assert [r[:3] for r in rows] == [(ada.id, 7.25, default_hash), (ada.id, None, labels.rubric_hash(new_text))]
     assert rows[0][3] < rows[1][3] and rows[0][3].endswith("+00:00")
-    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, ada.id).hash == default_hash  # back to the old text
+    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, caller=ada).hash == default_hash  # back to the old text
     assert labels.current_rubric(db).hash == default_hash
     assert db.execute("SELECT count(*) FROM rubrics").fetchone()[0] == 2
     # The history says default, new text, default again; no earlier row was re-dated.
@@ -315,7 +315,7 @@ def test_a_label_records_who_when_how_long_and_the_rubric(tmp_path: Path) -> Non
     assert history[0][1] < history[1][1] < history[2][1]
     first_use = db.execute("SELECT created_at FROM rubrics WHERE hash = ?", [default_hash]).fetchone()[0]
     assert first_use == history[0][1]
-    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, ada.id).created_at == history[2][1]  # already in force
+    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, caller=ada).created_at == history[2][1]  # already in force
     assert db.execute("SELECT count(*) FROM rubric_changes").fetchone()[0] == 3
 
 
@@ -343,7 +343,7 @@ def test_an_annotator_reaches_only_their_own_items(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not assigned"):
         labels.record_skip(db, bob.id, theirs.query_id, theirs.doc_id, 1.0)
     assert db.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
-    labels.set_active(db, bob.id, False)
+    labels.set_active(db, bob.id, False, caller=labels.OWNER)
     with pytest.raises(StoreError, match="deactivated"):
         labels.next_item(db, bob.id)
 
@@ -366,7 +366,7 @@ def _disagreeing_project(tmp_path: Path):
 
 def test_overlap_labels_align_current_labels_of_each_pair(tmp_path: Path) -> None:
     db, admin, *_ = _disagreeing_project(tmp_path)
-    rows = labels.overlap_labels(db, admin)
+    rows = labels.overlap_labels(db, caller=admin)
     assert [(r.doc_id, r.annotator_a, r.annotator_b, r.relevance_a, r.relevance_b) for r in rows] == [
         ("q001-d001", "bob", "cy", 3, 3),
         ("q001-d002", "bob", "cy", 1, 2),
@@ -376,45 +376,45 @@ def test_overlap_labels_align_current_labels_of_each_pair(tmp_path: Path) -> Non
 
 def test_adjudication_is_its_own_row_and_empties_the_queue(tmp_path: Path) -> None:
     db, admin, bob, cy = _disagreeing_project(tmp_path)
-    queue = labels.disagreements(db, admin)
+    queue = labels.disagreements(db, caller=admin)
     assert [(d.doc_id, d.labels) for d in queue] == [
         ("q001-d002", (("bob", 1, "n2"), ("cy", 2, "n2"))),
         ("q001-d003", (("bob", 2, "n3"), ("cy", 0, "n3"))),
     ]
     assert queue[0].query_text == "query text q001" and queue[0].doc_text == "Text of q001-d002 about q001."
     before = db.execute("SELECT * FROM judgments ORDER BY id").fetchall()
-    first = labels.record_adjudication(db, admin.id, "q001", "q001-d002", 1, "bob is right")
-    again = labels.record_adjudication(db, admin, "q001", "q001-d002", 2)
+    first = labels.record_adjudication(db, "q001", "q001-d002", 1, "bob is right", caller=admin.id)
+    again = labels.record_adjudication(db, "q001", "q001-d002", 2, caller=admin)
     assert db.execute("SELECT * FROM judgments ORDER BY id").fetchall() == before
     assert db.execute("SELECT id, relevance FROM adjudications ORDER BY id").fetchall() == [(first, 1), (again, 2)]
-    assert [d.doc_id for d in labels.disagreements(db, admin)] == ["q001-d003"]
-    assert [(a.doc_id, a.admin, a.relevance) for a in labels.adjudications(db, admin)] == [("q001-d002", "ada", 2)]
+    assert [d.doc_id for d in labels.disagreements(db, caller=admin)] == ["q001-d003"]
+    assert [(a.doc_id, a.admin, a.relevance) for a in labels.adjudications(db, caller=admin)] == [("q001-d002", "ada", 2)]
     with pytest.raises(StoreError, match="not in the pool"):
-        labels.record_adjudication(db, admin, "q001", "nope", 2)
+        labels.record_adjudication(db, "q001", "nope", 2, caller=admin)
 
 
 def test_admin_functions_refuse_annotators_and_deactivated_admins(tmp_path: Path) -> None:
     db, admin, bob, _ = _disagreeing_project(tmp_path)
     calls = [
-        lambda who: labels.progress_report(db, who),
-        lambda who: labels.overlap_labels(db, who),
-        lambda who: labels.disagreements(db, who),
-        lambda who: labels.adjudications(db, who),
-        lambda who: labels.record_adjudication(db, who, "q001", "q001-d002", 1),
+        lambda who: labels.progress_report(db, caller=who),
+        lambda who: labels.overlap_labels(db, caller=who),
+        lambda who: labels.disagreements(db, caller=who),
+        lambda who: labels.adjudications(db, caller=who),
+        lambda who: labels.record_adjudication(db, "q001", "q001-d002", 1, caller=who),
         lambda who: labels.export_judgments(db, tmp_path / "out.jsonl", caller=who),
         lambda who: labels.latest_judgments(db, caller=who),
         lambda who: labels.list_annotators(db, caller=who),
         lambda who: labels.set_active(db, bob.id, True, caller=who),
-        lambda who: labels.set_rubric(db, "new rubric", who.id),
+        lambda who: labels.set_rubric(db, "new rubric", caller=who),
         lambda who: labels.set_settings(db, {"overlap": 0.5}, caller=who),
     ]
     for call in calls:
         with pytest.raises(StoreError, match="admin"):
             call(bob)
         call(admin)
-    labels.set_active(db, admin.id, False)
+    labels.set_active(db, admin.id, False, caller=labels.OWNER)
     with pytest.raises(StoreError, match="admin"):
-        labels.progress_report(db, admin)
+        labels.progress_report(db, caller=admin)
     assert db.execute("SELECT count(*) FROM adjudications").fetchone()[0] == 1
     assert not (tmp_path / "out.jsonl.partial").exists()
 
@@ -428,7 +428,7 @@ def test_progress_report_counts_work_and_time_on_screen(tmp_path: Path) -> None:
         labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 1, seconds)
     item = labels.next_item(db, bob.id)
     labels.record_skip(db, bob.id, item.query_id, item.doc_id, 10.0)
-    report = labels.progress_report(db, ada)
+    report = labels.progress_report(db, caller=ada)
     ada_row, bob_row = report.annotators
     assert (ada_row.done, ada_row.assigned, ada_row.labels_per_hour, ada_row.median_seconds) == (0, 0, None, None)
     assert (bob_row.done, bob_row.assigned, bob_row.median_seconds) == (3, 4, 20.0)
@@ -446,7 +446,7 @@ def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 3.5, "first")
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, None)
     out = tmp_path / "labels.jsonl"
-    assert labels.export_judgments(db, out) == 2
+    assert labels.export_judgments(db, out, caller=labels.OWNER) == 2
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     at = [r[0] for r in db.execute("SELECT at FROM judgments ORDER BY id")]
     rubric = labels.current_rubric(db).hash
@@ -457,13 +457,13 @@ def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
          "seconds": None, "note": "", "rubric_hash": rubric},
     ]  # fmt: skip
     with pytest.raises(StoreError, match="does not exist"):
-        labels.export_judgments(db, tmp_path / "missing" / "x.jsonl")
+        labels.export_judgments(db, tmp_path / "missing" / "x.jsonl", caller=labels.OWNER)
 
 
 def test_settings_have_defaults_and_refuse_bad_values(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
     assert labels.get_settings(db) == labels.Settings(overlap=0.2, overlap_k=2, reservation_minutes=30.0, batch_size=10)
-    assert labels.set_settings(db, {"overlap": "0.5", "batch_size": 4}).overlap == 0.5
+    assert labels.set_settings(db, {"overlap": "0.5", "batch_size": 4}, caller=labels.OWNER).overlap == 0.5
     for values, message in (
         ({"overlap": 1.5}, "outside"),
         ({"overlap_k": 1}, "outside"),
@@ -471,6 +471,42 @@ def test_settings_have_defaults_and_refuse_bad_values(tmp_path: Path) -> None:
         ({"colour": 1}, "unknown setting"),
     ):
         with pytest.raises(StoreError, match=message):
-            labels.set_settings(db, values)
+            labels.set_settings(db, values, caller=labels.OWNER)
     reopened = connect(tmp_path / "p.db")
     assert labels.get_settings(reopened) == labels.Settings(overlap=0.5, batch_size=4)
+
+
+RIGHTS_CHECKED = (
+    "adjudications",
+    "disagreements",
+    "export_judgments",
+    "latest_judgments",
+    "list_annotators",
+    "overlap_labels",
+    "progress_report",
+    "record_adjudication",
+    "set_active",
+    "set_rubric",
+    "set_settings",
+)
+
+
+@pytest.mark.parametrize("name", RIGHTS_CHECKED)
+def test_who_asks_is_a_required_keyword(name: str) -> None:
+    import inspect
+
+    parameter = inspect.signature(getattr(labels, name)).parameters["caller"]
+    assert (parameter.kind, parameter.default) == (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty)
+
+
+def test_no_caller_grants_nothing_and_owner_everything(tmp_path: Path) -> None:
+    db, admin, bob, _ = _disagreeing_project(tmp_path)
+    with pytest.raises(StoreError, match="not a caller"):
+        labels.latest_judgments(db, caller=None)  # type: ignore[arg-type]
+    assert labels.latest_judgments(db, caller=labels.OWNER) == labels.latest_judgments(db, caller=admin)
+    assert len(labels.disagreements(db, caller=labels.OWNER)) == 2
+    with pytest.raises(StoreError, match="needs the admin who makes it"):
+        labels.record_adjudication(db, "q001", "q001-d002", 1, caller=labels.OWNER)
+    rubric = labels.set_rubric(db, "owner's rubric", caller=labels.OWNER)
+    author = db.execute("SELECT annotator_id FROM rubric_changes ORDER BY id DESC LIMIT 1").fetchone()[0]
+    assert (rubric.text, author) == ("owner's rubric", None)

@@ -240,12 +240,12 @@ def calibrate(db, as_json, html_path, n_boot, seed) -> None:
     """
     from calibration import project_report, to_dict, to_html, to_markdown
     from labeler.store import connect
-    from labeler.store.labels import latest_judgments
+    from labeler.store.labels import OWNER, latest_judgments
 
     with user_errors():
         database = connect(db)
         try:
-            report = project_report(latest_judgments(database), n_boot=n_boot, seed=seed)
+            report = project_report(latest_judgments(database, caller=OWNER), n_boot=n_boot, seed=seed)
         finally:
             database.close()
     if html_path is not None:

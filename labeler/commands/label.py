@@ -61,7 +61,7 @@ def annotators(db: str) -> None:
     from labeler.store import labels
 
     with user_errors():
-        report = labels.progress_report(connect(db), None)
+        report = labels.progress_report(connect(db), caller=labels.OWNER)
     if not report.annotators:
         click.echo("No annotators yet: add one with `goldpool add-annotator DB NAME`.")
         return
@@ -78,7 +78,7 @@ def _set_active(db: str, name: str, active: bool) -> None:
     with user_errors():
         store = connect(db)
         annotator = labels.find_annotator(store, name)
-        labels.set_active(store, annotator.id, active)
+        labels.set_active(store, annotator.id, active, caller=labels.OWNER)
     if active:
         click.echo(f"{name!r} is active: their token works again.")
     else:
@@ -128,7 +128,7 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
         values[key.strip()] = value.strip()
     with user_errors():
         store = connect(db)
-        current = labels.set_settings(store, values) if values else labels.get_settings(store)
+        current = labels.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
     for key, value in asdict(current).items():
         click.echo(f"{key} = {value}")
 
@@ -147,10 +147,10 @@ def export_judgments(db: str, output: str | None) -> None:
     with user_errors():
         store = connect(db)
         if output is None:
-            labels.export_judgments(store, sys.stdout)
+            labels.export_judgments(store, sys.stdout, caller=labels.OWNER)
             return
         try:
-            n = labels.export_judgments(store, output)
+            n = labels.export_judgments(store, output, caller=labels.OWNER)
         except OSError as exc:
             raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from exc
     click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)

@@ -91,17 +91,25 @@ def require_active(db: sqlite_utils.Database, annotator_id: int) -> Annotator:
     return found
 
 
-def require_admin(db: sqlite_utils.Database, caller: Annotator | int | Owner | None) -> None:
+#: Who asks a store function that checks rights: the signed-in annotator (or their id), or
+#: :data:`OWNER` for the command line. Every such function takes it as the required keyword
+#: ``caller``; there is no default, so forgetting it can never grant admin rights.
+Caller = Annotator | int | Owner
+
+
+def require_admin(db: sqlite_utils.Database, caller: Caller) -> None:
     """Refuse unless ``caller`` is an active admin, as the database says now.
 
     :data:`OWNER` means the project owner working on the file directly (the CLI); the app
     always passes the signed-in annotator.
 
     Raises:
-        StoreError: the caller is not an active admin.
+        StoreError: the caller is not an active admin, or no caller was given.
     """
-    if caller is None or caller is OWNER:
+    if caller is OWNER:
         return
+    if not isinstance(caller, (Annotator, int)) or isinstance(caller, bool):
+        raise StoreError(f"refused: {caller!r} is not a caller; pass the signed-in annotator or OWNER")
     found = _find(db, caller.id if isinstance(caller, Annotator) else caller)
     if found is None or found.role != "admin" or not found.active:
         raise StoreError("refused: this needs an active admin")
@@ -171,15 +179,25 @@ def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
     return _annotator(row)
 
 
-def list_annotators(db: sqlite_utils.Database, caller: Annotator | int | None = None) -> list[Annotator]:
-    """Every annotator, by id. With a ``caller``, only an admin may list them."""
+def caller_id(caller: Caller) -> int | None:
+    """The annotator id of ``caller``, or None for :data:`OWNER`."""
+    if isinstance(caller, Owner):
+        return None
+    return caller.id if isinstance(caller, Annotator) else caller
+
+
+def annotator_by_id(db: sqlite_utils.Database, annotator_id: int) -> Annotator | None:
+    """The annotator with this id as the database says now, or None."""
+    return _find(db, annotator_id)
+
+
+def list_annotators(db: sqlite_utils.Database, *, caller: Caller) -> list[Annotator]:
+    """Every annotator, by id (admin only)."""
     require_admin(db, caller)
     return [_annotator(r) for r in db.execute("SELECT id, name, role, active FROM annotators ORDER BY id")]
 
 
-def set_active(
-    db: sqlite_utils.Database, annotator_id: int, active: bool, caller: Annotator | int | None = None
-) -> None:
+def set_active(db: sqlite_utils.Database, annotator_id: int, active: bool, *, caller: Caller) -> None:
     """Activate or deactivate an annotator (admin only); their labels are kept either way."""
     require_admin(db, caller)
     with transaction(db):

@@ -24,9 +24,13 @@ import sqlite_utils
 
 from labeler.store import assign
 from labeler.store.access import (
+    OWNER,
     Annotator,
+    Caller,
+    Owner,
     Role,
     add_annotator,
+    annotator_by_id,
     authenticate,
     find_annotator,
     list_annotators,
@@ -54,15 +58,18 @@ from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_
 from labeler.store.schema import StoreError, now, transaction
 
 __all__ = [
-    "DEFAULT_RUBRIC",
-    "GRADES",
     "Adjudication",
     "Annotator",
     "AnnotatorProgress",
+    "Caller",
+    "DEFAULT_RUBRIC",
     "Disagreement",
+    "GRADES",
     "Item",
     "Judgment",
+    "OWNER",
     "OverlapLabel",
+    "Owner",
     "Progress",
     "ProgressReport",
     "QueryProgress",
@@ -71,6 +78,7 @@ __all__ = [
     "Settings",
     "add_annotator",
     "adjudications",
+    "annotator_by_id",
     "authenticate",
     "current_rubric",
     "disagreements",
@@ -376,14 +384,14 @@ ORDER BY j.query_id, j.doc_id, n.name
 """
 
 
-def latest_judgments(db: sqlite_utils.Database, caller: Annotator | int | None = None) -> list[Judgment]:
+def latest_judgments(db: sqlite_utils.Database, *, caller: Caller) -> list[Judgment]:
     """The latest label per (query_id, doc_id, annotator), every annotator (admin use)."""
     require_admin(db, caller)
     return [Judgment(*r[:7]) for r in db.execute(_LATEST)]
 
 
 def set_settings(
-    db: sqlite_utils.Database, values: dict[str, object], caller: Annotator | int | None = None
+    db: sqlite_utils.Database, values: dict[str, object], *, caller: Caller
 ) -> Settings:
     """Change assignment settings (admin only); return them all. Applies to work handed out next.
 

@@ -1,8 +1,8 @@
 """The admin side of labelling: progress, the overlap for agreement, adjudication, export.
 
-Every function here is admin only: it takes the caller (an ``Annotator`` or id) and raises
-``StoreError`` unless the database says that caller is an active admin. ``None`` stands for
-the project owner working on the file directly (the CLI).
+Every function here is admin only: it takes the required keyword ``caller`` (the signed-in
+``Annotator`` or id, or ``OWNER`` for the project owner working on the file directly, the CLI)
+and raises ``StoreError`` unless that caller is an active admin as the database says now.
 
 Agreement statistics are not computed here: ``overlap_labels`` gives the aligned label pairs
 and ``calibration`` (``raw_agreement``, ``cohen_kappa``) turns them into numbers.
@@ -22,7 +22,7 @@ from typing import TextIO
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Role, require_admin
+from labeler.store.access import Caller, Role, caller_id, require_admin
 from labeler.store.schema import StoreError, now, transaction
 
 
@@ -113,7 +113,7 @@ def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tu
     return items
 
 
-def progress_report(db: sqlite_utils.Database, caller: Annotator | int | None) -> ProgressReport:
+def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressReport:
     """Progress per annotator (done, assigned, labels/hour, median seconds) and per query."""
     require_admin(db, caller)
     work = {
@@ -165,7 +165,7 @@ def _query_progress(db: sqlite_utils.Database) -> Iterator[QueryProgress]:
         yield QueryProgress(query_id, done.get(query_id, 0), assigned.get(query_id, 0), size)
 
 
-def overlap_labels(db: sqlite_utils.Database, caller: Annotator | int | None) -> list[OverlapLabel]:
+def overlap_labels(db: sqlite_utils.Database, *, caller: Caller) -> list[OverlapLabel]:
     """Aligned current labels on every item two annotators both labelled, one row per pair.
 
     An item labelled by k annotators gives k(k-1)/2 rows. ``[r.relevance_a for r in rows]``
@@ -179,7 +179,7 @@ def overlap_labels(db: sqlite_utils.Database, caller: Annotator | int | None) ->
     return rows
 
 
-def disagreements(db: sqlite_utils.Database, caller: Annotator | int | None) -> list[Disagreement]:
+def disagreements(db: sqlite_utils.Database, *, caller: Caller) -> list[Disagreement]:
     """The adjudication queue: items whose current labels differ and have no adjudication."""
     require_admin(db, caller)
     settled = {(r[0], r[1]) for r in db.execute("SELECT DISTINCT query_id, doc_id FROM adjudications")}
@@ -197,11 +197,12 @@ def disagreements(db: sqlite_utils.Database, caller: Annotator | int | None) -> 
 
 def record_adjudication(
     db: sqlite_utils.Database,
-    admin_id: Annotator | int,
     query_id: str,
     doc_id: str,
     relevance: int,
     note: str = "",
+    *,
+    caller: Caller,
 ) -> int:
     """Record an admin's final grade for an item as its own row; return the row id.
 
@@ -209,14 +210,15 @@ def record_adjudication(
     latest one is the final grade.
 
     Raises:
-        StoreError: not an active admin, a grade outside 0-3, or an item not in the pool.
+        StoreError: not an active admin (:data:`OWNER` included: the row names its admin),
+            a grade outside 0-3, or an item not in the pool.
     """
-    if admin_id is None:
+    author = caller_id(caller)
+    if author is None:
         raise StoreError("an adjudication needs the admin who makes it")
-    require_admin(db, admin_id)
+    require_admin(db, caller)
     if isinstance(relevance, bool) or not isinstance(relevance, int) or not 0 <= relevance <= 3:
         raise StoreError(f"relevance {relevance!r}: give an integer grade 0-3")
-    author = admin_id.id if isinstance(admin_id, Annotator) else admin_id
     with transaction(db):
         if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
             raise StoreError(f"({query_id}, {doc_id}) is not in the pool")
@@ -227,7 +229,7 @@ def record_adjudication(
     return int(cursor.lastrowid)
 
 
-def adjudications(db: sqlite_utils.Database, caller: Annotator | int | None) -> list[Adjudication]:
+def adjudications(db: sqlite_utils.Database, *, caller: Caller) -> list[Adjudication]:
     """The final grade of every adjudicated item (its latest adjudication)."""
     require_admin(db, caller)
     rows = db.execute(
@@ -254,7 +256,7 @@ def _write_rows(db: sqlite_utils.Database, out: TextIO) -> int:
 
 
 def export_judgments(
-    db: sqlite_utils.Database, out: str | Path | TextIO, caller: Annotator | int | None = None
+    db: sqlite_utils.Database, out: str | Path | TextIO, *, caller: Caller
 ) -> int:
     """Write every raw label (history included, oldest first) as JSONL; return how many.
 

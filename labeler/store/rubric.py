@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from labeler.store.access import require_admin
+from labeler.store.access import Caller, caller_id, require_admin
 from labeler.store.schema import StoreError, now, transaction
 
 
@@ -73,8 +73,8 @@ def rubric_in_use(db: sqlite_utils.Database) -> str:
     return rubric.hash
 
 
-def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = None) -> Rubric:
-    """Make ``text`` the rubric in force (admin only when ``annotator_id`` is given).
+def set_rubric(db: sqlite_utils.Database, text: str, *, caller: Caller) -> Rubric:
+    """Make ``text`` the rubric in force (admin only); the change records who made it.
 
     A text used before keeps its hash; making it current again appends a change, so the
     history of which rubric was in force when is never rewritten.
@@ -82,7 +82,7 @@ def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = 
     Raises:
         StoreError: empty text, or a caller who is not an admin.
     """
-    require_admin(db, annotator_id)
+    require_admin(db, caller)
     if not text.strip():
         raise StoreError("rubric text is empty")
     digest, at = rubric_hash(text), now()
@@ -90,5 +90,5 @@ def set_rubric(db: sqlite_utils.Database, text: str, annotator_id: int | None = 
         current = current_rubric(db)
         if current.created_at and current.hash == digest:
             return current
-        _put_in_force(db, digest, text, at, annotator_id)
+        _put_in_force(db, digest, text, at, caller_id(caller))
     return Rubric(digest, text, at)

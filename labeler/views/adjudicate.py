@@ -31,14 +31,14 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     flash = state.pop_flash(st.session_state)
     if flash:
         st.info(flash)
-    queue = labels.disagreements(db, user)
+    queue = labels.disagreements(db, caller=user)
     if not queue:
         st.info("No disagreements are waiting.")
     else:
         st.caption(f"{len(queue)} items disagree; showing the first {min(len(queue), PAGE_SIZE)}.")
     for item in queue[:PAGE_SIZE]:
         _item(db, user, item)
-    settled = labels.adjudications(db, user)
+    settled = labels.adjudications(db, caller=user)
     if settled:
         with st.expander(f"Adjudicated items ({len(settled)})"):
             st.dataframe(
@@ -85,7 +85,9 @@ def _on_record(db: sqlite_utils.Database, user: Annotator, query_id: str, doc_id
         st.session_state[state.FLASH] = f"{query_id} / {doc_id}: choose a grade first; nothing was recorded."
         return
     try:
-        labels.record_adjudication(db, user, query_id, doc_id, int(grade), st.session_state.get(f"{prefix}:note", ""))
+        labels.record_adjudication(
+            db, query_id, doc_id, int(grade), st.session_state.get(f"{prefix}:note", ""), caller=user
+        )
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not recorded: {exc}"
         return

@@ -26,7 +26,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if flash:
         st.warning(flash)
     st.caption("A deactivated token stops working at its holder's next click; labels are kept.")
-    for annotator in labels.list_annotators(db, user):
+    for annotator in labels.list_annotators(db, caller=user):
         name, role, active = st.columns([3, 1, 1])
         name.markdown(f"**{markdown_escape(annotator.name)}**")
         role.write(annotator.role)

@@ -19,7 +19,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if not admin_only(user):
         st.stop()
     st.title("Calibration")
-    report = project_report(latest_judgments(db, user))
+    report = project_report(latest_judgments(db, caller=user))
     st.markdown(to_markdown(report).split("\n", 1)[1])
     if report.overlap is not None:
         shown = [report.overlap.get("kappa_quadratic")] + ([report.alpha_ordinal] if report.alpha_ordinal else [])

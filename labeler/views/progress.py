@@ -28,13 +28,13 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if not admin_only(user):
         return
     st.title("Progress")
-    report = labels.progress_report(db, user)
+    report = labels.progress_report(db, caller=user)
     st.subheader("Annotators")
     st.dataframe(_annotator_table(report), hide_index=True)
     st.subheader("Queries")
     st.dataframe(_query_table(report), hide_index=True)
     st.subheader("Agreement on the overlap")
-    _agreement(labels.overlap_labels(db, user))
+    _agreement(labels.overlap_labels(db, caller=user))
 
 
 def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:

@@ -26,7 +26,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     text = st.text_area("Rubric (Markdown)", value=current.text, height=320, key=state.RUBRIC_TEXT)
     if st.button("Save as new version", key=state.RUBRIC_SAVE, type="primary"):
         try:
-            saved = labels.set_rubric(db, text, user.id)
+            saved = labels.set_rubric(db, text, caller=user)
         except StoreError as exc:
             st.error(str(exc))
             return
