@@ -11,8 +11,12 @@ import importlib
 from typing import Any
 
 
-class CalibrationError(ValueError):
-    """Input a statistic cannot be computed on, with a message that says how to fix it."""
+class CalibrationError(Exception):
+    """Input a statistic cannot be computed on, with a message that says how to fix it.
+
+    The root of every error this package raises on purpose (like ``pooling.PoolingError``
+    and ``labeler.store.StoreError``, it derives from ``Exception`` directly).
+    """
 
 
 _EXPORTS: dict[str, str] = {

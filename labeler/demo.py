@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from labeler.store import StoreError, init_db
+from labeler.store import init_db
 from labeler import build
 from labeler.store import corpus as corpus_store
 from labeler.store import labels
@@ -25,6 +25,10 @@ TEAM: tuple[tuple[str, labels.Role], ...] = (
     ("alice", "annotator"),
     ("bob", "annotator"),
 )
+
+
+class DemoError(Exception):
+    """The demo cannot be built here: its data is not part of this installation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +50,12 @@ def build_demo_project(
     """Create (or refresh) the demo project in ``directory`` and return its tokens.
 
     Raises:
-        StoreError: the demo data is missing (goldpool is not run from a checkout).
+        DemoError: the demo data is missing (goldpool is not run from a checkout).
     """
     corpus_file, queries_file = data_dir / "corpus.jsonl", data_dir / "queries.jsonl"
     for required in (corpus_file, queries_file):
         if not required.is_file():
-            raise StoreError(f"{required}: demo data not found; run goldpool from its source checkout")
+            raise DemoError(f"{required}: demo data not found; run goldpool from its source checkout")
     directory.mkdir(parents=True, exist_ok=True)
     db_path = directory / "demo.db"
     db = init_db(db_path)

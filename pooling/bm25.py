@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
+from pooling import PoolingError
 from pooling.tokenize import Interner, tokenize
 from pooling.types import ScoredDoc
 
@@ -78,7 +79,7 @@ class BM25Index:
         intern = Interner()
         corpus = [intern(text) for text in tqdm(texts, total=len(self.doc_ids), desc="BM25 index", unit="doc", disable=not progress)]
         if len(corpus) != len(self.doc_ids):
-            raise ValueError(f"{len(self.doc_ids)} doc_ids but {len(corpus)} texts")
+            raise PoolingError(f"{len(self.doc_ids)} doc_ids but {len(corpus)} texts")
         self.ties = tie_ranks(self.doc_ids)
         # rank-bm25 cannot index an empty corpus (its average length divides by zero).
         self._model = BM25Okapi(corpus, k1=K1, b=B, epsilon=EPSILON) if corpus else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pooling import PoolingError
 from pooling.bm25 import BM25Index, tie_ranks
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def retrieve(
     if dense_depth <= 0 or not queries or not doc_ids:
         return Retrieval(rankings, seconds, 0, None, None)
     if cache_dir is None:
-        raise ValueError("dense retrieval needs a cache_dir")
+        raise PoolingError("dense retrieval needs a cache_dir")
     from pooling.dense import DenseRetriever
 
     retriever = DenseRetriever(cache_dir, model, progress=progress)

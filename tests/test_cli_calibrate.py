@@ -267,7 +267,7 @@ def test_calibrate_html_to_an_unwritable_path_is_one_line(tmp_path):
     html = tmp_path / "missing" / "report.html"
     result = run("calibrate", str(path), "--html", str(html), "--n-boot", "50")
     assert result.exit_code == 1
-    assert result.output == f"Error: {html}: cannot write the report (No such file or directory)\n"
+    assert result.output == f"Error: {html}: cannot write (No such file or directory)\n"
 
 
 def test_calibrate_refuses_a_missing_project(tmp_path):

@@ -117,7 +117,7 @@ def test_export_judgments_to_an_unwritable_path_is_one_line(tmp_path: Path) -> N
     path = tmp_path / "p.db"
     make_project(path, overlap=0.0).close()
     for output, message in [
-        (tmp_path / "missing" / "labels.jsonl", f"{tmp_path / 'missing'}: directory does not exist"),
+        (tmp_path / "missing" / "labels.jsonl", f"{tmp_path / 'missing' / 'labels.jsonl'}: cannot write (No such file or directory)"),
         (tmp_path / ("x" * 300 + ".jsonl"), f"{tmp_path / ('x' * 300 + '.jsonl')}: cannot write (File name too long)"),
     ]:
         result = CliRunner().invoke(cli, ["export-judgments", str(path), "-o", str(output)])

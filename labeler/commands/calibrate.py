@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import db_argument, user_errors
+from labeler.commands.common import db_argument, output_file, user_errors
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -249,10 +249,8 @@ def calibrate(db, as_json, html_path, n_boot, seed) -> None:
         finally:
             database.close()
     if html_path is not None:
-        try:
-            Path(html_path).write_text(to_html(report, f"Calibration report: {Path(db).name}"), encoding="utf-8")
-        except OSError as exc:
-            raise click.ClickException(f"{html_path}: cannot write the report ({exc.strerror})") from exc
+        with output_file(html_path) as out:
+            out.write(to_html(report, f"Calibration report: {Path(db).name}"))
     click.echo(json.dumps(to_dict(report), indent=2) if as_json else to_markdown(report), nl=False)
 
 

@@ -1,9 +1,12 @@
-"""Pieces shared by every command module: the database argument and error translation."""
+"""Pieces shared by every command module: the database argument, error translation and
+output files."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -15,24 +18,47 @@ F = TypeVar("F", bound=Callable[..., object])
 db_argument = click.argument("db", type=click.Path(dir_okay=False))
 
 
+#: The root error of each package, by module: what a user can fix. Anything else is a bug
+#: and keeps its traceback.
+ERROR_ROOTS: tuple[tuple[str, str], ...] = (
+    ("pooling", "PoolingError"),
+    ("calibration", "CalibrationError"),
+    ("labeler.store.schema", "StoreError"),
+    ("labeler.demo", "DemoError"),
+)
+
+
+def _roots() -> tuple[type[Exception], ...]:
+    # Only modules already loaded can have raised their error, so nothing is imported here.
+    return tuple(getattr(sys.modules[module], name) for module, name in ERROR_ROOTS if module in sys.modules)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the libraries' user-facing errors into a one-line ``click.ClickException``."""
-    from calibration import CalibrationError
-    from labeler.store import StoreError
-    from pooling import PoolingError
-
+    """Turn the packages' root errors into a one-line ``click.ClickException``."""
     try:
         yield
-    except (StoreError, PoolingError, CalibrationError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    except Exception as exc:
+        if isinstance(exc, _roots()):
+            raise click.ClickException(str(exc)) from exc
+        raise
 
 
 @contextmanager
 def output_file(path: str | Path) -> Iterator[TextIO]:
-    """``path`` opened for writing (UTF-8); an unwritable path is a one-line error naming it."""
+    """``path`` opened for writing (UTF-8), the one way every command writes a file.
+
+    The text goes to ``<path>.partial``, moved into place only when the block succeeds, so a
+    failure never leaves half a file; an unwritable path is a one-line error naming it.
+    """
+    target = Path(path)
+    partial = target.with_name(target.name + ".partial")
     try:
-        with Path(path).open("w", encoding="utf-8") as handle:
+        with partial.open("w", encoding="utf-8") as handle:
             yield handle
+        os.replace(partial, target)
     except OSError as exc:
         raise click.ClickException(f"{path}: cannot write ({exc.strerror or exc})") from exc
+    finally:
+        with suppress(OSError):
+            partial.unlink(missing_ok=True)

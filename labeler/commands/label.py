@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from labeler.commands.common import db_argument, user_errors
+from labeler.commands.common import db_argument, output_file, user_errors
 
 _name_argument = click.argument("name")
 
@@ -149,10 +149,8 @@ def export_judgments(db: str, output: str | None) -> None:
         if output is None:
             labels.export_judgments(store, sys.stdout, caller=labels.OWNER)
             return
-        try:
-            n = labels.export_judgments(store, output, caller=labels.OWNER)
-        except OSError as exc:
-            raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from exc
+        with output_file(output) as out:
+            n = labels.export_judgments(store, out, caller=labels.OWNER)
     click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 import statistics
 from collections import defaultdict
 from collections.abc import Iterator
@@ -275,6 +276,9 @@ def export_judgments(
         with partial.open("w", encoding="utf-8") as handle:
             n = _write_rows(db, handle)
         os.replace(partial, path)
+    except OSError as exc:
+        raise StoreError(f"cannot write ({exc.strerror or exc})", path=path) from exc
     finally:
-        partial.unlink(missing_ok=True)
+        with suppress(OSError):
+            partial.unlink(missing_ok=True)
     return n
