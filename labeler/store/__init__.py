@@ -2,7 +2,10 @@
 
 Every SQL statement goldpool runs lives in this package. ``schema`` creates and migrates the
 tables; ``corpus`` holds documents, queries, runs and the pool; ``labels`` holds annotators,
-assignments, judgments, adjudications and rubrics.
+assignments, judgments, adjudications and rubrics. Reading input files and running retrieval
+is not the store's job (see :mod:`labeler.build`); the store raises only :class:`StoreError`.
+Functions that check rights take the required keyword ``caller`` (an annotator, or
+``OWNER`` for the command line).
 
 Everything a person did is in the database; everything else (indexes, embeddings) is a cache
 beside it that can be rebuilt.
