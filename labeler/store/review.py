@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import suppress
 import statistics
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
