@@ -58,13 +58,13 @@ from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_
 from labeler.store.schema import StoreError, now, transaction
 
 __all__ = [
+    "DEFAULT_RUBRIC",
+    "GRADES",
     "Adjudication",
     "Annotator",
     "AnnotatorProgress",
     "Caller",
-    "DEFAULT_RUBRIC",
     "Disagreement",
-    "GRADES",
     "Item",
     "Judgment",
     "OWNER",
