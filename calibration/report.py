@@ -22,7 +22,6 @@ from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
 from calibration.alpha import Level, krippendorff_alpha
 from calibration.bootstrap import MIN_GROUPS, N_BOOT, Estimate
-from calibration.labelfile import JoinedLabels, LabelFile, join_labels
 from calibration.power import Plan, plan
 
 #: Relevance grades of a goldpool project.
@@ -143,35 +142,56 @@ def agreement_summary(
     return AgreementSummary(tuple(stats), confusion, classes, len(a), n_groups, n_boot, ci, seed)
 
 
-def file_agreement(
-    a: LabelFile,
-    b: LabelFile,
-    ceiling: LabelFile | None = None,
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Labels ``b`` (e.g. a judge) against a reference ``a`` (humans), and optionally a second
+    reference against ``a`` on the same items: the human ceiling ``b`` is read against."""
+
+    summary: AgreementSummary
+    ceiling: AgreementSummary | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data: n_groups, n_boot, seed, each statistic as value/low/high/n,
+        ``ceiling`` (its statistics) when there is one, ``per_class`` and ``confusion``."""
+        s = self.summary
+        out: dict[str, Any] = {"n_groups": s.n_groups, "n_boot": s.n_boot, "seed": s.seed}
+        out.update(_statistics_dict(s))
+        if self.ceiling is not None:
+            out["ceiling"] = _statistics_dict(self.ceiling)
+        out["per_class"] = [
+            {"label": c.label, "support": c.support, "precision": c.precision.as_dict(), "recall": c.recall.as_dict()}
+            for c in s.classes
+        ]
+        out["confusion"] = {"labels": list(s.confusion.labels), "table": s.confusion.table.tolist()}
+        return out
+
+
+def _statistics_dict(summary: AgreementSummary) -> dict[str, Any]:
+    return {e.statistic: e.as_dict() for e in summary.statistics}
+
+
+def compare(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    ceiling: Sequence[Hashable] | None = None,
     *,
-    groups_by_query: bool = True,
+    groups: Sequence[Hashable] | None = None,
     **options: Any,
-) -> tuple[JoinedLabels, AgreementSummary, AgreementSummary | None]:
+) -> Comparison:
     """B (e.g. a judge) against A (humans), and a second human C against A on the same items.
 
-    Without ``ceiling`` the summary covers every key A and B share. With it, both summaries
-    cover the keys all three files label, so the judge is read against the human ceiling.
-    ``groups_by_query`` resamples the first key field (query_id); ``options`` go to
-    ``agreement_summary``.
+    The three vectors are aligned: position i of each is the same item. The label set is every
+    label any of them uses; ``groups`` (the query of each item) makes the intervals resample
+    queries; ``options`` go to :func:`agreement_summary`.
+
+    >>> c = compare([0, 1, 2, 2], [0, 1, 2, 1], n_boot=0)
+    >>> c.summary.get("agreement").value, c.ceiling is None
+    (0.75, True)
     """
-    joined = join_labels(a, b)
-    keys = list(joined.keys)
-    if ceiling is not None:
-        keys = [k for k in keys if k in ceiling.labels]
-        if not keys:
-            raise CalibrationError(f"{ceiling.path} shares no key with both {a.path} and {b.path}")
     others = [b] + ([ceiling] if ceiling is not None else [])
-    labels = sorted({f.labels[k] for f in (a, *others) for k in keys})
-    groups = [k[0] for k in keys] if groups_by_query else None
-    reference = [a.labels[k] for k in keys]
-    summaries = [
-        agreement_summary(reference, [f.labels[k] for k in keys], groups=groups, labels=labels, **options) for f in others
-    ]
-    return joined, summaries[0], (summaries[1] if ceiling is not None else None)
+    labels = sorted({x for v in (a, *others) for x in v})
+    summaries = [agreement_summary(a, other, groups=groups, labels=labels, **options) for other in others]
+    return Comparison(summaries[0], summaries[1] if ceiling is not None else None)
 
 
 def _pairs_on_shared_items(judgments: Sequence[JudgmentLike]) -> tuple[list[int], list[int], list[str], list[tuple[str, str]]]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pooling import PoolingError
-from pooling.readers import read_lines
+from pooling.lines import read_lines
 from pooling.types import RunRow, ScoredDoc
 
 _TAG = re.compile(r"<[^>]*>")

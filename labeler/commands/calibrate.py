@@ -4,38 +4,44 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from labeler.commands.common import db_argument, user_errors
 
+if TYPE_CHECKING:
+    from calibration.bootstrap import Estimate
+    from calibration.report import Comparison
+    from pooling.qrels import JoinedLabels
+
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _n_boot_options(command):
+def _n_boot_options(command: click.Command) -> click.Command:
     command = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")(command)
     return click.option(
         "--n-boot", type=click.IntRange(min=0), default=2000, show_default=True, help="Bootstrap resamples (0: none)."
     )(command)
 
 
-def _row(name: str, estimate, width: int = 22) -> str:
+def _row(name: str, estimate: Estimate, width: int = 22) -> str:
     from calibration import format_estimate
 
     return f"{name:<{width}}{format_estimate(estimate):<28}{estimate.n:>8}"
 
 
-def _agree_text(a: str, b: str, joined, summary, ceiling) -> list[str]:
+def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) -> list[str]:
     from calibration import format_estimate
     from calibration.report import interval_note
 
+    summary, ceiling = comparison.summary, comparison.ceiling
     header = f"{'statistic':<22}{'value [95% interval]':<28}{'n':>8}"
     lines = [
         f"A: {a}",
         f"B: {b}",
-        f"joined {len(joined.keys)} items (only in A: {joined.only_a}, only in B: {joined.only_b})",
+        f"joined {joined.n_joined} items (only in A: {joined.only_a}, only in B: {joined.only_b})",
         interval_note(summary.n_boot, summary.n_groups, summary.ci, summary.seed),
         "",
         header,
@@ -54,10 +60,6 @@ def _agree_text(a: str, b: str, joined, summary, ceiling) -> list[str]:
     return lines
 
 
-def _summary_json(summary) -> dict[str, Any]:
-    return {e.statistic: e.as_dict() for e in summary.statistics}
-
-
 @click.command("agree")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
@@ -65,49 +67,56 @@ def _summary_json(summary) -> dict[str, Any]:
               help="Kappa weightings to report (repeatable; default: none, linear, quadratic).")
 @click.option("--level", "levels", type=click.Choice(_LEVELS), multiple=True,
               help="Krippendorff alpha levels to report (repeatable; default: ordinal).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "trec", "jsonl", "csv"]), default="auto", show_default=True,
-              help="File format; auto: .jsonl/.json, .csv, otherwise TREC qrels.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "trec", "jsonl", "csv", "tsv"]), default="auto",
+              show_default=True, help="File format; auto: .jsonl/.json, .csv, .tsv, otherwise TREC qrels.")
 @click.option("--key", "keys", multiple=True, default=("query_id", "doc_id"), show_default=True,
-              help="Key column of JSONL/CSV files (repeatable); the first one groups items for the bootstrap.")
-@click.option("--label", default="relevance", show_default=True, help="Label column of JSONL/CSV files.")
+              help="Key column of JSONL/CSV/TSV files (repeatable); the first one groups items for the bootstrap.")
+@click.option("--label", default="relevance", show_default=True, help="Label column of JSONL/CSV/TSV files.")
 @click.option("--ceiling", type=click.Path(dir_okay=False), default=None,
               help="A second human's labels: shows A against C beside A against B on the items all three label.")
 @click.option("--resample", type=click.Choice(["queries", "items"]), default="queries", show_default=True,
               help="Unit of the bootstrap: queries (cluster bootstrap over the first key) or items.")
 @_n_boot_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def agree(a, b, weights, levels, fmt, keys, label, ceiling, resample, n_boot, seed, as_json) -> None:
+def agree(
+    a: str,
+    b: str,
+    weights: tuple[str, ...],
+    levels: tuple[str, ...],
+    fmt: str,
+    keys: tuple[str, ...],
+    label: str,
+    ceiling: str | None,
+    resample: str,
+    n_boot: int,
+    seed: int,
+    as_json: bool,
+) -> None:
     """Agreement between two label files A (reference, e.g. human qrels) and B (e.g. a judge).
 
-    Files are TREC qrels (query_id 0 doc_id relevance), JSONL or CSV, joined on their keys.
+    Files are TREC qrels (query_id 0 doc_id relevance), JSONL, CSV or TSV, joined on their keys.
     Prints n joined, n found on one side only, and every statistic with its interval and n.
     """
-    from calibration import file_agreement, read_labels
+    from calibration import compare
+    from pooling.qrels import join_labels, read_labels
 
     with user_errors():
-        file_a = read_labels(a, fmt=fmt, keys=keys, label=label)
-        file_b = read_labels(b, fmt=fmt, keys=keys, label=label)
-        file_c = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)
-        joined, summary, ceiling_summary = file_agreement(
-            file_a, file_b, file_c,
-            groups_by_query=resample == "queries",
+        files = [read_labels(p, fmt=fmt, keys=keys, label=label) for p in (a, b)]  # type: ignore[arg-type]
+        third = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)  # type: ignore[arg-type]
+        joined = join_labels(*files, third)
+        comparison = compare(
+            joined.a, joined.b, joined.c,
+            groups=joined.groups if resample == "queries" else None,
             weights=[_WEIGHTS[w] for w in weights] or [None, "linear", "quadratic"],
             levels=levels or ("ordinal",),
             n_boot=n_boot,
             seed=seed,
         )
     if as_json:
-        out: dict[str, Any] = {"n": len(joined.keys), "only_a": joined.only_a, "only_b": joined.only_b,
-                               "resampled": resample, "n_groups": summary.n_groups, "n_boot": n_boot, "seed": seed}
-        out.update(_summary_json(summary))
-        if ceiling_summary is not None:
-            out["ceiling"] = _summary_json(ceiling_summary)
-        out["per_class"] = [{"label": c.label, "support": c.support, "precision": c.precision.as_dict(),
-                             "recall": c.recall.as_dict()} for c in summary.classes]
-        out["confusion"] = {"labels": list(summary.confusion.labels), "table": summary.confusion.table.tolist()}
+        out = {**joined.counts(), "resampled": resample, **comparison.as_dict()}
         click.echo(json.dumps(out, indent=2))
         return
-    click.echo("\n".join(_agree_text(a, b, joined, summary, ceiling_summary)))
+    click.echo("\n".join(_agree_text(a, b, joined, comparison)))
 
 
 def _points(x: float) -> str:
