@@ -58,6 +58,9 @@ _EXPORTS: dict[str, str] = {
     "minimum_detectable_difference": "power",
     "required_n": "power",
     "plan": "power",
+    "PlanSummary": "power",
+    "plan_summary": "power",
+    "plan_text": "report",
     "discordant_share": "power",
     "per_query_sd": "power",
 }

@@ -22,7 +22,7 @@ from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
 from calibration.alpha import Level, krippendorff_alpha
 from calibration.bootstrap import MIN_GROUPS, N_BOOT, Estimate
-from calibration.power import Plan, plan
+from calibration.power import Plan, PlanSummary, plan
 
 #: Relevance grades of a goldpool project.
 GRADES: tuple[int, ...] = (0, 1, 2, 3)
@@ -291,13 +291,78 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
+def _points(x: float) -> str:
+    """A proportion in points: 0.0886 -> ``8.9``."""
+    return f"{100 * x:.1f}"
+
+
+def _change(x: float) -> str:
+    """A target difference as written by a person: 0.03 -> ``3``, 0.025 -> ``2.5``."""
+    return f"{round(100 * x, 1):g}"
+
+
 def power_sentence(p: PowerSummary) -> str:
     """What ``p.n`` labelled queries can resolve, in one sentence."""
     return (
         f"With {_count(p.n, 'labelled query', 'labelled queries')}, one system's accuracy near 50% is known to "
-        f"±{100 * p.accuracy.half_width:.1f} points, and two systems compared on the same queries "
+        f"±{_points(p.accuracy.half_width)} points, and two systems compared on the same queries "
         f"(discordant share {ASSUMED_DISCORDANT}, assumed) must differ by at least "
-        f"{100 * p.paired.mdd:.1f} points to be detected ({p.paired.power:.0%} power, α={p.paired.alpha:g})."
+        f"{_points(p.paired.mdd)} points to be detected ({p.paired.power:.0%} power, α={p.paired.alpha:g})."
+    )
+
+
+_WIDTH_LINES = {
+    "accuracy": "half-width, one accuracy (p={s.p:g})",
+    "unpaired": "half-width, unpaired difference (p={s.p:g})",
+    "paired": "half-width, paired difference (d={s.discordant:g})",
+    "per_query": "half-width, per-query differences (sd={s.sd:g})",
+}
+
+
+def plan_text(s: PlanSummary) -> list[str]:
+    """A power plan as ``goldpool plan`` prints it: one sentence, then one line per number."""
+    lines = [_plan_sentence(s)]
+    lines += [f"{_WIDTH_LINES[d].format(s=s)}: ±{_points(w)} points" for d, w in s.half_width]
+    if s.mdd is not None:
+        lines.append(f"minimum detectable difference ({s.design.replace('_', '-')}): {_points(s.mdd)} points")
+    if s.delta is not None:
+        lines.append(f"questions needed for {_change(s.delta)} points: {s.n_required}")
+    if s.inflation != 1.0:
+        lines.append(f"judge inflation 1/(Se+Sp-1): ×{s.inflation:.2f}")
+    return lines
+
+
+def _plan_note(s: PlanSummary) -> str:
+    given = {"unpaired": f"p={s.p}", "paired": f"d={s.discordant}", "per_query": f"sd={s.sd}"}[s.design]
+    name = {"unpaired": "unpaired", "paired": "paired", "per_query": "paired per-query"}[s.design]
+    judge = "" if s.sensitivity is None else f", judge Se={s.sensitivity:g} Sp={s.specificity:g}"
+    return f"{name}, {given}, {s.power:.0%} power, α={s.alpha:g}{judge}"
+
+
+def _plan_sentence(s: PlanSummary) -> str:
+    who = "this judge and " if s.sensitivity is not None else ""
+    note = _plan_note(s)
+    if s.n is None or s.mdd is None:
+        return f"Detecting a {_change(s.delta or 0.0)}-point change needs {s.n_required} questions ({note})."
+    widths = dict(s.half_width)
+    if s.delta is not None:
+        verdict = "can" if s.mdd <= s.delta else "cannot"
+        return (
+            f"With {who}{s.n} questions you {verdict} resolve a {_change(s.delta)}-point change: the minimum "
+            f"detectable difference is {_points(s.mdd)} points ({note}); {s.n_required} questions would detect it."
+        )
+    if s.design == "unpaired":
+        return (
+            f"With {who}{s.n} questions an accuracy near {s.p:.0%} is known to ±{_points(widths['accuracy'])} points, "
+            f"and two systems on different questions to ±{_points(widths['unpaired'])} points; the minimum detectable "
+            f"difference is {_points(s.mdd)} points ({note})."
+        )
+    ratio = ""
+    if "unpaired" in widths:
+        ratio = f", {widths['unpaired'] / widths[s.design]:.2f} times narrower than unpaired (±{_points(widths['unpaired'])})"
+    return (
+        f"With {who}{s.n} questions a paired comparison is known to ±{_points(widths[s.design])} points{ratio}; "
+        f"the minimum detectable difference is {_points(s.mdd)} points ({note})."
     )
 
 

@@ -119,45 +119,6 @@ def agree(
     click.echo("\n".join(_agree_text(a, b, joined, comparison)))
 
 
-def _points(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _change(x: float) -> str:
-    """A target difference as written by a person: 0.03 -> ``3``, 0.025 -> ``2.5``."""
-    return f"{round(100 * x, 1):g}"
-
-
-def _design_note(design: str, p, discordant, sd, power: float, alpha: float) -> str:
-    given = {"unpaired": f"p={p}", "paired": f"d={discordant}", "per_query": f"sd={sd}"}[design]
-    name = {"unpaired": "unpaired", "paired": "paired", "per_query": "paired per-query"}[design]
-    return f"{name}, {given}, {power:.0%} power, α={alpha:g}"
-
-
-def _judge_note(se: float | None, sp: float | None) -> str:
-    return "" if se is None else f", judge Se={se:g} Sp={sp:g}"
-
-
-def _plan_numbers(n, p, discordant, sd, alpha, power, se, sp) -> tuple[dict[str, float], list[str]]:
-    from calibration import plan
-
-    widths: dict[str, float] = {}
-    lines = []
-    judge = {"sensitivity": se, "specificity": sp}
-    if p is not None:
-        widths["accuracy"] = plan(n, "accuracy", p=p, alpha=alpha, power=power, **judge).half_width
-        widths["unpaired"] = plan(n, "unpaired", p=p, alpha=alpha, power=power, **judge).half_width
-        lines.append(f"half-width, one accuracy (p={p:g}): ±{_points(widths['accuracy'])} points")
-        lines.append(f"half-width, unpaired difference (p={p:g}): ±{_points(widths['unpaired'])} points")
-    if discordant is not None:
-        widths["paired"] = plan(n, "paired", discordant=discordant, alpha=alpha, power=power, **judge).half_width
-        lines.append(f"half-width, paired difference (d={discordant:g}): ±{_points(widths['paired'])} points")
-    if sd is not None:
-        widths["per_query"] = plan(n, "per_query", sd=sd, alpha=alpha, power=power, **judge).half_width
-        lines.append(f"half-width, per-query differences (sd={sd:g}): ±{_points(widths['per_query'])} points")
-    return widths, lines
-
-
 @click.command("plan")
 @click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Questions in the golden set.")
 @click.option("--p", "p", type=float, default=None, help="Expected accuracy, as a proportion (0.7).")
@@ -170,69 +131,36 @@ def _plan_numbers(n, p, discordant, sd, alpha, power, se, sp) -> tuple[dict[str,
 @click.option("--judge-sensitivity", "se", type=float, default=None, help="Judge sensitivity against humans.")
 @click.option("--judge-specificity", "sp", type=float, default=None, help="Judge specificity against humans.")
 @click.option("--json", "as_json", is_flag=True, help="The numbers as JSON: half_width, mdd, n_required.")
-def plan_command(n, p, paired, discordant, sd, delta, power, alpha, se, sp, as_json) -> None:
+def plan_command(
+    n: int | None,
+    p: float | None,
+    paired: bool,
+    discordant: float | None,
+    sd: float | None,
+    delta: float | None,
+    power: float,
+    alpha: float,
+    se: float | None,
+    sp: float | None,
+    as_json: bool,
+) -> None:
     """Half-widths, the minimum detectable difference, or the questions needed for a difference.
 
     All inputs are proportions; output is in points (0.07 = 7 points). An imperfect binary judge
     (--judge-sensitivity/--judge-specificity) widens everything by 1/(Se+Sp-1).
     """
-    from calibration import judge_inflation, minimum_detectable_difference, required_n
+    from calibration import plan_summary, plan_text
 
     if paired and discordant is None:
         raise click.UsageError("--paired needs --discordant D, the share of questions on which the systems differ")
-    design = "per_query" if sd is not None else ("paired" if paired or discordant is not None else "unpaired")
-    if design == "unpaired" and p is None:
+    if sd is None and discordant is None and p is None:
         raise click.UsageError("give --p P, or --paired --discordant D, or --sd S")
     if n is None and delta is None:
         raise click.UsageError("give --n N (what n questions resolve) or --delta X (questions needed), or both")
-    design_kw = {"p": p, "discordant": discordant, "sd": sd}
-    common = {"alpha": alpha, "power": power, "sensitivity": se, "specificity": sp}
     with user_errors():
-        inflation = judge_inflation(se, sp)
-        out: dict[str, Any] = {"design": design, "n": n, **design_kw, "alpha": alpha, "power": power, "inflation": inflation}
-        lines: list[str] = []
-        if n is not None:
-            out["half_width"], lines = _plan_numbers(n, p, discordant, sd, alpha, power, se, sp)
-            out["mdd"] = minimum_detectable_difference(n, design, **design_kw, **common)
-            lines.append(f"minimum detectable difference ({design.replace('_', '-')}): {_points(out['mdd'])} points")
-        if delta is not None:
-            out["delta"] = delta
-            out["n_required"] = required_n(delta, design, **design_kw, **common)
-            lines.append(f"questions needed for {_change(delta)} points: {out['n_required']}")
-    if inflation != 1.0:
-        lines.append(f"judge inflation 1/(Se+Sp-1): ×{inflation:.2f}")
-    if as_json:
-        click.echo(json.dumps(out, indent=2))
-        return
-    click.echo(_plan_sentence(out, _design_note(design, p, discordant, sd, power, alpha) + _judge_note(se, sp), se is not None))
-    click.echo("\n".join(lines))
-
-
-def _plan_sentence(out: dict[str, Any], note: str, judged: bool) -> str:
-    who = "this judge and " if judged else ""
-    if out.get("n") is None:
-        return f"Detecting a {_change(out['delta'])}-point change needs {out['n_required']} questions ({note})."
-    n, mdd, widths = out["n"], out["mdd"], out["half_width"]
-    if "delta" in out:
-        verdict = "can" if mdd <= out["delta"] else "cannot"
-        return (
-            f"With {who}{n} questions you {verdict} resolve a {_change(out['delta'])}-point change: the minimum "
-            f"detectable difference is {_points(mdd)} points ({note}); {out['n_required']} questions would detect it."
-        )
-    if out["design"] == "unpaired":
-        return (
-            f"With {who}{n} questions an accuracy near {out['p']:.0%} is known to ±{_points(widths['accuracy'])} points, "
-            f"and two systems on different questions to ±{_points(widths['unpaired'])} points; the minimum detectable "
-            f"difference is {_points(mdd)} points ({note})."
-        )
-    key = out["design"]
-    ratio = ""
-    if "unpaired" in widths:
-        ratio = f", {widths['unpaired'] / widths[key]:.2f} times narrower than unpaired (±{_points(widths['unpaired'])})"
-    return (
-        f"With {who}{n} questions a paired comparison is known to ±{_points(widths[key])} points{ratio}; "
-        f"the minimum detectable difference is {_points(mdd)} points ({note})."
-    )
+        summary = plan_summary(n, delta, p=p, discordant=discordant, sd=sd, alpha=alpha, power=power,
+                               sensitivity=se, specificity=sp)
+    click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else "\n".join(plan_text(summary)))
 
 
 @click.command("calibrate")
@@ -241,7 +169,7 @@ def _plan_sentence(out: dict[str, Any], note: str, judged: bool) -> str:
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the report as one self-contained HTML file (inline SVG plots, works offline).")
 @_n_boot_options
-def calibrate(db, as_json, html_path, n_boot, seed) -> None:
+def calibrate(db: str, as_json: bool, html_path: str | None, n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
     Agreement is measured on items labelled by two or more annotators (quadratic kappa and
