@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "Plan": "power",
     "AgreementSummary": "report",
     "AnnotatorAgreement": "report",
+    "PairAgreement": "report",
     "PowerSummary": "report",
     "ProjectReport": "report",
     "Label": "report",

@@ -24,8 +24,6 @@ from calibration.alpha import Level, krippendorff_alpha
 from calibration.bootstrap import MIN_GROUPS, N_BOOT, Estimate
 from calibration.power import Plan, PlanSummary, plan
 
-#: Relevance grades of a goldpool project.
-GRADES: tuple[int, ...] = (0, 1, 2, 3)
 #: Discordant share assumed when no pair of runs is at hand (two decent systems on one set).
 ASSUMED_DISCORDANT = 0.2
 
@@ -81,6 +79,17 @@ class AnnotatorAgreement:
 
 
 @dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """Two annotators on the items both labelled: raw agreement and quadratic kappa."""
+
+    annotator_a: str
+    annotator_b: str
+    n: int
+    agreement: Estimate
+    kappa_quadratic: Estimate
+
+
+@dataclass(frozen=True, slots=True)
 class PowerSummary:
     """What a golden set of ``n`` queries resolves, and the MDD curve around it."""
 
@@ -102,6 +111,7 @@ class ProjectReport:
     overlap: AgreementSummary | None  # every annotator pair on shared items, pooled
     alpha_ordinal: Estimate | None  # all annotators on the shared items
     per_annotator: tuple[AnnotatorAgreement, ...]
+    per_pair: tuple[PairAgreement, ...]
     distributions: dict[str, dict[int, int]]
     power: PowerSummary | None
     grades: tuple[int, ...]
@@ -208,7 +218,9 @@ def _pairs_on_shared_items(judgments: Sequence[JudgmentLike]) -> tuple[list[int]
     return a, b, groups, names
 
 
-def _per_annotator(judgments: Sequence[JudgmentLike], n_boot: int, seed: int | None) -> tuple[AnnotatorAgreement, ...]:
+def _per_annotator(
+    judgments: Sequence[JudgmentLike], grades: Sequence[int], n_boot: int, seed: int | None
+) -> tuple[AnnotatorAgreement, ...]:
     a, b, groups, names = _pairs_on_shared_items(judgments)
     counts = Counter(j.annotator for j in judgments)
     rows = []
@@ -219,8 +231,23 @@ def _per_annotator(judgments: Sequence[JudgmentLike], n_boot: int, seed: int | N
                 own.append(x if p == annotator else y)
                 other.append(y if p == annotator else x)
                 g.append(q)
-        kappa = cohen_kappa(own, other, "quadratic", labels=GRADES, groups=g, n_boot=n_boot, seed=seed) if own else None
+        kappa = cohen_kappa(own, other, "quadratic", labels=grades, groups=g, n_boot=n_boot, seed=seed) if own else None
         rows.append(AnnotatorAgreement(annotator, counts[annotator], len(own), kappa))
+    return tuple(rows)
+
+
+def _per_pair(
+    a: Sequence[int], b: Sequence[int], groups: Sequence[str], names: Sequence[tuple[str, str]],
+    grades: Sequence[int], n_boot: int, seed: int | None,
+) -> tuple[PairAgreement, ...]:
+    by_pair: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, pair in enumerate(names):
+        by_pair[pair].append(i)
+    rows = []
+    for (x, y), rows_of_pair in sorted(by_pair.items()):
+        pa, pb, g = ([v[i] for i in rows_of_pair] for v in (a, b, groups))
+        common = {"labels": grades, "groups": g, "n_boot": n_boot, "seed": seed}
+        rows.append(PairAgreement(x, y, len(pa), raw_agreement(pa, pb, **common), cohen_kappa(pa, pb, "quadratic", **common)))
     return tuple(rows)
 
 
@@ -232,42 +259,50 @@ def power_summary(n_queries: int, *, discordant: float = ASSUMED_DISCORDANT) -> 
     return PowerSummary(n_queries, plan(n_queries, "accuracy", p=0.5), plan(n_queries, "paired", discordant=discordant), curve)
 
 
-def project_report(judgments: Iterable[JudgmentLike], *, n_boot: int = N_BOOT, seed: int | None = 0) -> ProjectReport:
-    """Inter-annotator agreement, per-annotator agreement, distributions and power of a project.
+def project_report(
+    judgments: Iterable[JudgmentLike], *, grades: Sequence[int], n_boot: int = N_BOOT, seed: int | None = 0
+) -> ProjectReport:
+    """Inter-annotator agreement, per-annotator and per-pair agreement, distributions and power.
 
     Agreement is computed on the items labelled by at least two annotators: quadratic kappa
-    over every annotator pair on those items (pooled), and ordinal alpha over all annotators
-    at once. Intervals resample queries (cluster bootstrap).
+    over every annotator pair on those items (pooled, and per pair), and ordinal alpha over all
+    annotators at once. ``grades`` is the label scale (every grade, used or not, e.g.
+    ``(0, 1, 2, 3)``). Intervals resample queries (cluster bootstrap).
     """
+    grades = tuple(grades)
     rows = list(judgments)
     items = {(j.query_id, j.doc_id) for j in rows}
     annotators = tuple(sorted({j.annotator for j in rows}))
-    a, b, groups, _ = _pairs_on_shared_items(rows)
+    a, b, groups, names = _pairs_on_shared_items(rows)
     by_item: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for j in rows:
         by_item[(j.query_id, j.doc_id)][j.annotator] = j.relevance
     shared = sorted(k for k, v in by_item.items() if len(v) >= 2)
     overlap = alpha = None
     if a:
-        overlap = agreement_summary(a, b, groups=groups, labels=GRADES, weights=("quadratic",), levels=(), n_boot=n_boot, seed=seed)
+        overlap = agreement_summary(a, b, groups=groups, labels=grades, weights=("quadratic",), levels=(), n_boot=n_boot, seed=seed)
         data = np.array([[by_item[k].get(r, np.nan) for k in shared] for r in annotators], dtype=np.float64)
         if len(np.unique(data[~np.isnan(data)])) >= 2:
-            alpha = krippendorff_alpha(data, "ordinal", value_domain=GRADES, groups=[q for q, _ in shared], n_boot=n_boot, seed=seed)
-    distributions = {name: {g: 0 for g in GRADES} for name in annotators}
+            alpha = krippendorff_alpha(data, "ordinal", value_domain=grades, groups=[q for q, _ in shared], n_boot=n_boot, seed=seed)
+    distributions = {name: {g: 0 for g in grades} for name in annotators}
     for j in rows:
         distributions[j.annotator][j.relevance] += 1
     n_queries = len({q for q, _ in items})
     return ProjectReport(
         len(rows), len(items), n_queries, annotators, len(shared), overlap, alpha,
-        _per_annotator(rows, n_boot, seed), distributions,
-        power_summary(n_queries) if n_queries else None, GRADES, n_boot, seed,
+        _per_annotator(rows, grades, n_boot, seed), _per_pair(a, b, groups, names, grades, n_boot, seed), distributions,
+        power_summary(n_queries) if n_queries else None, grades, n_boot, seed,
     )
 
 
-def format_estimate(e: Estimate, digits: int = 3) -> str:
-    """``0.512 [0.480, 0.540]``; ``n/a`` for an undefined value, no brackets without an interval."""
+def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a") -> str:
+    """``0.512 [0.480, 0.540]``; ``undefined`` for an undefined value, no brackets without an interval.
+
+    >>> format_estimate(Estimate("kappa", 0.5123, 0.48, 0.54, 40))
+    '0.512 [0.480, 0.540]'
+    """
     if np.isnan(e.value):
-        return "n/a"
+        return undefined
     if np.isnan(e.low):
         return f"{e.value:.{digits}f}"
     return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
@@ -439,6 +474,11 @@ def to_dict(report: ProjectReport) -> dict[str, Any]:
             {"annotator": r.annotator, "n_labels": r.n_labels, "n_shared": r.n_shared,
              "kappa_quadratic": r.kappa_quadratic.as_dict() if r.kappa_quadratic else None}
             for r in report.per_annotator
+        ],
+        "per_pair": [
+            {"annotators": [r.annotator_a, r.annotator_b], "n": r.n, "agreement": r.agreement.as_dict(),
+             "kappa_quadratic": r.kappa_quadratic.as_dict()}
+            for r in report.per_pair
         ],
         "distributions": {name: {str(g): c for g, c in counts.items()} for name, counts in report.distributions.items()},
         "power": None,

@@ -176,13 +176,14 @@ def calibrate(db: str, as_json: bool, html_path: str | None, n_boot: int, seed: 
     ordinal alpha), with intervals from a cluster bootstrap over queries.
     """
     from calibration import project_report, to_dict, to_html, to_markdown
+    from labeler.grades import GRADES
     from labeler.store import connect
     from labeler.store.labels import latest_judgments
 
     with user_errors():
         database = connect(db)
         try:
-            report = project_report(latest_judgments(database), n_boot=n_boot, seed=seed)
+            report = project_report(latest_judgments(database), grades=tuple(GRADES), n_boot=n_boot, seed=seed)
         finally:
             database.close()
     if html_path is not None:

@@ -22,8 +22,9 @@ from typing import TextIO
 
 import sqlite_utils
 
+from labeler.grades import check_grade
 from labeler.store.access import Annotator, Role, require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,18 +96,16 @@ class Adjudication:
     at: str
 
 
-# The current label of each (item, annotator): SQLite returns the bare columns of the row
-# that holds max(id).
-_CURRENT = """
-SELECT j.query_id, j.doc_id, n.name, j.relevance, j.note, max(j.id)
-FROM judgments j JOIN annotators n ON n.id = j.annotator_id
-GROUP BY j.query_id, j.doc_id, j.annotator_id
+# The current label of each (item, annotator).
+_CURRENT = f"""
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.note
+FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id
 """
 
 
 def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tuple[str, int, str]]]:
     items: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)
-    for query_id, doc_id, name, relevance, note, _ in db.execute(_CURRENT):
+    for query_id, doc_id, name, relevance, note in db.execute(_CURRENT):
         items[(query_id, doc_id)].append((name, relevance, note))
     for labels in items.values():
         labels.sort()
@@ -214,8 +213,7 @@ def record_adjudication(
     if admin_id is None:
         raise StoreError("an adjudication needs the admin who makes it")
     require_admin(db, admin_id)
-    if isinstance(relevance, bool) or not isinstance(relevance, int) or not 0 <= relevance <= 3:
-        raise StoreError(f"relevance {relevance!r}: give an integer grade 0-3")
+    relevance = check_grade(relevance)
     author = admin_id.id if isinstance(admin_id, Annotator) else admin_id
     with transaction(db):
         if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
