@@ -85,9 +85,37 @@ def test_markdown_names_the_resampling_and_the_golden_set_size():
 
 def test_dict_is_json_with_value_low_high_n():
     data = json.loads(json.dumps(to_dict(project_report(LABELS, grades=GRADES, n_boot=200))))
-    assert set(data["agreement"]["kappa_quadratic"]) == {"value", "low", "high", "n"}
-    assert data["interval"]["resampled"] == "queries"
-    assert data["power"]["n"] == 3
+    kappa = data["agreement"]["kappa_quadratic"]
+    assert set(kappa) == {"value", "low", "high", "n"}
+    # The pooled pairs of test_overlap_agreement_pools_every_annotator_pair_on_shared_items.
+    a, b = [3, 0, 0, 0, 1, 3, 0], [2, 0, 1, 1, 1, 3, 2]
+    assert kappa["value"] == pytest.approx(cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights="quadratic"))
+    assert kappa["n"] == len(a) and kappa["low"] <= kappa["value"] <= kappa["high"]
+    assert data["agreement"]["agreement"]["value"] == pytest.approx(sum(x == y for x, y in zip(a, b)) / len(a))
+    assert data["interval"] == {"ci": 0.95, "n_boot": 200, "seed": 0, "resampled": "queries"}
+    queries = {label.query_id for label in LABELS}
+    assert data["power"]["n"] == len(queries)
+    assert data["power"]["mdd"] == pytest.approx(minimum_detectable_difference(len(queries), "paired", discordant=0.2))
+    bob = [label.relevance for label in LABELS if label.annotator == "bob"]
+    assert data["distributions"]["bob"] == {str(g): bob.count(g) for g in GRADES}
+
+
+def test_per_pair_agreement_is_each_pair_on_the_items_both_labelled():
+    report = project_report(LABELS, grades=GRADES, n_boot=0)
+    pairs = {(r.annotator_a, r.annotator_b): r for r in report.per_pair}
+    assert list(pairs) == [("ann", "bob"), ("ann", "cy"), ("bob", "cy")]
+    # ann-bob share q1/d1 (3, 2), q1/d2 (0, 0), q2/d1 (1, 1); ann-cy q1/d2 (0, 1), q3/d5 (0, 2).
+    ann_bob = pairs[("ann", "bob")]
+    assert ann_bob.n == 3 and ann_bob.agreement.value == pytest.approx(2 / 3)
+    assert ann_bob.kappa_quadratic.value == pytest.approx(
+        cohen_kappa_score([3, 0, 1], [2, 0, 1], labels=[0, 1, 2, 3], weights="quadratic")
+    )
+    assert pairs[("ann", "cy")].agreement.value == 0.0
+    # bob-cy share q1/d2 (0, 1) and q3/d4 (3, 3).
+    assert pairs[("bob", "cy")].kappa_quadratic.value == pytest.approx(
+        cohen_kappa_score([0, 3], [1, 3], labels=[0, 1, 2, 3], weights="quadratic")
+    )
+    assert sum(r.n for r in report.per_pair) == report.overlap.n
 
 
 def test_html_is_self_contained_and_escapes_text():
