@@ -1,5 +1,6 @@
 """Calibration: agreement with intervals, judge bias probes, power and the minimum
-detectable difference. Pure statistics: no database, no UI.
+detectable difference. Pure statistics on label vectors: no database, no UI, no files (label
+files are read by ``pooling.qrels``), no grade scale of its own (callers pass it).
 
 Every public name is importable from ``calibration`` itself; submodules are imported lazily so
 that ``import calibration`` stays instant (numpy and scipy load on first use).

@@ -1,9 +1,12 @@
 """The calibration report as data, and as Markdown or a plain dict (for JSON).
 
 ``agreement_summary`` compares two raters on the same items (a judge against a qrels file, or
-two people); ``project_report`` summarises a labelling project: inter-annotator agreement on
-the items labelled more than once, each annotator against the others, label distributions,
-and what the current number of labelled queries can resolve. Intervals resample queries
+two people); ``compare`` adds a second reference (the human ceiling) and gives the dict
+``goldpool agree --json`` prints; ``project_report`` summarises a labelling project:
+inter-annotator agreement on the items labelled more than once, pooled and per pair of
+annotators, each annotator against the others, label distributions on the caller's grade
+scale, and what the current number of labelled queries can resolve. ``plan_text`` and
+``power_sentence`` say in words what a ``calibration.power`` plan resolves. Intervals resample queries
 (cluster bootstrap), because labels of one query are correlated. ``calibration.report_html``
 renders the same data as one self-contained HTML file.
 """

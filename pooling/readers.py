@@ -6,6 +6,9 @@ TSV with ``query_id`` and ``text``, or TREC ``<top>`` topics. The format follows
 name (``.jsonl``/``.ndjson``/``.json``, ``.csv``, ``.tsv``/``.tab``, ``.parquet``/``.pq``); any
 other name is read as TREC SGML when its first non-blank line starts with ``<``.
 
+Label files (qrels, JSONL, CSV, TSV) are read by ``pooling.qrels`` with the same primitives
+(``read_lines``, ``read_records``), so both accept the same encodings and syntax.
+
 Readers yield one record at a time and never hold the file in memory. Every problem raises
 :class:`~pooling.PoolingError` naming the file, the 1-based line (the row number, for Parquet)
 and the field. Ids must be non-empty and free of whitespace, because TREC run and qrels files

@@ -4,8 +4,9 @@ Every function here is admin only: it takes the caller (an ``Annotator`` or id) 
 ``StoreError`` unless the database says that caller is an active admin. ``None`` stands for
 the project owner working on the file directly (the CLI).
 
-Agreement statistics are not computed here: ``overlap_labels`` gives the aligned label pairs
-and ``calibration`` (``raw_agreement``, ``cohen_kappa``) turns them into numbers.
+Agreement statistics are not computed here: the current labels (``LATEST_JUDGMENTS``) go to
+``calibration.project_report``; ``overlap_labels`` gives the aligned label pairs for callers
+that want them raw.
 """
 
 from __future__ import annotations
