@@ -4,7 +4,7 @@ The one reader of label files (human qrels, a judge's verdicts): ``goldpool agre
 files here and hands the joined label vectors to ``calibration``, which never opens a file.
 Lines, encodings (UTF-8, a leading byte-order mark dropped) and the JSONL/CSV/TSV syntax come
 from the same primitives as the corpus and query readers (``pooling.lines``,
-``pooling.readers.read_records``), so a file that one reader accepts the other accepts too.
+``pooling.readers.read_records``, ``pooling.trec.read_columns``), so a file that one reader accepts the other accepts too.
 
 The format follows the file name: ``.jsonl``/``.ndjson``/``.json`` JSONL, ``.csv`` CSV,
 ``.tsv``/``.tab`` tab-separated (both with a header row), ``.parquet``/``.pq`` Parquet; any
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pooling import PoolingError
-from pooling.lines import read_lines
 from pooling.readers import _SUFFIXES, read_records
+from pooling.trec import read_columns
 
 LabelFormat = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
 Key = tuple[str, ...]
@@ -91,14 +91,7 @@ def _number(value: object, path: Path, line: int, field: str) -> Label:
 
 
 def _trec_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line, text in read_lines(path):
-        fields = text.split()
-        if not fields:
-            continue
-        if len(fields) != 4:
-            raise PoolingError(
-                f"expected 4 fields (query_id iteration doc_id relevance), found {len(fields)}", path=path, line=line
-            )
+    for line, fields in read_columns(path, "query_id iteration doc_id relevance"):
         yield line, {"query_id": fields[0], "doc_id": fields[2], "relevance": fields[3]}
 
 
