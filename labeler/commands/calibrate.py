@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,7 +20,7 @@ _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _n_boot_options(command: click.Command) -> click.Command:
+def _n_boot_options(command: Callable[..., None]) -> Callable[..., None]:
     command = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")(command)
     return click.option(
         "--n-boot", type=click.IntRange(min=0), default=2000, show_default=True, help="Bootstrap resamples (0: none)."
