@@ -1,5 +1,6 @@
 """Calibration: agreement with intervals, judge bias probes, power and the minimum
-detectable difference. Pure statistics: no database, no UI.
+detectable difference. Pure statistics on label vectors: no database, no UI, no files (label
+files are read by ``pooling.qrels``), no grade scale of its own (callers pass it).
 
 Every public name is importable from ``calibration`` itself; submodules are imported lazily so
 that ``import calibration`` stays instant (numpy and scipy load on first use).
@@ -43,21 +44,19 @@ _EXPORTS: dict[str, str] = {
     "Plan": "power",
     "AgreementSummary": "report",
     "AnnotatorAgreement": "report",
+    "PairAgreement": "report",
     "PowerSummary": "report",
     "ProjectReport": "report",
     "Label": "report",
     "agreement_summary": "report",
-    "file_agreement": "report",
+    "Comparison": "report",
+    "compare": "report",
     "project_report": "report",
     "power_summary": "report",
     "format_estimate": "report",
     "to_markdown": "report",
     "to_dict": "report",
     "to_html": "report_html",
-    "LabelFile": "labelfile",
-    "read_labels": "labelfile",
-    "join_labels": "labelfile",
-    "JoinedLabels": "labelfile",
     "accuracy_half_width": "power",
     "unpaired_half_width": "power",
     "paired_half_width": "power",
@@ -65,6 +64,9 @@ _EXPORTS: dict[str, str] = {
     "minimum_detectable_difference": "power",
     "required_n": "power",
     "plan": "power",
+    "PlanSummary": "power",
+    "plan_summary": "power",
+    "plan_text": "report",
     "discordant_share": "power",
     "per_query_sd": "power",
 }

@@ -241,3 +241,87 @@ def per_query_sd(a: Sequence[float], b: Sequence[float]) -> float:
     diffs = [x - y for x, y in zip(a, b, strict=True)]
     mean = sum(diffs) / len(diffs)
     return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """What ``goldpool plan`` reports: half-widths and MDD at ``n``, questions needed for ``delta``.
+
+    Attributes:
+        design: ``per_query`` (sd given), ``paired`` (discordant share given) or ``unpaired``.
+        half_width: (design, half-width) for every design the inputs allow (``accuracy`` and
+            ``unpaired`` from p, ``paired`` from d, ``per_query`` from sd); empty without ``n``.
+        mdd: minimum detectable difference of ``design`` at ``n`` (None without ``n``).
+        n_required: questions needed to detect ``delta`` (None without ``delta``).
+    """
+
+    design: Design
+    n: int | None
+    p: float | None
+    discordant: float | None
+    sd: float | None
+    alpha: float
+    power: float
+    sensitivity: float | None
+    specificity: float | None
+    inflation: float
+    half_width: tuple[tuple[str, float], ...]
+    mdd: float | None
+    delta: float | None
+    n_required: int | None
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain JSON-ready data; ``half_width``/``mdd`` only with n, ``delta``/``n_required`` only with delta."""
+        out: dict[str, object] = {
+            "design": self.design, "n": self.n, "p": self.p, "discordant": self.discordant, "sd": self.sd,
+            "alpha": self.alpha, "power": self.power, "inflation": self.inflation,
+        }
+        if self.n is not None:
+            out["half_width"] = dict(self.half_width)
+            out["mdd"] = self.mdd
+        if self.delta is not None:
+            out["delta"] = self.delta
+            out["n_required"] = self.n_required
+        return out
+
+
+def plan_summary(
+    n: int | None = None,
+    delta: float | None = None,
+    *,
+    p: float | None = None,
+    discordant: float | None = None,
+    sd: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    sensitivity: float | None = None,
+    specificity: float | None = None,
+) -> PlanSummary:
+    """Every number of a power plan: half-widths, MDD at ``n``, questions needed for ``delta``.
+
+    The design is ``per_query`` when ``sd`` is given, else ``paired`` when ``discordant`` is,
+    else ``unpaired`` (which needs ``p``). Paired, d=0.2, n=200: MDD 2.8016·sqrt(0.2/200) = 0.0886.
+
+    >>> s = plan_summary(200, 0.03, discordant=0.2)
+    >>> s.design, round(s.mdd, 4), s.n_required, [(k, round(v, 4)) for k, v in s.half_width]
+    ('paired', 0.0886, 1745, [('paired', 0.062)])
+
+    Raises:
+        CalibrationError: neither ``n`` nor ``delta``, or a value out of range.
+    """
+    if n is None and delta is None:
+        raise CalibrationError("give n (what n questions resolve) or delta (questions needed), or both")
+    design: Design = "per_query" if sd is not None else ("paired" if discordant is not None else "unpaired")
+    inflation = judge_inflation(sensitivity, specificity)
+    given = {"p": p, "discordant": discordant, "sd": sd}
+    common = {"alpha": alpha, "power": power, "sensitivity": sensitivity, "specificity": specificity}
+    widths: list[tuple[str, float]] = []
+    mdd = n_required = None
+    if n is not None:
+        needs: dict[Design, float | None] = {"accuracy": p, "unpaired": p, "paired": discordant, "per_query": sd}
+        widths = [(d, plan(n, d, **given, **common).half_width) for d, value in needs.items() if value is not None]
+        mdd = minimum_detectable_difference(n, design, **given, **common)
+    if delta is not None:
+        n_required = required_n(delta, design, **given, **common)
+    return PlanSummary(design, n, p, discordant, sd, alpha, power, sensitivity, specificity, inflation,
+                       tuple(widths), mdd, delta, n_required)

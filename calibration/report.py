@@ -1,9 +1,12 @@
 """The calibration report as data, and as Markdown or a plain dict (for JSON).
 
 ``agreement_summary`` compares two raters on the same items (a judge against a qrels file, or
-two people); ``project_report`` summarises a labelling project: inter-annotator agreement on
-the items labelled more than once, each annotator against the others, label distributions,
-and what the current number of labelled queries can resolve. Intervals resample queries
+two people); ``compare`` adds a second reference (the human ceiling) and gives the dict
+``goldpool agree --json`` prints; ``project_report`` summarises a labelling project:
+inter-annotator agreement on the items labelled more than once, pooled and per pair of
+annotators, each annotator against the others, label distributions on the caller's grade
+scale, and what the current number of labelled queries can resolve. ``plan_text`` and
+``power_sentence`` say in words what a ``calibration.power`` plan resolves. Intervals resample queries
 (cluster bootstrap), because labels of one query are correlated. ``calibration.report_html``
 renders the same data as one self-contained HTML file.
 """
@@ -22,11 +25,8 @@ from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
 from calibration.alpha import Level, krippendorff_alpha
 from calibration.bootstrap import MIN_GROUPS, N_BOOT, Estimate
-from calibration.labelfile import JoinedLabels, LabelFile, join_labels
-from calibration.power import Plan, plan
+from calibration.power import Plan, PlanSummary, plan
 
-#: Relevance grades of a goldpool project.
-GRADES: tuple[int, ...] = (0, 1, 2, 3)
 #: Discordant share assumed when no pair of runs is at hand (two decent systems on one set).
 ASSUMED_DISCORDANT = 0.2
 
@@ -82,6 +82,17 @@ class AnnotatorAgreement:
 
 
 @dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """Two annotators on the items both labelled: raw agreement and quadratic kappa."""
+
+    annotator_a: str
+    annotator_b: str
+    n: int
+    agreement: Estimate
+    kappa_quadratic: Estimate
+
+
+@dataclass(frozen=True, slots=True)
 class PowerSummary:
     """What a golden set of ``n`` queries resolves, and the MDD curve around it."""
 
@@ -103,6 +114,7 @@ class ProjectReport:
     overlap: AgreementSummary | None  # every annotator pair on shared items, pooled
     alpha_ordinal: Estimate | None  # all annotators on the shared items
     per_annotator: tuple[AnnotatorAgreement, ...]
+    per_pair: tuple[PairAgreement, ...]
     distributions: dict[str, dict[int, int]]
     power: PowerSummary | None
     grades: tuple[int, ...]
@@ -143,35 +155,56 @@ def agreement_summary(
     return AgreementSummary(tuple(stats), confusion, classes, len(a), n_groups, n_boot, ci, seed)
 
 
-def file_agreement(
-    a: LabelFile,
-    b: LabelFile,
-    ceiling: LabelFile | None = None,
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Labels ``b`` (e.g. a judge) against a reference ``a`` (humans), and optionally a second
+    reference against ``a`` on the same items: the human ceiling ``b`` is read against."""
+
+    summary: AgreementSummary
+    ceiling: AgreementSummary | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data: n_groups, n_boot, seed, each statistic as value/low/high/n,
+        ``ceiling`` (its statistics) when there is one, ``per_class`` and ``confusion``."""
+        s = self.summary
+        out: dict[str, Any] = {"n_groups": s.n_groups, "n_boot": s.n_boot, "seed": s.seed}
+        out.update(_statistics_dict(s))
+        if self.ceiling is not None:
+            out["ceiling"] = _statistics_dict(self.ceiling)
+        out["per_class"] = [
+            {"label": c.label, "support": c.support, "precision": c.precision.as_dict(), "recall": c.recall.as_dict()}
+            for c in s.classes
+        ]
+        out["confusion"] = {"labels": list(s.confusion.labels), "table": s.confusion.table.tolist()}
+        return out
+
+
+def _statistics_dict(summary: AgreementSummary) -> dict[str, Any]:
+    return {e.statistic: e.as_dict() for e in summary.statistics}
+
+
+def compare(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    ceiling: Sequence[Hashable] | None = None,
     *,
-    groups_by_query: bool = True,
+    groups: Sequence[Hashable] | None = None,
     **options: Any,
-) -> tuple[JoinedLabels, AgreementSummary, AgreementSummary | None]:
+) -> Comparison:
     """B (e.g. a judge) against A (humans), and a second human C against A on the same items.
 
-    Without ``ceiling`` the summary covers every key A and B share. With it, both summaries
-    cover the keys all three files label, so the judge is read against the human ceiling.
-    ``groups_by_query`` resamples the first key field (query_id); ``options`` go to
-    ``agreement_summary``.
+    The three vectors are aligned: position i of each is the same item. The label set is every
+    label any of them uses; ``groups`` (the query of each item) makes the intervals resample
+    queries; ``options`` go to :func:`agreement_summary`.
+
+    >>> c = compare([0, 1, 2, 2], [0, 1, 2, 1], n_boot=0)
+    >>> c.summary.get("agreement").value, c.ceiling is None
+    (0.75, True)
     """
-    joined = join_labels(a, b)
-    keys = list(joined.keys)
-    if ceiling is not None:
-        keys = [k for k in keys if k in ceiling.labels]
-        if not keys:
-            raise CalibrationError(f"{ceiling.path} shares no key with both {a.path} and {b.path}")
     others = [b] + ([ceiling] if ceiling is not None else [])
-    labels = sorted({f.labels[k] for f in (a, *others) for k in keys})
-    groups = [k[0] for k in keys] if groups_by_query else None
-    reference = [a.labels[k] for k in keys]
-    summaries = [
-        agreement_summary(reference, [f.labels[k] for k in keys], groups=groups, labels=labels, **options) for f in others
-    ]
-    return joined, summaries[0], (summaries[1] if ceiling is not None else None)
+    labels = sorted({x for v in (a, *others) for x in v})
+    summaries = [agreement_summary(a, other, groups=groups, labels=labels, **options) for other in others]
+    return Comparison(summaries[0], summaries[1] if ceiling is not None else None)
 
 
 def _pairs_on_shared_items(judgments: Sequence[JudgmentLike]) -> tuple[list[int], list[int], list[str], list[tuple[str, str]]]:
@@ -188,7 +221,9 @@ def _pairs_on_shared_items(judgments: Sequence[JudgmentLike]) -> tuple[list[int]
     return a, b, groups, names
 
 
-def _per_annotator(judgments: Sequence[JudgmentLike], n_boot: int, seed: int | None) -> tuple[AnnotatorAgreement, ...]:
+def _per_annotator(
+    judgments: Sequence[JudgmentLike], grades: Sequence[int], n_boot: int, seed: int | None
+) -> tuple[AnnotatorAgreement, ...]:
     a, b, groups, names = _pairs_on_shared_items(judgments)
     counts = Counter(j.annotator for j in judgments)
     rows = []
@@ -199,8 +234,23 @@ def _per_annotator(judgments: Sequence[JudgmentLike], n_boot: int, seed: int | N
                 own.append(x if p == annotator else y)
                 other.append(y if p == annotator else x)
                 g.append(q)
-        kappa = cohen_kappa(own, other, "quadratic", labels=GRADES, groups=g, n_boot=n_boot, seed=seed) if own else None
+        kappa = cohen_kappa(own, other, "quadratic", labels=grades, groups=g, n_boot=n_boot, seed=seed) if own else None
         rows.append(AnnotatorAgreement(annotator, counts[annotator], len(own), kappa))
+    return tuple(rows)
+
+
+def _per_pair(
+    a: Sequence[int], b: Sequence[int], groups: Sequence[str], names: Sequence[tuple[str, str]],
+    grades: Sequence[int], n_boot: int, seed: int | None,
+) -> tuple[PairAgreement, ...]:
+    by_pair: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, pair in enumerate(names):
+        by_pair[pair].append(i)
+    rows = []
+    for (x, y), rows_of_pair in sorted(by_pair.items()):
+        pa, pb, g = ([v[i] for i in rows_of_pair] for v in (a, b, groups))
+        common = {"labels": grades, "groups": g, "n_boot": n_boot, "seed": seed}
+        rows.append(PairAgreement(x, y, len(pa), raw_agreement(pa, pb, **common), cohen_kappa(pa, pb, "quadratic", **common)))
     return tuple(rows)
 
 
@@ -212,42 +262,50 @@ def power_summary(n_queries: int, *, discordant: float = ASSUMED_DISCORDANT) -> 
     return PowerSummary(n_queries, plan(n_queries, "accuracy", p=0.5), plan(n_queries, "paired", discordant=discordant), curve)
 
 
-def project_report(judgments: Iterable[JudgmentLike], *, n_boot: int = N_BOOT, seed: int | None = 0) -> ProjectReport:
-    """Inter-annotator agreement, per-annotator agreement, distributions and power of a project.
+def project_report(
+    judgments: Iterable[JudgmentLike], *, grades: Sequence[int], n_boot: int = N_BOOT, seed: int | None = 0
+) -> ProjectReport:
+    """Inter-annotator agreement, per-annotator and per-pair agreement, distributions and power.
 
     Agreement is computed on the items labelled by at least two annotators: quadratic kappa
-    over every annotator pair on those items (pooled), and ordinal alpha over all annotators
-    at once. Intervals resample queries (cluster bootstrap).
+    over every annotator pair on those items (pooled, and per pair), and ordinal alpha over all
+    annotators at once. ``grades`` is the label scale (every grade, used or not, e.g.
+    ``(0, 1, 2, 3)``). Intervals resample queries (cluster bootstrap).
     """
+    grades = tuple(grades)
     rows = list(judgments)
     items = {(j.query_id, j.doc_id) for j in rows}
     annotators = tuple(sorted({j.annotator for j in rows}))
-    a, b, groups, _ = _pairs_on_shared_items(rows)
+    a, b, groups, names = _pairs_on_shared_items(rows)
     by_item: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for j in rows:
         by_item[(j.query_id, j.doc_id)][j.annotator] = j.relevance
     shared = sorted(k for k, v in by_item.items() if len(v) >= 2)
     overlap = alpha = None
     if a:
-        overlap = agreement_summary(a, b, groups=groups, labels=GRADES, weights=("quadratic",), levels=(), n_boot=n_boot, seed=seed)
+        overlap = agreement_summary(a, b, groups=groups, labels=grades, weights=("quadratic",), levels=(), n_boot=n_boot, seed=seed)
         data = np.array([[by_item[k].get(r, np.nan) for k in shared] for r in annotators], dtype=np.float64)
         if len(np.unique(data[~np.isnan(data)])) >= 2:
-            alpha = krippendorff_alpha(data, "ordinal", value_domain=GRADES, groups=[q for q, _ in shared], n_boot=n_boot, seed=seed)
-    distributions = {name: {g: 0 for g in GRADES} for name in annotators}
+            alpha = krippendorff_alpha(data, "ordinal", value_domain=grades, groups=[q for q, _ in shared], n_boot=n_boot, seed=seed)
+    distributions = {name: {g: 0 for g in grades} for name in annotators}
     for j in rows:
         distributions[j.annotator][j.relevance] += 1
     n_queries = len({q for q, _ in items})
     return ProjectReport(
         len(rows), len(items), n_queries, annotators, len(shared), overlap, alpha,
-        _per_annotator(rows, n_boot, seed), distributions,
-        power_summary(n_queries) if n_queries else None, GRADES, n_boot, seed,
+        _per_annotator(rows, grades, n_boot, seed), _per_pair(a, b, groups, names, grades, n_boot, seed), distributions,
+        power_summary(n_queries) if n_queries else None, grades, n_boot, seed,
     )
 
 
-def format_estimate(e: Estimate, digits: int = 3) -> str:
-    """``0.512 [0.480, 0.540]``; ``n/a`` for an undefined value, no brackets without an interval."""
+def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a") -> str:
+    """``0.512 [0.480, 0.540]``; ``undefined`` for an undefined value, no brackets without an interval.
+
+    >>> format_estimate(Estimate("kappa", 0.5123, 0.48, 0.54, 40))
+    '0.512 [0.480, 0.540]'
+    """
     if np.isnan(e.value):
-        return "n/a"
+        return undefined
     if np.isnan(e.low):
         return f"{e.value:.{digits}f}"
     return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
@@ -271,13 +329,78 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
+def _points(x: float) -> str:
+    """A proportion in points: 0.0886 -> ``8.9``."""
+    return f"{100 * x:.1f}"
+
+
+def _change(x: float) -> str:
+    """A target difference as written by a person: 0.03 -> ``3``, 0.025 -> ``2.5``."""
+    return f"{round(100 * x, 1):g}"
+
+
 def power_sentence(p: PowerSummary) -> str:
     """What ``p.n`` labelled queries can resolve, in one sentence."""
     return (
         f"With {_count(p.n, 'labelled query', 'labelled queries')}, one system's accuracy near 50% is known to "
-        f"±{100 * p.accuracy.half_width:.1f} points, and two systems compared on the same queries "
+        f"±{_points(p.accuracy.half_width)} points, and two systems compared on the same queries "
         f"(discordant share {ASSUMED_DISCORDANT}, assumed) must differ by at least "
-        f"{100 * p.paired.mdd:.1f} points to be detected ({p.paired.power:.0%} power, α={p.paired.alpha:g})."
+        f"{_points(p.paired.mdd)} points to be detected ({p.paired.power:.0%} power, α={p.paired.alpha:g})."
+    )
+
+
+_WIDTH_LINES = {
+    "accuracy": "half-width, one accuracy (p={s.p:g})",
+    "unpaired": "half-width, unpaired difference (p={s.p:g})",
+    "paired": "half-width, paired difference (d={s.discordant:g})",
+    "per_query": "half-width, per-query differences (sd={s.sd:g})",
+}
+
+
+def plan_text(s: PlanSummary) -> list[str]:
+    """A power plan as ``goldpool plan`` prints it: one sentence, then one line per number."""
+    lines = [_plan_sentence(s)]
+    lines += [f"{_WIDTH_LINES[d].format(s=s)}: ±{_points(w)} points" for d, w in s.half_width]
+    if s.mdd is not None:
+        lines.append(f"minimum detectable difference ({s.design.replace('_', '-')}): {_points(s.mdd)} points")
+    if s.delta is not None:
+        lines.append(f"questions needed for {_change(s.delta)} points: {s.n_required}")
+    if s.inflation != 1.0:
+        lines.append(f"judge inflation 1/(Se+Sp-1): ×{s.inflation:.2f}")
+    return lines
+
+
+def _plan_note(s: PlanSummary) -> str:
+    given = {"unpaired": f"p={s.p}", "paired": f"d={s.discordant}", "per_query": f"sd={s.sd}"}[s.design]
+    name = {"unpaired": "unpaired", "paired": "paired", "per_query": "paired per-query"}[s.design]
+    judge = "" if s.sensitivity is None else f", judge Se={s.sensitivity:g} Sp={s.specificity:g}"
+    return f"{name}, {given}, {s.power:.0%} power, α={s.alpha:g}{judge}"
+
+
+def _plan_sentence(s: PlanSummary) -> str:
+    who = "this judge and " if s.sensitivity is not None else ""
+    note = _plan_note(s)
+    if s.n is None or s.mdd is None:
+        return f"Detecting a {_change(s.delta or 0.0)}-point change needs {s.n_required} questions ({note})."
+    widths = dict(s.half_width)
+    if s.delta is not None:
+        verdict = "can" if s.mdd <= s.delta else "cannot"
+        return (
+            f"With {who}{s.n} questions you {verdict} resolve a {_change(s.delta)}-point change: the minimum "
+            f"detectable difference is {_points(s.mdd)} points ({note}); {s.n_required} questions would detect it."
+        )
+    if s.design == "unpaired":
+        return (
+            f"With {who}{s.n} questions an accuracy near {s.p:.0%} is known to ±{_points(widths['accuracy'])} points, "
+            f"and two systems on different questions to ±{_points(widths['unpaired'])} points; the minimum detectable "
+            f"difference is {_points(s.mdd)} points ({note})."
+        )
+    ratio = ""
+    if "unpaired" in widths:
+        ratio = f", {widths['unpaired'] / widths[s.design]:.2f} times narrower than unpaired (±{_points(widths['unpaired'])})"
+    return (
+        f"With {who}{s.n} questions a paired comparison is known to ±{_points(widths[s.design])} points{ratio}; "
+        f"the minimum detectable difference is {_points(s.mdd)} points ({note})."
     )
 
 
@@ -357,6 +480,11 @@ def to_dict(report: ProjectReport) -> dict[str, Any]:
             {"annotator": r.annotator, "n_labels": r.n_labels, "n_shared": r.n_shared,
              "kappa_quadratic": r.kappa_quadratic.as_dict() if r.kappa_quadratic else None}
             for r in report.per_annotator
+        ],
+        "per_pair": [
+            {"annotators": [r.annotator_a, r.annotator_b], "n": r.n, "agreement": r.agreement.as_dict(),
+             "kappa_quadratic": r.kappa_quadratic.as_dict()}
+            for r in report.per_pair
         ],
         "distributions": {name: {str(g): c for g, c in counts.items()} for name, counts in report.distributions.items()},
         "power": None,

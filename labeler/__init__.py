@@ -1,8 +1,9 @@
-"""goldpool's application: the project store, the services, the CLI and the Streamlit app.
+"""goldpool's application: the project store, its services, the CLI and the Streamlit app.
 
 ``pooling`` and ``calibration`` are pure libraries; this package is the only one that
-touches the project database (``labeler.store``, SQL only) or Streamlit (``labeler.app``).
-Application services read the store, call the libraries and write back (``labeler.build``:
-imports and pool builds); the CLI (``labeler.commands``) and the app are thin layers over
-the store and the services.
+touches the project database (``labeler.store``, SQL only) or Streamlit (``labeler.app`` and
+``labeler.views``). Between them: ``labeler.grades`` (the relevance scale, defined once) and
+``labeler.build`` (the service that imports files and builds pools: it reads the store, calls
+the libraries and writes back). The CLI (``labeler.commands``) and the app are thin layers
+over the store and the services.
 """

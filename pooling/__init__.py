@@ -1,7 +1,10 @@
 """Pooling: from a corpus, queries and runs to a blind, ordered pool per query.
 
-Pure computation: no database, no UI, no printing. Heavy imports (torch,
-sentence-transformers) happen lazily inside the dense retriever.
+Also the one home of every input file format: ``lines`` (UTF-8 lines), ``readers`` (corpora,
+queries), ``trec`` (SGML documents, topics, runs) and ``qrels`` (label files, which
+``goldpool agree`` hands to ``calibration`` as vectors). Pure computation: no database, no UI,
+no printing, no import of ``labeler``. Heavy imports (torch, sentence-transformers) happen
+lazily inside the dense retriever.
 """
 
 from __future__ import annotations

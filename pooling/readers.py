@@ -6,6 +6,9 @@ TSV with ``query_id`` and ``text``, or TREC ``<top>`` topics. The format follows
 name (``.jsonl``/``.ndjson``/``.json``, ``.csv``, ``.tsv``/``.tab``, ``.parquet``/``.pq``); any
 other name is read as TREC SGML when its first non-blank line starts with ``<``.
 
+Label files (qrels, JSONL, CSV, TSV) are read by ``pooling.qrels`` with the same primitives
+(``read_lines``, ``read_records``), so both accept the same encodings and syntax.
+
 Readers yield one record at a time and never hold the file in memory. Every problem raises
 :class:`~pooling.PoolingError` naming the file, the 1-based line (the row number, for Parquet)
 and the field. Ids must be non-empty and free of whitespace, because TREC run and qrels files
@@ -21,7 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pooling import PoolingError
+from pooling import PoolingError, trec
+from pooling.lines import read_lines
 from pooling.types import Document, Query, frozen_meta
 
 Format = Literal["jsonl", "csv", "tsv", "parquet", "trec"]
@@ -36,6 +40,11 @@ _SUFFIXES: dict[str, Format] = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+
+#: CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
+_CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+
+__all__ = ["Format", "detect_format", "read_corpus", "read_lines", "read_queries", "read_records"]
 
 
 def detect_format(path: str | Path) -> Format:
@@ -56,28 +65,6 @@ def detect_format(path: str | Path) -> Format:
     )
 
 
-def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` of a UTF-8 file, refusing any line that is not UTF-8."""
-    path = Path(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise PoolingError(f"cannot open: {exc.strerror}", path=path) from exc
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise PoolingError(
-                    f"not valid UTF-8 (byte {exc.start + 1} of the line); re-save the file as UTF-8",
-                    path=path,
-                    line=number,
-                ) from exc
-            if number == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            yield number, text
-
-
 def read_corpus(path: str | Path) -> Iterator[Document]:
     """Yield the documents of a corpus file, validated, in file order.
 
@@ -85,11 +72,9 @@ def read_corpus(path: str | Path) -> Iterator[Document]:
         PoolingError: malformed record, missing or duplicate ``doc_id``, empty ``text``,
             bad encoding; the message names file, line and field.
     """
-    from pooling import trec
-
     path = Path(path)
     fmt = detect_format(path)
-    records = trec.read_documents(path) if fmt == "trec" else _records(path, fmt)
+    records = trec.read_documents(path) if fmt == "trec" else read_records(path, fmt)
     seen: dict[str, int] = {}
     for line, record in records:
         doc = _document(record, path, line)
@@ -103,13 +88,11 @@ def read_queries(path: str | Path) -> Iterator[Query]:
     Raises:
         PoolingError: as :func:`read_corpus`, for ``query_id`` and ``text``.
     """
-    from pooling import trec
-
     path = Path(path)
     fmt = detect_format(path)
     if fmt == "parquet":
         raise PoolingError("queries are read from JSONL, CSV, TSV or TREC topics", path=path)
-    records = trec.read_topics(path) if fmt == "trec" else _records(path, fmt)
+    records = trec.read_topics(path) if fmt == "trec" else read_records(path, fmt)
     seen: dict[str, int] = {}
     for line, record in records:
         query = _query(record, path, line)
@@ -128,7 +111,17 @@ def _check_unique(seen: dict[str, int], key: str, field: str, path: Path, line: 
         )
 
 
-def _records(path: Path, fmt: Format) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_records(path: str | Path, fmt: Format) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line, record)`` of a JSONL, CSV, TSV or Parquet file, as the file gives them.
+
+    The shared primitive of every tabular reader (corpora, queries, label files): records are
+    not validated beyond their syntax. A CSV/TSV file needs a header row; a row with more or
+    fewer fields than the header is refused.
+
+    Raises:
+        PoolingError: malformed JSON, CSV or Parquet, or bad encoding (file and line named).
+    """
+    path = Path(path)
     if fmt == "jsonl":
         return _jsonl(path)
     if fmt == "parquet":
@@ -167,8 +160,7 @@ def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
 
 
 def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    # CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    csv.field_size_limit(_CSV_FIELD_LIMIT)
     lines = (text for _, text in read_lines(path))
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     try:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pooling import PoolingError
-from pooling.readers import read_lines
+from pooling.lines import read_lines
 from pooling.types import RunRow, ScoredDoc
 
 _TAG = re.compile(r"<[^>]*>")
@@ -92,6 +92,22 @@ def read_topics(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield line, record
 
 
+def read_columns(path: str | Path, columns: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line, fields)`` of a whitespace-separated file whose lines hold ``columns``.
+
+    ``columns`` names the fields (``"query_id Q0 doc_id rank score tag"``); blank lines are
+    skipped; a line with another number of fields is refused, naming file and line.
+    """
+    expected = len(columns.split())
+    for number, line in read_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != expected:
+            raise PoolingError(f"expected {expected} fields ({columns}), found {len(fields)}", path=path, line=number)
+        yield number, fields
+
+
 def read_run(path: str | Path) -> Iterator[RunRow]:
     """Yield the rows of a TREC run file (``query_id Q0 doc_id rank score tag``), validated.
 
@@ -103,16 +119,7 @@ def read_run(path: str | Path) -> Iterator[RunRow]:
     """
     path = Path(path)
     seen: dict[tuple[str, str], int] = {}
-    for number, line in read_lines(path):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 6:
-            raise PoolingError(
-                f"expected 6 fields (query_id Q0 doc_id rank score tag), found {len(fields)}",
-                path=path,
-                line=number,
-            )
+    for number, fields in read_columns(path, "query_id Q0 doc_id rank score tag"):
         query_id, _, doc_id, rank, score_text, _ = fields
         try:
             int(rank)

@@ -226,11 +226,23 @@ def test_annotator_is_refused_admin_pages(project: Project, page: str) -> None:
     assert not at.exception
 
 
+#: Each admin page on a project with no label yet: its title and what it says about its data.
+EMPTY_ADMIN_PAGES = {
+    "progress_page": ("Progress", "No item has labels from two annotators yet."),
+    "adjudicate_page": ("Adjudicate", "No disagreements are waiting."),
+    "annotators_page": ("Annotators", "bob"),
+    "rubric_page": ("Rubric", "Judge the chunk against the query alone"),
+    "calibration_page": ("Calibration", "No item has been labelled by two annotators yet"),
+}
+
+
 @pytest.mark.parametrize("page", ADMIN_PAGES)
 def test_admin_opens_admin_pages(project: Project, page: str) -> None:
     at = _signed_in_page(project, page, project.admin_token)
+    title, says = EMPTY_ADMIN_PAGES[page]
     assert len(at.error) == 0
-    assert len(at.title) == 1
+    assert [t.value for t in at.title] == [title]
+    assert says in _page_text(at)
     assert not at.exception
 
 
@@ -276,6 +288,11 @@ def test_progress_page_shows_agreement_on_the_overlap(project: Project) -> None:
     assert overall["raw agreement"].startswith(f"{3 / 4:.3f} [")
     assert overall["kappa (quadratic)"].startswith(f"{kappa:.3f} [")
     assert list(agreement["annotators"]) == ["all pairs", "ada & bob"]
+    # One pair only: its row is the pooled row, interval included (same data, same seed).
+    pair = agreement.iloc[1]
+    assert (pair["n"], pair["raw agreement"], pair["kappa (quadratic)"]) == (
+        overall["n"], overall["raw agreement"], overall["kappa (quadratic)"]
+    )
     assert not at.exception
 
 

@@ -124,9 +124,3 @@ def test_export_judgments_to_an_unwritable_path_is_one_line(tmp_path: Path) -> N
         assert result.exit_code == 1
         assert result.output == f"Error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("p.db")) == []
-
-
-def test_every_labelling_command_has_help() -> None:
-    for name in ("add-annotator", "annotators", "activate", "deactivate", "label-settings", "export-judgments"):
-        result = _run(name, "--help")
-        assert result.exit_code == 0 and "Usage:" in result.output and "DB" in result.output

@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from labeler.cli import cli
-from labeler.commands.pool import COMMANDS
 from labeler.store import SCHEMA_VERSION
 
 CORPUS = [
@@ -161,11 +160,3 @@ def test_bad_record_names_file_line_and_field_and_changes_nothing(project: CliRu
     assert result.exit_code == 1
     assert result.output == f"Error: {message}\n"
     assert _project_state(project) == before
-
-
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
-def test_every_pool_command_has_help(command) -> None:
-    result = CliRunner().invoke(cli, [command.name, "--help"])
-    assert result.exit_code == 0
-    summary = " ".join(command.help.split("\n\n")[0].split())
-    assert summary and summary in " ".join(result.output.split())

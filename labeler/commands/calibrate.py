@@ -3,39 +3,46 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from labeler.commands.common import db_argument, output_file, user_errors
 
+if TYPE_CHECKING:
+    from calibration.bootstrap import Estimate
+    from calibration.report import Comparison
+    from pooling.qrels import JoinedLabels
+
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _n_boot_options(command):
+def _n_boot_options(command: Callable[..., None]) -> Callable[..., None]:
     command = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")(command)
     return click.option(
         "--n-boot", type=click.IntRange(min=0), default=2000, show_default=True, help="Bootstrap resamples (0: none)."
     )(command)
 
 
-def _row(name: str, estimate, width: int = 22) -> str:
+def _row(name: str, estimate: Estimate, width: int = 22) -> str:
     from calibration import format_estimate
 
     return f"{name:<{width}}{format_estimate(estimate):<28}{estimate.n:>8}"
 
 
-def _agree_text(a: str, b: str, joined, summary, ceiling) -> list[str]:
+def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) -> list[str]:
     from calibration import format_estimate
     from calibration.report import interval_note
 
+    summary, ceiling = comparison.summary, comparison.ceiling
     header = f"{'statistic':<22}{'value [95% interval]':<28}{'n':>8}"
     lines = [
         f"A: {a}",
         f"B: {b}",
-        f"joined {len(joined.keys)} items (only in A: {joined.only_a}, only in B: {joined.only_b})",
+        f"joined {joined.n_joined} items (only in A: {joined.only_a}, only in B: {joined.only_b})",
         interval_note(summary.n_boot, summary.n_groups, summary.ci, summary.seed),
         "",
         header,
@@ -54,10 +61,6 @@ def _agree_text(a: str, b: str, joined, summary, ceiling) -> list[str]:
     return lines
 
 
-def _summary_json(summary) -> dict[str, Any]:
-    return {e.statistic: e.as_dict() for e in summary.statistics}
-
-
 @click.command("agree")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
@@ -65,88 +68,56 @@ def _summary_json(summary) -> dict[str, Any]:
               help="Kappa weightings to report (repeatable; default: none, linear, quadratic).")
 @click.option("--level", "levels", type=click.Choice(_LEVELS), multiple=True,
               help="Krippendorff alpha levels to report (repeatable; default: ordinal).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "trec", "jsonl", "csv"]), default="auto", show_default=True,
-              help="File format; auto: .jsonl/.json, .csv, otherwise TREC qrels.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "trec", "jsonl", "csv", "tsv"]), default="auto",
+              show_default=True, help="File format; auto: .jsonl/.json, .csv, .tsv, otherwise TREC qrels.")
 @click.option("--key", "keys", multiple=True, default=("query_id", "doc_id"), show_default=True,
-              help="Key column of JSONL/CSV files (repeatable); the first one groups items for the bootstrap.")
-@click.option("--label", default="relevance", show_default=True, help="Label column of JSONL/CSV files.")
+              help="Key column of JSONL/CSV/TSV files (repeatable); the first one groups items for the bootstrap.")
+@click.option("--label", default="relevance", show_default=True, help="Label column of JSONL/CSV/TSV files.")
 @click.option("--ceiling", type=click.Path(dir_okay=False), default=None,
               help="A second human's labels: shows A against C beside A against B on the items all three label.")
 @click.option("--resample", type=click.Choice(["queries", "items"]), default="queries", show_default=True,
               help="Unit of the bootstrap: queries (cluster bootstrap over the first key) or items.")
 @_n_boot_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def agree(a, b, weights, levels, fmt, keys, label, ceiling, resample, n_boot, seed, as_json) -> None:
+def agree(
+    a: str,
+    b: str,
+    weights: tuple[str, ...],
+    levels: tuple[str, ...],
+    fmt: str,
+    keys: tuple[str, ...],
+    label: str,
+    ceiling: str | None,
+    resample: str,
+    n_boot: int,
+    seed: int,
+    as_json: bool,
+) -> None:
     """Agreement between two label files A (reference, e.g. human qrels) and B (e.g. a judge).
 
-    Files are TREC qrels (query_id 0 doc_id relevance), JSONL or CSV, joined on their keys.
+    Files are TREC qrels (query_id 0 doc_id relevance), JSONL, CSV or TSV, joined on their keys.
     Prints n joined, n found on one side only, and every statistic with its interval and n.
     """
-    from calibration import file_agreement, read_labels
+    from calibration import compare
+    from pooling.qrels import join_labels, read_labels
 
     with user_errors():
-        file_a = read_labels(a, fmt=fmt, keys=keys, label=label)
-        file_b = read_labels(b, fmt=fmt, keys=keys, label=label)
-        file_c = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)
-        joined, summary, ceiling_summary = file_agreement(
-            file_a, file_b, file_c,
-            groups_by_query=resample == "queries",
+        files = [read_labels(p, fmt=fmt, keys=keys, label=label) for p in (a, b)]  # type: ignore[arg-type]
+        third = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)  # type: ignore[arg-type]
+        joined = join_labels(*files, third)
+        comparison = compare(
+            joined.a, joined.b, joined.c,
+            groups=joined.groups if resample == "queries" else None,
             weights=[_WEIGHTS[w] for w in weights] or [None, "linear", "quadratic"],
             levels=levels or ("ordinal",),
             n_boot=n_boot,
             seed=seed,
         )
     if as_json:
-        out: dict[str, Any] = {"n": len(joined.keys), "only_a": joined.only_a, "only_b": joined.only_b,
-                               "resampled": resample, "n_groups": summary.n_groups, "n_boot": n_boot, "seed": seed}
-        out.update(_summary_json(summary))
-        if ceiling_summary is not None:
-            out["ceiling"] = _summary_json(ceiling_summary)
-        out["per_class"] = [{"label": c.label, "support": c.support, "precision": c.precision.as_dict(),
-                             "recall": c.recall.as_dict()} for c in summary.classes]
-        out["confusion"] = {"labels": list(summary.confusion.labels), "table": summary.confusion.table.tolist()}
+        out = {**joined.counts(), "resampled": resample, **comparison.as_dict()}
         click.echo(json.dumps(out, indent=2))
         return
-    click.echo("\n".join(_agree_text(a, b, joined, summary, ceiling_summary)))
-
-
-def _points(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _change(x: float) -> str:
-    """A target difference as written by a person: 0.03 -> ``3``, 0.025 -> ``2.5``."""
-    return f"{round(100 * x, 1):g}"
-
-
-def _design_note(design: str, p, discordant, sd, power: float, alpha: float) -> str:
-    given = {"unpaired": f"p={p}", "paired": f"d={discordant}", "per_query": f"sd={sd}"}[design]
-    name = {"unpaired": "unpaired", "paired": "paired", "per_query": "paired per-query"}[design]
-    return f"{name}, {given}, {power:.0%} power, α={alpha:g}"
-
-
-def _judge_note(se: float | None, sp: float | None) -> str:
-    return "" if se is None else f", judge Se={se:g} Sp={sp:g}"
-
-
-def _plan_numbers(n, p, discordant, sd, alpha, power, se, sp) -> tuple[dict[str, float], list[str]]:
-    from calibration import plan
-
-    widths: dict[str, float] = {}
-    lines = []
-    judge = {"sensitivity": se, "specificity": sp}
-    if p is not None:
-        widths["accuracy"] = plan(n, "accuracy", p=p, alpha=alpha, power=power, **judge).half_width
-        widths["unpaired"] = plan(n, "unpaired", p=p, alpha=alpha, power=power, **judge).half_width
-        lines.append(f"half-width, one accuracy (p={p:g}): ±{_points(widths['accuracy'])} points")
-        lines.append(f"half-width, unpaired difference (p={p:g}): ±{_points(widths['unpaired'])} points")
-    if discordant is not None:
-        widths["paired"] = plan(n, "paired", discordant=discordant, alpha=alpha, power=power, **judge).half_width
-        lines.append(f"half-width, paired difference (d={discordant:g}): ±{_points(widths['paired'])} points")
-    if sd is not None:
-        widths["per_query"] = plan(n, "per_query", sd=sd, alpha=alpha, power=power, **judge).half_width
-        lines.append(f"half-width, per-query differences (sd={sd:g}): ±{_points(widths['per_query'])} points")
-    return widths, lines
+    click.echo("\n".join(_agree_text(a, b, joined, comparison)))
 
 
 @click.command("plan")
@@ -161,69 +132,36 @@ def _plan_numbers(n, p, discordant, sd, alpha, power, se, sp) -> tuple[dict[str,
 @click.option("--judge-sensitivity", "se", type=float, default=None, help="Judge sensitivity against humans.")
 @click.option("--judge-specificity", "sp", type=float, default=None, help="Judge specificity against humans.")
 @click.option("--json", "as_json", is_flag=True, help="The numbers as JSON: half_width, mdd, n_required.")
-def plan_command(n, p, paired, discordant, sd, delta, power, alpha, se, sp, as_json) -> None:
+def plan_command(
+    n: int | None,
+    p: float | None,
+    paired: bool,
+    discordant: float | None,
+    sd: float | None,
+    delta: float | None,
+    power: float,
+    alpha: float,
+    se: float | None,
+    sp: float | None,
+    as_json: bool,
+) -> None:
     """Half-widths, the minimum detectable difference, or the questions needed for a difference.
 
     All inputs are proportions; output is in points (0.07 = 7 points). An imperfect binary judge
     (--judge-sensitivity/--judge-specificity) widens everything by 1/(Se+Sp-1).
     """
-    from calibration import judge_inflation, minimum_detectable_difference, required_n
+    from calibration import plan_summary, plan_text
 
     if paired and discordant is None:
         raise click.UsageError("--paired needs --discordant D, the share of questions on which the systems differ")
-    design = "per_query" if sd is not None else ("paired" if paired or discordant is not None else "unpaired")
-    if design == "unpaired" and p is None:
+    if sd is None and discordant is None and p is None:
         raise click.UsageError("give --p P, or --paired --discordant D, or --sd S")
     if n is None and delta is None:
         raise click.UsageError("give --n N (what n questions resolve) or --delta X (questions needed), or both")
-    design_kw = {"p": p, "discordant": discordant, "sd": sd}
-    common = {"alpha": alpha, "power": power, "sensitivity": se, "specificity": sp}
     with user_errors():
-        inflation = judge_inflation(se, sp)
-        out: dict[str, Any] = {"design": design, "n": n, **design_kw, "alpha": alpha, "power": power, "inflation": inflation}
-        lines: list[str] = []
-        if n is not None:
-            out["half_width"], lines = _plan_numbers(n, p, discordant, sd, alpha, power, se, sp)
-            out["mdd"] = minimum_detectable_difference(n, design, **design_kw, **common)
-            lines.append(f"minimum detectable difference ({design.replace('_', '-')}): {_points(out['mdd'])} points")
-        if delta is not None:
-            out["delta"] = delta
-            out["n_required"] = required_n(delta, design, **design_kw, **common)
-            lines.append(f"questions needed for {_change(delta)} points: {out['n_required']}")
-    if inflation != 1.0:
-        lines.append(f"judge inflation 1/(Se+Sp-1): ×{inflation:.2f}")
-    if as_json:
-        click.echo(json.dumps(out, indent=2))
-        return
-    click.echo(_plan_sentence(out, _design_note(design, p, discordant, sd, power, alpha) + _judge_note(se, sp), se is not None))
-    click.echo("\n".join(lines))
-
-
-def _plan_sentence(out: dict[str, Any], note: str, judged: bool) -> str:
-    who = "this judge and " if judged else ""
-    if out.get("n") is None:
-        return f"Detecting a {_change(out['delta'])}-point change needs {out['n_required']} questions ({note})."
-    n, mdd, widths = out["n"], out["mdd"], out["half_width"]
-    if "delta" in out:
-        verdict = "can" if mdd <= out["delta"] else "cannot"
-        return (
-            f"With {who}{n} questions you {verdict} resolve a {_change(out['delta'])}-point change: the minimum "
-            f"detectable difference is {_points(mdd)} points ({note}); {out['n_required']} questions would detect it."
-        )
-    if out["design"] == "unpaired":
-        return (
-            f"With {who}{n} questions an accuracy near {out['p']:.0%} is known to ±{_points(widths['accuracy'])} points, "
-            f"and two systems on different questions to ±{_points(widths['unpaired'])} points; the minimum detectable "
-            f"difference is {_points(mdd)} points ({note})."
-        )
-    key = out["design"]
-    ratio = ""
-    if "unpaired" in widths:
-        ratio = f", {widths['unpaired'] / widths[key]:.2f} times narrower than unpaired (±{_points(widths['unpaired'])})"
-    return (
-        f"With {who}{n} questions a paired comparison is known to ±{_points(widths[key])} points{ratio}; "
-        f"the minimum detectable difference is {_points(mdd)} points ({note})."
-    )
+        summary = plan_summary(n, delta, p=p, discordant=discordant, sd=sd, alpha=alpha, power=power,
+                               sensitivity=se, specificity=sp)
+    click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else "\n".join(plan_text(summary)))
 
 
 @click.command("calibrate")
@@ -232,20 +170,21 @@ def _plan_sentence(out: dict[str, Any], note: str, judged: bool) -> str:
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the report as one self-contained HTML file (inline SVG plots, works offline).")
 @_n_boot_options
-def calibrate(db, as_json, html_path, n_boot, seed) -> None:
+def calibrate(db: str, as_json: bool, html_path: str | None, n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
     Agreement is measured on items labelled by two or more annotators (quadratic kappa and
     ordinal alpha), with intervals from a cluster bootstrap over queries.
     """
     from calibration import project_report, to_dict, to_html, to_markdown
+    from labeler.grades import GRADES
     from labeler.store import connect
     from labeler.store.labels import OWNER, latest_judgments
 
     with user_errors():
         database = connect(db)
         try:
-            report = project_report(latest_judgments(database, caller=OWNER), n_boot=n_boot, seed=seed)
+            report = project_report(latest_judgments(database, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed)
         finally:
             database.close()
     if html_path is not None:

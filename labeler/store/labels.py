@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from labeler.grades import GRADES, check_grade
 from labeler.store import assign
 from labeler.store.access import (
     OWNER,
@@ -55,7 +56,7 @@ from labeler.store.review import (
     record_adjudication,
 )
 from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_hash, rubric_in_use, set_rubric
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -104,13 +105,6 @@ __all__ = [
     "set_settings",
 ]
 
-#: The graded relevance scale, shown on the labelling page and in the rubric.
-GRADES: dict[int, str] = {
-    0: "Irrelevant",
-    1: "On topic",
-    2: "Partly answers",
-    3: "Fully answers",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,12 +252,6 @@ def get_item(
     return _item(db, annotator_id, query_id, doc_id)
 
 
-def _check_grade(relevance: object) -> int:
-    if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance not in GRADES:
-        raise StoreError(f"relevance {relevance!r}: give an integer grade 0-3")
-    return relevance
-
-
 def _check_seconds(seconds: float | None) -> float | None:
     if seconds is None:
         return None
@@ -290,7 +278,7 @@ def record_judgment(
         StoreError: a grade outside 0-3, an item not assigned to this annotator, or a
             deactivated annotator; nothing is written.
     """
-    relevance = _check_grade(relevance)
+    relevance = check_grade(relevance)
     seconds = _check_seconds(seconds)
     with transaction(db):
         require_active(db, annotator_id)
@@ -375,11 +363,9 @@ def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None 
     return Progress(done, assigned, query_done, query_total)
 
 
-_LATEST = """
+_LATEST = f"""
 SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.annotator_id
-FROM judgments j JOIN annotators n ON n.id = j.annotator_id
-WHERE j.id = (SELECT max(k.id) FROM judgments k WHERE k.query_id = j.query_id AND k.doc_id = j.doc_id
-              AND k.annotator_id = j.annotator_id)
+FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id
 ORDER BY j.query_id, j.doc_id, n.name
 """
 

@@ -4,8 +4,9 @@ Every function here is admin only: it takes the required keyword ``caller`` (the
 ``Annotator`` or id, or ``OWNER`` for the project owner working on the file directly, the CLI)
 and raises ``StoreError`` unless that caller is an active admin as the database says now.
 
-Agreement statistics are not computed here: ``overlap_labels`` gives the aligned label pairs
-and ``calibration`` (``raw_agreement``, ``cohen_kappa``) turns them into numbers.
+Agreement statistics are not computed here: the current labels (``LATEST_JUDGMENTS``) go to
+``calibration.project_report``; ``overlap_labels`` gives the aligned label pairs for callers
+that want them raw.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from typing import TextIO
 
 import sqlite_utils
 
+from labeler.grades import check_grade
 from labeler.store.access import Caller, Role, caller_id, require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +98,16 @@ class Adjudication:
     at: str
 
 
-# The current label of each (item, annotator): SQLite returns the bare columns of the row
-# that holds max(id).
-_CURRENT = """
-SELECT j.query_id, j.doc_id, n.name, j.relevance, j.note, max(j.id)
-FROM judgments j JOIN annotators n ON n.id = j.annotator_id
-GROUP BY j.query_id, j.doc_id, j.annotator_id
+# The current label of each (item, annotator).
+_CURRENT = f"""
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.note
+FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id
 """
 
 
 def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tuple[str, int, str]]]:
     items: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)
-    for query_id, doc_id, name, relevance, note, _ in db.execute(_CURRENT):
+    for query_id, doc_id, name, relevance, note in db.execute(_CURRENT):
         items[(query_id, doc_id)].append((name, relevance, note))
     for labels in items.values():
         labels.sort()
@@ -218,8 +218,7 @@ def record_adjudication(
     if author is None:
         raise StoreError("an adjudication needs the admin who makes it")
     require_admin(db, caller)
-    if isinstance(relevance, bool) or not isinstance(relevance, int) or not 0 <= relevance <= 3:
-        raise StoreError(f"relevance {relevance!r}: give an integer grade 0-3")
+    relevance = check_grade(relevance)
     with transaction(db):
         if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
             raise StoreError(f"({query_id}, {doc_id}) is not in the pool")

@@ -19,7 +19,7 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``reservations``: query_id, doc_id, annotator_id, expires_at (single-label items only).
 - ``judgments``: id, query_id, doc_id, annotator_id, relevance (0-3), note, at, seconds,
   rubric_hash. Append-only: a change is a new row; the latest row per (query_id, doc_id,
-  annotator_id) counts.
+  annotator_id) counts (``LATEST_JUDGMENTS``, the one query every reader of current labels uses).
 - ``skips``: id, query_id, doc_id, annotator_id, at, seconds, note. Append-only.
 - ``adjudications``: id, query_id, doc_id, annotator_id (the admin), relevance, note, at.
   Append-only; the latest row per (query_id, doc_id) is the final grade.
@@ -235,6 +235,14 @@ _M3_RUBRIC_CHANGES = """
 """
 
 # Append new migrations (SQL scripts); never edit or reorder a released one.
+#: The current label of each (item, annotator): the judgments row with the highest id per
+#: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
+#: ``f"SELECT ... FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id"``.
+LATEST_JUDGMENTS = (
+    "SELECT j.* FROM judgments j JOIN "
+    "(SELECT max(id) AS id FROM judgments GROUP BY query_id, doc_id, annotator_id) latest ON latest.id = j.id"
+)
+
 MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES]
 SCHEMA_VERSION = len(MIGRATIONS)
 

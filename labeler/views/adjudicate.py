@@ -17,7 +17,8 @@ from labeler.highlight import chunk_html, query_html
 from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
-from labeler.store.labels import GRADES, Annotator, Disagreement
+from labeler.grades import GRADES
+from labeler.store.labels import Annotator, Disagreement
 
 #: Items drawn at once; the queue shrinks as grades are recorded.
 PAGE_SIZE = 20

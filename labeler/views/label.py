@@ -19,15 +19,8 @@ from labeler import state
 from labeler.highlight import chunk_html, query_html
 from labeler.store import StoreError
 from labeler.store import labels
-from labeler.store.labels import GRADES, Annotator, Item
-
-#: What each grade means, shown under the buttons and in the rubric.
-GRADE_HELP: dict[int, str] = {
-    0: "nothing to do with the query",
-    1: "on the query's topic, but does not answer it",
-    2: "answers part of the query",
-    3: "answers the query fully",
-}
+from labeler.grades import GRADE_HELP, GRADES
+from labeler.store.labels import Annotator, Item
 
 _BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space:pre-wrap;"
 

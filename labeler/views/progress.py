@@ -1,26 +1,25 @@
 """Admin page: progress per annotator and per query, and agreement on the overlap.
 
-Agreement is computed on the items two annotators both labelled: raw agreement beside
-quadratic-weighted kappa (raw agreement alone hides chance), each with its 95% interval and
-n. Items are grouped by query, so the interval resamples queries, not single items.
+The agreement table renders the calibration report (``calibration.project_report``, the one
+``goldpool calibrate`` prints): raw agreement beside quadratic-weighted kappa (raw agreement
+alone hides chance) on the items two annotators both labelled, every pair pooled and then
+pair by pair, each with its 95% interval and n. Intervals resample queries, not single items.
 """
 
 from __future__ import annotations
-
-import math
-from collections import defaultdict
 
 import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from labeler.views import admin_only
+from calibration import CalibrationError, Estimate, ProjectReport, format_estimate, project_report
+from labeler.grades import GRADES
 from labeler.store import labels
-from labeler.store.labels import Annotator, OverlapLabel
+from labeler.store.labels import Annotator
+from labeler.views import admin_only
 
-from calibration import CalibrationError, Estimate, cohen_kappa, raw_agreement
-
-GRADE_VALUES = sorted(labels.GRADES)
+#: What the table shows for a statistic that is undefined (every label the same grade).
+UNDEFINED = "undefined (one grade only)"
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
@@ -34,7 +33,12 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     st.subheader("Queries")
     st.dataframe(_query_table(report), hide_index=True)
     st.subheader("Agreement on the overlap")
-    _agreement(labels.overlap_labels(db, caller=user))
+    try:
+        report = project_report(labels.latest_judgments(db, caller=user), grades=tuple(GRADES))
+    except CalibrationError as exc:
+        st.warning(str(exc))
+        return
+    _agreement(report)
 
 
 def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:
@@ -62,18 +66,14 @@ def _query_table(report: labels.ProgressReport) -> pd.DataFrame:
     )
 
 
-def _agreement(pairs: list[OverlapLabel]) -> None:
-    if not pairs:
+def _agreement(report: ProjectReport) -> None:
+    """The calibration report's agreement: every pair pooled, then each pair of annotators."""
+    if report.overlap is None:
         st.info("No item has labels from two annotators yet.")
         return
-    by_pair: dict[tuple[str, str], list[OverlapLabel]] = defaultdict(list)
-    for pair in pairs:
-        by_pair[(pair.annotator_a, pair.annotator_b)].append(pair)
-    rows = [{"annotators": "all pairs", **_statistics(pairs)}]
-    rows += [
-        {"annotators": f"{a} & {b}", **_statistics(group)}
-        for (a, b), group in sorted(by_pair.items())
-    ]
+    overlap = report.overlap
+    rows = [_row("all pairs", overlap.n, overlap.get("agreement"), overlap.get("kappa_quadratic"))]
+    rows += [_row(f"{p.annotator_a} & {p.annotator_b}", p.n, p.agreement, p.kappa_quadratic) for p in report.per_pair]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
         "95% intervals by bootstrap over queries (labels within a query are not independent); "
@@ -81,21 +81,10 @@ def _agreement(pairs: list[OverlapLabel]) -> None:
     )
 
 
-def _statistics(pairs: list[OverlapLabel]) -> dict[str, object]:
-    a = [p.relevance_a for p in pairs]
-    b = [p.relevance_b for p in pairs]
-    queries = [p.query_id for p in pairs]
-    try:
-        raw = raw_agreement(a, b, labels=GRADE_VALUES, groups=queries)
-        kappa = cohen_kappa(a, b, weights="quadratic", labels=GRADE_VALUES, groups=queries)
-    except CalibrationError as exc:
-        return {"n": len(pairs), "raw agreement": str(exc), "kappa (quadratic)": ""}
-    return {"n": len(pairs), "raw agreement": _format(raw), "kappa (quadratic)": _format(kappa)}
-
-
-def _format(estimate: Estimate) -> str:
-    if math.isnan(estimate.value):
-        return "undefined (one grade only)"
-    if math.isnan(estimate.low):
-        return f"{estimate.value:.3f}"
-    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
+def _row(annotators: str, n: int, agreement: Estimate, kappa: Estimate) -> dict[str, object]:
+    return {
+        "annotators": annotators,
+        "n": n,
+        "raw agreement": format_estimate(agreement, undefined=UNDEFINED),
+        "kappa (quadratic)": format_estimate(kappa, undefined=UNDEFINED),
+    }
