@@ -57,4 +57,25 @@ def run_judge(db, judge, model, base_url, task, prompt_file, concurrency, limit,
     )
 
 
+def calibrate_judges(db: str, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int) -> None:
+    """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people."""
+    import json
+
+    from labeler.commands.common import output_file
+    from labeler.judge.report import judge_report, to_dict, to_html, to_markdown
+    from labeler.store import connect
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        database = connect(db)
+        try:
+            report = judge_report(database, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed)
+        finally:
+            database.close()
+    if html_path is not None:
+        with output_file(html_path) as handle:
+            handle.write(to_html(report))
+    click.echo(json.dumps(to_dict(report), indent=2, default=str) if as_json else to_markdown(report), nl=False)
+
+
 COMMANDS: list[click.Command] = [run_judge]
