@@ -63,6 +63,10 @@ _EXPORTS: dict[str, str] = {
     "plan": "power",
     "discordant_share": "power",
     "per_query_sd": "power",
+    "MeanEstimates": "ppi",
+    "ppi_mean": "ppi",
+    "TaskCalibration": "judges",
+    "calibrate_task": "judges",
 }
 
 __all__ = ["CalibrationError", *_EXPORTS]

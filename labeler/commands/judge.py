@@ -78,4 +78,52 @@ def calibrate_judges(db: str, judges: tuple[str, ...], as_json: bool, html_path:
     click.echo(json.dumps(to_dict(report), indent=2, default=str) if as_json else to_markdown(report), nl=False)
 
 
-COMMANDS: list[click.Command] = [run_judge]
+def _estimate_dict(e) -> dict:
+    return {"value": e.value, "low": e.low, "high": e.high, "n": e.n}
+
+
+@click.command("estimate")
+@db_argument
+@click.option("--judge", required=True, help="The judge whose labels cover the items people did not label.")
+@click.option("--metric", required=True, type=click.Choice(["mean-relevance", "relevant-share", "faithfulness-rate", "win-rate"]),
+              help="mean-relevance: mean grade 0-3 of pool entries; relevant-share: share graded >= --threshold; "
+                   "faithfulness-rate: share SUPPORTED; win-rate: A wins 1, tie 0.5, B wins 0.")
+@click.option("--threshold", type=click.IntRange(1, 3), default=2, show_default=True, help="Grade counted relevant (relevant-share).")
+@click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
+@click.option("--json", "as_json", is_flag=True, help="The numbers as JSON.")
+def estimate(db, judge, metric, threshold, ci, as_json) -> None:
+    """A metric's mean from the judge's labels on every item, corrected by the human-labelled ones.
+
+    Prediction-powered inference (Angelopoulos et al. 2023): classic PPI and PPI++ (tuned
+    weight), beside the human-only interval and the judge-only point estimate, and how many
+    human labels the judge is worth. The human-labelled items must be a random sample.
+    """
+    import json
+
+    from labeler.judge.estimate import estimate as run
+    from labeler.store import connect
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        r = run(connect(db), judge, metric, threshold=threshold, ci=ci, caller=OWNER)
+    t, c = r.tuned, r.classic
+    if as_json:
+        click.echo(json.dumps({
+            "judge": judge, "metric": metric, "threshold": threshold if metric == "relevant-share" else None, "ci": ci,
+            "n_labelled": t.n_labelled, "n_unlabelled": t.n_unlabelled, "n_left_out": r.n_left_out,
+            "ppi": _estimate_dict(c.ppi), "ppi_plus_plus": _estimate_dict(t.ppi), "lambda": t.lam,
+            "human_only": _estimate_dict(t.human_only), "judge_only": t.judge_only,
+            "human_labels_worth": t.worth, "human_labels_worth_classic": c.worth,
+        }, indent=2))
+        return
+    fmt = lambda e: f"{e.value:.4f} [{e.low:.4f}, {e.high:.4f}] (width {e.high - e.low:.4f})"  # noqa: E731
+    click.echo(f"{metric} by judge {judge!r}: {t.n_labelled} items labelled by people, {t.n_unlabelled} by the judge only"
+               + (f", {r.n_left_out} left out (no usable judge label)" if r.n_left_out else ""))
+    click.echo(f"PPI++ (lambda {t.lam:.3f}):  {fmt(t.ppi)}")
+    click.echo(f"PPI (lambda 1):        {fmt(c.ppi)}")
+    click.echo(f"people only:           {fmt(t.human_only)}")
+    click.echo(f"judge only:            {t.judge_only:.4f} (no interval: its bias is unknown)")
+    click.echo(f"The judge makes these {t.n_labelled} human labels worth about {t.worth:.0f} ({ci:.0%} intervals).")
+
+
+COMMANDS: list[click.Command] = [run_judge, estimate]
