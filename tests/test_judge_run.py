@@ -206,3 +206,19 @@ def _prompt(tmp_path: Path) -> Path:
 
 def test_the_default_reply_function_reads_the_doc_number() -> None:
     assert grade_of("Passage: Text of q001-d007 about q001.") == "3"
+
+
+def test_faithfulness_items_get_one_verdict_each(db, tmp_path: Path) -> None:
+    items = tmp_path / "f.jsonl"
+    items.write_text("".join(json.dumps({"item_id": f"f{i}", "kind": "faithfulness", "question": "q", "contexts": [f"c{i}", "d"],
+                                         "response": f"r{i}"}) + "\n" for i in range(4)), encoding="utf-8")
+    import_items(db, items, caller=OWNER)
+    server = JudgeServer(answer=lambda m: "supported" if "r1" in m or "r3" in m else "UNSUPPORTED")
+    try:
+        summary = _run(db, server, task="faithfulness")
+        assert (summary.total, summary.calls, summary.unparseable) == (4, 4, 0)
+        got = {v.item_id: v.verdict for v in latest_judge_verdicts(db, "j1", caller=OWNER)}
+        assert got == {"f0": "UNSUPPORTED", "f1": "SUPPORTED", "f2": "UNSUPPORTED", "f3": "SUPPORTED"}
+        assert all("[1] c" in r["messages"][0]["content"] and "[2] d" in r["messages"][0]["content"] for r in server.requests)
+    finally:
+        server.close()

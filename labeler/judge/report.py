@@ -186,13 +186,13 @@ def _fmt(e) -> str:
 
 
 def _board(report: JudgeReport) -> tuple[list[str], list[list[str]]]:
-    header = ["judge", "task", "n", "agreement", "kappa", "human ceiling kappa", "majority baseline",
+    header = ["judge", "task", "n", "agreement", "kappa", "unweighted kappa", "human ceiling kappa", "majority baseline",
               "position consistency", "first-slot preference", "unparseable", "tokens/verdict", "s/verdict"]
     rows = []
     for name, tasks in report.results.items():
         for task, t in tasks.items():
             position = t.pairwise.position if t.pairwise else None
-            rows.append([name, task, str(t.n_items), _fmt(t.agreement), _fmt(t.kappa), _fmt(t.ceiling_kappa),
+            rows.append([name, task, str(t.n_items), _fmt(t.agreement), _fmt(t.kappa), _fmt(t.kappa_unweighted), _fmt(t.ceiling_kappa),
                          _fmt(t.majority_baseline), _fmt(position.consistency if position else None),
                          _fmt(position.first_slot_preference if position else None), _fmt(t.unparseable),
                          "n/a" if t.tokens_per_verdict is None else f"{t.tokens_per_verdict:.1f}",
@@ -206,10 +206,11 @@ def to_markdown(report: JudgeReport, max_disagreements: int = 10) -> str:
 
     header, rows = _board(report)
     lines = ["# Judges against people", "",
-             f"Kappa is quadratic for relevance. Intervals: 95% cluster bootstrap over queries, {report.n_boot} resamples, "
-             f"seed {report.seed}; rates of pairs: Wilson.", "",
+             "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
+             "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
+             f"faithfulness and pairwise items), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(markdown_escape(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join([markdown_escape(row[0]), *row[1:]]) + " |" for row in rows]
     for name, tasks in report.results.items():
         for task, t in tasks.items():
             d = task_dict(t)
