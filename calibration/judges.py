@@ -23,7 +23,7 @@ from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, majority_baseline, raw_agreement
 from calibration.bias import PositionBias, RateComparison, position_bias, self_preference, verbosity_bias
 from calibration.bootstrap import N_BOOT, Estimate, wilson_interval
-from calibration.power import judge_inflation, plan
+from calibration.power import plan
 
 #: The scale of each task, in table order.
 SCALES: dict[str, tuple[Hashable, ...]] = {

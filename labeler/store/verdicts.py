@@ -20,11 +20,11 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Owner, find_annotator, require_active, require_admin
+from labeler.store.access import Annotator, Owner, require_active, require_admin
 from labeler.store.schema import StoreError, now, transaction
 
 KINDS = ("faithfulness", "pairwise")
