@@ -66,7 +66,7 @@ def test_every_pool_entry_is_judged_and_a_rerun_makes_no_calls(db, server) -> No
     assert (again.already_done, again.calls, again.from_cache, server.count) == (6, 0, 0, 6)
     # Another judge name with the same model and prompt is answered from the cache.
     other = _run(db, server, judge="j1-copy")
-    assert (other.calls, other.from_cache, server.count) == (0, 6, 6)
+    assert (other.calls, other.from_cache, server.count, other.tokens_in) == (0, 6, 6, 0)
     assert _grades(db, "j1-copy") == expected
     rows = db.execute("SELECT prompt_hash, raw, tokens_in, tokens_out, latency FROM judge_verdicts WHERE judge = 'j1'").fetchall()
     assert {r[0] for r in rows} == {summary.prompt_hash}
@@ -78,6 +78,14 @@ def test_5xx_timeouts_and_malformed_json_are_retried(db, server) -> None:
     summary = _run(db, server, concurrency=1, endpoint=_endpoint(server, timeout=0.5))
     assert (summary.calls, summary.requests, summary.errors) == (6, 10, 0)
     assert all(v is not None for v in _grades(db).values())
+
+
+def test_a_slow_reply_within_the_timeout_is_waited_for_and_its_latency_kept(db, server) -> None:
+    server.script = ["slow:0.4"]
+    summary = _run(db, server, concurrency=1)
+    assert (summary.requests, summary.errors) == (6, 0)
+    latencies = sorted(r[0] for r in db.execute("SELECT latency FROM judge_verdicts"))
+    assert latencies[-1] >= 0.4 > latencies[-2]
 
 
 def test_a_call_that_keeps_failing_is_recorded_and_retried_next_run(db, server) -> None:

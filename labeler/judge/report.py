@@ -33,6 +33,7 @@ class JudgeReport:
     results: dict[str, dict[str, Any]]  # TaskCalibration per task
     n_boot: int
     seed: int | None
+    prompts: dict[str, dict[str, list[str]]]  # prompt hashes behind each judge's verdicts, per task
 
 
 def _cost(rows: Sequence[JudgeVerdict]) -> tuple[list[int], list[float]]:
@@ -105,6 +106,7 @@ def judge_report(
     """
     options = {"n_boot": n_boot, "seed": seed}
     results: dict[str, dict[str, Any]] = {}
+    prompts: dict[str, dict[str, list[str]]] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
         if not rows:
@@ -113,11 +115,12 @@ def judge_report(
         for r in rows:
             by_task[r.task].append(r)
         results[name] = {}
+        prompts[name] = {task: sorted({r.prompt_hash for r in got}) for task, got in by_task.items()}
         for task in ("relevance", "faithfulness", "pairwise"):
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed)
+    return JudgeReport(results, n_boot, seed, prompts)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -175,7 +178,8 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
     """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed"}``."""
-    return {"judges": {name: {task: task_dict(t) for task, t in tasks.items()} for name, tasks in report.results.items()},
+    return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task]} for task, t in tasks.items()}
+                       for name, tasks in report.results.items()},
             "n_boot": report.n_boot, "seed": report.seed}
 
 
@@ -215,6 +219,9 @@ def to_markdown(report: JudgeReport, max_disagreements: int = 10) -> str:
         for task, t in tasks.items():
             d = task_dict(t)
             lines += ["", f"## {markdown_escape(name)}: {task}", "", d["power"]["sentence"], ""]
+            hashes = report.prompts[name][task]
+            if len(hashes) > 1:
+                lines += [f"Verdicts under {len(hashes)} prompts ({', '.join(hashes)}): the latest verdict of each item counts.", ""]
             lines.append(f"Human ceiling on the {t.n_ceiling_items} items two or more people labelled: agreement "
                          f"{_fmt(t.ceiling_agreement)}, kappa {_fmt(t.ceiling_kappa)}.")
             if t.pairwise is not None:

@@ -156,11 +156,12 @@ class _Tally:
     tokens_in: int = 0
     tokens_out: int = 0
 
-    def add(self, result: CallResult) -> None:
+    def add(self, result: CallResult, *, called: bool) -> None:
         self.errors += result.error is not None
         self.unparseable += result.error is None and not result.parseable
-        self.tokens_in += result.tokens_in or 0
-        self.tokens_out += result.tokens_out or 0
+        if called:  # a reply from the cache cost nothing this time
+            self.tokens_in += result.tokens_in or 0
+            self.tokens_out += result.tokens_out or 0
 
 
 def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurrency, progress) -> RunSummary:
@@ -173,7 +174,7 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
     def record(unit: Unit, result: CallResult, cache: bool) -> None:
         result = _verdict(prompt.task, unit.target.shown_order, result)
         record_judge_call(db, judge, unit.target, model, prompt.hash, unit.item_hash, result, cache=cache)
-        tally.add(result)
+        tally.add(result, called=cache)
         bar.update(1)
         bar.set_postfix(errors=tally.errors, unparseable=tally.unparseable, tokens=tally.tokens_in + tally.tokens_out)
 
