@@ -16,7 +16,7 @@ from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.access import OWNER
 from labeler.store.verdict_io import export_verdicts, import_verdicts
-from labeler.store.verdicts import import_items, latest_human_verdicts, latest_judge_verdicts, list_items, record_human_verdict
+from labeler.store.verdicts import import_items, latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
 from labels_fixtures import make_project
 
 ITEMS = [
@@ -152,6 +152,11 @@ def test_human_verdicts_are_append_only(db: sqlite_utils.Database) -> None:
     record_human_verdict(db, annotator.id, "p1", "B", shown_order="AB", seconds=3.5)
     record_human_verdict(db, annotator.id, "p1", "A", shown_order="AB")
     assert [v.verdict for v in latest_human_verdicts(db, caller=OWNER)] == ["A"]
+    assert own_verdicts(db, annotator.id) == {"p1": ("A", "AB", "")}
+    other, _ = labels.add_annotator(db, "cat")
+    assert own_verdicts(db, other.id) == {}
+    with pytest.raises(StoreError, match="admin"):
+        latest_human_verdicts(db, caller=other)
     for sql in ("UPDATE human_verdicts SET verdict = 'B'", "DELETE FROM human_verdicts"):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             db.execute(sql)

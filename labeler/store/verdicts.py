@@ -325,6 +325,16 @@ ORDER BY h.item_id, n.name
 """
 
 
+def own_verdicts(db: sqlite_utils.Database, annotator_id: int) -> dict[str, tuple[str, str | None, str]]:
+    """One annotator's latest (verdict, shown_order, note) per item: all they may see of verdicts."""
+    rows = db.execute(
+        "SELECT h.item_id, h.verdict, h.shown_order, h.note FROM human_verdicts h WHERE h.annotator_id = ? AND h.id = "
+        "(SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)",
+        [annotator_id],
+    )
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
 def latest_human_verdicts(db: sqlite_utils.Database, *, caller: Caller) -> list[HumanVerdict]:
     """The latest verdict per (item, annotator), every annotator (admin only)."""
     require_admin(db, caller)
