@@ -121,6 +121,7 @@ class TaskCalibration:
     pairwise: PairwiseDetails | None
     power: Power
     disagreements: tuple[dict, ...] = field(default=())
+    n_failed: int = 0  # calls that ended in an error (no reply), among the unusable verdicts
 
 
 def _pairs(humans: Mapping, judge: Mapping, groups: Mapping) -> tuple[list, list, list, list]:
@@ -194,6 +195,7 @@ def calibrate_task(
     judge_model: str = "",
     n_units: int | None = None,
     n_unparseable: int | None = None,
+    n_failed: int = 0,
     tokens: Sequence[int] = (),
     seconds: Sequence[float] = (),
     ci: float = 0.95,
@@ -204,7 +206,8 @@ def calibrate_task(
 
     ``orders`` gives each pairwise item's verdicts (AB, BA); ``lengths`` and ``models`` the
     two responses' lengths and model names (verbosity and self-preference probes);
-    ``n_units``/``n_unparseable`` count every judge reply (one per order), ``tokens`` and
+    ``n_units``/``n_unparseable`` count every judge reply (one per order; a failed call,
+    ``n_failed`` of them, counts as unusable too), ``tokens`` and
     ``seconds`` are per reply. ``n_project`` is the project size the power statement uses.
 
     Raises:
@@ -239,7 +242,7 @@ def calibrate_task(
         task, len({k for k, _ in keys}), len(h), stats["agreement"], stats["kappa"], stats["kappa_unweighted"],  # type: ignore[arg-type]
         stats["majority_baseline"], ceiling_agreement, ceiling_kappa, n_ceiling, stats["confusion"], stats["classes"],  # type: ignore[arg-type]
         unparseable, sum(tokens) / len(tokens) if tokens else None, sum(seconds) / len(seconds) if seconds else None,
-        details, _power(task, h, j, n_project, unit), disagreements,
+        details, _power(task, h, j, n_project, unit), disagreements, n_failed,
     )
 
 

@@ -53,7 +53,7 @@ def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Call
     n_queries = db.execute("SELECT count(DISTINCT query_id) FROM pool").fetchone()[0]
     tokens, seconds = _cost(rows)
     return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries",
-                          tokens=tokens, seconds=seconds, **options)
+                          n_failed=sum(r.error is not None for r in rows), tokens=tokens, seconds=seconds, **options)
 
 
 def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any]):
@@ -93,6 +93,7 @@ def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], calle
         }
     return calibrate_task(task, humans, judge, groups, n_project=len(items), unit="items",
                           n_units=len(rows), n_unparseable=sum(r.verdict is None for r in rows),
+                          n_failed=sum(r.error is not None for r in rows),
                           tokens=tokens, seconds=seconds, **extra, **options)
 
 
@@ -136,7 +137,11 @@ def _rates(r) -> dict[str, Any] | None:
 
 
 def task_dict(t) -> dict[str, Any]:
-    """One task's calibration as JSON-ready data; each statistic is ``{value, low, high, n}``."""
+    """One task's calibration as JSON-ready data; each statistic is ``{value, low, high, n}``.
+
+    ``unparseable_rate`` counts every reply without a usable verdict: unparseable, or a call that
+    failed after its retries (``failed_calls`` of them).
+    """
     position = t.pairwise.position if t.pairwise else None
     out: dict[str, Any] = {
         "n": t.n_items,
@@ -150,6 +155,7 @@ def task_dict(t) -> dict[str, Any]:
         "majority_baseline": _est(t.majority_baseline),
         "human_ceiling": {"n": t.n_ceiling_items, "agreement": _est(t.ceiling_agreement), "kappa": _est(t.ceiling_kappa)},
         "unparseable_rate": _est(t.unparseable),
+        "failed_calls": t.n_failed,
         "tokens_per_verdict": t.tokens_per_verdict,
         "seconds_per_verdict": t.seconds_per_verdict,
     }
