@@ -69,6 +69,10 @@ _EXPORTS: dict[str, str] = {
     "plan_text": "report",
     "discordant_share": "power",
     "per_query_sd": "power",
+    "MeanEstimates": "ppi",
+    "ppi_mean": "ppi",
+    "TaskCalibration": "judges",
+    "calibrate_task": "judges",
 }
 
 __all__ = ["CalibrationError", *_EXPORTS]

@@ -12,9 +12,11 @@ import click
 
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import demo as _demo
+from labeler.commands import judge as _judge
 from labeler.commands import label as _label
 from labeler.commands import pool as _pool
 from labeler.commands import serve as _serve
+from labeler.commands import verdicts as _verdicts
 
 
 @click.group(name="goldpool", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -23,7 +25,7 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _calibrate, _demo):
+for _module in (_pool, _label, _serve, _calibrate, _demo, _verdicts, _judge):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -169,13 +169,21 @@ def plan_command(
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON instead of Markdown text.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the report as one self-contained HTML file (inline SVG plots, works offline).")
+@click.option("--judge", "judges", multiple=True,
+              help="Calibrate this judge against the annotators instead (repeatable: judges side by side).")
 @_n_boot_options
-def calibrate(db: str, as_json: bool, html_path: str | None, n_boot: int, seed: int) -> None:
+def calibrate(db: str, as_json: bool, html_path: str | None, judges: tuple[str, ...], n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
     Agreement is measured on items labelled by two or more annotators (quadratic kappa and
-    ordinal alpha), with intervals from a cluster bootstrap over queries.
+    ordinal alpha), with intervals from a cluster bootstrap over queries. With --judge NAME:
+    that judge against the annotators per task, beside the human ceiling, with its biases,
+    cost and the smallest system difference it resolves.
     """
+    if judges:
+        from labeler.commands.judge import calibrate_judges
+
+        return calibrate_judges(db, judges, as_json, html_path, n_boot, seed)
     from calibration import project_report, to_dict, to_html, to_markdown
     from labeler.grades import GRADES
     from labeler.store import connect

@@ -1,0 +1,91 @@
+"""Verdict commands: faithfulness and pairwise items, human and judge verdicts in and out."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from labeler.commands.common import db_argument, output_file, user_errors
+
+_file_argument = click.argument("file", type=click.Path(dir_okay=False))
+
+
+@click.command("import-items")
+@db_argument
+@_file_argument
+def import_items(db: str, file: str) -> None:
+    """Add the faithfulness and pairwise items of a JSONL FILE to DB.
+
+    \b
+    faithfulness: {"item_id", "kind": "faithfulness", "question", "contexts": [...], "response"}
+    pairwise:     {"item_id", "kind": "pairwise", "question", "context"?, "response_a",
+                   "response_b", "model_a"?, "model_b"?}
+
+    Importing the same file again changes nothing; changed text under an existing item_id is
+    refused (verdicts were given on the stored text). Other keys are kept as metadata.
+    """
+    from labeler.store import connect
+    from labeler.store.access import OWNER
+    from labeler.store.verdicts import import_items as run
+
+    with user_errors():
+        result = run(connect(db), file, caller=OWNER)
+    click.echo(f"{file}: {result.added} item{'s' if result.added != 1 else ''} added, {result.unchanged} unchanged")
+
+
+@click.command("import-verdicts")
+@db_argument
+@_file_argument
+@click.option("--annotator", default=None, help="Import as this annotator's verdicts (must exist: `goldpool add-annotator`).")
+@click.option("--judge", default=None, help="Import as the verdicts of the judge called NAME.")
+def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None) -> None:
+    """Import verdicts from FILE as one annotator's (--annotator) or one judge's (--judge).
+
+    \b
+    faithfulness: {"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}
+    pairwise:     {"item_id", "verdict": "A" | "B" | "tie", "order"?: "AB" | "BA"}
+    relevance:    {"query_id", "doc_id", "relevance": 0-3}, or a TREC qrels file
+
+    A pairwise verdict names the response, not the slot; "order" says which response was shown
+    first. Optional keys: note, seconds, at, prompt_hash; for judges also model, raw,
+    tokens_in, tokens_out, latency, and "verdict": null for a reply that could not be parsed.
+    A record equal to the latest one on the same item and order is skipped.
+    """
+    from labeler.store import connect
+    from labeler.store.access import OWNER
+    from labeler.store.verdict_io import import_verdicts as run
+
+    if (annotator is None) == (judge is None):
+        raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
+    with user_errors():
+        result = run(connect(db), file, annotator=annotator, judge=judge, caller=OWNER)
+    who = f"annotator {annotator!r}" if annotator is not None else f"judge {judge!r}"
+    click.echo(f"{file}: {result.added} verdict{'s' if result.added != 1 else ''} added for {who}, {result.unchanged} unchanged")
+
+
+@click.command("export-verdicts")
+@db_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="JSONL file to write (default: standard output).")
+def export_verdicts(db: str, output: str | None) -> None:
+    """Write every human and judge verdict in DB as JSONL, history included.
+
+    Keys: who (annotator | judge), name, task, item_id or query_id and doc_id, verdict (or
+    relevance), order, prompt_hash, at; judges also model, parseable, raw, tokens, latency,
+    error. The file imports back with `goldpool import-verdicts`.
+    """
+    from labeler.store import connect
+    from labeler.store.access import OWNER
+    from labeler.store.verdict_io import export_verdicts as run
+
+    with user_errors():
+        store = connect(db)
+        if output is None:
+            run(store, sys.stdout, caller=OWNER)
+            return
+        with output_file(output) as handle:
+            n = run(store, handle, caller=OWNER)
+    click.echo(f"{output}: {n} verdict{'s' if n != 1 else ''} written", err=True)
+
+
+COMMANDS: list[click.Command] = [import_items, import_verdicts, export_verdicts]

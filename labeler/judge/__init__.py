@@ -1,0 +1,19 @@
+"""Judges: run an LLM judge over the project's items, and read its verdicts against people.
+
+``prompts`` holds the default prompts and the strict reply parser, ``client`` the
+OpenAI-compatible call with retries, ``run`` the resumable, cached run over every item,
+``report`` the calibration of a judge against the project's annotators, and ``estimate``
+prediction-powered estimates from many judge labels and few human ones. Nothing here imports
+``openai`` until a call is made.
+"""
+
+from __future__ import annotations
+
+from labeler.store.schema import StoreError
+
+
+class JudgeError(StoreError):
+    """A judge run or report that cannot go on (bad prompt file, endpoint refusing the key or model)."""
+
+
+__all__ = ["JudgeError"]

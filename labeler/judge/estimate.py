@@ -1,0 +1,114 @@
+"""Prediction-powered estimates of a metric from a judge's labels and the annotators' labels.
+
+Metrics (``--metric``), each the mean over items of a per-item value:
+
+- ``mean-relevance``: the relevance grade (0-3) of a pool entry;
+- ``relevant-share``: 1 when the grade is at least ``threshold`` (default 2), else 0;
+- ``faithfulness-rate``: 1 when the response is SUPPORTED, else 0;
+- ``win-rate``: 1 when response A wins, 0.5 for a tie, 0 when B wins (the judge's two orders
+  combined: a flip is a tie).
+
+An item's human value is the mean over its annotators. Items with both a judge label and human
+labels are the labelled set, items with only the judge's label the unlabelled set; items with
+human labels and no usable judge label are left out (counted). PPI assumes the labelled items
+are a random sample of all items: label a random subset, not the hard cases.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from labeler.judge import JudgeError
+from labeler.store.access import Annotator, Owner
+from labeler.store.labels import latest_judgments
+from labeler.store.verdicts import latest_human_verdicts, latest_judge_verdicts
+
+METRICS = ("mean-relevance", "relevant-share", "faithfulness-rate", "win-rate")
+_TASK = {"mean-relevance": "relevance", "relevant-share": "relevance", "faithfulness-rate": "faithfulness", "win-rate": "pairwise"}
+_WIN = {"A": 1.0, "TIE": 0.5, "B": 0.0}
+
+
+@dataclass(frozen=True, slots=True)
+class MetricEstimate:
+    """A metric's estimates (``calibration.ppi.MeanEstimates``) for classic PPI and PPI++."""
+
+    judge: str
+    metric: str
+    threshold: int
+    classic: object
+    tuned: object
+    n_left_out: int  # items with human labels but no usable judge label
+
+
+def _value(metric: str, label: object, threshold: int) -> float:
+    if metric == "mean-relevance":
+        return float(label)  # type: ignore[arg-type]
+    if metric == "relevant-share":
+        return float(int(label) >= threshold)  # type: ignore[call-overload]
+    if metric == "faithfulness-rate":
+        return float(label == "SUPPORTED")
+    return _WIN[label]  # type: ignore[index]
+
+
+def _judge_values(db, judge: str, task: str, metric: str, threshold: int, caller) -> dict:
+    from calibration.judges import combine_orders
+
+    rows = [r for r in latest_judge_verdicts(db, judge, caller=caller) if r.task == task]
+    if task == "relevance":
+        return {(r.query_id, r.doc_id): _value(metric, r.verdict, threshold) for r in rows if r.verdict is not None}
+    got: dict[str, dict] = defaultdict(dict)
+    for r in rows:
+        got[r.item_id][r.shown_order] = r.verdict
+    out = {}
+    for item_id, orders in got.items():
+        if task == "pairwise" and ("AB" in orders or "BA" in orders):
+            label = combine_orders(orders.get("AB"), orders.get("BA"), asked_both="AB" in orders and "BA" in orders)
+        else:
+            label = orders.get(None)
+        if label is not None:
+            out[item_id] = _value(metric, label, threshold)
+    return out
+
+
+def _human_values(db, task: str, metric: str, threshold: int, caller) -> dict:
+    values: dict[object, list[float]] = defaultdict(list)
+    if task == "relevance":
+        for j in latest_judgments(db, caller=caller):
+            values[(j.query_id, j.doc_id)].append(_value(metric, j.relevance, threshold))
+    else:
+        for v in latest_human_verdicts(db, caller=caller):
+            if v.kind == task:
+                values[v.item_id].append(_value(metric, v.verdict, threshold))
+    return {k: sum(v) / len(v) for k, v in values.items()}
+
+
+def estimate(
+    db: sqlite_utils.Database, judge: str, metric: str, *, threshold: int = 2, ci: float = 0.95,
+    caller: Annotator | int | Owner,
+) -> MetricEstimate:
+    """The metric by PPI and PPI++, beside the human-only and judge-only estimates (admin only).
+
+    Raises:
+        JudgeError: an unknown metric, or too few labelled/unlabelled items.
+    """
+    from calibration import CalibrationError
+    from calibration.ppi import ppi_mean
+
+    if metric not in METRICS:
+        raise JudgeError(f"metric {metric!r}: choose one of {', '.join(METRICS)}")
+    task = _TASK[metric]
+    judged = _judge_values(db, judge, task, metric, threshold, caller)
+    human = _human_values(db, task, metric, threshold, caller)
+    labelled = sorted((k for k in judged if k in human), key=str)
+    unlabelled = [judged[k] for k in sorted(judged, key=str) if k not in human]
+    y = [human[k] for k in labelled]
+    f = [judged[k] for k in labelled]
+    try:
+        classic = ppi_mean(y, f, unlabelled, ci=ci, tuned=False)
+        tuned = ppi_mean(y, f, unlabelled, ci=ci, tuned=True)
+    except CalibrationError as exc:
+        raise JudgeError(f"judge {judge!r}, {metric}: {exc}") from None
+    return MetricEstimate(judge, metric, threshold, classic, tuned, sum(1 for k in human if k not in judged))

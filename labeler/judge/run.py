@@ -1,0 +1,215 @@
+"""Run a judge over every item of a task: cached, resumable, one committed verdict at a time.
+
+The work is every pool entry (relevance), every faithfulness item, or every pairwise item in
+both orders (``AB``: response A shown first; ``BA``: B first). A unit the judge already has a
+reply for under the same model and prompt is skipped, so an interrupted run (even a killed
+process) resumes where it stopped: each verdict is committed as it arrives. A unit whose call
+is in the cache (same model, prompt hash, item content and order, from any judge name) is
+recorded from the cache without a call, so a rerun makes none. Calls run on ``concurrency``
+threads; only the main thread writes to the database.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+
+import sqlite_utils
+
+from labeler.judge import JudgeError
+from labeler.judge.client import Endpoint, call
+from labeler.judge.prompts import Prompt, make_prompt, parse_reply
+from labeler.store.access import Annotator, Owner, require_admin
+from labeler.store.verdicts import CallResult, Target, cached_call, content_hash, done_targets, list_items, record_judge_call
+
+TASKS = ("relevance", "faithfulness", "pairwise")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One call to make: a target (item or pool entry, with its order), its content hash and message."""
+
+    target: Target
+    item_hash: str
+    message: str
+
+    @property
+    def key(self) -> tuple:
+        t = self.target
+        return (t.item_id, t.query_id, t.doc_id, t.shown_order)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What a run did. ``calls``: items sent to the model; ``requests``: HTTP requests, retries included."""
+
+    task: str
+    prompt_hash: str
+    total: int
+    already_done: int
+    from_cache: int
+    calls: int
+    requests: int
+    errors: int
+    unparseable: int
+    tokens_in: int
+    tokens_out: int
+    seconds: float
+
+
+def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit]:
+    rows = db.execute(
+        "SELECT p.query_id, p.doc_id, q.text, d.title, d.text FROM pool p "
+        "JOIN queries q ON q.query_id = p.query_id JOIN documents d ON d.doc_id = p.doc_id "
+        "ORDER BY p.query_id, p.position"
+    )
+    for query_id, doc_id, query, title, text in rows:
+        passage = f"{title}\n{text}" if title else text
+        yield Unit(Target("relevance", query_id=query_id, doc_id=doc_id), content_hash([query, title, text]),
+                   prompt.render(query=query, passage=passage))
+
+
+def _item_units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> Iterator[Unit]:
+    for item in list_items(db, task):
+        if task == "faithfulness":
+            contexts = "\n\n".join(f"[{i}] {c}" for i, c in enumerate(item.contexts, 1))
+            yield Unit(Target(task, item_id=item.item_id), item.content_hash,
+                       prompt.render(question=item.question, contexts=contexts, response=item.response))
+            continue
+        context = f"\nContext:\n{item.context}\n" if item.context else ""
+        for order, (first, second) in (("AB", (item.response_a, item.response_b)), ("BA", (item.response_b, item.response_a))):
+            yield Unit(Target(task, item_id=item.item_id, shown_order=order), item.content_hash,
+                       prompt.render(question=item.question, context=context, first=first, second=second))
+
+
+def units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> list[Unit]:
+    """Every call ``task`` needs, in a stable order (pool order; item_id, then AB before BA)."""
+    return list(_relevance_units(db, prompt) if task == "relevance" else _item_units(db, task, prompt))
+
+
+def _verdict(task: str, order: str | None, result: CallResult) -> CallResult:
+    """Parse the reply; a pairwise slot (A: shown first) becomes the response shown there."""
+    token = parse_reply(task, result.raw) if result.error is None else None
+    if token is not None and order == "BA" and token in ("A", "B"):
+        token = "B" if token == "A" else "A"
+    return replace(result, verdict=token, parseable=token is not None)
+
+
+def default_prompt(db: sqlite_utils.Database, task: str, text: str | None) -> Prompt:
+    """The prompt of a run: ``text`` or the default, with the project's rubric and grade scale."""
+    from labeler.store.labels import GRADES
+    from labeler.store.rubric import current_rubric
+
+    scale = ", ".join(f"{g} {name.lower()}" for g, name in GRADES.items())
+    return make_prompt(task, text, rubric=current_rubric(db).text, scale=scale)
+
+
+def run_judge(
+    db: sqlite_utils.Database,
+    *,
+    judge: str,
+    model: str,
+    endpoint: Endpoint,
+    task: str = "relevance",
+    prompt_text: str | None = None,
+    concurrency: int = 4,
+    limit: int | None = None,
+    progress: bool = True,
+    caller: Annotator | int | Owner,
+) -> RunSummary:
+    """Judge every unit of ``task`` not judged yet with this model and prompt (admin only).
+
+    ``limit`` caps the items (a pairwise item is one item, two calls) taken up this run.
+
+    Raises:
+        JudgeError: an unknown task, a bad prompt, no items, or an endpoint refusing the key,
+            the model or the path (verdicts made until then are kept).
+    """
+    require_admin(db, caller)
+    if task not in TASKS:
+        raise JudgeError(f"task {task!r}: choose relevance, faithfulness or pairwise")
+    if not judge.strip() or not model.strip():
+        raise JudgeError("give a judge name and a model name")
+    prompt = default_prompt(db, task, prompt_text)
+    every = units(db, task, prompt)
+    if not every:
+        what = "pool entries (build the pool first)" if task == "relevance" else f"{task} items (import them with import-items)"
+        raise JudgeError(f"no {what} to judge")
+    done = done_targets(db, judge, model, prompt.hash)
+    todo = [u for u in every if u.key not in done]
+    if limit is not None:
+        keep = list(dict.fromkeys(u.key[:3] for u in todo))[:limit]
+        todo = [u for u in todo if u.key[:3] in set(keep)]
+    return _execute(db, judge, model, endpoint, prompt, todo, len(every), len(every) - len([u for u in every if u.key not in done]),
+                    concurrency, progress)
+
+
+@dataclass(slots=True)
+class _Tally:
+    from_cache: int = 0
+    calls: int = 0
+    errors: int = 0
+    unparseable: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    def add(self, result: CallResult, *, called: bool) -> None:
+        self.errors += result.error is not None
+        self.unparseable += result.error is None and not result.parseable
+        if called:  # a reply from the cache cost nothing this time
+            self.tokens_in += result.tokens_in or 0
+            self.tokens_out += result.tokens_out or 0
+
+
+def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurrency, progress) -> RunSummary:
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    tally = _Tally()
+    bar = tqdm(total=len(todo), desc=f"{judge} {prompt.task}", unit="verdict", disable=not progress, file=sys.stderr)
+
+    def record(unit: Unit, result: CallResult, cache: bool) -> None:
+        result = _verdict(prompt.task, unit.target.shown_order, result)
+        record_judge_call(db, judge, unit.target, model, prompt.hash, unit.item_hash, result, cache=cache)
+        tally.add(result, called=cache)
+        bar.update(1)
+        bar.set_postfix(errors=tally.errors, unparseable=tally.unparseable, tokens=tally.tokens_in + tally.tokens_out)
+
+    to_call = []
+    for unit in todo:
+        hit = cached_call(db, model, prompt.hash, unit.item_hash, unit.target.shown_order)
+        if hit is None:
+            to_call.append(unit)
+        else:
+            tally.from_cache += 1
+            record(unit, hit, cache=False)
+    try:
+        _call_all(endpoint, model, to_call, max(1, concurrency), record, tally)
+    finally:
+        bar.close()
+    return RunSummary(prompt.task, prompt.hash, total, already, tally.from_cache, tally.calls, endpoint.requests,
+                      tally.errors, tally.unparseable, tally.tokens_in, tally.tokens_out, time.perf_counter() - start)
+
+
+def _call_all(endpoint: Endpoint, model: str, to_call: list[Unit], concurrency: int, record, tally: _Tally) -> None:
+    """Keep ``concurrency`` calls in flight; record each result on this thread as it arrives."""
+    pending: dict[Future, Unit] = {}
+    queue = iter(to_call)
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        try:
+            while True:
+                while len(pending) < concurrency and (unit := next(queue, None)) is not None:
+                    pending[pool.submit(call, endpoint, model, unit.message)] = unit
+                    tally.calls += 1
+                if not pending:
+                    return
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    record(pending.pop(future), future.result(), cache=True)
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise

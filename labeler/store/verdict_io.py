@@ -1,0 +1,266 @@
+"""Import and export of human and judge verdicts (JSONL; TREC qrels for relevance).
+
+One record per line:
+
+- faithfulness: ``{"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}``
+- pairwise: ``{"item_id", "verdict": "A" | "B" | "tie", "order"?: "AB" | "BA"}``; the verdict
+  names the response, ``order`` says which response was shown first.
+- relevance: ``{"query_id", "doc_id", "relevance": 0-3}``, or a TREC qrels file
+  (``query_id 0 doc_id relevance``).
+
+Optional keys: ``note``, ``seconds``, ``at``, ``prompt_hash`` (``rubric_hash`` for people),
+and for judges ``model``, ``raw``, ``tokens_in``, ``tokens_out``, ``latency`` (a judge record
+may carry ``"verdict": null`` for a reply that could not be parsed). Human relevance grades go
+to ``judgments`` (the labelling table), human verdicts to ``human_verdicts``, judge verdicts to
+``judge_verdicts``. A record equal to the latest one of the same person or judge on the same
+item and order is skipped, so importing a file twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import sqlite_utils
+
+from labeler.store.access import find_annotator, require_admin
+from labeler.store.schema import StoreError, now, transaction
+from labeler.store.verdicts import (
+    Caller,
+    CallResult,
+    ImportCount,
+    InputError,
+    Target,
+    _check_verdict,
+    _insert_judge,
+    _jsonl,
+    _seconds,
+    _string,
+)
+
+_JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+
+
+def _is_jsonl(path: Path) -> bool:
+    if path.suffix.lower() in _JSONL_SUFFIXES:
+        return True
+    from pooling.readers import read_lines
+
+    for _, line in read_lines(path):
+        if line.strip():
+            return line.lstrip().startswith("{")
+    return True
+
+
+def _qrels(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    from pooling.readers import read_lines
+
+    for number, line in read_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise InputError(f"{len(fields)} fields; a qrels line is 'query_id 0 doc_id relevance'", path, number)
+        grade: object = fields[3]
+        grade = int(fields[3]) if fields[3].lstrip("-").isdigit() else fields[3]
+        yield number, {"query_id": fields[0], "doc_id": fields[2], "relevance": grade}
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    return _jsonl(path) if _is_jsonl(path) else _qrels(path)
+
+
+def _grade(record: dict[str, Any], path: Path, line: int, judge: bool) -> str | None:
+    value = record.get("relevance")
+    if value is None and judge and "relevance" in record:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
+        raise InputError(f"{value!r}: give an integer grade 0-3", path, line, "relevance")
+    return str(value)
+
+
+def _optional_int(record: dict[str, Any], field: str, path: Path, line: int) -> int | None:
+    value = record.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{value!r}: give a non-negative integer", path, line, field)
+    return value
+
+
+def _parse(db: sqlite_utils.Database, record: dict[str, Any], path: Path, line: int, judge: bool) -> tuple[Target, str | None]:
+    if "item_id" in record:
+        item_id = _string(record, "item_id", path, line)
+        row = db.execute("SELECT kind FROM verdict_items WHERE item_id = ?", [item_id]).fetchone()
+        if row is None:
+            raise InputError(f"no item {item_id!r} in the project (import it first with `goldpool import-items`)", path, line, "item_id")
+        kind, order = row[0], record.get("order")
+        try:
+            if judge and "verdict" in record and record["verdict"] is None:
+                verdict, (_, order) = None, _check_verdict(kind, VERDICT_PLACEHOLDER[kind], order)
+            else:
+                verdict, order = _check_verdict(kind, record.get("verdict"), order)
+        except StoreError as exc:
+            field = "order" if str(exc).startswith("order") else "verdict"
+            raise InputError(str(exc), path, line, field) from None
+        return Target(kind, item_id=item_id, shown_order=order), verdict
+    if "query_id" not in record and "doc_id" not in record:
+        raise InputError("missing; a record names an item_id, or a query_id and doc_id", path, line, "item_id")
+    query_id = _string(record, "query_id", path, line)
+    doc_id = _string(record, "doc_id", path, line)
+    if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
+        raise InputError(f"({query_id}, {doc_id}) is not in the pool of this project", path, line, "doc_id")
+    if record.get("order") is not None:
+        raise InputError("only pairwise verdicts have an order", path, line, "order")
+    return Target("relevance", query_id=query_id, doc_id=doc_id), _grade(record, path, line, judge)
+
+
+#: Any valid verdict of each kind, to check the order of a judge record without a verdict.
+VERDICT_PLACEHOLDER = {"faithfulness": "SUPPORTED", "pairwise": "A"}
+
+
+def import_verdicts(
+    db: sqlite_utils.Database,
+    path: str | Path,
+    *,
+    annotator: str | None = None,
+    judge: str | None = None,
+    caller: Caller,
+) -> ImportCount:
+    """Bring in verdicts as annotator ``annotator``'s or judge ``judge``'s (exactly one; admin only).
+
+    Raises:
+        StoreError: neither or both of annotator and judge, an unknown annotator, or a bad
+            record (named by file, line and field); nothing is written.
+    """
+    path = Path(path)
+    require_admin(db, caller)
+    if (annotator is None) == (judge is None):
+        raise StoreError("give exactly one of an annotator name or a judge name")
+    if judge is not None and not judge.strip():
+        raise StoreError("judge name: give a non-blank name")
+    person = None if annotator is None else find_annotator(db, annotator)
+    added = unchanged = 0
+    with transaction(db):
+        for line, record in _records(path):
+            target, verdict = _parse(db, record, path, line, judge is not None)
+            extra = _extras(record, path, line)
+            if person is not None:
+                fresh = _add_human(db, person.id, target, verdict, extra)
+            else:
+                fresh = _add_judge(db, judge, target, verdict, extra, path, line)  # type: ignore[arg-type]
+            added += fresh
+            unchanged += not fresh
+    return ImportCount(str(path), added, unchanged)
+
+
+def _extras(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field in ("note", "at", "prompt_hash", "rubric_hash", "model", "raw"):
+        out[field] = _string(record, field, path, line, required=False)
+    try:
+        out["seconds"] = _seconds(record.get("seconds"), "")
+        out["latency"] = _seconds(record.get("latency"), "")
+    except StoreError as exc:
+        raise InputError(str(exc), path, line, "seconds" if record.get("seconds") is not None else "latency") from None
+    out["tokens_in"] = _optional_int(record, "tokens_in", path, line)
+    out["tokens_out"] = _optional_int(record, "tokens_out", path, line)
+    return out
+
+
+def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, verdict: str | None, extra: dict[str, Any]) -> bool:
+    note, at = extra["note"] or "", extra["at"] or now()
+    rubric = extra["rubric_hash"] or extra["prompt_hash"]
+    if target.task == "relevance":
+        latest = db.execute(
+            "SELECT relevance, note FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+            [target.query_id, target.doc_id, annotator_id],
+        ).fetchone()
+        if latest is not None and (str(latest[0]), latest[1]) == (verdict, note):
+            return False
+        if rubric is not None and db.execute("SELECT 1 FROM rubrics WHERE hash = ?", [rubric]).fetchone() is None:
+            rubric = None  # a rubric this project has never seen: its text is unknown here
+        db.execute(
+            "INSERT INTO judgments (query_id, doc_id, annotator_id, relevance, note, at, seconds, rubric_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [target.query_id, target.doc_id, annotator_id, int(verdict), note, at, extra["seconds"], rubric],  # type: ignore[arg-type]
+        )
+        return True
+    latest = db.execute(
+        "SELECT verdict, shown_order, note FROM human_verdicts WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+        [target.item_id, annotator_id],
+    ).fetchone()
+    if latest is not None and tuple(latest) == (verdict, target.shown_order, note):
+        return False
+    db.execute(
+        "INSERT INTO human_verdicts (item_id, annotator_id, verdict, shown_order, note, at, seconds, rubric_hash, source) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'import')",
+        [target.item_id, annotator_id, verdict, target.shown_order, note, at, extra["seconds"], rubric],
+    )
+    return True
+
+
+def _add_judge(db: sqlite_utils.Database, judge: str, target: Target, verdict: str | None, extra: dict[str, Any],
+               path: Path, line: int) -> bool:
+    prompt = extra["prompt_hash"] or ""
+    latest = db.execute(
+        "SELECT verdict, prompt_hash FROM judge_verdicts WHERE judge = ? AND task = ? AND item_id IS ? AND query_id IS ? "
+        "AND doc_id IS ? AND shown_order IS ? ORDER BY id DESC LIMIT 1",
+        [judge, target.task, target.item_id, target.query_id, target.doc_id, target.shown_order],
+    ).fetchone()
+    if latest is not None and tuple(latest) == (verdict, prompt):
+        return False
+    result = CallResult(extra["raw"], verdict, verdict is not None, extra["tokens_in"], extra["tokens_out"], extra["latency"])
+    _insert_judge(db, judge, target, extra["model"] or "", prompt, result, "import", extra["at"])
+    return True
+
+
+_EXPORT_HUMAN = """
+SELECT 'annotator', n.name, i.kind, h.item_id, NULL, NULL, h.verdict, h.shown_order, h.rubric_hash, h.note, h.at, h.seconds, h.id
+FROM human_verdicts h JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id
+UNION ALL
+SELECT 'annotator', n.name, 'relevance', NULL, j.query_id, j.doc_id, CAST(j.relevance AS TEXT), NULL, j.rubric_hash, j.note,
+       j.at, j.seconds, j.id
+FROM judgments j JOIN annotators n ON n.id = j.annotator_id
+ORDER BY 11, 13
+"""
+
+_EXPORT_JUDGE = """
+SELECT judge, task, item_id, query_id, doc_id, verdict, shown_order, prompt_hash, model, parseable, raw, tokens_in,
+       tokens_out, latency, error, at, source
+FROM judge_verdicts ORDER BY id
+"""
+
+
+def _target_keys(task: str, item_id: str | None, query_id: str | None, doc_id: str | None, verdict: str | None) -> dict[str, Any]:
+    if task == "relevance":
+        return {"query_id": query_id, "doc_id": doc_id, "relevance": None if verdict is None else int(verdict)}
+    return {"item_id": item_id, "verdict": verdict}
+
+
+def export_verdicts(db: sqlite_utils.Database, out: TextIO, *, caller: Caller) -> int:
+    """Write every human and judge verdict as JSONL (history included); return the row count.
+
+    Each row says who made it (``who``: ``annotator`` or ``judge``, ``name``), the task, the
+    item (``item_id``, or ``query_id`` and ``doc_id``), the verdict (``relevance`` for
+    relevance), the ``order`` and the ``prompt_hash`` (the rubric's, for people). The file
+    imports back with ``import-verdicts``.
+    """
+    require_admin(db, caller)
+    n = 0
+    for who, name, task, item_id, query_id, doc_id, verdict, order, rubric, note, at, seconds, _ in db.execute(_EXPORT_HUMAN):
+        row = {"who": who, "name": name, "task": task, **_target_keys(task, item_id, query_id, doc_id, verdict),
+               "order": order, "prompt_hash": rubric, "note": note, "at": at, "seconds": seconds}
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
+    for r in db.execute(_EXPORT_JUDGE):
+        judge, task, item_id, query_id, doc_id, verdict = r[:6]
+        row = {"who": "judge", "name": judge, "task": task, **_target_keys(task, item_id, query_id, doc_id, verdict),
+               "order": r[6], "prompt_hash": r[7], "model": r[8], "parseable": bool(r[9]), "raw": r[10],
+               "tokens_in": r[11], "tokens_out": r[12], "latency": r[13], "error": r[14], "at": r[15], "source": r[16]}
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
+    return n

@@ -1,0 +1,449 @@
+"""Verdict items, human verdicts and judge verdicts: every SQL statement for them.
+
+Two kinds of item are judged by a verdict rather than a grade: ``faithfulness`` (is the
+response supported by the contexts: ``SUPPORTED`` / ``UNSUPPORTED``) and ``pairwise`` (which
+of two responses is better: ``A`` / ``B`` / ``TIE``, naming the response, not the slot it was
+shown in). Relevance verdicts of a judge refer to pool entries by (query_id, doc_id); human
+relevance grades stay in ``judgments``.
+
+Human verdicts (``human_verdicts``) and judge verdicts (``judge_verdicts``) never share a
+table; both are append-only and the latest row per (who, item, order) counts. Imports run in
+one transaction: a bad record anywhere leaves the database exactly as it was, and importing
+the same file twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from labeler.store.access import Annotator, Owner, require_active, require_admin
+from labeler.store.schema import StoreError, now, transaction
+
+KINDS = ("faithfulness", "pairwise")
+TASKS = ("relevance", "faithfulness", "pairwise")
+ORDERS = ("AB", "BA")
+#: Verdicts each task accepts (relevance grades are written as the digits 0-3).
+VERDICTS: dict[str, tuple[str, ...]] = {
+    "faithfulness": ("SUPPORTED", "UNSUPPORTED"),
+    "pairwise": ("A", "B", "TIE"),
+    "relevance": ("0", "1", "2", "3"),
+}
+_ITEM_FIELDS = {
+    "faithfulness": ("item_id", "kind", "question", "contexts", "response"),
+    "pairwise": ("item_id", "kind", "question", "context", "response_a", "response_b", "model_a", "model_b"),
+}
+
+Caller = Annotator | int | Owner
+
+
+class InputError(StoreError):
+    """A bad record in an input file, located as ``file, line N, field 'f': message``."""
+
+    def __init__(self, message: str, path: str | Path, line: int | None = None, field: str | None = None) -> None:
+        where = str(path) if line is None else f"{path}, line {line}"
+        if field is not None:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictItem:
+    """One faithfulness or pairwise item as stored."""
+
+    item_id: str
+    kind: str
+    question: str
+    contexts: tuple[str, ...]
+    context: str | None
+    response: str | None
+    response_a: str | None
+    response_b: str | None
+    model_a: str | None
+    model_b: str | None
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportCount:
+    """What one import did: records added, and records already present unchanged."""
+
+    path: str
+    added: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class HumanVerdict:
+    """The latest verdict of one annotator on one item."""
+
+    item_id: str
+    kind: str
+    annotator: str
+    verdict: str
+    shown_order: str | None
+    at: str
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """The latest verdict of a judge on one item (or pool entry) in one order."""
+
+    task: str
+    item_id: str | None
+    query_id: str | None
+    doc_id: str | None
+    shown_order: str | None
+    verdict: str | None  # None: unparseable reply or failed call
+    parseable: bool
+    error: str | None
+    model: str
+    prompt_hash: str
+    tokens_in: int | None
+    tokens_out: int | None
+    latency: float | None
+    raw: str | None
+
+
+# --- reading JSONL -------------------------------------------------------------------------
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    from pooling.readers import read_lines
+
+    for number, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number) from exc
+        if not isinstance(record, dict):
+            raise InputError("expected one JSON object per line", path, number)
+        yield number, record
+
+
+def _string(record: dict[str, Any], field: str, path: Path, line: int, *, required: bool = True) -> str | None:
+    value = record.get(field)
+    if value is None and not required:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and field.endswith("_id"):
+        value = str(value)
+    if not isinstance(value, str):
+        got = "missing" if value is None else f"must be a string, not {type(value).__name__}"
+        raise InputError(got, path, line, field)
+    if required and not value.strip():
+        raise InputError("empty; give a non-blank value", path, line, field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("holds a lone surrogate escape, which is not valid Unicode", path, line, field) from None
+    return value
+
+
+# --- items ---------------------------------------------------------------------------------
+
+
+def content_hash(values: list[Any]) -> str:
+    """sha256 of the canonical JSON of ``values`` (the texts a verdict was given on)."""
+    return hashlib.sha256(json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+
+
+def _item_row(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    item_id = _string(record, "item_id", path, line)
+    kind = _string(record, "kind", path, line)
+    if kind not in KINDS:
+        raise InputError(f"{kind!r}: give 'faithfulness' or 'pairwise'", path, line, "kind")
+    row: dict[str, Any] = {"item_id": item_id, "kind": kind, "question": _string(record, "question", path, line)}
+    if kind == "faithfulness":
+        contexts = record.get("contexts")
+        if not isinstance(contexts, list) or not contexts:
+            raise InputError("give a non-empty list of context texts", path, line, "contexts")
+        for i, text in enumerate(contexts):
+            if not isinstance(text, str):
+                raise InputError(f"element {i} must be a string, not {type(text).__name__}", path, line, "contexts")
+        row.update(contexts=contexts, context=None, response=_string(record, "response", path, line),
+                   response_a=None, response_b=None, model_a=None, model_b=None)
+    else:
+        row.update(contexts=[], context=_string(record, "context", path, line, required=False), response=None,
+                   response_a=_string(record, "response_a", path, line), response_b=_string(record, "response_b", path, line),
+                   model_a=_string(record, "model_a", path, line, required=False),
+                   model_b=_string(record, "model_b", path, line, required=False))
+    fields = _ITEM_FIELDS[kind]
+    row["content_hash"] = content_hash([row[f] for f in fields if f != "item_id"])
+    meta = dict(record["meta"]) if isinstance(record.get("meta"), dict) else {}
+    meta.update((k, v) for k, v in record.items() if k not in fields and k not in ("meta", "contexts", "context", "response"))
+    row["meta"] = json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
+    return row
+
+
+def _changed(stored: dict[str, Any], row: dict[str, Any]) -> str:
+    for field in ("kind", "question", "contexts", "context", "response", "response_a", "response_b", "model_a", "model_b", "meta"):
+        if stored[field] != row[field]:
+            return field
+    return "meta"
+
+
+def import_items(db: sqlite_utils.Database, path: str | Path, *, caller: Caller) -> ImportCount:
+    """Add the faithfulness and pairwise items of a JSONL file (admin only).
+
+    Raises:
+        StoreError: a malformed record, a duplicate item_id, or changed text under an
+            existing item_id (named by file, line and field); nothing is written.
+    """
+    path = Path(path)
+    require_admin(db, caller)
+    added = unchanged = 0
+    seen: dict[str, int] = {}
+    columns = ("item_id", "kind", "question", "contexts", "context", "response", "response_a", "response_b",
+               "model_a", "model_b", "content_hash", "meta", "added_at")
+    insert = f"INSERT INTO verdict_items ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    at = now()
+    with transaction(db):
+        for line, record in _jsonl(path):
+            row = _item_row(record, path, line)
+            row["contexts"] = json.dumps(row["contexts"], ensure_ascii=False)
+            first = seen.setdefault(row["item_id"], line)
+            if first != line:
+                raise InputError(f"duplicate item_id {row['item_id']!r} (first at line {first})", path, line, "item_id")
+            stored = _stored_item(db, row["item_id"])
+            if stored is not None:
+                if stored["content_hash"] == row["content_hash"] and stored["meta"] == row["meta"]:
+                    unchanged += 1
+                    continue
+                raise InputError(
+                    f"item {row['item_id']!r} is already in the project with different content; "
+                    "verdicts were given on the stored text: import the new text under a new item_id",
+                    path, line, _changed(stored, row),
+                )
+            db.execute(insert, [*(row[c] for c in columns[:-1]), at])
+            added += 1
+    return ImportCount(str(path), added, unchanged)
+
+
+def _stored_item(db: sqlite_utils.Database, item_id: str) -> dict[str, Any] | None:
+    cursor = db.execute("SELECT * FROM verdict_items WHERE item_id = ?", [item_id])
+    row = cursor.fetchone()
+    return None if row is None else dict(zip([d[0] for d in cursor.description], row))
+
+
+def _item(row: tuple) -> VerdictItem:
+    return VerdictItem(row[0], row[1], row[2], tuple(json.loads(row[3])), *row[4:])
+
+
+_ITEM_SELECT = (
+    "SELECT item_id, kind, question, contexts, context, response, response_a, response_b, model_a, model_b, "
+    "content_hash FROM verdict_items"
+)
+
+
+def list_items(db: sqlite_utils.Database, kind: str | None = None) -> list[VerdictItem]:
+    """Every verdict item (of ``kind``), by item_id. Items hold no verdict: anyone may read them."""
+    if kind is None:
+        return [_item(r) for r in db.execute(_ITEM_SELECT + " ORDER BY item_id")]
+    return [_item(r) for r in db.execute(_ITEM_SELECT + " WHERE kind = ? ORDER BY item_id", [kind])]
+
+
+def get_item(db: sqlite_utils.Database, item_id: str) -> VerdictItem:
+    """The item ``item_id``.
+
+    Raises:
+        StoreError: no such item.
+    """
+    row = db.execute(_ITEM_SELECT + " WHERE item_id = ?", [item_id]).fetchone()
+    if row is None:
+        raise StoreError(f"no verdict item {item_id!r} (import items with `goldpool import-items DB FILE`)")
+    return _item(row)
+
+
+# --- human verdicts --------------------------------------------------------------------------
+
+
+def _seconds(value: object, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise StoreError(f"{where}seconds {value!r}: give a non-negative number")
+    return float(value)
+
+
+def _check_verdict(kind: str, verdict: object, order: object, where: str = "") -> tuple[str, str | None]:
+    text = str(verdict).strip().upper() if isinstance(verdict, str) else None
+    if text not in VERDICTS[kind]:
+        raise StoreError(f"{where}verdict {verdict!r}: a {kind} verdict is one of {', '.join(VERDICTS[kind])}")
+    if kind != "pairwise" and order is not None:
+        raise StoreError(f"{where}order {order!r}: only pairwise verdicts have an order")
+    if order is not None and order not in ORDERS:
+        raise StoreError(f"{where}order {order!r}: give 'AB' (A shown first) or 'BA' (B shown first)")
+    return text, order  # type: ignore[return-value]
+
+
+def record_human_verdict(
+    db: sqlite_utils.Database,
+    annotator_id: int,
+    item_id: str,
+    verdict: str,
+    *,
+    shown_order: str | None = None,
+    seconds: float | None = None,
+    note: str = "",
+    rubric_hash: str | None = None,
+) -> int:
+    """Append one annotator's verdict on an item (``shown_order``: what the page showed first).
+
+    Raises:
+        StoreError: an unknown item, a verdict the item's kind does not take, a pairwise
+            verdict without its order, or a deactivated annotator; nothing is written.
+    """
+    item = get_item(db, item_id)
+    verdict, shown_order = _check_verdict(item.kind, verdict, shown_order)
+    if item.kind == "pairwise" and shown_order is None:
+        raise StoreError("a pairwise verdict made on the page records the order shown ('AB' or 'BA')")
+    seconds = _seconds(seconds, "")
+    with transaction(db):
+        require_active(db, annotator_id)
+        cursor = db.execute(
+            "INSERT INTO human_verdicts (item_id, annotator_id, verdict, shown_order, note, at, seconds, rubric_hash, source) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'app')",
+            [item_id, annotator_id, verdict, shown_order, str(note or ""), now(), seconds, rubric_hash],
+        )
+    return int(cursor.lastrowid)
+
+
+_HUMAN_LATEST = """
+SELECT h.item_id, i.kind, n.name, h.verdict, h.shown_order, h.at
+FROM human_verdicts h JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id
+WHERE h.id = (SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)
+ORDER BY h.item_id, n.name
+"""
+
+
+def own_verdicts(db: sqlite_utils.Database, annotator_id: int) -> dict[str, tuple[str, str | None, str]]:
+    """One annotator's latest (verdict, shown_order, note) per item: all they may see of verdicts."""
+    rows = db.execute(
+        "SELECT h.item_id, h.verdict, h.shown_order, h.note FROM human_verdicts h WHERE h.annotator_id = ? AND h.id = "
+        "(SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)",
+        [annotator_id],
+    )
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def latest_human_verdicts(db: sqlite_utils.Database, *, caller: Caller) -> list[HumanVerdict]:
+    """The latest verdict per (item, annotator), every annotator (admin only)."""
+    require_admin(db, caller)
+    return [HumanVerdict(*r) for r in db.execute(_HUMAN_LATEST)]
+
+
+# --- judge verdicts and the call cache --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """One reply of a judge model (or the error that ended the attempt)."""
+
+    raw: str | None
+    verdict: str | None
+    parseable: bool
+    tokens_in: int | None
+    tokens_out: int | None
+    latency: float | None
+    error: str | None = None
+
+
+def cached_call(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, order: str | None) -> CallResult | None:
+    """The stored reply of an earlier identical call, or None."""
+    row = db.execute(
+        "SELECT raw, verdict, parseable, tokens_in, tokens_out, latency FROM judge_cache "
+        "WHERE model = ? AND prompt_hash = ? AND content_hash = ? AND shown_order = ?",
+        [model, prompt_hash, item_hash, order or ""],
+    ).fetchone()
+    return None if row is None else CallResult(row[0], row[1], bool(row[2]), *row[3:])
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a judge verdict is about: a verdict item, or a pool entry (relevance)."""
+
+    task: str
+    item_id: str | None = None
+    query_id: str | None = None
+    doc_id: str | None = None
+    shown_order: str | None = None
+
+
+def record_judge_call(
+    db: sqlite_utils.Database,
+    judge: str,
+    target: Target,
+    model: str,
+    prompt_hash: str,
+    item_hash: str,
+    result: CallResult,
+    *,
+    cache: bool = True,
+) -> None:
+    """Append a judge's verdict and, for a reply that arrived, cache the call: one transaction.
+
+    A failed call (``result.error``) is recorded but not cached, so the next run tries again.
+    """
+    with transaction(db):
+        _insert_judge(db, judge, target, model, prompt_hash, result, "run")
+        if cache and result.error is None and result.raw is not None:
+            db.execute(
+                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
+                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [model, prompt_hash, item_hash, target.shown_order or "", result.raw, result.verdict, int(result.parseable),
+                 result.tokens_in, result.tokens_out, result.latency, now()],
+            )
+
+
+def _insert_judge(db: sqlite_utils.Database, judge: str, target: Target, model: str, prompt_hash: str,
+                  result: CallResult, source: str, at: str | None = None) -> None:
+    db.execute(
+        "INSERT INTO judge_verdicts (judge, task, item_id, query_id, doc_id, model, prompt_hash, shown_order, verdict, "
+        "parseable, raw, tokens_in, tokens_out, latency, error, at, source) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [judge, target.task, target.item_id, target.query_id, target.doc_id, model, prompt_hash, target.shown_order,
+         result.verdict, int(result.parseable), result.raw, result.tokens_in, result.tokens_out, result.latency,
+         result.error, at or now(), source],
+    )
+
+
+_JUDGE_LATEST = """
+SELECT v.task, v.item_id, v.query_id, v.doc_id, v.shown_order, v.verdict, v.parseable, v.error, v.model, v.prompt_hash,
+       v.tokens_in, v.tokens_out, v.latency, v.raw
+FROM judge_verdicts v
+WHERE v.judge = ? AND v.id = (
+    SELECT max(k.id) FROM judge_verdicts k WHERE k.judge = v.judge AND k.task = v.task
+    AND k.item_id IS v.item_id AND k.query_id IS v.query_id AND k.doc_id IS v.doc_id AND k.shown_order IS v.shown_order)
+ORDER BY v.task, v.item_id, v.query_id, v.doc_id, v.shown_order
+"""
+
+
+def latest_judge_verdicts(db: sqlite_utils.Database, judge: str, *, caller: Caller) -> list[JudgeVerdict]:
+    """The latest verdict of ``judge`` per (task, item or pool entry, order) (admin only)."""
+    require_admin(db, caller)
+    return [JudgeVerdict(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), *r[7:]) for r in db.execute(_JUDGE_LATEST, [judge])]
+
+
+def judges(db: sqlite_utils.Database, *, caller: Caller) -> list[str]:
+    """Names of every judge with a verdict in the project (admin only)."""
+    require_admin(db, caller)
+    return [r[0] for r in db.execute("SELECT DISTINCT judge FROM judge_verdicts ORDER BY judge")]
+
+
+def done_targets(db: sqlite_utils.Database, judge: str, model: str, prompt_hash: str) -> set[tuple]:
+    """(item_id, query_id, doc_id, order) the judge already has a reply for with this model and prompt."""
+    rows = db.execute(
+        "SELECT item_id, query_id, doc_id, shown_order FROM judge_verdicts "
+        "WHERE judge = ? AND model = ? AND prompt_hash = ? AND error IS NULL",
+        [judge, model, prompt_hash],
+    )
+    return {tuple(r) for r in rows}

@@ -1,0 +1,99 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, for the judge tests (no network).
+
+``JudgeServer.script`` is a list of behaviours consumed one per request before the default
+answer applies: ``"500"``, ``"timeout"`` (sleeps past the client's timeout), ``"badjson"``,
+``"nochoices"``, ``"401"`` (echoes the Authorization header, as a careless proxy might),
+``"text:<reply>"`` and ``"slow:<seconds>"``. The default answer is ``answer(message)``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def grade_of(message: str) -> str:
+    """The default relevance answer: the doc number of ``q001-d007`` modulo 4 ('3')."""
+    match = re.search(r"-d(\d+)", message)
+    return str(int(match[1]) % 4) if match else "0"
+
+
+class JudgeServer:
+    def __init__(self, answer: Callable[[str], str] = grade_of, delay: float = 0.0) -> None:
+        self.answer = answer
+        self.delay = delay
+        self.script: list[str] = []
+        self.requests: list[dict] = []
+        self.authorization: list[str] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests.append(body)
+                    server.authorization.append(self.headers.get("Authorization", ""))
+                    step = server.script.pop(0) if server.script else ""
+                server.respond(self, body, step)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def respond(self, handler: BaseHTTPRequestHandler, body: dict, step: str) -> None:
+        if step == "timeout":
+            time.sleep(3)
+            return self._send(handler, 200, b"{}")
+        if step == "500":
+            return self._send(handler, 500, b'{"error": {"message": "scripted failure"}}')
+        if step == "badjson":
+            return self._send(handler, 200, b'{"choices": [ not json')
+        if step == "nochoices":
+            return self._send(handler, 200, b'{"id": "x", "object": "chat.completion"}')
+        if step == "401":
+            echo = handler.headers.get("Authorization", "")
+            return self._send(handler, 401, json.dumps({"error": {"message": f"bad key {echo}"}}).encode())
+        message = body["messages"][-1]["content"]
+        if step.startswith("slow:"):
+            time.sleep(float(step[5:]))
+        elif self.delay:
+            time.sleep(self.delay)
+        reply = step[5:] if step.startswith("text:") else self.answer(message)
+        payload = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(message.split()), "completion_tokens": 1, "total_tokens": len(message.split()) + 1},
+        }
+        return self._send(handler, 200, json.dumps(payload).encode())
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass

@@ -1,0 +1,136 @@
+"""calibrate --judge: a judge against people, checked against scikit-learn and hand counts."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sklearn.metrics import cohen_kappa_score
+
+from labels_fixtures import make_project
+from labeler.cli import cli
+from labeler.judge.report import judge_report, to_dict
+from labeler.store import labels
+from labeler.store.access import OWNER
+from labeler.store.verdict_io import import_verdicts
+from labeler.store.verdicts import import_items
+
+
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    """12 pairwise items over 4 questions; two people; a judge with a first-slot habit."""
+    db = make_project(tmp_path / "p.db", n_queries=3, per_query=8)
+    rng = random.Random(7)
+    items = [{"item_id": f"p{i:02d}", "kind": "pairwise", "question": f"question {i % 4}",
+              "response_a": "word " * (3 + i), "response_b": "word " * (8 - i % 5),
+              "model_a": "gpt-4o" if i % 3 == 0 else "llama-3", "model_b": "mistral-7b"} for i in range(12)]
+    import_items(db, _jsonl(tmp_path / "items.jsonl", items), caller=OWNER)
+    people = {name: {it["item_id"]: rng.choice("AAB") for it in items} for name in ("ann", "bob")}
+    ab = {it["item_id"]: rng.choice("AAB") for it in items}
+    ba = {k: (v if rng.random() < 0.6 else ("A" if v == "B" else "B")) for k, v in ab.items()}
+    for name, verdicts in people.items():
+        labels.add_annotator(db, name)
+        import_verdicts(db, _jsonl(tmp_path / f"{name}.jsonl", [{"item_id": k, "verdict": v} for k, v in verdicts.items()]),
+                        annotator=name, caller=OWNER)
+    judge_rows = [{"item_id": k, "verdict": v, "order": "AB", "model": "gpt-4o-mini", "tokens_in": 100, "tokens_out": 1}
+                  for k, v in ab.items()]
+    judge_rows += [{"item_id": k, "verdict": v, "order": "BA", "model": "gpt-4o-mini", "tokens_in": 110, "tokens_out": 1}
+                   for k, v in ba.items()]
+    import_verdicts(db, _jsonl(tmp_path / "judge.jsonl", judge_rows), judge="g", caller=OWNER)
+    # Relevance: grades of 24 pool entries by both people and the judge.
+    pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY query_id, doc_id").fetchall()
+    grades = {name: {k: rng.randint(0, 3) for k in pool} for name in ("ann", "bob")}
+    judge_grades = {k: min(3, max(0, grades["ann"][k] + rng.choice([-1, 0, 0, 1]))) for k in pool}
+    for name, g in grades.items():
+        import_verdicts(db, _jsonl(tmp_path / f"{name}-rel.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in g.items()]),
+                        annotator=name, caller=OWNER)
+    import_verdicts(db, _jsonl(tmp_path / "judge-rel.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge_grades.items()]),
+                    judge="g", caller=OWNER)
+    return db, people, ab, ba, grades, judge_grades
+
+
+def test_pairwise_statistics_equal_independent_counts(project) -> None:
+    db, people, ab, ba, _, _ = project
+    t = to_dict(judge_report(db, ["g"], caller=OWNER, n_boot=200))["judges"]["g"]["pairwise"]
+    combined = {k: (ab[k] if ab[k] == ba[k] else "TIE") for k in ab}
+    human = [people[name][k] for k in sorted(ab) for name in ("ann", "bob")]
+    judge = [combined[k] for k in sorted(ab) for _ in ("ann", "bob")]
+    assert t["n"] == 12 and t["agreement"]["n"] == 24
+    assert t["agreement"]["value"] == pytest.approx(sum(h == j for h, j in zip(human, judge)) / 24)
+    assert t["kappa"]["value"] == pytest.approx(cohen_kappa_score(human, judge, labels=["A", "B", "TIE"]))
+    assert t["kappa"]["low"] <= t["kappa"]["value"] <= t["kappa"]["high"]
+    consistent = sum(ab[k] == ba[k] for k in ab)
+    assert t["position_consistency"] == {"value": consistent / 12, "low": pytest.approx(t["position_consistency"]["low"]),
+                                         "high": pytest.approx(t["position_consistency"]["high"]), "n": 12}
+    first_slot = sum(ab[k] == "A" and ba[k] == "B" for k in ab)
+    assert t["first_slot_preference"]["value"] == pytest.approx(first_slot / (12 - consistent))
+    ceiling = [(people["ann"][k], people["bob"][k]) for k in sorted(ab)]
+    assert t["human_ceiling"]["kappa"]["value"] == pytest.approx(cohen_kappa_score(*zip(*ceiling)))
+    assert t["tokens_per_verdict"] == pytest.approx((101 + 111) / 2)
+    assert t["unparseable_rate"]["value"] == 0.0
+    assert len(t["disagreements"]) == sum(h != j for h, j in zip(human, judge))
+    assert t["judge_family"] == "gpt" and t["self_preference"] is not None
+    power = t["power"]
+    chance = power["sensitivity"] + power["specificity"] <= 1
+    assert ("no better than chance" in power["sentence"]) == chance == (power["mdd_judge"] is None)
+
+
+def test_relevance_uses_quadratic_kappa_with_query_clusters(project) -> None:
+    db, _, _, _, grades, judge_grades = project
+    t = to_dict(judge_report(db, ["g"], caller=OWNER, n_boot=300))["judges"]["g"]["relevance"]
+    keys = sorted(judge_grades)
+    human = [grades[name][k] for k in keys for name in ("ann", "bob")]
+    judge = [judge_grades[k] for k in keys for _ in ("ann", "bob")]
+    assert t["kappa"]["value"] == pytest.approx(cohen_kappa_score(human, judge, weights="quadratic"))
+    assert t["kappa_unweighted"]["value"] == pytest.approx(cohen_kappa_score(human, judge))
+    ceiling = cohen_kappa_score([grades["ann"][k] for k in keys], [grades["bob"][k] for k in keys], weights="quadratic")
+    assert t["human_ceiling"]["kappa"]["value"] == pytest.approx(ceiling)
+    assert t["position_consistency"] is None
+    se_pairs = [(h >= 2, j >= 2) for h, j in zip(human, judge)]
+    se = sum(h and j for h, j in se_pairs) / sum(h for h, _ in se_pairs)
+    assert t["power"]["sensitivity"] == pytest.approx(se)
+    assert t["power"]["n"] == 3 and t["power"]["mdd_judge"] > t["power"]["mdd_people"]
+
+
+def test_a_flip_is_a_tie_and_an_unparseable_order_is_counted(project, tmp_path: Path) -> None:
+    db = project[0]
+    import_verdicts(db, _jsonl(tmp_path / "j2.jsonl", [
+        {"item_id": "p00", "verdict": "A", "order": "AB"}, {"item_id": "p00", "verdict": "B", "order": "BA"},
+        {"item_id": "p01", "verdict": "B", "order": "AB"}, {"item_id": "p01", "verdict": None, "order": "BA", "raw": "both"},
+    ]), judge="h", caller=OWNER)
+    t = to_dict(judge_report(db, ["h"], caller=OWNER, n_boot=0))["judges"]["h"]["pairwise"]
+    assert t["n"] == 1 and t["unparseable_rate"]["value"] == 0.25
+    assert {d["judge"] for d in t["disagreements"]} <= {"TIE"}
+    assert t["position"] == {"wins_a": 0, "wins_b": 0, "flips": 1, "n_excluded": 0}
+
+
+def test_cli_judges_side_by_side(project, tmp_path: Path) -> None:
+    db = project[0]
+    import_verdicts(db, _jsonl(tmp_path / "j3.jsonl", [{"item_id": "p03", "verdict": "A", "order": "AB"},
+                                                      {"item_id": "p03", "verdict": "A", "order": "BA"}]),
+                    judge="k<script>", caller=OWNER)
+    path = str(tmp_path / "p.db")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--judge", "k<script>", "--json", "--n-boot", "50",
+                                 "--html", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert set(out["judges"]) == {"g", "k<script>"}
+    assert set(out["judges"]["g"]) == {"pairwise", "relevance"}
+    for key in ("n", "agreement", "kappa", "position_consistency", "first_slot_preference"):
+        assert key in out["judges"]["g"]["pairwise"]
+    assert set(out["judges"]["g"]["pairwise"]["agreement"]) == {"value", "low", "high", "n"}
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "k&lt;script&gt;" in html and "<script>" not in html
+    text = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--n-boot", "50"])
+    assert "| g | pairwise |" in text.output and "human ceiling" in text.output
+    missing = runner.invoke(cli, ["calibrate", path, "--judge", "nobody"])
+    assert missing.exit_code == 1 and "no verdict" in missing.output

@@ -1,0 +1,202 @@
+"""Verdict items and human/judge verdicts: validated imports, append-only tables, export."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from click.testing import CliRunner
+
+from labeler.cli import cli
+from labeler.store import StoreError
+from labeler.store import labels
+from labeler.store.access import OWNER
+from labeler.store.verdict_io import export_verdicts, import_verdicts
+from labeler.store.verdicts import import_items, latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
+from labels_fixtures import make_project
+
+ITEMS = [
+    {"item_id": "f1", "kind": "faithfulness", "question": "Who wrote it?", "contexts": ["Ann wrote it."], "response": "Ann."},
+    {"item_id": "f2", "kind": "faithfulness", "question": "When?", "contexts": ["In 1990.", "Or 1991."], "response": "1999."},
+    {"item_id": "p1", "kind": "pairwise", "question": "Sum 2+2?", "response_a": "4", "response_b": "five",
+     "model_a": "gpt-x", "model_b": "llama", "source": "demo"},
+]
+
+
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _dump(db: sqlite_utils.Database) -> list[str]:
+    return list(db.conn.iterdump())
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> sqlite_utils.Database:
+    store = make_project(tmp_path / "p.db", n_queries=2, per_query=3)
+    import_items(store, _jsonl(tmp_path / "items.jsonl", ITEMS), caller=OWNER)
+    labels.add_annotator(store, "ann")
+    return store
+
+
+def test_items_are_stored_and_reimport_is_a_no_op(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    items = {i.item_id: i for i in list_items(db)}
+    assert items["f2"].contexts == ("In 1990.", "Or 1991.")
+    assert (items["p1"].model_a, items["p1"].response_b) == ("gpt-x", "five")
+    assert json.loads(db.execute("SELECT meta FROM verdict_items WHERE item_id = 'p1'").fetchone()[0]) == {"source": "demo"}
+    before = _dump(db)
+    result = import_items(db, tmp_path / "items.jsonl", caller=OWNER)
+    assert (result.added, result.unchanged) == (0, 3)
+    assert _dump(db) == before
+
+
+@pytest.mark.parametrize(
+    ("record", "line_field"),
+    [
+        ({"item_id": "f1", "kind": "faithfulness", "question": "Who wrote it?", "contexts": ["Bob wrote it."], "response": "Ann."},
+         "line 2, field 'contexts'"),
+        ({"item_id": "x", "kind": "ranking", "question": "q"}, "line 2, field 'kind'"),
+        ({"item_id": "x", "kind": "pairwise", "question": "q", "response_a": "a"}, "line 2, field 'response_b'"),
+        ({"item_id": "x", "kind": "faithfulness", "question": "q", "contexts": "one text", "response": "r"},
+         "line 2, field 'contexts'"),
+        ({"kind": "faithfulness", "question": "q", "contexts": ["c"], "response": "r"}, "line 2, field 'item_id'"),
+    ],
+)
+def test_bad_items_are_refused_with_file_line_field_and_nothing_written(
+    db: sqlite_utils.Database, tmp_path: Path, record: dict, line_field: str
+) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", [{**ITEMS[0], "item_id": "new1"}, record])
+    before = _dump(db)
+    with pytest.raises(StoreError) as error:
+        import_items(db, path, caller=OWNER)
+    assert f"{path}, {line_field}:" in str(error.value)
+    assert "\n" not in str(error.value)
+    assert _dump(db) == before
+
+
+def test_malformed_json_names_the_line(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(ITEMS[0]) + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(StoreError, match=r"bad.jsonl, line 2: malformed JSON"):
+        import_items(db, path, caller=OWNER)
+
+
+def test_annotator_cannot_import_items(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    annotator = labels.find_annotator(db, "ann")
+    with pytest.raises(StoreError, match="admin"):
+        import_items(db, tmp_path / "items.jsonl", caller=annotator)
+
+
+def test_human_and_judge_verdicts_import_into_separate_tables(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    human = _jsonl(tmp_path / "h.jsonl", [
+        {"item_id": "f1", "verdict": "SUPPORTED"},
+        {"item_id": "p1", "verdict": "a", "order": "BA", "note": "clear"},
+        {"query_id": "q001", "doc_id": "q001-d001", "relevance": 2},
+    ])
+    judge = _jsonl(tmp_path / "j.jsonl", [
+        {"item_id": "p1", "verdict": "A", "order": "AB", "prompt_hash": "abc"},
+        {"item_id": "p1", "verdict": "tie", "order": "BA", "prompt_hash": "abc"},
+        {"item_id": "f2", "verdict": None, "raw": "maybe?"},
+    ])
+    assert import_verdicts(db, human, annotator="ann", caller=OWNER).added == 3
+    assert import_verdicts(db, judge, judge="g1", caller=OWNER).added == 3
+    counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("human_verdicts", "judge_verdicts", "judgments")}
+    assert counts == {"human_verdicts": 2, "judge_verdicts": 3, "judgments": 1}
+    mine = {(v.item_id, v.verdict, v.shown_order) for v in latest_human_verdicts(db, caller=OWNER)}
+    assert mine == {("f1", "SUPPORTED", None), ("p1", "A", "BA")}
+    theirs = {(v.item_id, v.shown_order): (v.verdict, v.parseable) for v in latest_judge_verdicts(db, "g1", caller=OWNER)}
+    assert theirs == {("p1", "AB"): ("A", True), ("p1", "BA"): ("TIE", True), ("f2", None): (None, False)}
+    before = _dump(db)
+    assert import_verdicts(db, human, annotator="ann", caller=OWNER).unchanged == 3
+    assert import_verdicts(db, judge, judge="g1", caller=OWNER).unchanged == 3
+    assert _dump(db) == before
+
+
+def test_a_qrels_file_is_accepted_for_relevance(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    qrels = tmp_path / "judge.qrels"
+    qrels.write_text("q001 0 q001-d001 3\nq001 0 q001-d002 0\nq002 0 q002-d003 1\n", encoding="utf-8")
+    assert import_verdicts(db, qrels, judge="umb", caller=OWNER).added == 3
+    got = {(v.query_id, v.doc_id): v.verdict for v in latest_judge_verdicts(db, "umb", caller=OWNER)}
+    assert got == {("q001", "q001-d001"): "3", ("q001", "q001-d002"): "0", ("q002", "q002-d003"): "1"}
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"item_id": "f1", "verdict": "A"}, "line 2, field 'verdict'"),
+        ({"item_id": "p1", "verdict": "A", "order": "BB"}, "line 2, field 'order'"),
+        ({"item_id": "f1", "verdict": "SUPPORTED", "order": "AB"}, "line 2, field 'order'"),
+        ({"item_id": "nope", "verdict": "A"}, "line 2, field 'item_id'"),
+        ({"query_id": "q001", "doc_id": "not-pooled", "relevance": 1}, "line 2, field 'doc_id'"),
+        ({"query_id": "q001", "doc_id": "q001-d001", "relevance": 4}, "line 2, field 'relevance'"),
+        ({"query_id": "q001", "doc_id": "q001-d001", "relevance": True}, "line 2, field 'relevance'"),
+        ({"verdict": "A"}, "line 2, field 'item_id'"),
+    ],
+)
+def test_bad_verdicts_are_refused_and_nothing_written(db: sqlite_utils.Database, tmp_path: Path, record: dict, expected: str) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f2", "verdict": "UNSUPPORTED"}, record])
+    before = _dump(db)
+    with pytest.raises(StoreError) as error:
+        import_verdicts(db, path, judge="g1", caller=OWNER)
+    assert f"{path}, {expected}:" in str(error.value)
+    assert _dump(db) == before
+
+
+def test_human_verdicts_are_append_only(db: sqlite_utils.Database) -> None:
+    annotator = labels.find_annotator(db, "ann")
+    record_human_verdict(db, annotator.id, "p1", "B", shown_order="AB", seconds=3.5)
+    record_human_verdict(db, annotator.id, "p1", "A", shown_order="AB")
+    assert [v.verdict for v in latest_human_verdicts(db, caller=OWNER)] == ["A"]
+    assert own_verdicts(db, annotator.id) == {"p1": ("A", "AB", "")}
+    other, _ = labels.add_annotator(db, "cat")
+    assert own_verdicts(db, other.id) == {}
+    with pytest.raises(StoreError, match="admin"):
+        latest_human_verdicts(db, caller=other)
+    for sql in ("UPDATE human_verdicts SET verdict = 'B'", "DELETE FROM human_verdicts"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            db.execute(sql)
+    with pytest.raises(StoreError, match="order"):
+        record_human_verdict(db, annotator.id, "p1", "A")
+    with pytest.raises(StoreError, match="verdict"):
+        record_human_verdict(db, annotator.id, "f1", "TIE")
+
+
+def test_export_round_trips_through_import(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    annotator = labels.find_annotator(db, "ann")
+    record_human_verdict(db, annotator.id, "p1", "B", shown_order="BA")
+    import_verdicts(db, _jsonl(tmp_path / "j.jsonl", [{"item_id": "p1", "verdict": "B", "order": "AB", "prompt_hash": "h1"},
+                                                      {"query_id": "q002", "doc_id": "q002-d001", "relevance": 2}]),
+                    judge="g1", caller=OWNER)
+    out = io.StringIO()
+    assert export_verdicts(db, out, caller=OWNER) == 3
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert rows[0] | {"at": None} == {"who": "annotator", "name": "ann", "task": "pairwise", "item_id": "p1", "verdict": "B",
+                                      "order": "BA", "prompt_hash": None, "note": "", "at": None, "seconds": None}
+    assert {(r["who"], r["order"], r["prompt_hash"]) for r in rows[1:]} == {("judge", "AB", "h1"), ("judge", None, "")}
+    judge_rows = tmp_path / "judge_rows.jsonl"
+    _jsonl(judge_rows, [r for r in rows if r["who"] == "judge"])
+    assert import_verdicts(db, judge_rows, judge="g1", caller=OWNER).added == 0
+
+
+def test_cli_import_and_export(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = str(tmp_path / "p.db")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["import-items", path, str(tmp_path / "items.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "0 items added, 3 unchanged" in result.output
+    verdicts = _jsonl(tmp_path / "v.jsonl", [{"item_id": "f1", "verdict": "UNSUPPORTED"}])
+    result = runner.invoke(cli, ["import-verdicts", path, str(verdicts), "--judge", "g2"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["import-verdicts", path, str(verdicts)])
+    assert result.exit_code != 0 and "exactly one" in result.output
+    bad = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f1", "verdict": "maybe"}])
+    result = runner.invoke(cli, ["import-verdicts", path, str(bad), "--annotator", "ann"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: {bad}, line 1, field 'verdict': verdict 'maybe': a faithfulness verdict is one of SUPPORTED, UNSUPPORTED"]
+    result = runner.invoke(cli, ["export-verdicts", path])
+    assert json.loads(result.output.splitlines()[0])["name"] == "g2"
