@@ -27,6 +27,13 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``rubric_changes``: id, hash, at, annotator_id. Append-only; the latest row is the rubric
   in force.
 - ``settings``: key, value (JSON).
+- ``golden_versions``: id, name (unique), created_at, parent (name of the previous version),
+  rule, content_hash (sha256 of the sorted aggregated rows), manifest (JSON), annotator_id
+  (who froze it; NULL for the project owner). Immutable: no UPDATE or DELETE.
+- ``golden_rows``: version, query_id, doc_id, relevance (the aggregated grade), labels (JSON
+  list of the raw labels: annotator, relevance, at), adjudicated (0/1), posterior (JSON
+  grade -> probability under dawid-skene, else NULL), sources (JSON pool provenance).
+  Immutable: no UPDATE or DELETE.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -218,8 +225,41 @@ _M3_RUBRIC_CHANGES = """
             BEGIN SELECT RAISE(ABORT, 'rubric texts are append-only'); END;
 """
 
+# Frozen, named versions of the golden set: one row per version, one row per item of it.
+_M_GOLDEN = """
+        CREATE TABLE golden_versions (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            parent TEXT REFERENCES golden_versions(name),
+            rule TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            manifest TEXT NOT NULL,
+            annotator_id INTEGER REFERENCES annotators(id)
+        );
+        CREATE TABLE golden_rows (
+            version TEXT NOT NULL REFERENCES golden_versions(name),
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            relevance INTEGER NOT NULL,
+            labels TEXT NOT NULL,
+            adjudicated INTEGER NOT NULL DEFAULT 0,
+            posterior TEXT,
+            sources TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (version, query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER golden_versions_no_update BEFORE UPDATE ON golden_versions
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER golden_versions_no_delete BEFORE DELETE ON golden_versions
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER golden_rows_no_update BEFORE UPDATE ON golden_rows
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER golden_rows_no_delete BEFORE DELETE ON golden_rows
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
-MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES]
+MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_GOLDEN]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
