@@ -150,8 +150,8 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
     judged = {n: m for n, m in computed.items() if m.NAME == "Judged"}
     others = {n: m for n, m in computed.items() if n not in judged}
     golden = {q: dict(qrels[q]) for q in relevant}
-    main = ir_measures.evaluator(list(others.values()), golden) if others else None
-    by_judged = {n: ir_measures.evaluator([m], golden) for n, m in judged.items()}
+    main = _evaluator(others, golden) if others else None
+    by_judged = {n: _evaluator({n: m}, golden) for n, m in judged.items()}
     results = {}
     for run_name, ranked in runs.items():
         scored = sorted(relevant & set(ranked))
@@ -171,6 +171,21 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
         unknown = tuple(sorted(set(ranked) - set(qrels)))
         results[run_name] = RunScores(means, ordered, excluded, len(relevant - set(ranked)), unknown, len(scored))
     return results
+
+
+def _evaluator(measures: Mapping[str, Any], qrels: Qrels) -> Any:
+    """ir-measures' evaluator for ``measures``; a measure no installed provider computes is named."""
+    import ir_measures
+
+    try:
+        return ir_measures.evaluator(list(measures.values()), qrels)
+    except (ValueError, RuntimeError):
+        for name, measure in measures.items():
+            try:
+                ir_measures.evaluator([measure], qrels)
+            except (ValueError, RuntimeError) as exc:
+                raise CalibrationError(f"metric {name!r}: no installed ir-measures provider computes it ({exc})") from None
+        raise
 
 
 def _aggregate(measure: Any, values: Sequence[float]) -> float:
