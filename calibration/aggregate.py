@@ -18,6 +18,7 @@ An adjudicated grade always wins over every rule (the caller passes it in ``adju
 from __future__ import annotations
 
 import statistics
+import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -133,7 +134,10 @@ def dawid_skene(
     rows = [(index[k], a, int(g)) for k in keys for a, g in labels[k].items()]
     data = pd.DataFrame(rows, columns=["task", "worker", "label"])
     model = DawidSkene(n_iter=n_iter, tol=tol)
-    model.fit(data)
+    with warnings.catch_warnings():
+        # crowd-kit uses pandas keywords that pandas 3 deprecates; the results are unaffected.
+        warnings.simplefilter("ignore")
+        model.fit(data)
     probas = model.probas_.sort_index()
     probas = probas[sorted(probas.columns)]
     columns = [int(c) for c in probas.columns]

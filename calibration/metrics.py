@@ -159,13 +159,17 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
         if main is not None:
             lookup = {repr(m): n for n, m in others.items()}
             for metric in main.iter_calc(_scores(ranked, scored)):
-                per_query[metric.query_id][lookup[repr(metric.measure)]] = float(metric.value)
+                # Some providers also report golden queries the run lacks: trec_eval (without
+                # -c) leaves those out, and so do we (they are counted as ``missing``).
+                if metric.query_id in per_query:
+                    per_query[metric.query_id][lookup[repr(metric.measure)]] = float(metric.value)
         for name, evaluator in by_judged.items():
             # Judged@k reads only the top k: hand it only those, in trec_eval order.
             cutoff = judged[name].params.get("cutoff")
             depth = cutoff if isinstance(cutoff, int) else None
             for metric in evaluator.iter_calc(_scores(ranked, scored, depth)):
-                per_query[metric.query_id][name] = float(metric.value)
+                if metric.query_id in per_query:
+                    per_query[metric.query_id][name] = float(metric.value)
         ordered = {q: {n: v[n] for n in parsed if n in v} for q, v in per_query.items()}
         means = {n: _aggregate(parsed[n], [v[n] for v in ordered.values() if n in v]) for n in parsed}
         unknown = tuple(sorted(set(ranked) - set(qrels)))
