@@ -18,6 +18,7 @@ import streamlit as st
 from labeler import state
 from calibration.report import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, label, progress, rubric
+from labeler.views import golden as _golden
 from labeler.store import StoreError, connect
 from labeler.store.labels import Annotator
 
@@ -99,6 +100,10 @@ def rubric_page() -> None:
     _signed_in_page(rubric.render, admin=True)
 
 
+def golden_page() -> None:
+    _signed_in_page(_golden.render, admin=True)
+
+
 def calibration_page() -> None:
     if _calibration is not None:
         _signed_in_page(_calibration.render, admin=True)
@@ -112,6 +117,7 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (adjudicate_page, "Adjudicate", "adjudicate"),
     (annotators_page, "Annotators", "annotators"),
     (rubric_page, "Rubric", "rubric"),
+    (golden_page, "Golden set", "golden"),
 )
 
 
