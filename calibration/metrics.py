@@ -117,11 +117,15 @@ def _relevant_queries(qrels: Qrels) -> set[str]:
 
 def _scores(ranked: Ranked, queries: Iterable[str], depth: int | None = None) -> dict[str, dict[str, float]]:
     """Scores that encode the given order exactly: n, n-1, ..., 1 (top ``depth`` only)."""
+    queries = list(queries)
+    longest = max((len(ranked[q]) for q in queries), default=0)
+    if depth is not None:
+        longest = min(longest, depth)
+    descending = [float(x) for x in range(longest, 0, -1)]
     out: dict[str, dict[str, float]] = {}
     for q in queries:
         docs = ranked[q] if depth is None else ranked[q][:depth]
-        n = len(docs)
-        out[q] = {d: float(n - i) for i, d in enumerate(docs)}
+        out[q] = dict(zip(docs, descending[longest - len(docs) :]))
     return out
 
 
@@ -147,11 +151,13 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
     excluded = len(set(qrels) - relevant)
     grades = {int(r) for docs in qrels.values() for r in docs.values()}
     computed = {name: _as_computed(m, grades) for name, m in parsed.items()}
-    judged = {n: m for n, m in computed.items() if m.NAME == "Judged"}
-    others = {n: m for n, m in computed.items() if n not in judged}
+    # Judged@k and gain-mapped nDCG@k get their own evaluator each, fed only the top k (all
+    # they read): ir-measures would otherwise put a plain nDCG into a gain-mapped invocation.
+    alone = {n: m for n, m in computed.items() if m.NAME == "Judged" or "gains" in m.params}
+    others = {n: m for n, m in computed.items() if n not in alone}
     golden = {q: dict(qrels[q]) for q in relevant}
     main = _evaluator(others, golden) if others else None
-    by_judged = {n: _evaluator({n: m}, golden) for n, m in judged.items()}
+    by_alone = {n: _evaluator({n: m}, golden) for n, m in alone.items()}
     results = {}
     for run_name, ranked in runs.items():
         scored = sorted(relevant & set(ranked))
@@ -163,9 +169,8 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
                 # -c) leaves those out, and so do we (they are counted as ``missing``).
                 if metric.query_id in per_query:
                     per_query[metric.query_id][lookup[repr(metric.measure)]] = float(metric.value)
-        for name, evaluator in by_judged.items():
-            # Judged@k reads only the top k: hand it only those, in trec_eval order.
-            cutoff = judged[name].params.get("cutoff")
+        for name, evaluator in by_alone.items():
+            cutoff = alone[name].params.get("cutoff")
             depth = cutoff if isinstance(cutoff, int) else None
             for metric in evaluator.iter_calc(_scores(ranked, scored, depth)):
                 if metric.query_id in per_query:

@@ -167,3 +167,23 @@ def test_several_runs_share_one_qrels() -> None:
     out = evaluate_many({"a": {"x": 1, "y": 2}}, {"r1": {"a": ["x", "y"]}, "r2": {"a": ["y", "x"]}}, ["RR", "P@1"])
     assert out["r1"].metrics == {"RR": 1.0, "P@1": 1.0}
     assert out["r2"].metrics == {"RR": 1.0, "P@1": 1.0}
+
+
+def test_exp_gain_ndcg_beside_linear_ndcg_keeps_both_values() -> None:
+    # One relevant grade-2 chunk at rank 2: linear 2/log2(3) / 2, exponential 3/log2(3) / 3.
+    qrels = {"q": {"a": 0, "b": 2}}
+    scores = evaluate(qrels, {"q": ["a", "b"]}, ["nDCG(dcg='exp-log2')@10", "nDCG@10", "RR"])
+    assert scores.metrics["nDCG@10"] == pytest.approx((2 / math.log2(3)) / 2)
+    assert scores.metrics["nDCG(dcg='exp-log2')@10"] == pytest.approx((3 / math.log2(3)) / 3)
+    qrels = {"q": {"a": 1, "b": 3}}
+    scores = evaluate(qrels, {"q": ["a", "b"]}, ["nDCG@10", "nDCG(dcg='exp-log2')@10"])
+    assert scores.metrics["nDCG@10"] == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
+    assert scores.metrics["nDCG(dcg='exp-log2')@10"] == pytest.approx((1 + 7 / math.log2(3)) / (7 + 1 / math.log2(3)))
+
+
+def test_whitespace_variants_and_signed_zero(tmp_path: Path) -> None:
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 a 1 0.0 t\nq1\tQ0\tb\t2\t-0.0\tt\nq1 Q0  c 3 1 t\n")
+    # 0.0 and -0.0 tie (broken by doc_id descending); the tab and double space are read.
+    assert read_ranked_run(path) == {"q1": ["c", "b", "a"]}
+    assert read_ranked_run(path) == {q: [d.doc_id for d in v] for q, v in rank_run(read_run(path)).items()}
