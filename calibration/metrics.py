@@ -163,12 +163,16 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
         scored = sorted(relevant & set(ranked))
         per_query: dict[str, dict[str, float]] = {q: {} for q in scored}
         if main is not None:
-            lookup = {repr(m): n for n, m in others.items()}
+            # Providers hand back the measure objects they were given: look them up by identity
+            # (a measure's hash is its repr, built anew on every call).
+            by_id = {id(m): n for n, m in others.items()}
+            by_repr = {repr(m): n for n, m in others.items()}
             for metric in main.iter_calc(_scores(ranked, scored)):
                 # Some providers also report golden queries the run lacks: trec_eval (without
                 # -c) leaves those out, and so do we (they are counted as ``missing``).
                 if metric.query_id in per_query:
-                    per_query[metric.query_id][lookup[repr(metric.measure)]] = float(metric.value)
+                    name = by_id.get(id(metric.measure)) or by_repr[repr(metric.measure)]
+                    per_query[metric.query_id][name] = float(metric.value)
         for name, evaluator in by_alone.items():
             cutoff = alone[name].params.get("cutoff")
             depth = cutoff if isinstance(cutoff, int) else None

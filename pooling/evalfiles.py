@@ -188,13 +188,13 @@ def _rank(c: _Columns) -> dict[str, list[str]]:
     is shared are then put in doc_id order, within their tie.
     """
     import numpy as np
-    import pandas as pd
 
-    pair = c.query_codes.astype(np.int64) * max(len(c.doc_names), 1) + c.doc_codes
-    if pd.Series(pair).duplicated().any():
+    pair = np.sort((c.query_codes.astype(np.uint64) << np.uint64(32)) | c.doc_codes.astype(np.uint64))
+    if bool((pair[1:] == pair[:-1]).any()):  # a doc_id twice for one query: let the line reader name it
         raise _located_error(c.path)
     key = (c.query_codes.astype(np.uint64) << np.uint64(32)) | _descending_bits(c.scores).astype(np.uint64)
-    order = np.arange(len(key)) if bool(np.all(key[1:] >= key[:-1])) else np.argsort(key, kind="stable")
+    # Rows equal on the key are put in doc_id order below, so the sort need not be stable.
+    order = np.arange(len(key)) if bool(np.all(key[1:] >= key[:-1])) else np.argsort(key)
     sorted_key = key[order]
     same = sorted_key[1:] == sorted_key[:-1]
     if same.any():
