@@ -32,8 +32,10 @@ ASSUMPTION = (
 def chapman(n1: int, n2: int, m: int) -> float:
     """Chapman's estimate of the population from two captures of n1 and n2 with m recaptured.
 
-    >>> chapman(10, 8, 4)
-    19.8
+    (10 + 1)(8 + 1) / (4 + 1) − 1 = 99/5 − 1 = 18.8:
+
+    >>> round(chapman(10, 8, 4), 4)
+    18.8
     """
     if m > min(n1, n2) or min(n1, n2, m) < 0:
         raise PoolingError(f"impossible capture counts n1={n1}, n2={n2}, m={m}")
