@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "Label": "report",
     "agreement_summary": "report",
     "Comparison": "report",
-    "compare": "report",
+    "compare_labels": "report",
     "project_report": "report",
     "power_summary": "report",
     "format_estimate": "report",

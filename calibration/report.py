@@ -1,7 +1,7 @@
 """The calibration report as data, and as Markdown or a plain dict (for JSON).
 
 ``agreement_summary`` compares two raters on the same items (a judge against a qrels file, or
-two people); ``compare`` adds a second reference (the human ceiling) and gives the dict
+two people); ``compare_labels`` adds a second reference (the human ceiling) and gives the dict
 ``goldpool agree --json`` prints; ``project_report`` summarises a labelling project:
 inter-annotator agreement on the items labelled more than once, pooled and per pair of
 annotators, each annotator against the others, label distributions on the caller's grade
@@ -183,7 +183,7 @@ def _statistics_dict(summary: AgreementSummary) -> dict[str, Any]:
     return {e.statistic: e.as_dict() for e in summary.statistics}
 
 
-def compare(
+def compare_labels(
     a: Sequence[Hashable],
     b: Sequence[Hashable],
     ceiling: Sequence[Hashable] | None = None,
@@ -197,7 +197,7 @@ def compare(
     label any of them uses; ``groups`` (the query of each item) makes the intervals resample
     queries; ``options`` go to :func:`agreement_summary`.
 
-    >>> c = compare([0, 1, 2, 2], [0, 1, 2, 1], n_boot=0)
+    >>> c = compare_labels([0, 1, 2, 2], [0, 1, 2, 1], n_boot=0)
     >>> c.summary.get("agreement").value, c.ceiling is None
     (0.75, True)
     """

@@ -18,6 +18,7 @@ import streamlit as st
 from labeler import state
 from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
+from labeler.views import golden as _golden
 from labeler.store import StoreError, connect
 from labeler.store.labels import Annotator
 
@@ -94,6 +95,10 @@ def rubric_page() -> None:
     _signed_in_page(rubric.render, admin=True)
 
 
+def golden_page() -> None:
+    _signed_in_page(_golden.render, admin=True)
+
+
 def calibration_page() -> None:
     _signed_in_page(calibration.render, admin=True)
 
@@ -107,6 +112,7 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (annotators_page, "Annotators", "annotators"),
     (rubric_page, "Rubric", "rubric"),
     (calibration_page, "Calibration", "calibration"),
+    (golden_page, "Golden set", "golden"),
 )
 
 

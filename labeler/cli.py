@@ -13,6 +13,7 @@ import click
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import demo as _demo
 from labeler.commands import judge as _judge
+from labeler.commands import golden as _golden
 from labeler.commands import label as _label
 from labeler.commands import pool as _pool
 from labeler.commands import serve as _serve
@@ -25,7 +26,7 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _calibrate, _demo, _verdicts, _judge):
+for _module in (_pool, _label, _serve, _calibrate, _golden, _verdicts, _judge, _demo):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

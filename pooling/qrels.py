@@ -105,6 +105,46 @@ def _checked_columns(rows: Iterator[tuple[int, dict[str, Any]]], path: Path, nee
         yield line, row
 
 
+def qrels_lines(path: str | Path) -> Iterator[tuple[int, str, str, int]]:
+    """Yield ``(line, query_id, doc_id, relevance)`` of a TREC qrels file with integer grades.
+
+    The reader of qrels for run scoring and for ``import-judgments``: the same TREC columns
+    as :func:`read_labels` reads, but grades must be integers (trec_eval's) and a
+    (query_id, doc_id) may appear once.
+
+    Raises:
+        PoolingError: a missing file, a line without 4 fields, a grade that is not an integer,
+            or the same (query_id, doc_id) twice; the message names file, line and field.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PoolingError("no such qrels file", path=p)
+    first_line: dict[tuple[str, str], int] = {}
+    for line, fields in read_columns(p, "query_id iteration doc_id relevance"):
+        query_id, _, doc_id, grade = fields
+        try:
+            relevance = int(grade)
+        except ValueError:
+            raise PoolingError(f"{grade!r} is not an integer", path=p, line=line, field="relevance") from None
+        if (query_id, doc_id) in first_line:
+            raise PoolingError(
+                f"doc_id {doc_id!r} judged twice for query {query_id!r} (first on line {first_line[query_id, doc_id]})",
+                path=p, line=line, field="doc_id",
+            )
+        first_line[query_id, doc_id] = line
+        yield line, query_id, doc_id, relevance
+    if not first_line:
+        raise PoolingError("no judgments in the qrels file", path=p)
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """A TREC qrels file as query_id -> doc_id -> relevance (see :func:`qrels_lines`)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for _, query_id, doc_id, relevance in qrels_lines(path):
+        qrels.setdefault(query_id, {})[doc_id] = relevance
+    return qrels
+
+
 def read_labels(
     path: str | Path,
     *,

@@ -98,14 +98,14 @@ def agree(
     Files are TREC qrels (query_id 0 doc_id relevance), JSONL, CSV or TSV, joined on their keys.
     Prints n joined, n found on one side only, and every statistic with its interval and n.
     """
-    from calibration import compare
+    from calibration import compare_labels
     from pooling.qrels import join_labels, read_labels
 
     with user_errors():
         files = [read_labels(p, fmt=fmt, keys=keys, label=label) for p in (a, b)]  # type: ignore[arg-type]
         third = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)  # type: ignore[arg-type]
         joined = join_labels(*files, third)
-        comparison = compare(
+        comparison = compare_labels(
             joined.a, joined.b, joined.c,
             groups=joined.groups if resample == "queries" else None,
             weights=[_WEIGHTS[w] for w in weights] or [None, "linear", "quadratic"],

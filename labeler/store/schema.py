@@ -42,6 +42,13 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   ``import``). Append-only; never shares a table with human verdicts.
 - ``judge_cache``: model, prompt_hash, content_hash, shown_order ('' when there is no order),
   raw, verdict, parseable, tokens_in, tokens_out, latency, at: one row per call made.
+- ``golden_versions``: id, name (unique), created_at, parent (name of the previous version),
+  rule, content_hash (sha256 of the sorted aggregated rows), manifest (JSON), annotator_id
+  (who froze it; NULL for the project owner). Immutable: no UPDATE or DELETE.
+- ``golden_rows``: version, query_id, doc_id, relevance (the aggregated grade), labels (JSON
+  list of the raw labels: annotator, relevance, at), adjudicated (0/1), posterior (JSON
+  grade -> probability under dawid-skene, else NULL), sources (JSON pool provenance).
+  Immutable: no UPDATE or DELETE.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -331,7 +338,6 @@ _M_VERDICTS = """
             BEGIN SELECT RAISE(ABORT, 'verdict items do not change; import changed text under a new item_id'); END;
 """
 
-# Append new migrations (SQL scripts); never edit or reorder a released one.
 #: The current label of each (item, annotator): the judgments row with the highest id per
 #: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
 #: ``f"SELECT ... FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id"``.
@@ -340,7 +346,41 @@ LATEST_JUDGMENTS = (
     "(SELECT max(id) AS id FROM judgments GROUP BY query_id, doc_id, annotator_id) latest ON latest.id = j.id"
 )
 
-MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS]
+# Frozen, named versions of the golden set: one row per version, one row per item of it.
+_M_GOLDEN = """
+        CREATE TABLE golden_versions (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            parent TEXT REFERENCES golden_versions(name),
+            rule TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            manifest TEXT NOT NULL,
+            annotator_id INTEGER REFERENCES annotators(id)
+        );
+        CREATE TABLE golden_rows (
+            version TEXT NOT NULL REFERENCES golden_versions(name),
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            relevance INTEGER NOT NULL,
+            labels TEXT NOT NULL,
+            adjudicated INTEGER NOT NULL DEFAULT 0,
+            posterior TEXT,
+            sources TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (version, query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER golden_versions_no_update BEFORE UPDATE ON golden_versions
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER golden_versions_no_delete BEFORE DELETE ON golden_versions
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER golden_rows_no_update BEFORE UPDATE ON golden_rows
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER golden_rows_no_delete BEFORE DELETE ON golden_rows
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+"""
+
+# Append new migrations (SQL scripts); never edit or reorder a released one.
+MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,209 @@
+"""Retrieval metrics of a run against a golden set, computed by ``ir-measures``.
+
+Metric names are ir-measures names (``P@10``, ``R@100``, ``RR``, ``AP``, ``nDCG@10``,
+``Judged@10``, ``nDCG(dcg='exp-log2')@10``, anything ``ir_measures.parse_measure`` reads). The
+trec_eval measures go through ir-measures' pytrec_eval provider, so a value equals trec_eval's;
+nothing here re-implements a metric. Three decisions are goldpool's own:
+
+- **Ranking.** The caller hands each query's documents already ranked the way trec_eval ranks
+  them (score descending, ties by doc_id descending: :func:`pooling.trec.rank_run`), and every
+  provider receives scores that encode exactly that order. Providers that sort ties their own
+  way (ir-measures' ``Judged`` sorts ties by doc_id ascending) therefore see trec_eval's ranking.
+- **Queries without a relevant document** (no label >= 1) are left out of every mean, and how
+  many were left out is reported (``excluded``): recall and nDCG are undefined there. Queries
+  the golden set has but the run does not answer are left out as trec_eval leaves them out
+  (without ``-c``) and counted (``missing``); queries the run names but the golden set does not
+  have are counted and listed (``unknown``), never fatal.
+- **Exponential-gain nDCG** ``nDCG(dcg='exp-log2')@k`` is computed by trec_eval's ``ndcg_cut``
+  with the gains ``2^rel - 1`` (Järvelin & Kekäläinen 2002; Burges et al. 2005), the same
+  definition ir-measures gives the name, through the pytrec_eval provider.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from calibration import CalibrationError
+
+#: Qrels: query_id -> doc_id -> graded relevance.
+Qrels = Mapping[str, Mapping[str, int]]
+#: A ranked run: query_id -> doc_ids, best first (trec_eval order).
+Ranked = Mapping[str, Sequence[str]]
+
+
+def default_metrics(depth: int = 10) -> tuple[str, ...]:
+    """The default set for a graded golden set, ``depth`` being what is fed downstream.
+
+    >>> default_metrics(5)
+    ('nDCG@10', "nDCG(dcg='exp-log2')@10", 'R@5', 'RR', 'P@5', 'Judged@5')
+    """
+    if depth < 1:
+        raise CalibrationError(f"depth {depth}: give 1 or more")
+    return ("nDCG@10", "nDCG(dcg='exp-log2')@10", f"R@{depth}", "RR", f"P@{depth}", f"Judged@{depth}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunScores:
+    """One run's scores against one golden set.
+
+    Attributes:
+        metrics: metric name -> mean over the scored queries (NaN when none is scored).
+        per_query: query_id -> metric name -> value, scored queries only.
+        excluded: golden queries without a relevant document (left out of every mean).
+        missing: golden queries with a relevant document that the run does not answer.
+        unknown: query_ids the run names that the golden set does not have, sorted.
+        scored: queries every mean is over.
+    """
+
+    metrics: dict[str, float]
+    per_query: dict[str, dict[str, float]]
+    excluded: int
+    missing: int
+    unknown: tuple[str, ...]
+    scored: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"metrics", "per_query", "excluded", ...}`` for JSON (NaN becomes None)."""
+        clean = lambda x: None if isinstance(x, float) and math.isnan(x) else x  # noqa: E731
+        return {
+            "metrics": {k: clean(v) for k, v in self.metrics.items()},
+            "per_query": {q: {k: clean(v) for k, v in m.items()} for q, m in self.per_query.items()},
+            "excluded": self.excluded,
+            "missing": self.missing,
+            "unknown": list(self.unknown),
+            "scored": self.scored,
+        }
+
+
+def parse_metrics(names: Iterable[str]) -> dict[str, Any]:
+    """Metric name -> ir-measures measure object, in the given order (duplicates dropped).
+
+    Raises:
+        CalibrationError: a name ir-measures cannot parse.
+    """
+    import ir_measures
+
+    parsed: dict[str, Any] = {}
+    for raw in names:
+        name = raw.strip()
+        if not name or name in parsed:
+            continue
+        try:
+            parsed[name] = ir_measures.parse_measure(name)
+        except (ValueError, TypeError, KeyError, NameError, SyntaxError) as exc:
+            raise CalibrationError(f"metric {name!r}: not an ir-measures name ({exc})") from None
+    if not parsed:
+        raise CalibrationError("no metric given (e.g. --metrics 'nDCG@10,RR')")
+    return parsed
+
+
+def _as_computed(measure: Any, grades: Iterable[int]) -> Any:
+    """The measure ir-measures' pytrec_eval provider computes for ``measure``."""
+    import ir_measures
+
+    if measure.NAME == "nDCG" and measure.params.get("dcg") == "exp-log2" and "gains" not in measure.params:
+        gains = {g: (2**g - 1 if g > 0 else 0) for g in sorted(set(grades) | {0})}
+        params = {k: v for k, v in measure.params.items() if k != "dcg"}
+        return ir_measures.nDCG(**params, gains=gains)
+    return measure
+
+
+def _relevant_queries(qrels: Qrels) -> set[str]:
+    return {q for q, docs in qrels.items() if any(r >= 1 for r in docs.values())}
+
+
+def _scores(ranked: Ranked, queries: Iterable[str], depth: int | None = None) -> dict[str, dict[str, float]]:
+    """Scores that encode the given order exactly: n, n-1, ..., 1 (top ``depth`` only)."""
+    queries = list(queries)
+    longest = max((len(ranked[q]) for q in queries), default=0)
+    if depth is not None:
+        longest = min(longest, depth)
+    descending = [float(x) for x in range(longest, 0, -1)]
+    out: dict[str, dict[str, float]] = {}
+    for q in queries:
+        docs = ranked[q] if depth is None else ranked[q][:depth]
+        out[q] = dict(zip(docs, descending[longest - len(docs) :]))
+    return out
+
+
+def evaluate(qrels: Qrels, ranked: Ranked, metrics: Sequence[str]) -> RunScores:
+    """Score one ranked run against ``qrels`` with ir-measures (see the module docstring).
+
+    P@2 of a run ``[a, b]`` where only ``b`` is relevant is 1/2; RR is 1/2; Judged@2 counts
+    both labelled documents, 2/2:
+
+    >>> s = evaluate({"q": {"a": 0, "b": 1}}, {"q": ["a", "b"]}, ["P@2", "RR", "Judged@2"])
+    >>> s.metrics
+    {'P@2': 0.5, 'RR': 0.5, 'Judged@2': 1.0}
+    """
+    return evaluate_many(qrels, {"run": ranked}, metrics)["run"]
+
+
+def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[str]) -> dict[str, RunScores]:
+    """Score several ranked runs against the same ``qrels`` (qrels are converted once)."""
+    import ir_measures
+
+    parsed = parse_metrics(metrics)
+    relevant = _relevant_queries(qrels)
+    excluded = len(set(qrels) - relevant)
+    grades = {int(r) for docs in qrels.values() for r in docs.values()}
+    computed = {name: _as_computed(m, grades) for name, m in parsed.items()}
+    # Judged@k and gain-mapped nDCG@k get their own evaluator each, fed only the top k (all
+    # they read): ir-measures would otherwise put a plain nDCG into a gain-mapped invocation.
+    alone = {n: m for n, m in computed.items() if m.NAME == "Judged" or "gains" in m.params}
+    others = {n: m for n, m in computed.items() if n not in alone}
+    golden = {q: dict(qrels[q]) for q in relevant}
+    main = _evaluator(others, golden) if others else None
+    by_alone = {n: _evaluator({n: m}, golden) for n, m in alone.items()}
+    results = {}
+    for run_name, ranked in runs.items():
+        scored = sorted(relevant & set(ranked))
+        per_query: dict[str, dict[str, float]] = {q: {} for q in scored}
+        if main is not None:
+            # Providers hand back the measure objects they were given: look them up by identity
+            # (a measure's hash is its repr, built anew on every call).
+            by_id = {id(m): n for n, m in others.items()}
+            by_repr = {repr(m): n for n, m in others.items()}
+            for metric in main.iter_calc(_scores(ranked, scored)):
+                # Some providers also report golden queries the run lacks: trec_eval (without
+                # -c) leaves those out, and so do we (they are counted as ``missing``).
+                if metric.query_id in per_query:
+                    name = by_id.get(id(metric.measure)) or by_repr[repr(metric.measure)]
+                    per_query[metric.query_id][name] = float(metric.value)
+        for name, evaluator in by_alone.items():
+            cutoff = alone[name].params.get("cutoff")
+            depth = cutoff if isinstance(cutoff, int) else None
+            for metric in evaluator.iter_calc(_scores(ranked, scored, depth)):
+                if metric.query_id in per_query:
+                    per_query[metric.query_id][name] = float(metric.value)
+        ordered = {q: {n: v[n] for n in parsed if n in v} for q, v in per_query.items()}
+        means = {n: _aggregate(parsed[n], [v[n] for v in ordered.values() if n in v]) for n in parsed}
+        unknown = tuple(sorted(set(ranked) - set(qrels)))
+        results[run_name] = RunScores(means, ordered, excluded, len(relevant - set(ranked)), unknown, len(scored))
+    return results
+
+
+def _evaluator(measures: Mapping[str, Any], qrels: Qrels) -> Any:
+    """ir-measures' evaluator for ``measures``; a measure no installed provider computes is named."""
+    import ir_measures
+
+    try:
+        return ir_measures.evaluator(list(measures.values()), qrels)
+    except (ValueError, RuntimeError):
+        for name, measure in measures.items():
+            try:
+                ir_measures.evaluator([measure], qrels)
+            except (ValueError, RuntimeError) as exc:
+                raise CalibrationError(f"metric {name!r}: no installed ir-measures provider computes it ({exc})") from None
+        raise
+
+
+def _aggregate(measure: Any, values: Sequence[float]) -> float:
+    """The measure's own aggregate (the mean, or e.g. a geometric mean) over queries."""
+    agg = measure.aggregator()
+    for v in values:
+        agg.add(v)
+    return float(agg.result()) if values else math.nan

@@ -1,0 +1,333 @@
+"""Golden-set commands: freeze, versions, export, import-judgments, diff, eval, compare, add-run,
+completeness."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import click
+
+from labeler.commands.common import db_argument, output_file, user_errors
+
+_FORMATS = ("trec", "jsonl", "parquet", "beir")
+
+
+def _connect(db: str):
+    from labeler.store import connect
+
+    return connect(db)
+
+
+@click.command("freeze")
+@db_argument
+@click.option("--version", "name", required=True, help="Name of the new version (e.g. v3).")
+@click.option("-m", "--message", "note", default="", help="A note kept in the manifest.")
+@click.option("--rule", type=click.Choice(["majority", "median", "dawid-skene"]), default="majority", show_default=True,
+              help="How several labels of an item become one grade (an adjudication always wins).")
+@click.option("--allow-ties", is_flag=True, help="Freeze despite tied majorities (they take the lower grade).")
+def freeze(db: str, name: str, note: str, rule: str, allow_ties: bool) -> None:
+    """Freeze the current labels of DB into an immutable, named golden-set version.
+
+    Each (query, chunk)'s labels become one grade; the version records a content hash (sha256
+    over the sorted aggregated rows) and a manifest. Freezing again with the same grades makes
+    no new version.
+    """
+    from labeler.golden import freeze as run
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        result = run(_connect(db), name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER)
+    v = result.version
+    if not result.created:
+        click.echo(f"nothing changed: version {v.name} already holds exactly these grades (content hash {v.content_hash[:12]}); no new version")
+        return
+    counts = v.manifest["counts"]
+    click.echo(f"froze {v.name}: {counts['items']} items, {counts['queries']} queries, {counts['labels']} labels, rule {v.rule}, "
+               f"content hash {v.content_hash}")
+    click.echo(f"  per grade: {', '.join(f'{g}: {n}' for g, n in counts['per_grade'].items())}; "
+               f"single-label items: {result.single}; adjudicated: {result.adjudicated}; tied majorities: {len(result.ties)}"
+               + (" (lower grade taken)" if result.ties else ""))
+    if result.weights:
+        click.echo("  annotator weights: " + ", ".join(f"{a} {w:.3f}" for a, w in result.weights.items()))
+
+
+@click.command("versions")
+@db_argument
+def versions(db: str) -> None:
+    """List the frozen golden-set versions of DB, oldest first."""
+    from labeler.store.access import OWNER
+    from labeler.store.golden import list_versions
+
+    with user_errors():
+        found = list_versions(_connect(db), caller=OWNER)
+    if not found:
+        click.echo("no version frozen yet (goldpool freeze DB --version NAME)")
+        return
+    click.echo(f"{'version':<16}{'frozen at':<28}{'rule':<13}{'items':>7}{'queries':>9}  {'content hash':<14}parent  note")
+    for v in found:
+        c = v.manifest.get("counts", {})
+        click.echo(f"{v.name:<16}{v.created_at[:26]:<28}{v.rule:<13}{v.n_rows:>7}{c.get('queries', 0):>9}  "
+                   f"{v.content_hash[:12]:<14}{v.parent or '-':<8}{v.manifest.get('note', '')}")
+
+
+@click.command("export")
+@db_argument
+@click.option("--version", "name", required=True, help="The version to export.")
+@click.option("--format", "formats", multiple=True, required=True, type=click.Choice([*_FORMATS, "all"]),
+              help="trec (qrels.txt), jsonl, parquet or beir; repeatable; all for every one.")
+@click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+def export(db: str, name: str, formats: tuple[str, ...], out: str) -> None:
+    """Write a frozen version of DB to folder OUT, with manifest.json and a README.md dataset card.
+
+    trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
+    every raw label, the pool provenance and the texts; beir: corpus.jsonl, queries.jsonl,
+    qrels/test.tsv.
+    """
+    from labeler.golden import export as run
+    from labeler.store.access import OWNER
+
+    chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
+    with user_errors():
+        written = run(_connect(db), name, chosen, out, caller=OWNER)
+    click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)})")
+
+
+@click.command("import-judgments")
+@db_argument
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.option("--annotator", required=True, help="Whose labels these are (created if new).")
+def import_judgments(db: str, qrels: str, annotator: str) -> None:
+    """Import the TREC qrels file QRELS into DB as one annotator's labels (grades 0-3).
+
+    Entries not yet in the pool join it with source `qrels`. Importing the same file again
+    changes nothing; bad input changes nothing.
+    """
+    from labeler.golden import import_judgments as run
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        result = run(_connect(db), qrels, annotator, caller=OWNER)
+    click.echo(f"{qrels}: {result.added} labels added for {result.annotator}"
+               f"{' (new annotator)' if result.created_annotator else ''}, {result.unchanged} unchanged, "
+               f"{result.pooled} entries joined the pool")
+
+
+@click.command("diff")
+@db_argument
+@click.argument("v1")
+@click.argument("v2")
+def diff(db: str, v1: str, v2: str) -> None:
+    """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
+    from labeler.golden import diff as run
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        d = run(_connect(db), v1, v2, caller=OWNER)
+    click.echo(f"{v1} -> {v2}: {len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
+    for (a, b), n in d.changes.items():
+        click.echo(f"  grade {a} -> {b}: {n}")
+    for q, doc, g in d.added:
+        click.echo(f"+ {q} {doc} {g}")
+    for q, doc, g in d.removed:
+        click.echo(f"- {q} {doc} {g}")
+    for q, doc, a, b in d.regraded:
+        click.echo(f"~ {q} {doc} {a} -> {b}")
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+
+
+def _judged_note(scores) -> str:
+    notes = []
+    for name, value in scores.metrics.items():
+        if name.startswith("Judged") and not math.isnan(value) and value < 1.0:
+            notes.append(f"{1 - value:.0%} of top-{name.partition('@')[2] or 'all'} unjudged: scores are a lower bound")
+    return "; ".join(notes)
+
+
+@click.command("eval")
+@click.argument("golden")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--metrics", default=None,
+              help="Comma-separated ir-measures names, e.g. \"nDCG@10,R@100,RR\" (default: nDCG@10, "
+                   "nDCG(dcg='exp-log2')@10, R@k, RR, P@k, Judged@k with k = --depth).")
+@click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
+              help="k of the default R@k, P@k and Judged@k: how many chunks you feed downstream.")
+@click.option("--per-query", is_flag=True, help="Also show every query's values.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of a table.")
+def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, per_query: bool, as_json: bool) -> None:
+    """Score TREC runs RUNS against GOLDEN (DB@VERSION or a qrels file) exactly as trec_eval.
+
+    Metrics are computed by ir-measures (pytrec_eval for the trec_eval measures). Runs are
+    ranked by score, ties by doc id descending; queries without a relevant document are left
+    out of the means and counted.
+    """
+    from calibration.metrics import default_metrics
+    from labeler.golden import evaluate_runs, load_golden
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
+        gold = load_golden(golden, caller=OWNER)
+        scores = evaluate_runs(gold, list(runs), names)
+    if as_json:
+        objects = {name: s.as_dict() for name, s in scores.items()}
+        click.echo(json.dumps(next(iter(objects.values())) if len(objects) == 1 else {"runs": objects}, indent=2))
+        return
+    _eval_table(gold, scores, per_query)
+
+
+def _split_metrics(text: str) -> list[str]:
+    """Split on commas outside parentheses (``nDCG(dcg='exp-log2')@10`` keeps its own)."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    parts.append(current.strip())
+    return [p for p in parts if p]
+
+
+def _eval_table(gold, scores: dict[str, Any], per_query: bool) -> None:
+    first = next(iter(scores.values()))
+    names = list(first.metrics)
+    widths = {n: max(10, len(n) + 2) for n in names}
+    run_w = max(8, *(len(r) + 2 for r in scores))
+    click.echo(f"golden: {gold.label}" + (f" (content hash {gold.content_hash[:12]})" if gold.content_hash else ""))
+    click.echo(f"{'run':<{run_w}}" + "".join(f"{n:>{widths[n]}}" for n in names) + f"{'queries':>9}{'excluded':>10}  note")
+    for run, s in scores.items():
+        extra = [] if not s.missing else [f"{s.missing} golden queries not in the run"]
+        if s.unknown:
+            shown = ", ".join(s.unknown[:3]) + (", ..." if len(s.unknown) > 3 else "")
+            extra.append(f"{len(s.unknown)} run queries not in the golden set ({shown}): not scored")
+        note = "; ".join(filter(None, [_judged_note(s), *extra]))
+        click.echo(f"{run:<{run_w}}" + "".join(f"{_fmt(s.metrics[n]):>{widths[n]}}" for n in names)
+                   + f"{s.scored:>9}{s.excluded:>10}  {note}")
+    click.echo(f"excluded: queries without a relevant document ({first.excluded}), left out of every mean")
+    if per_query:
+        for run, s in scores.items():
+            click.echo(f"\n{run}")
+            click.echo(f"{'query_id':<16}" + "".join(f"{n:>{widths[n]}}" for n in names))
+            for q, values in s.per_query.items():
+                click.echo(f"{q:<16}" + "".join(f"{_fmt(values.get(n, math.nan)):>{widths[n]}}" for n in names))
+
+
+@click.command("compare")
+@click.argument("golden")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--metric", default="nDCG@10", show_default=True, help="The ir-measures metric to compare on.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write an HTML page with the per-query differences plotted.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the randomisation test.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | None, seed: int, as_json: bool) -> None:
+    """Compare runs RUN_A RUN_B [RUN...] on GOLDEN, each against the first, query by query.
+
+    Gives the mean difference with a query-bootstrap interval, a paired randomisation-test p
+    (Holm-corrected for more than two runs), the minimum detectable difference of this golden
+    set, and a plain sentence.
+    """
+    from calibration import CalibrationError
+    from calibration.compare import compare_runs, to_html
+    from labeler.golden import evaluate_runs, load_golden
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        if len(runs) < 2:
+            raise CalibrationError("compare needs at least two runs: RUN_A RUN_B [RUN...]")
+        gold = load_golden(golden, caller=OWNER)
+        scores = evaluate_runs(gold, list(runs), [metric])
+        per_query = {name: {q: v[metric] for q, v in s.per_query.items()} for name, s in scores.items()}
+        result = compare_runs(per_query, metric, seed=seed)
+    if html_path:
+        with output_file(html_path) as handle:
+            handle.write(to_html(result, title=f"{metric} on {gold.label}"))
+    if as_json:
+        click.echo(json.dumps({"metric": metric, "comparisons": [_comparison_dict(c) for c in result]}, indent=2))
+        return
+    for c in result:
+        click.echo(c.sentence)
+    click.echo("")
+    click.echo(f"{'run':<24}{'n':>6}{'mean':>9}{'delta':>9}  {'95% interval':<20}{'p':>8}{'p Holm':>8}{'sd(δ)':>8}{'MDD':>8}")
+    base = result[0]
+    click.echo(f"{base.baseline:<24}{base.n:>6}{base.mean_baseline:>9.4f}")
+    for c in result:
+        click.echo(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{c.delta:>+9.4f}  {f'[{c.low:+.4f}, {c.high:+.4f}]':<20}"
+                   f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{c.mdd:>8.4f}")
+
+
+def _comparison_dict(c) -> dict[str, Any]:
+    return {k: getattr(c, k) for k in (
+        "baseline", "run", "metric", "n", "mean_baseline", "mean_run", "delta", "low", "high", "p_value",
+        "p_adjusted", "sd", "mdd", "sentence", "deltas")}
+
+
+@click.command("add-run")
+@db_argument
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--name", required=True, help="Name of the run; it becomes a pool source.")
+@click.option("--depth", type=int, default=10, show_default=True, help="How many of its top documents per query to pool.")
+def add_run(db: str, run: str, name: str, depth: int) -> None:
+    """Import the TREC run RUN into DB and add its unjudged top-K per query to the pool.
+
+    The new entries join the labelling queue; `goldpool eval` then shows Judged@k rising as
+    they are labelled.
+    """
+    from labeler.golden import add_run as do
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        imported, extension = do(_connect(db), run, name, depth, caller=OWNER)
+    click.echo(f"{run}: run {name} ({imported.added or imported.unchanged} rows); top-{depth}: "
+               f"{extension.added} new pool entries to label, {extension.extended} already pooled, "
+               f"{extension.judged} already judged")
+
+
+@click.command("completeness")
+@db_argument
+@click.option("--version", "name", default=None, help="The version to read (default: the latest).")
+@click.option("--per-query", is_flag=True, help="Also list every query's estimate.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+def completeness(db: str, name: str | None, per_query: bool, as_json: bool) -> None:
+    """Estimate how many relevant chunks the pool of DB missed (capture-recapture over sources).
+
+    Chapman's estimator over each pair of pool sources, per query and summed, with a
+    query-bootstrap interval. It assumes the sources find relevant chunks independently.
+    """
+    from labeler.golden import completeness as run
+    from labeler.store.access import OWNER
+
+    with user_errors():
+        version, _, c = run(_connect(db), name, caller=OWNER)
+    if as_json:
+        click.echo(json.dumps({
+            "version": version, "found": c.found, "queries": c.queries, "assumption": c.assumption,
+            "pairs": [{"sources": list(p.sources), "n1": p.n1, "n2": p.n2, "m": p.m,
+                       "estimated_relevant": p.estimated_relevant, "missed": p.missed, "low": p.low, "high": p.high}
+                      for p in c.pairs],
+            "per_query": {q: {"found": f, "missed": m} for q, (f, m) in c.per_query.items()},
+        }, indent=2))
+        return
+    h = c.headline
+    click.echo(f"{version}: the pool's sources found {c.found} relevant chunks over {c.queries} queries.")
+    click.echo(f"Estimated missed: {h.missed:.1f} [{h.low:.1f}, {h.high:.1f}] ({c.ci:.0%} query bootstrap), "
+               f"from {h.sources[0]} x {h.sources[1]}; estimated recall of the pool {c.found / (c.found + h.missed):.1%}.")
+    click.echo(c.assumption)
+    click.echo(f"{'sources':<28}{'n1':>7}{'n2':>7}{'both':>7}{'est. relevant':>15}{'missed':>9}  interval")
+    for p in c.pairs:
+        click.echo(f"{' x '.join(p.sources):<28}{p.n1:>7}{p.n2:>7}{p.m:>7}{p.estimated_relevant:>15.1f}{p.missed:>9.1f}"
+                   f"  [{p.low:.1f}, {p.high:.1f}]")
+    if per_query:
+        click.echo(f"\n{'query_id':<16}{'found':>7}{'missed':>9}")
+        for q, (f, m) in c.per_query.items():
+            click.echo(f"{q:<16}{f:>7}{m:>9.1f}")
+
+
+COMMANDS = [freeze, versions, export, import_judgments, diff, eval_, compare, add_run, completeness]

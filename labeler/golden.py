@@ -1,0 +1,489 @@
+"""The golden set: freeze labels into a named version, export it, compare versions, score runs.
+
+This is the service layer between the store (``labeler.store.golden``: SQL only) and the
+libraries (``calibration`` for aggregation, metrics and comparison; ``pooling`` for files and
+capture-recapture). Every function that reads or writes the project takes a required keyword
+``caller`` (``OWNER`` from the command line, the signed-in admin in the app).
+
+The **content hash** of a version is the sha256 of its aggregated rows only, one line
+``query_id<TAB>doc_id<TAB>relevance`` per item, sorted: the same grades give the same hash
+wherever they were made, whatever the raw labels, notes or times behind them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from labeler.store.golden import Caller, GoldenRow, Version
+from labeler.store.schema import StoreError, now
+
+FORMATS = ("trec", "jsonl", "parquet", "beir")
+
+
+def content_hash(rows: Iterable[tuple[str, str, int]]) -> str:
+    """sha256 over the sorted ``query_id\\tdoc_id\\trelevance`` lines.
+
+    >>> content_hash([("q2", "d", 0), ("q1", "d", 3)]) == content_hash([("q1", "d", 3), ("q2", "d", 0)])
+    True
+    """
+    digest = hashlib.sha256()
+    for q, d, r in sorted((str(q), str(d), int(r)) for q, d, r in rows):
+        digest.update(f"{q}\t{d}\t{r}\n".encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class FreezeResult:
+    """What ``freeze`` did: the version (new, or the unchanged latest one) and what it decided."""
+
+    version: Version
+    created: bool
+    ties: tuple[tuple[str, str], ...] = ()
+    single: int = 0
+    adjudicated: int = 0
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+def _goldpool_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("goldpool")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _agreement(labels: Sequence[Any]) -> dict[str, Any]:
+    """Inter-annotator agreement on the items labelled more than once, with intervals."""
+    from calibration.report import project_report
+    from labeler.grades import GRADES
+
+    report = project_report(labels, grades=tuple(GRADES))
+    out: dict[str, Any] = {"items_with_two_or_more_labels": report.n_overlap_items}
+    if report.overlap is not None:
+        out["kappa_quadratic"] = report.overlap.get("kappa_quadratic").as_dict()
+    if report.alpha_ordinal is not None:
+        out["alpha_ordinal"] = report.alpha_ordinal.as_dict()
+    return out
+
+
+def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[str, Any]:
+    from labeler.store import golden as store
+
+    builds = store.pool_builds(db, caller=caller)
+    per_grade = Counter(r.relevance for r in rows)
+    return {
+        "rule": rule,
+        "allow_ties": allow_ties,
+        "ties": {"count": len(agg.ties), "resolved_to": "lower grade" if agg.ties else None,
+                 "items": [list(t) for t in agg.ties]},
+        "single_label_items": len(agg.single),
+        "adjudicated_items": len(agg.adjudicated),
+        "pool": {
+            "sources": sorted({s for b in builds for s in b.get("sources", [])}),
+            "builds": builds,
+        },
+        "counts": {
+            "queries": len({r.query_id for r in rows}),
+            "items": len(rows),
+            "labels": len(labels),
+            "per_grade": {str(g): per_grade.get(g, 0) for g in range(4)},
+            "relevant_items": sum(1 for r in rows if r.relevance >= 1),
+        },
+        "annotators": sorted({lab.annotator for lab in labels}),
+        "annotator_weights": agg.weights or None,
+        "agreement": _agreement(labels),
+        "rubric_hashes": sorted({lab.rubric_hash for lab in labels if lab.rubric_hash}),
+        "goldpool_version": _goldpool_version(),
+        "created_at": now(),
+        "note": note,
+    }
+
+
+def freeze(
+    db: sqlite_utils.Database,
+    name: str,
+    *,
+    rule: str = "majority",
+    note: str = "",
+    allow_ties: bool = False,
+    caller: Caller,
+) -> FreezeResult:
+    """Aggregate every labelled item into one grade and store the result as version ``name``.
+
+    An adjudicated grade always wins; otherwise ``rule`` (majority, median, dawid-skene).
+    Nothing is stored when the grades equal the latest version's (``created`` False).
+
+    Raises:
+        StoreError: no labels, a taken or bad name, not an admin.
+        CalibrationError: majority ties without ``allow_ties``, an unknown rule.
+    """
+    from calibration.aggregate import aggregate
+    from labeler.store import golden as store
+
+    labels = store.current_labels(db, caller=caller)
+    adjudicated = store.current_adjudications(db, caller=caller)
+    if not labels and not adjudicated:
+        raise StoreError("nothing to freeze: no item has a label yet")
+    by_item: dict[tuple[str, str], dict[str, int]] = {}
+    raw: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+    for lab in labels:
+        by_item.setdefault((lab.query_id, lab.doc_id), {})[lab.annotator] = lab.relevance
+        raw.setdefault((lab.query_id, lab.doc_id), []).append((lab.annotator, lab.relevance, lab.at))
+    agg = aggregate(by_item, rule, adjudicated=adjudicated, allow_ties=allow_ties)
+    sources = store.pool_sources(db, caller=caller)
+    rows = [
+        GoldenRow(q, d, g, tuple(raw.get((q, d), ())), (q, d) in adjudicated,
+                  agg.posteriors.get((q, d)), sources.get((q, d), {}))
+        for (q, d), g in sorted(agg.grades.items())
+    ]
+    digest = content_hash((r.query_id, r.doc_id, r.relevance) for r in rows)
+    manifest = _manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller)
+    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller)
+    return FreezeResult(version, created, agg.ties, len(agg.single), len(agg.adjudicated), agg.weights)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionDiff:
+    """Items added, removed and regraded from version ``old`` to ``new``."""
+
+    old: str
+    new: str
+    added: tuple[tuple[str, str, int], ...]
+    removed: tuple[tuple[str, str, int], ...]
+    regraded: tuple[tuple[str, str, int, int], ...]  # query_id, doc_id, old grade, new grade
+    changes: dict[tuple[int, int], int]  # (old grade, new grade) -> items
+
+
+def diff(db: sqlite_utils.Database, old: str, new: str, *, caller: Caller) -> VersionDiff:
+    """What changed between two versions.
+
+    Raises:
+        StoreError: either version does not exist.
+    """
+    from labeler.store import golden as store
+
+    a = {(r.query_id, r.doc_id): r.relevance for r in store.version_rows(db, old, caller=caller)}
+    b = {(r.query_id, r.doc_id): r.relevance for r in store.version_rows(db, new, caller=caller)}
+    added = tuple((q, d, b[(q, d)]) for q, d in sorted(b.keys() - a.keys()))
+    removed = tuple((q, d, a[(q, d)]) for q, d in sorted(a.keys() - b.keys()))
+    regraded = tuple((q, d, a[(q, d)], b[(q, d)]) for q, d in sorted(a.keys() & b.keys()) if a[(q, d)] != b[(q, d)])
+    changes = Counter((x, y) for _, _, x, y in regraded)
+    return VersionDiff(old, new, added, removed, regraded, dict(sorted(changes.items())))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedJudgments:
+    """What ``import_judgments`` did (see :class:`labeler.store.golden.LabelImport`)."""
+
+    path: str
+    annotator: str
+    added: int
+    unchanged: int
+    pooled: int
+    created_annotator: bool
+
+
+def import_judgments(db: sqlite_utils.Database, path: str | Path, annotator: str, *, caller: Caller) -> ImportedJudgments:
+    """Bring a TREC qrels file in as ``annotator``'s labels (grades 0-3).
+
+    Raises:
+        PoolingError: a malformed qrels line (file, line, field).
+        StoreError: an unknown query or document, a grade outside 0-3; nothing is written.
+    """
+    from labeler.store import golden as store
+    from pooling.qrels import qrels_lines
+
+    path = Path(path)
+    entries = list(qrels_lines(path))  # every line checked (fields, integers, duplicates) first
+    result = store.import_labels(db, str(path), entries, annotator, caller=caller)
+    return ImportedJudgments(str(path), result.annotator, result.added, result.unchanged, result.pooled,
+                             result.created_annotator)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _records(rows: Sequence[GoldenRow], queries: dict[str, str], docs: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "query_id": r.query_id,
+            "doc_id": r.doc_id,
+            "relevance": r.relevance,
+            "labels": [{"annotator": a, "relevance": g, "at": at} for a, g, at in r.labels],
+            "adjudicated": r.adjudicated,
+            "posterior": None if r.posterior is None else {str(k): v for k, v in sorted(r.posterior.items())},
+            "sources": r.sources,
+            "query_text": queries.get(r.query_id, ""),
+            "doc_title": docs.get(r.doc_id, ("", ""))[0],
+            "doc_text": docs.get(r.doc_id, ("", ""))[1],
+        }
+        for r in rows
+    ]
+
+
+def _write_trec(out: Path, rows: Sequence[GoldenRow], **_: Any) -> list[Path]:
+    path = out / "qrels.txt"
+    path.write_text("".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in rows), encoding="utf-8")
+    return [path]
+
+
+def _write_jsonl(out: Path, rows: Sequence[GoldenRow], records: list[dict[str, Any]], **_: Any) -> list[Path]:
+    path = out / "golden.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+    return [path]
+
+
+def _write_parquet(out: Path, rows: Sequence[GoldenRow], records: list[dict[str, Any]], **_: Any) -> list[Path]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # sources and posterior have keys that vary by row: they are JSON text in Parquet.
+    flat = [{**r, "sources": json.dumps(r["sources"], sort_keys=True),
+             "posterior": None if r["posterior"] is None else json.dumps(r["posterior"])} for r in records]
+    schema = pa.schema([
+        ("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64()),
+        ("labels", pa.list_(pa.struct([("annotator", pa.string()), ("relevance", pa.int64()), ("at", pa.string())]))),
+        ("adjudicated", pa.bool_()), ("posterior", pa.string()), ("sources", pa.string()),
+        ("query_text", pa.string()), ("doc_title", pa.string()), ("doc_text", pa.string()),
+    ])
+    path = out / "golden.parquet"
+    pq.write_table(pa.Table.from_pylist(flat, schema=schema), path)
+    return [path]
+
+
+def _write_beir(
+    out: Path, rows: Sequence[GoldenRow], queries: dict[str, str], all_docs: dict[str, tuple[str, str]], **_: Any
+) -> list[Path]:
+    (out / "qrels").mkdir(exist_ok=True)
+    corpus, qfile, qrels = out / "corpus.jsonl", out / "queries.jsonl", out / "qrels" / "test.tsv"
+    with corpus.open("w", encoding="utf-8") as handle:
+        for doc_id, (title, text) in all_docs.items():
+            handle.write(json.dumps({"_id": doc_id, "title": title, "text": text}, ensure_ascii=False) + "\n")
+    with qfile.open("w", encoding="utf-8") as handle:
+        for query_id, text in queries.items():
+            handle.write(json.dumps({"_id": query_id, "text": text}, ensure_ascii=False) + "\n")
+    qrels.write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{r.query_id}\t{r.doc_id}\t{r.relevance}\n" for r in rows),
+        encoding="utf-8",
+    )
+    return [corpus, qfile, qrels]
+
+
+_WRITERS = {"trec": _write_trec, "jsonl": _write_jsonl, "parquet": _write_parquet, "beir": _write_beir}
+
+
+def _num(x: Any) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def dataset_card(version: Version, formats: Sequence[str]) -> str:
+    """The README.md written beside an export: counts, histogram, rubric, agreement, pooling."""
+    from labeler.store.labels import GRADES
+
+    m = version.manifest
+    counts = m.get("counts", {})
+    per_grade = counts.get("per_grade", {})
+    total = max(1, sum(per_grade.values()))
+    lines = [
+        f"# Golden set {version.name}",
+        "",
+        f"Content hash (sha256 of the sorted `query_id relevance` rows): `{version.content_hash}`.",
+        f"Frozen {version.created_at} with goldpool {m.get('goldpool_version')}; parent version: "
+        f"{version.parent or 'none'}. Note: {m.get('note') or '(none)'}",
+        "",
+        f"{counts.get('queries', 0)} queries, {counts.get('items', 0)} judged (query, chunk) items, "
+        f"{counts.get('labels', 0)} labels from {len(m.get('annotators', []))} annotator(s).",
+        "",
+        "| grade | meaning | items | share |",
+        "|---|---|---|---|",
+    ]
+    for g, meaning in GRADES.items():
+        n = per_grade.get(str(g), 0)
+        lines.append(f"| {g} | {meaning} | {n} | {n / total:.1%} |")
+    ties = m.get("ties", {})
+    lines += [
+        "",
+        f"Aggregation: `{version.rule}`; an adjudicated grade always wins ({m.get('adjudicated_items', 0)} items). "
+        f"Items with a single label: {m.get('single_label_items', 0)}. Tied majorities: {ties.get('count', 0)}"
+        + (" (resolved to the lower grade)." if ties.get("count") else "."),
+        f"Rubric hash(es): {', '.join(m.get('rubric_hashes') or []) or 'none recorded'}.",
+        "",
+        "Agreement between annotators on items labelled more than once:",
+    ]
+    agreement = m.get("agreement", {})
+    for key in ("kappa_quadratic", "alpha_ordinal"):
+        e = agreement.get(key)
+        if e:
+            lines.append(f"- {key}: {_num(e.get('value'))} [{_num(e.get('low'))}, {_num(e.get('high'))}], n={e.get('n')}")
+    if not any(agreement.get(k) for k in ("kappa_quadratic", "alpha_ordinal")):
+        lines.append("- no item was labelled by two annotators: agreement unknown.")
+    pool = m.get("pool", {})
+    lines += [
+        "",
+        f"Pooling: sources {', '.join(pool.get('sources', [])) or 'none'}; builds:",
+    ]
+    for build in pool.get("builds", []):
+        shown = {k: build[k] for k in ("bm25_depth", "dense_depth", "run_depth", "model", "source", "added") if k in build}
+        lines.append(f"- {build.get('at')}: {json.dumps(shown, sort_keys=True)}")
+    lines += [
+        "",
+        "Unjudged is not irrelevant: score a run with `goldpool eval` and read Judged@k beside it.",
+        f"Files: {', '.join(formats)} (see manifest.json for their sha256).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def export(
+    db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller
+) -> list[Path]:
+    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md.
+
+    Raises:
+        StoreError: no such version, an unknown format, or an unusable folder.
+    """
+    from labeler.store import golden as store
+
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise StoreError(f"format {', '.join(unknown) or '(none)'}: choose from {', '.join(FORMATS)}")
+    version = store.get_version(db, name, caller=caller)
+    rows = store.version_rows(db, name, caller=caller)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise StoreError(f"{out}: exists and is not a folder")
+    if not out.parent.is_dir():
+        raise StoreError(f"{out.parent}: directory does not exist")
+    out.mkdir(exist_ok=True)
+    query_ids = {r.query_id for r in rows}
+    needs_all = "beir" in formats
+    queries, docs = store.texts(db, query_ids, None if needs_all else {r.doc_id for r in rows}, caller=caller)
+    records = _records(rows, queries, docs) if {"jsonl", "parquet"} & set(formats) else []
+    written: list[Path] = []
+    for fmt in dict.fromkeys(formats):
+        written += _WRITERS[fmt](out, rows, records=records, queries=queries, all_docs=docs)
+    card = out / "README.md"
+    card.write_text(dataset_card(version, list(dict.fromkeys(formats))), encoding="utf-8")
+    written.append(card)
+    manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
+                "files": {str(p.relative_to(out)): _sha256(p) for p in written}}
+    path = out / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [*written, path]
+
+
+@dataclass(frozen=True, slots=True)
+class Golden:
+    """Qrels to score runs against, and where they came from."""
+
+    qrels: dict[str, dict[str, int]]
+    label: str  # ``DB@VERSION`` or the qrels path
+    content_hash: str | None
+
+
+def load_golden(spec: str, *, caller: Caller) -> Golden:
+    """``DB@VERSION`` (a frozen version) or the path of a TREC qrels file.
+
+    Raises:
+        StoreError: a database without that version. PoolingError: a bad qrels file.
+    """
+    from labeler.store import connect
+    from labeler.store import golden as store
+    from pooling.qrels import read_qrels
+
+    base, at, version = spec.rpartition("@")
+    if at and base and Path(base).is_file() and not Path(spec).is_file():
+        db = connect(base)
+        try:
+            found = store.get_version(db, version, caller=caller)
+            rows = store.version_rows(db, version, caller=caller)
+        finally:
+            db.close()
+        qrels: dict[str, dict[str, int]] = {}
+        for r in rows:
+            qrels.setdefault(r.query_id, {})[r.doc_id] = r.relevance
+        return Golden(qrels, spec, found.content_hash)
+    return Golden(read_qrels(spec), spec, None)
+
+
+def run_names(paths: Sequence[str | Path]) -> list[str]:
+    """A short name per run file: its file name, or its path when two file names collide."""
+    names = [Path(p).name for p in paths]
+    return [n if names.count(n) == 1 else str(p) for n, p in zip(names, paths, strict=True)]
+
+
+def evaluate_runs(golden: Golden, paths: Sequence[str | Path], metrics: Sequence[str]) -> dict[str, Any]:
+    """Score every run file against the golden set: run name -> :class:`calibration.metrics.RunScores`."""
+    from calibration.metrics import evaluate_many
+    from pooling.evalfiles import read_ranked_run
+
+    ranked = {name: read_ranked_run(p) for name, p in zip(run_names(paths), paths, strict=True)}
+    return evaluate_many(golden.qrels, ranked, metrics)
+
+
+def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, *, caller: Caller):
+    """Import a run and add its unjudged top-``depth`` to the pool (they join the labelling queue).
+
+    Raises:
+        PoolingError: a bad run file, unknown ids. StoreError: a bad depth, not an admin.
+    """
+    from labeler.store import golden as store
+    from labeler.store.access import require_admin
+    from labeler.build import import_run
+
+    require_admin(db, caller)
+    if depth < 1:
+        raise StoreError(f"depth {depth}: give 1 or more")
+    imported = import_run(db, path, name)
+    return imported, store.extend_pool(db, name, depth, caller=caller)
+
+
+def found_by_source(
+    rows: Sequence[GoldenRow], *, exclude: Sequence[str] = ("qrels",)
+) -> dict[str, dict[str, set[str]]]:
+    """query_id -> source -> relevant doc_ids (grade >= 1) that source put in the pool."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for r in rows:
+        if r.relevance < 1:
+            continue
+        by_source = found.setdefault(r.query_id, {})
+        for source in r.sources:
+            if source not in exclude:
+                by_source.setdefault(source, set()).add(r.doc_id)
+    return found
+
+
+def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Caller):
+    """Capture-recapture estimate of the relevant chunks the pool missed, for a version
+    (default: the latest). Items that joined only through imported qrels are not a source.
+
+    Raises:
+        StoreError: no version at all, or no such version. PoolingError: fewer than two sources.
+    """
+    from labeler.store import golden as store
+    from pooling.completeness import completeness as estimate
+
+    if version is None:
+        latest = store.latest_version(db, caller=caller)
+        if latest is None:
+            raise StoreError("no golden version yet: freeze one first (goldpool freeze DB --version NAME)")
+        version = latest.name
+    rows = store.version_rows(db, version, caller=caller)
+    return version, rows, estimate(found_by_source(rows))
+

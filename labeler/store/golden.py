@@ -1,0 +1,387 @@
+"""Frozen golden-set versions, and the labels, pool and texts a version is made from.
+
+Every function here is admin only: it takes a required keyword ``caller`` (``OWNER`` from the
+command line, the signed-in ``Annotator`` in the app) and refuses anyone but an active admin.
+A version is immutable in the database itself (triggers refuse UPDATE and DELETE on
+``golden_versions`` and ``golden_rows``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from labeler.store.access import Annotator, Owner, require_admin
+from labeler.store.schema import StoreError, now, transaction
+
+Caller = Annotator | int | Owner
+Item = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RawLabel:
+    """The latest label of one annotator on one item."""
+
+    query_id: str
+    doc_id: str
+    annotator: str
+    relevance: int
+    at: str
+    rubric_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenRow:
+    """One item of a frozen version."""
+
+    query_id: str
+    doc_id: str
+    relevance: int
+    labels: tuple[tuple[str, int, str], ...]  # (annotator, relevance, at), by annotator
+    adjudicated: bool
+    posterior: dict[int, float] | None
+    sources: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """A frozen version: its name, parent, rule, content hash and manifest."""
+
+    name: str
+    created_at: str
+    parent: str | None
+    rule: str
+    content_hash: str
+    manifest: dict[str, Any]
+    n_rows: int
+
+
+_LATEST = """
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.rubric_hash, max(j.id)
+FROM judgments j JOIN annotators n ON n.id = j.annotator_id
+GROUP BY j.query_id, j.doc_id, j.annotator_id
+ORDER BY j.query_id, j.doc_id, n.name
+"""
+
+
+def current_labels(db: sqlite_utils.Database, *, caller: Caller) -> list[RawLabel]:
+    """The latest label per (query_id, doc_id, annotator), every annotator."""
+    require_admin(db, caller)
+    return [RawLabel(*row[:6]) for row in db.execute(_LATEST)]
+
+
+def current_adjudications(db: sqlite_utils.Database, *, caller: Caller) -> dict[Item, int]:
+    """The final grade of every adjudicated item (its latest adjudication row)."""
+    require_admin(db, caller)
+    rows = db.execute(
+        "SELECT query_id, doc_id, relevance, max(id) FROM adjudications GROUP BY query_id, doc_id"
+    )
+    return {(q, d): int(r) for q, d, r, _ in rows}
+
+
+def pool_sources(db: sqlite_utils.Database, *, caller: Caller) -> dict[Item, dict[str, int]]:
+    """Every pool entry's provenance: (query_id, doc_id) -> {source: rank}."""
+    require_admin(db, caller)
+    return {(q, d): json.loads(s) for q, d, s in db.execute("SELECT query_id, doc_id, sources FROM pool")}
+
+
+def pool_builds(db: sqlite_utils.Database, *, caller: Caller) -> list[dict[str, Any]]:
+    """The parameters of every pool build (and pool extension), oldest first."""
+    require_admin(db, caller)
+    return [{"at": at, **json.loads(p)} for at, p in db.execute("SELECT at, params FROM pool_builds ORDER BY id")]
+
+
+def texts(
+    db: sqlite_utils.Database, query_ids: Iterable[str], doc_ids: Iterable[str] | None, *, caller: Caller
+) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """Query texts and (title, text) of documents; ``doc_ids`` None means every document."""
+    require_admin(db, caller)
+    wanted_q = sorted(set(query_ids))
+    queries: dict[str, str] = {}
+    for q, t in db.execute("SELECT query_id, text FROM queries ORDER BY query_id"):
+        queries[q] = t
+    queries = {q: queries[q] for q in wanted_q if q in queries}
+    docs: dict[str, tuple[str, str]] = {}
+    wanted_d = None if doc_ids is None else set(doc_ids)
+    for d, title, text in db.execute("SELECT doc_id, title, text FROM documents ORDER BY doc_id"):
+        if wanted_d is None or d in wanted_d:
+            docs[d] = (title, text)
+    return queries, docs
+
+
+def _version(row: Sequence[Any], n_rows: int) -> Version:
+    return Version(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), n_rows)
+
+
+_VERSION_COLUMNS = "name, created_at, parent, rule, content_hash, manifest"
+
+
+def list_versions(db: sqlite_utils.Database, *, caller: Caller) -> list[Version]:
+    """Every frozen version, oldest first."""
+    require_admin(db, caller)
+    counts = dict(db.execute("SELECT version, count(*) FROM golden_rows GROUP BY version").fetchall())
+    rows = db.execute(f"SELECT {_VERSION_COLUMNS} FROM golden_versions ORDER BY id").fetchall()
+    return [_version(r, counts.get(r[0], 0)) for r in rows]
+
+
+def get_version(db: sqlite_utils.Database, name: str, *, caller: Caller) -> Version:
+    """The version called ``name``.
+
+    Raises:
+        StoreError: no such version (the message lists what there is).
+    """
+    require_admin(db, caller)
+    row = db.execute(f"SELECT {_VERSION_COLUMNS} FROM golden_versions WHERE name = ?", [name]).fetchone()
+    if row is None:
+        names = [r[0] for r in db.execute("SELECT name FROM golden_versions ORDER BY id")]
+        have = f"versions: {', '.join(names)}" if names else "no version is frozen yet (goldpool freeze DB --version NAME)"
+        raise StoreError(f"no golden version named {name!r}; {have}")
+    n = db.execute("SELECT count(*) FROM golden_rows WHERE version = ?", [name]).fetchone()[0]
+    return _version(row, n)
+
+
+def latest_version(db: sqlite_utils.Database, *, caller: Caller) -> Version | None:
+    """The most recently frozen version, or None."""
+    require_admin(db, caller)
+    row = db.execute("SELECT name FROM golden_versions ORDER BY id DESC LIMIT 1").fetchone()
+    return None if row is None else get_version(db, row[0], caller=caller)
+
+
+def version_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> list[GoldenRow]:
+    """The items of version ``name``, sorted by (query_id, doc_id)."""
+    get_version(db, name, caller=caller)
+    rows = db.execute(
+        "SELECT query_id, doc_id, relevance, labels, adjudicated, posterior, sources FROM golden_rows "
+        "WHERE version = ? ORDER BY query_id, doc_id",
+        [name],
+    )
+    out = []
+    for q, d, rel, labels, adjudicated, posterior, sources in rows:
+        post = None if posterior is None else {int(k): v for k, v in json.loads(posterior).items()}
+        raw = tuple((a, int(g), at) for a, g, at in json.loads(labels))
+        out.append(GoldenRow(q, d, int(rel), raw, bool(adjudicated), post, json.loads(sources)))
+    return out
+
+
+def save_version(
+    db: sqlite_utils.Database,
+    name: str,
+    rule: str,
+    content_hash: str,
+    manifest: dict[str, Any],
+    rows: Sequence[GoldenRow],
+    *,
+    caller: Caller,
+) -> tuple[Version, bool]:
+    """Store a new version unless the latest one has the same content hash.
+
+    Returns:
+        (the version, True) when stored; (the latest version, False) when nothing changed.
+
+    Raises:
+        StoreError: an empty or taken name, no rows, or a caller who is not an admin.
+    """
+    require_admin(db, caller)
+    name = name.strip()
+    if not name or len(name) > 100 or any(ch.isspace() for ch in name) or "@" in name:
+        raise StoreError(f"version name {name!r}: give 1 to 100 characters without spaces or '@'")
+    if not rows:
+        raise StoreError("nothing to freeze: no item has a label yet")
+    author = caller.id if isinstance(caller, Annotator) else caller if isinstance(caller, int) else None
+    with transaction(db):
+        last = db.execute("SELECT name, content_hash FROM golden_versions ORDER BY id DESC LIMIT 1").fetchone()
+        if last is not None and last[1] == content_hash:
+            return get_version(db, last[0], caller=caller), False
+        if db.execute("SELECT 1 FROM golden_versions WHERE name = ?", [name]).fetchone():
+            raise StoreError(f"golden version {name!r} already exists; versions are immutable, choose a new name")
+        parent = None if last is None else last[0]
+        manifest = {**manifest, "name": name, "parent": parent, "content_hash": content_hash}
+        db.execute(
+            "INSERT INTO golden_versions (name, created_at, parent, rule, content_hash, manifest, annotator_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [name, manifest.get("created_at") or now(), parent, rule, content_hash,
+             json.dumps(manifest, sort_keys=True, ensure_ascii=False), author],
+        )
+        db.conn.executemany(
+            "INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels, adjudicated, posterior, sources) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (name, r.query_id, r.doc_id, r.relevance, json.dumps([list(x) for x in r.labels]), int(r.adjudicated),
+                 None if r.posterior is None else json.dumps({str(k): v for k, v in sorted(r.posterior.items())}),
+                 json.dumps(r.sources, sort_keys=True))
+                for r in rows
+            ],
+        )
+    return get_version(db, name, caller=caller), True
+
+
+@dataclass(frozen=True, slots=True)
+class LabelImport:
+    """What importing a qrels file as one annotator's labels did."""
+
+    annotator: str
+    added: int  # labels appended
+    unchanged: int  # the annotator's current label already had that grade
+    pooled: int  # entries that joined the pool with source ``qrels``
+    created_annotator: bool
+
+
+# An access hash nobody can match: the annotator exists for provenance; `goldpool new-token`
+# gives them a real token if they are ever to sign in.
+_NO_TOKEN = "scrypt:16384:8:1:" + "0" * 64
+
+
+def _ensure_annotator(db: sqlite_utils.Database, name: str) -> tuple[int, bool]:
+    row = db.execute("SELECT id FROM annotators WHERE name = ?", [name]).fetchone()
+    if row is not None:
+        return int(row[0]), False
+    cursor = db.execute(
+        "INSERT INTO annotators (name, role, token_salt, token_hash, active, created_at) VALUES (?, 'annotator', '', ?, 1, ?)",
+        [name, _NO_TOKEN, now()],
+    )
+    return int(cursor.lastrowid), True
+
+
+def _unknown(db: sqlite_utils.Database, table: str, key: str, ids: set[str]) -> set[str]:
+    known: set[str] = set()
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), 500):
+        batch = ordered[start : start + 500]
+        sql = f"SELECT {key} FROM {table} WHERE {key} IN ({','.join('?' * len(batch))})"
+        known.update(r[0] for r in db.execute(sql, batch))
+    return ids - known
+
+
+def import_labels(
+    db: sqlite_utils.Database,
+    path: str,
+    entries: Sequence[tuple[int, str, str, int]],
+    annotator: str,
+    *,
+    caller: Caller,
+) -> LabelImport:
+    """Append ``entries`` (line, query_id, doc_id, grade 0-3) as ``annotator``'s labels.
+
+    Entries not yet in the pool join it with source ``qrels`` (their rank: order in the file).
+    A label equal to the annotator's current one is not repeated, so importing twice changes
+    nothing. The annotator is created when new (without a usable token).
+
+    Raises:
+        StoreError: an unknown query or document (file, line, field), a grade outside 0-3,
+            an empty annotator name; nothing is written.
+    """
+    from pooling.pool import rrf_priority
+
+    require_admin(db, caller)
+    annotator = annotator.strip()
+    if not annotator or len(annotator) > 100:
+        raise StoreError("annotator name: give 1 to 100 characters")
+    unknown_q = _unknown(db, "queries", "query_id", {e[1] for e in entries})
+    unknown_d = _unknown(db, "documents", "doc_id", {e[2] for e in entries})
+    for line, q, d, grade in entries:
+        if q in unknown_q:
+            raise StoreError(f"{path}, line {line}, field 'query_id': unknown query {q!r}; import the queries first")
+        if d in unknown_d:
+            raise StoreError(f"{path}, line {line}, field 'doc_id': unknown document {d!r}; import the corpus first")
+        if not 0 <= grade <= 3:
+            raise StoreError(f"{path}, line {line}, field 'relevance': grade {grade} is outside 0-3")
+    at = now()
+    with transaction(db):
+        annotator_id, created = _ensure_annotator(db, annotator)
+        pooled = _pool_new(db, path, annotator, entries, at, rrf_priority)
+        current = {
+            (q, d): r
+            for q, d, r, _ in db.execute(
+                "SELECT query_id, doc_id, relevance, max(id) FROM judgments WHERE annotator_id = ? GROUP BY query_id, doc_id",
+                [annotator_id],
+            )
+        }
+        fresh = [(q, d, g) for _, q, d, g in entries if current.get((q, d)) != g]
+        db.conn.executemany(
+            "INSERT INTO judgments (query_id, doc_id, annotator_id, relevance, note, at, seconds, rubric_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)",
+            [(q, d, annotator_id, g, f"imported from {path}", at) for q, d, g in fresh],
+        )
+    return LabelImport(annotator, len(fresh), len(entries) - len(fresh), pooled, created)
+
+
+def _pool_new(db: sqlite_utils.Database, path: str, annotator: str, entries, at: str, rrf_priority) -> int:
+    """Add the entries' items missing from the pool with source ``qrels``; return how many."""
+    in_pool = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM pool")}
+    last = dict(db.execute("SELECT query_id, max(position) FROM pool GROUP BY query_id").fetchall())
+    rank: dict[str, int] = {}
+    new = []
+    for _, q, d, _ in entries:
+        rank[q] = rank.get(q, 0) + 1
+        if (q, d) in in_pool:
+            continue
+        in_pool.add((q, d))
+        last[q] = last.get(q, 0) + 1
+        sources = {"qrels": rank[q]}
+        new.append((q, d, json.dumps(sources), rrf_priority(sources), last[q], at))
+    if not new:
+        return 0
+    params = {"source": "qrels", "path": path, "annotator": annotator, "added": len(new), "sources": ["qrels"]}
+    build = db.execute("INSERT INTO pool_builds (at, params) VALUES (?, ?)", [at, json.dumps(params, sort_keys=True)])
+    db.conn.executemany(
+        "INSERT INTO pool (query_id, doc_id, sources, priority, position, added_at, build_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(*row, build.lastrowid) for row in new],
+    )
+    return len(new)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolExtension:
+    """What adding a run's top-K to the pool did."""
+
+    run: str
+    depth: int
+    added: int  # new pool entries (unjudged: they join the labelling queue)
+    extended: int  # entries already pooled whose provenance now includes the run
+    judged: int  # of the run's top-K entries, how many already carry a label
+
+
+def extend_pool(db: sqlite_utils.Database, run: str, depth: int, *, caller: Caller) -> PoolExtension:
+    """Add run ``run``'s top-``depth`` documents per query to the pool (provenance only grows).
+
+    Raises:
+        StoreError: no such run, or a depth below 1.
+    """
+    from pooling.pool import grown, merge
+
+    require_admin(db, caller)
+    if depth < 1:
+        raise StoreError(f"depth {depth}: give 1 or more")
+    if db.execute("SELECT 1 FROM runs WHERE name = ?", [run]).fetchone() is None:
+        raise StoreError(f"no run named {run!r} in the project")
+    ranking: dict[str, list[str]] = {}
+    for q, d in db.execute(
+        "SELECT query_id, doc_id FROM run_entries WHERE run = ? AND rank <= ? ORDER BY query_id, rank", [run, depth]
+    ):
+        ranking.setdefault(q, []).append(d)
+    with transaction(db):
+        recorded: dict[str, dict[str, tuple[dict[str, int], int]]] = {}
+        for q, d, s, pos in db.execute("SELECT query_id, doc_id, sources, position FROM pool"):
+            recorded.setdefault(q, {})[d] = (json.loads(s), pos)
+        positions = {q: {d: p for d, (_, p) in docs.items()} for q, docs in recorded.items()}
+        entries = merge({run: ranking}, positions)
+        extended = grown({run: ranking}, recorded)
+        at = now()
+        params = {"source": run, "run_depth": depth, "added": len(entries), "sources": [run], "kind": "add-run"}
+        build = db.execute("INSERT INTO pool_builds (at, params) VALUES (?, ?)", [at, json.dumps(params, sort_keys=True)])
+        db.conn.executemany(
+            "INSERT INTO pool (query_id, doc_id, sources, priority, position, added_at, build_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(e.query_id, e.doc_id, json.dumps(dict(e.sources), sort_keys=True), e.priority, e.position, at, build.lastrowid)
+             for e in entries],
+        )
+        db.conn.executemany(
+            "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
+            [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
+        )
+    judged = {(q, d) for q, d in db.execute("SELECT DISTINCT query_id, doc_id FROM judgments")}
+    n_judged = sum((q, d) in judged for q, docs in ranking.items() for d in docs)
+    return PoolExtension(run, depth, len(entries), len(extended), n_judged)

@@ -1,0 +1,77 @@
+"""Paired run comparison: exact randomisation p, Holm against statsmodels, MDD, the sentence."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from calibration import CalibrationError
+from calibration.compare import bootstrap_interval, compare_runs, holm, randomisation_p, to_html
+from calibration.power import minimum_detectable_difference
+
+
+def _exact_p(deltas: list[float]) -> float:
+    """Every one of the 2^n sign patterns: the share whose |mean| reaches the observed one."""
+    observed = abs(sum(deltas)) / len(deltas)
+    hits = sum(
+        abs(sum(s * d for s, d in zip(signs, deltas))) / len(deltas) >= observed - 1e-12
+        for signs in itertools.product((1, -1), repeat=len(deltas))
+    )
+    return hits / 2 ** len(deltas)
+
+
+@pytest.mark.parametrize("deltas", [[0.1, 0.2, -0.05, 0.3, 0.15, 0.0, 0.25, -0.1], [0.02, -0.01, 0.03, -0.04, 0.01, 0.0]])
+def test_randomisation_p_matches_full_enumeration(deltas: list[float]) -> None:
+    exact = _exact_p(deltas)
+    estimate = randomisation_p(deltas, n_permutations=10_000, seed=1)
+    # Monte Carlo SE at 10,000 flips is at most 0.005.
+    assert estimate == pytest.approx(exact, abs=0.015)
+
+
+def test_holm_against_statsmodels() -> None:
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = [0.01, 0.04, 0.03, 0.2, 0.001]
+    expected = multitest.multipletests(p, method="holm")[1]
+    assert holm(p) == pytest.approx(list(expected), abs=1e-12)
+
+
+def test_bootstrap_interval_brackets_the_mean() -> None:
+    deltas = [0.1, 0.2, 0.0, 0.3, 0.1, 0.2, 0.15, 0.05]
+    low, high = bootstrap_interval(deltas, n_boot=5000, seed=3)
+    mean = sum(deltas) / len(deltas)
+    assert low < mean < high
+    assert math.isnan(bootstrap_interval([0.1])[0])
+
+
+def test_compare_runs_reads_as_a_sentence() -> None:
+    base = {f"q{i}": 0.5 for i in range(30)}
+    better = {f"q{i}": 0.5 + (0.05 if i % 3 else 0.01) for i in range(30)}
+    [c] = compare_runs({"A": base, "B": better}, "nDCG@10", n_permutations=2000, n_boot=2000)
+    deltas = [better[q] - base[q] for q in base]
+    mean = sum(deltas) / 30
+    sd = math.sqrt(sum((d - mean) ** 2 for d in deltas) / 29)
+    assert c.delta == pytest.approx(mean) and c.sd == pytest.approx(sd)
+    assert c.mdd == pytest.approx(minimum_detectable_difference(30, "per_query", sd=sd))
+    assert c.p_value == pytest.approx(1 / 2001)  # every sign flip gives a smaller |mean|
+    assert c.sentence == (
+        f"B beats A by {mean:.3f} nDCG@10 [{c.low:.3f}, {c.high:.3f}], p<0.001; this golden set resolves {c.mdd:.3f}."
+    )
+    assert "<svg" in to_html([c]) and "<script" not in to_html([c])
+
+
+def test_several_runs_are_holm_corrected_and_small_effects_flagged() -> None:
+    base = {f"q{i}": 0.5 for i in range(12)}
+    same = {q: v + (0.01 if i % 2 else -0.01) for i, (q, v) in enumerate(base.items())}
+    up = {q: v + 0.1 + (0.01 if i % 2 else 0) for i, (q, v) in enumerate(base.items())}
+    out = compare_runs({"A": base, "B": same, "C": up}, "RR", n_permutations=2000, n_boot=1000)
+    assert [c.p_adjusted for c in out] == pytest.approx(holm([c.p_value for c in out]))
+    assert "(Holm)" in out[0].sentence and "cannot tell the two apart" in out[0].sentence
+
+
+def test_compare_needs_two_runs_with_shared_queries() -> None:
+    with pytest.raises(CalibrationError):
+        compare_runs({"A": {"q": 1.0}}, "RR")
+    with pytest.raises(CalibrationError, match="share 0"):
+        compare_runs({"A": {"q1": 1.0, "q2": 0.0}, "B": {"q3": 1.0}}, "RR")

@@ -1,0 +1,260 @@
+"""Golden-set versions end to end through the CLI: freeze, export, import, diff, eval, compare,
+add-run, completeness; bad input leaves the database as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from labeler.cli import cli
+from labeler.store import StoreError, connect
+
+DOCS = [f"d{n:02d}" for n in range(1, 13)]
+QUERIES = ["q1", "q2", "q3"]
+# alice labels everything; bob agrees on most of what he labels and disagrees on (q1, d02).
+ALICE = {("q1", "d01"): 3, ("q1", "d02"): 1, ("q1", "d03"): 0, ("q2", "d04"): 2, ("q2", "d05"): 0,
+         ("q3", "d06"): 1, ("q3", "d07"): 0}
+BOB = {("q1", "d01"): 3, ("q1", "d02"): 2, ("q2", "d04"): 2}
+CAROL = {("q1", "d02"): 2}
+
+
+def run(*args: str, ok: bool = True) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 1, result.output
+    return result.output
+
+
+def qrels(path: Path, labels: dict[tuple[str, str], int]) -> Path:
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(labels.items())))
+    return path
+
+
+def new_project(directory: Path, name: str = "p.db") -> Path:
+    corpus = directory / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": d, "title": f"T {d}", "text": f"text of {d} <b>"}) + "\n" for d in DOCS))
+    queries = directory / "queries.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": q, "text": f"question {q}"}) + "\n" for q in QUERIES))
+    db = directory / name
+    run("init", str(db))
+    run("import-corpus", str(db), str(corpus))
+    run("import-queries", str(db), str(queries))
+    return db
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    db = new_project(tmp_path)
+    run("import-judgments", str(db), str(qrels(tmp_path / "alice.qrels", ALICE)), "--annotator", "alice")
+    run("import-judgments", str(db), str(qrels(tmp_path / "bob.qrels", BOB)), "--annotator", "bob")
+    return db
+
+
+def _dump(db: Path) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    rows = [(t, *r) for t in tables for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2")]  # noqa: S608
+    conn.close()
+    return rows
+
+
+def test_freeze_with_no_labels_is_a_one_line_error(tmp_path: Path) -> None:
+    db = new_project(tmp_path)
+    before = _dump(db)
+    out = run("freeze", str(db), "--version", "v1", ok=False)
+    assert out.strip() == "Error: nothing to freeze: no item has a label yet"
+    assert _dump(db) == before
+
+
+def test_ties_block_then_allowed_and_stated(project: Path) -> None:
+    before = _dump(project)
+    out = run("freeze", str(project), "--version", "v1", ok=False)
+    assert "1 item(s) have a tied majority" in out and "q1" in out and out.count("\n") == 1
+    assert _dump(project) == before
+    out = run("freeze", str(project), "--version", "v1", "--allow-ties", "-m", "first cut")
+    assert "froze v1: 7 items" in out and "tied majorities: 1 (lower grade taken)" in out
+    manifest = connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0]
+    data = json.loads(manifest)
+    assert data["ties"]["count"] == 1 and data["ties"]["resolved_to"] == "lower grade"
+    assert data["counts"]["per_grade"] == {"0": 3, "1": 2, "2": 1, "3": 1}
+    assert data["note"] == "first cut" and data["annotators"] == ["alice", "bob"]
+    assert data["agreement"]["items_with_two_or_more_labels"] == 3
+
+
+def test_freeze_twice_unchanged_makes_no_version_and_versions_are_immutable(project: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    out = run("freeze", str(project), "--version", "v2", "--allow-ties")
+    assert out.startswith("nothing changed: version v1 already holds exactly these grades")
+    assert "v2" not in run("versions", str(project))
+    conn = sqlite3.connect(project)
+    with pytest.raises(sqlite3.DatabaseError, match="immutable"):
+        conn.execute("UPDATE golden_rows SET relevance = 0")
+    with pytest.raises(sqlite3.DatabaseError, match="immutable"):
+        conn.execute("DELETE FROM golden_versions")
+    conn.close()
+
+
+def test_content_hash_is_sha256_of_sorted_rows(project: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--rule", "median")
+    # median_low of (1, 2) is 1; of (3, 3) 3; of (2, 2) 2.
+    grades = {**ALICE}
+    text = "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in sorted(grades.items()))
+    digest = connect(project).execute("SELECT content_hash FROM golden_versions").fetchone()[0]
+    assert digest == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, tmp_path: Path) -> None:
+    run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
+    run("freeze", str(project), "--version", "v1", "--rule", "dawid-skene")
+    out_dir = tmp_path / "export"
+    run("export", str(project), "--version", "v1", "--format", "all", "-o", str(out_dir))
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((out_dir / name).read_bytes()).hexdigest() == digest
+    assert set(manifest["files"]) == {"qrels.txt", "golden.jsonl", "golden.parquet", "corpus.jsonl",
+                                      "queries.jsonl", "qrels/test.tsv", "README.md"}
+    assert (out_dir / "qrels" / "test.tsv").read_text().splitlines()[0] == "query-id\tcorpus-id\tscore"
+    first = json.loads((out_dir / "golden.jsonl").read_text().splitlines()[0])
+    assert {"query_id", "doc_id", "relevance", "labels", "sources", "query_text", "doc_text", "posterior"} <= set(first)
+    assert first["labels"][0]["annotator"] == "alice" and first["sources"] == {"qrels": 1}
+    corpus = [json.loads(line) for line in (out_dir / "corpus.jsonl").read_text().splitlines()]
+    assert set(corpus[0]) == {"_id", "title", "text"} and len(corpus) == len(DOCS)
+    assert "| 3 | Fully answers |" in (out_dir / "README.md").read_text()
+
+    (tmp_path / "fresh").mkdir()
+    fresh = new_project(tmp_path / "fresh", "f.db")
+    run("import-judgments", str(fresh), str(out_dir / "qrels.txt"), "--annotator", "golden")
+    run("freeze", str(fresh), "--version", "copy")
+    hashes = [connect(db).execute("SELECT content_hash FROM golden_versions").fetchone()[0] for db in (project, fresh)]
+    assert hashes[0] == hashes[1] == manifest["content_hash"]
+
+
+def test_parquet_export_loads_with_pandas_and_datasets(project: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    run("export", str(project), "--version", "v1", "--format", "parquet", "-o", str(tmp_path / "x"))
+    frame = pd.read_parquet(tmp_path / "x" / "golden.parquet")
+    assert len(frame) == 7 and frame["relevance"].tolist() == [g for _, g in sorted({**ALICE, ("q1", "d02"): 1}.items())]
+    datasets = pytest.importorskip("datasets")
+    loaded = datasets.Dataset.from_parquet(str(tmp_path / "x" / "golden.parquet"), cache_dir=str(tmp_path / "cache"))
+    assert loaded.num_rows == 7 and loaded[0]["labels"][0]["annotator"] == "alice"
+
+
+def test_diff_counts_grade_changes(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
+    run("freeze", str(project), "--version", "v2")
+    out = run("diff", str(project), "v1", "v2")
+    assert out.splitlines()[:2] == ["v1 -> v2: 0 added, 0 removed, 1 regraded", "  grade 1 -> 2: 1"]
+    assert "~ q1 d02 1 -> 2" in out
+    assert run("diff", str(project), "v1", "nope", ok=False).startswith("Error: no golden version named 'nope'")
+
+
+def _run_file(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_eval_json_shapes_unknown_queries_and_bad_input(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    a = _run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a", "q2 Q0 d04 1 1 a", "q9 Q0 d01 1 1 a"])
+    b = _run_file(tmp_path / "b.trec", ["q1 Q0 d03 1 3 b", "q1 Q0 d01 2 2 b", "q2 Q0 d05 1 2 b", "q2 Q0 d04 2 1 b"])
+    one = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@2", "--json"))
+    assert one["metrics"] == {"RR": 1.0, "P@2": pytest.approx((2 / 2 + 1 / 2) / 2)}
+    assert one["excluded"] == 0 and set(one["per_query"]) == {"q1", "q2"} and one["unknown"] == ["q9"]
+    both = json.loads(run("eval", f"{project}@v1", str(a), str(b), "--metrics", "RR", "--json"))
+    assert set(both) == {"runs"} and both["runs"]["b.trec"]["metrics"]["RR"] == pytest.approx((1 / 2 + 1 / 2) / 2)
+    table = run("eval", f"{project}@v1", str(a))
+    assert "1 run queries not in the golden set (q9): not scored" in table and "Judged@10" in table
+    bad = _run_file(tmp_path / "bad.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 high a"])
+    out = run("eval", f"{project}@v1", str(bad), ok=False)
+    assert out == f"Error: {bad}, line 2, field 'score': 'high' is not a finite number\n"
+    out = run("eval", f"{project}@v9", str(a), ok=False)
+    assert out == "Error: no golden version named 'v9'; versions: v1\n"
+
+
+def test_eval_against_a_qrels_file(tmp_path: Path) -> None:
+    golden = qrels(tmp_path / "golden.qrels", {("q1", "d1"): 1, ("q1", "d2"): 0, ("q2", "d3"): 0})
+    r = _run_file(tmp_path / "r.trec", ["q1 Q0 d2 1 2 r", "q1 Q0 d1 2 1 r", "q2 Q0 d3 1 1 r"])
+    data = json.loads(run("eval", str(golden), str(r), "--metrics", "RR,nDCG@10", "--json"))
+    assert data["metrics"] == {"RR": 0.5, "nDCG@10": pytest.approx(1 / __import__("math").log2(3))}
+    assert data["excluded"] == 1
+
+
+def test_compare_prints_the_sentence(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    a = _run_file(tmp_path / "a.trec", ["q1 Q0 d03 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d05 1 2 a", "q2 Q0 d04 2 1 a",
+                                        "q3 Q0 d07 1 2 a", "q3 Q0 d06 2 1 a"])
+    b = _run_file(tmp_path / "b.trec", ["q1 Q0 d01 1 3 b", "q2 Q0 d04 1 2 b", "q3 Q0 d06 1 2 b"])
+    out = run("compare", f"{project}@v1", str(a), str(b), "--metric", "RR", "--html", str(tmp_path / "c.html"))
+    # RR: a = 1/2 on every query, b = 1: delta 0.5, every sign flip of (.5, .5, .5) is 2/8 extreme.
+    # Exact p is 2/8; 10,000 random flips land within 0.015 of it.
+    sentence = out.splitlines()[0]
+    assert sentence.startswith("b.trec beats a.trec by 0.500 RR [0.500, 0.500], p=0.2")
+    assert abs(float(sentence.split("p=")[1][:5]) - 0.25) < 0.015
+    assert "<svg" in (tmp_path / "c.html").read_text()
+
+
+def test_add_run_pools_unjudged_top_k_and_judged_rises(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    r = _run_file(tmp_path / "sys.trec", ["q1 Q0 d01 1 4 s", "q1 Q0 d08 2 3 s", "q1 Q0 d09 3 2 s", "q1 Q0 d10 4 1 s"])
+    before = json.loads(run("eval", f"{project}@v1", str(r), "--metrics", "Judged@4", "--json"))
+    assert before["metrics"]["Judged@4"] == pytest.approx(1 / 4)
+    out = run("add-run", str(project), str(r), "--name", "sys", "--depth", "3")
+    assert "2 new pool entries to label, 1 already pooled, 1 already judged" in out
+    pooled = {d for (d,) in connect(project).execute("SELECT doc_id FROM pool WHERE query_id = 'q1'")}
+    assert {"d08", "d09"} <= pooled and "d10" not in pooled
+    run("import-judgments", str(project), str(qrels(tmp_path / "new.qrels", {("q1", "d08"): 2, ("q1", "d09"): 0})),
+        "--annotator", "alice")
+    run("freeze", str(project), "--version", "v2", "--allow-ties")
+    after = json.loads(run("eval", f"{project}@v2", str(r), "--metrics", "Judged@4", "--json"))
+    assert after["metrics"]["Judged@4"] == pytest.approx(3 / 4)
+
+
+def test_completeness_over_two_run_sources(tmp_path: Path) -> None:
+    db = new_project(tmp_path)
+    a = _run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a", "q1 Q0 d03 3 1 a"])
+    b = _run_file(tmp_path / "b.trec", ["q1 Q0 d03 1 3 b", "q1 Q0 d04 2 2 b"])
+    run("add-run", str(db), str(a), "--name", "A", "--depth", "3")
+    run("add-run", str(db), str(b), "--name", "B", "--depth", "3")
+    labels = {("q1", "d01"): 2, ("q1", "d02"): 1, ("q1", "d03"): 3, ("q1", "d04"): 1, ("q1", "d11"): 2}
+    run("import-judgments", str(db), str(qrels(tmp_path / "l.qrels", labels)), "--annotator", "alice")
+    run("freeze", str(db), "--version", "v1")
+    data = json.loads(run("completeness", str(db), "--json"))
+    [pair] = data["pairs"]
+    # A found d01 d02 d03 (3), B d03 d04 (2), both d03: Chapman 4*3/2 - 1 = 5; found 4 (d11 came from qrels only).
+    assert (pair["n1"], pair["n2"], pair["m"]) == (3, 2, 1) and pair["estimated_relevant"] == pytest.approx(5.0)
+    assert data["found"] == 4 and pair["missed"] == pytest.approx(1.0)
+    assert "independently" in run("completeness", str(db))
+
+
+def test_store_refuses_a_non_admin(project: Path) -> None:
+    from labeler.store.access import add_annotator
+    from labeler.store.golden import list_versions
+
+    db = connect(project)
+    annotator, _ = add_annotator(db, "eve")
+    with pytest.raises(StoreError, match="admin"):
+        list_versions(db, caller=annotator)
+
+
+def test_import_judgments_bad_input_changes_nothing(project: Path, tmp_path: Path) -> None:
+    before = _dump(project)
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q1 0 d01 1\nq1 0 nosuchdoc 2\n")
+    assert run("import-judgments", str(project), str(bad), "--annotator", "zed", ok=False) == (
+        f"Error: {bad}, line 2, field 'doc_id': unknown document 'nosuchdoc'; import the corpus first\n"
+    )
+    bad.write_text("q1 0 d01 1\nq1 0 d02 7\n")
+    assert "line 2, field 'relevance'" in run("import-judgments", str(project), str(bad), "--annotator", "zed", ok=False)
+    bad.write_text("q1 0 d01\n")
+    assert "line 1: expected 4 fields" in run("import-judgments", str(project), str(bad), "--annotator", "zed", ok=False)
+    assert _dump(project) == before
