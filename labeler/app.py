@@ -18,7 +18,9 @@ import streamlit as st
 from labeler import state
 from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
+from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreError, connect
+from labeler.store.assign import enabled_tasks
 from labeler.store.labels import Annotator
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
@@ -45,7 +47,7 @@ def database() -> sqlite_utils.Database | None:
     return db
 
 
-def _signed_in_page(render: Render, admin: bool) -> None:
+def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> None:
     db = database()
     if db is None:
         return
@@ -53,6 +55,9 @@ def _signed_in_page(render: Render, admin: bool) -> None:
     if user is None:
         st.rerun()  # signed out meanwhile: back to the sign-in form
     if admin and not admin_only(user):
+        return
+    if task is not None and user.role != "admin" and task not in enabled_tasks(db):
+        st.info(f"The {task} task is not open in this project.")
         return
     render(db, user)
 
@@ -75,7 +80,23 @@ def login_page() -> None:
 
 
 def label_page() -> None:
-    _signed_in_page(label.render, admin=False)
+    _signed_in_page(label.render, admin=False, task="relevance")
+
+
+def faithfulness_page() -> None:
+    _signed_in_page(faithfulness.render, admin=False, task="faithfulness")
+
+
+def pairwise_page() -> None:
+    _signed_in_page(pairwise.render, admin=False, task="pairwise")
+
+
+def judges_page() -> None:
+    _signed_in_page(judges.render, admin=True)
+
+
+def tasks_page() -> None:
+    _signed_in_page(tasks.render, admin=True)
 
 
 def progress_page() -> None:
@@ -107,6 +128,15 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (annotators_page, "Annotators", "annotators"),
     (rubric_page, "Rubric", "rubric"),
     (calibration_page, "Calibration", "calibration"),
+    (judges_page, "Judges", "judges"),
+    (tasks_page, "Tasks", "tasks"),
+)
+
+#: The task pages (function, title, address, task); the sidebar lists the enabled ones.
+_TASK_PAGES: tuple[tuple[Callable[[], None], str, str, str], ...] = (
+    (label_page, "Label", "labelling", "relevance"),
+    (faithfulness_page, "Faithfulness", "faithfulness", "faithfulness"),
+    (pairwise_page, "Pairwise", "pairwise", "pairwise"),
 )
 
 
@@ -114,21 +144,33 @@ def _admin_pages() -> list[tuple[Callable[[], None], str, str]]:
     return list(_ADMIN_PAGES)
 
 
-def _pages(user: Annotator | None) -> list[st.Page]:
+def _task_pages(open_tasks: tuple[str, ...]) -> list[st.Page]:
+    """The task pages, the first open one the default; the others exist but are not listed."""
+    listed = [page for page in _TASK_PAGES if page[3] in open_tasks] or [_TASK_PAGES[0]]
+    return [
+        st.Page(f, title=t, url_path=u, default=f is listed[0][0],
+                visibility="visible" if (f, t, u, k) in listed else "hidden")
+        for f, t, u, k in _TASK_PAGES
+    ]
+
+
+def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",)) -> list[st.Page]:
     """Every address of the app; what it shows depends on who is signed in.
 
     Signed out, every address shows the sign-in form and keeps its path, so a link to an
     admin page leads there after signing in. Admin pages exist for everyone but are listed
     only for admins: an annotator who reaches one by its address meets the page's refusal.
+    Task pages are listed only for the tasks open in the project (``open_tasks``).
     """
     if user is None:
         return [
             st.Page(login_page, title="Sign in", url_path="labelling", default=True),
+            *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u, _ in _TASK_PAGES[1:]),
             *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u in _admin_pages()),
         ]
     visibility = "visible" if user.role == "admin" else "hidden"
     return [
-        st.Page(label_page, title="Label", url_path="labelling", default=True),
+        *_task_pages(open_tasks),
         *(st.Page(f, title=t, url_path=u, visibility=visibility) for f, t, u in _admin_pages()),
     ]
 
@@ -146,8 +188,9 @@ def main() -> None:
     with st.sidebar:
         st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
         st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
-    position = "sidebar" if user.role == "admin" else "hidden"
-    st.navigation(_pages(user), position=position).run()
+    open_tasks = enabled_tasks(db)
+    position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
+    st.navigation(_pages(user, open_tasks), position=position).run()
 
 
 if __name__ == "__main__":  # Streamlit runs the entry point as __main__; tests import it
