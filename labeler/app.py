@@ -144,13 +144,17 @@ def _admin_pages() -> list[tuple[Callable[[], None], str, str]]:
     return list(_ADMIN_PAGES)
 
 
-def _task_pages(open_tasks: tuple[str, ...]) -> list[st.Page]:
-    """The task pages, the first open one the default; the others exist but are not listed."""
+def _task_specs(open_tasks: tuple[str, ...]) -> list[tuple[Callable[[], None], str, str, bool, bool]]:
+    """(page, title, address, default, listed) of each task page: the open ones are listed, the
+    first of them is the default; the others exist (and refuse annotators) but are not listed."""
     listed = [page for page in _TASK_PAGES if page[3] in open_tasks] or [_TASK_PAGES[0]]
+    return [(f, t, u, f is listed[0][0], (f, t, u, k) in listed) for f, t, u, k in _TASK_PAGES]
+
+
+def _task_pages(open_tasks: tuple[str, ...]) -> list[st.Page]:
     return [
-        st.Page(f, title=t, url_path=u, default=f is listed[0][0],
-                visibility="visible" if (f, t, u, k) in listed else "hidden")
-        for f, t, u, k in _TASK_PAGES
+        st.Page(f, title=t, url_path=u, default=default, visibility="visible" if shown else "hidden")
+        for f, t, u, default, shown in _task_specs(open_tasks)
     ]
 
 

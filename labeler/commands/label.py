@@ -128,12 +128,15 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
         if not sep:
             raise click.BadParameter(f"{assignment!r}: write KEY=VALUE", param_hint="KEY=VALUE")
         values[key.strip()] = value.strip()
+    from labeler.store.assign import enabled_tasks
+
     with user_errors():
         store = connect(db)
         current = labels.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
+        open_tasks = ",".join(enabled_tasks(store)) or "none"
     for key, value in asdict(current).items():
         if key == "tasks":
-            value = "(every task with work)" if value is None else ",".join(value)
+            value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
         click.echo(f"{key} = {value}")
 
 
