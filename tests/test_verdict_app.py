@@ -166,12 +166,12 @@ def test_admin_chooses_the_tasks_on_the_tasks_page(project: Project) -> None:
 
 def test_judges_page_shows_the_leaderboard_and_opens_disagreements(project: Project) -> None:
     refused = _open(project, "judges_page", project.annotator_token)
-    assert [e.value for e in refused.error] == [ADMIN_REFUSAL] and len(refused.dataframe) == 0
+    assert [e.value for e in refused.error] == [ADMIN_REFUSAL] and len(refused.table) == 0
     at = _open(project, "faithfulness_page", project.annotator_token)
     for _ in range(4):  # the judge said SUPPORTED everywhere; bob says UNSUPPORTED on every item
         _press(at, state.choice_key("faithfulness", "UNSUPPORTED"))
     page = _open(project, "judges_page", project.admin_token)
-    board = page.dataframe[0].value
+    board = page.table[0].value
     assert list(board["judge"]) == [JUDGE_NAME, JUDGE_NAME] and list(board["task"]) == ["faithfulness", "pairwise"]
     faithfulness = board[board["task"] == "faithfulness"].iloc[0]
     assert faithfulness["n"] == "4" and faithfulness["agreement"].startswith("0.000")

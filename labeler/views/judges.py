@@ -36,7 +36,8 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         return
     report = judge_report(db, names, caller=user, n_boot=N_BOOT, seed=0)
     header, rows = board(report)
-    st.dataframe({column: [row[i] for row in rows] for i, column in enumerate(header)}, hide_index=True)
+    # A plain table (not a canvas grid): every cell is text, and it prints and screenshots as seen.
+    st.table({column: [row[i] for row in rows] for i, column in enumerate(header)})
     st.caption(f"Kappa is quadratic for relevance, unweighted otherwise. Intervals: 95% cluster bootstrap over queries "
                f"(the question, for faithfulness and pairwise items), {N_BOOT} resamples; rates: Wilson.")
     for name, tasks in report.results.items():
