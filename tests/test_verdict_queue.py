@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -201,3 +202,41 @@ def test_imported_human_verdicts_count_as_copies(db: sqlite_utils.Database, proj
     queue.next_card(db, project.admin_id, "faithfulness")
     handed = {r[0] for who in (project.annotator_id, project.admin_id) for r in _assigned(db, who, "faithfulness")}
     assert handed == {"f3", "f4", "f5", "f6"}
+
+
+def test_sign_out_forgets_every_verdict_page_item_and_unsaved_note(db: sqlite_utils.Database, project: Project) -> None:
+    from labeler import state
+
+    session: dict = {}
+    for task in ("faithfulness", "pairwise"):
+        flow = Flow(task)
+        card = flow.current(session, db, project.annotator_id)
+        session[flow.key("note")] = f"bob's draft on {task}"
+        second = (flow.choose(session, db, project.annotator_id, card.item_id, "SUPPORTED" if task == "faithfulness" else "tie"),
+                  flow.current(session, db, project.annotator_id))[1]
+        session[flow.key("note")] = "typed, not saved"
+        assert flow.back(session, db, project.annotator_id, second.item_id)  # leaves a draft behind
+        assert session[flow.key("drafts")]
+    state.sign_out(session)
+    assert not [key for key in session if key.startswith(("gp_faithfulness_", "gp_pairwise_"))]
+
+
+def test_an_idle_hold_lapses_and_a_late_verdict_is_kept(db: sqlite_utils.Database, project: Project) -> None:
+    labels.set_settings(db, {"batch_size": 100, "overlap": 0.0, "reservation_minutes": 30}, caller=OWNER)
+    bob = queue.next_card(db, project.annotator_id, "faithfulness")
+    with db.conn:  # bob's batch was handed out long ago ...
+        db.execute("UPDATE verdict_assignments SET assigned_at = '2000-01-01T00:00:00.000000+00:00'")
+    queue.record_verdict(db, project.annotator_id, bob.item_id, "SUPPORTED", 1.0)  # ... but he is at work
+    assert queue.next_card(db, project.admin_id, "faithfulness") is None  # so his holds stand
+    labels.set_settings(db, {"reservation_minutes": 0.01}, caller=OWNER)
+    time.sleep(0.7)  # the hold is now 0.01 min = 0.6 s; bob's last verdict is older than that
+    taken = queue.next_card(db, project.admin_id, "faithfulness")
+    assert taken is not None
+    ada = {r[0] for r in _assigned(db, project.admin_id, "faithfulness")}
+    assert ada == {f"f{n}" for n in range(1, 7)} - {bob.item_id}  # the judged one stays bob's
+    assert queue.next_card(db, project.annotator_id, "faithfulness") is None  # the rest left bob's queue
+    late = sorted(ada)[0]
+    queue.record_verdict(db, project.annotator_id, late, "UNSUPPORTED", 2.0)  # still on bob's screen: kept
+    assert queue.get_card(db, project.annotator_id, late).verdict == "UNSUPPORTED"
+    assert db.execute("SELECT shown_order > 0 FROM verdict_assignments WHERE item_id = ? AND annotator_id = ?",
+                      [late, project.annotator_id]).fetchone()[0] == 1

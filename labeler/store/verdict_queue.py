@@ -10,6 +10,11 @@ The rules follow the relevance queue (``labeler.store.assign``) where they carry
   go to ``overlap_k`` annotators: an overlap item waits for the next *other* annotators who
   ask for work, whenever they come. A deactivated annotator's unjudged copies stop counting,
   so the work goes to someone else; a verdict imported for an annotator counts as a copy.
+- A single-label item is held by its annotator while they work: the hold lapses once neither
+  the batch was handed out nor the annotator gave a verdict or skip in the last
+  ``reservation_minutes``. A lapsed item goes to the next annotator who asks; the previous
+  holder's assignment is kept with a negated ``shown_order`` (it leaves their queue), and a
+  verdict they still send is recorded and makes the item theirs again.
 - Pairwise items show their two responses in a left/right order drawn per (annotator, item)
   by a hash (``slot_order``): ``AB`` puts response A on the left. The order is stored with the
   assignment and with every verdict. Keys name slots (left, right, tie); the store records the
@@ -24,7 +29,9 @@ person's verdict.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
@@ -120,7 +127,7 @@ def _check(db: sqlite_utils.Database, annotator_id: int, kind: str) -> None:
 
 _PENDING = """
 SELECT a.item_id FROM verdict_assignments a
-WHERE a.annotator_id = :annotator AND a.kind = :kind
+WHERE a.annotator_id = :annotator AND a.kind = :kind AND a.shown_order > 0
   AND NOT EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = a.item_id AND h.annotator_id = a.annotator_id)
   AND NOT EXISTS (SELECT 1 FROM verdict_skips s WHERE s.item_id = a.item_id AND s.annotator_id = a.annotator_id)
 ORDER BY a.shown_order LIMIT 1
@@ -129,29 +136,59 @@ ORDER BY a.shown_order LIMIT 1
 _SKIPPED = """
 SELECT s.item_id, max(s.id) AS last FROM verdict_skips s
 JOIN verdict_assignments a ON a.item_id = s.item_id AND a.annotator_id = s.annotator_id
-WHERE s.annotator_id = :annotator AND a.kind = :kind
+WHERE s.annotator_id = :annotator AND a.kind = :kind AND a.shown_order > 0
   AND NOT EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = s.item_id AND h.annotator_id = s.annotator_id)
 GROUP BY s.item_id ORDER BY last LIMIT 1
 """
 
-# Items of a kind not yet with this annotator, with how many people hold a copy: active
-# assignees plus anyone with a verdict (an imported one has no assignment).
-_OPEN = """
-SELECT i.item_id, (SELECT count(*) FROM (
-           SELECT a.annotator_id FROM verdict_assignments a JOIN annotators n ON n.id = a.annotator_id
-           WHERE a.item_id = i.item_id AND n.active
-           UNION SELECT h.annotator_id FROM human_verdicts h WHERE h.item_id = i.item_id))
-FROM verdict_items i
-WHERE i.kind = :kind
-  AND NOT EXISTS (SELECT 1 FROM verdict_assignments a WHERE a.item_id = i.item_id AND a.annotator_id = :annotator)
-  AND NOT EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = i.item_id AND h.annotator_id = :annotator)
-ORDER BY i.rowid
-"""
-
-
 def _one(db: sqlite_utils.Database, sql: str, annotator_id: int, kind: str) -> str | None:
     row = db.execute(sql, {"annotator": annotator_id, "kind": kind}).fetchone()
     return None if row is None else row[0]
+
+
+@dataclass
+class _Copies:
+    """Who has an item of a kind: verdict givers, and active holders with their assignment time."""
+
+    givers: set[int]
+    held: dict[int, str]
+
+
+def _copies(db: sqlite_utils.Database, kind: str) -> dict[str, _Copies]:
+    copies = {r[0]: _Copies(set(), {}) for r in db.execute("SELECT item_id FROM verdict_items WHERE kind = ? ORDER BY rowid", [kind])}
+    for item_id, annotator_id in db.execute(
+            "SELECT DISTINCT h.item_id, h.annotator_id FROM human_verdicts h JOIN verdict_items i ON i.item_id = h.item_id "
+            "WHERE i.kind = ?", [kind]):
+        copies[item_id].givers.add(annotator_id)
+    for item_id, annotator_id, at in db.execute(
+            "SELECT a.item_id, a.annotator_id, a.assigned_at FROM verdict_assignments a JOIN annotators n ON n.id = a.annotator_id "
+            "WHERE a.kind = ? AND a.shown_order > 0 AND n.active", [kind]):
+        copies[item_id].held[annotator_id] = at
+    return copies
+
+
+def _mine(db: sqlite_utils.Database, annotator_id: int, kind: str) -> set[str]:
+    return {r[0] for r in db.execute(
+        "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? UNION "
+        "SELECT h.item_id FROM human_verdicts h JOIN verdict_items i ON i.item_id = h.item_id "
+        "WHERE h.annotator_id = ? AND i.kind = ?", [annotator_id, kind, annotator_id, kind])}
+
+
+def _open_items(db: sqlite_utils.Database, annotator_id: int, kind: str) -> Iterator[tuple[str, list[int]]]:
+    """Items this annotator may take, in import order, each with the lapsed holders it leaves."""
+    settings = get_settings(db)
+    cutoff = (datetime.now(UTC) - timedelta(minutes=settings.reservation_minutes)).isoformat(timespec="microseconds")
+    recent = {r[0] for r in db.execute("SELECT annotator_id FROM human_verdicts WHERE at > ? UNION "
+                                       "SELECT annotator_id FROM verdict_skips WHERE at > ?", [cutoff, cutoff])}
+    mine = _mine(db, annotator_id, kind)
+    for item_id, copy in _copies(db, kind).items():
+        if item_id in mine:
+            continue
+        if is_overlap(kind, item_id, settings.overlap):
+            if len(copy.givers | set(copy.held)) < settings.overlap_k:
+                yield item_id, []
+        elif not copy.givers and not any(a in recent or at > cutoff for a, at in copy.held.items()):
+            yield item_id, list(copy.held)
 
 
 def assign_batch(db: sqlite_utils.Database, annotator_id: int, kind: str) -> int:
@@ -159,18 +196,19 @@ def assign_batch(db: sqlite_utils.Database, annotator_id: int, kind: str) -> int
 
     Must run inside a write transaction.
     """
-    settings = get_settings(db)
     batch: list[str] = []
-    for item_id, holders in db.execute(_OPEN, {"kind": kind, "annotator": annotator_id}):
-        needed = settings.overlap_k if is_overlap(kind, item_id, settings.overlap) else 1
-        if holders < needed:
-            batch.append(item_id)
-            if len(batch) == settings.batch_size:
-                break
+    size = get_settings(db).batch_size
+    for item_id, lapsed in _open_items(db, annotator_id, kind):
+        for holder in lapsed:  # the item leaves the previous holder's queue
+            db.execute("UPDATE verdict_assignments SET shown_order = -shown_order WHERE item_id = ? AND annotator_id = ? "
+                       "AND shown_order > 0", [item_id, holder])
+        batch.append(item_id)
+        if len(batch) == size:
+            break
     if not batch:
         return 0
     high, number = db.execute(
-        "SELECT coalesce(max(shown_order), 0), coalesce(max(batch), 0) FROM verdict_assignments "
+        "SELECT coalesce(max(abs(shown_order)), 0), coalesce(max(batch), 0) FROM verdict_assignments "
         "WHERE annotator_id = ? AND kind = ?", [annotator_id, kind]).fetchone()
     at = now()
     ordered = sorted(batch, key=lambda i: shuffle_key(annotator_id, kind, i))
@@ -216,9 +254,10 @@ def _assignment(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> t
 def _card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> Card:
     kind, batch, _, order = _assignment(db, annotator_id, item_id)
     item = get_item(db, item_id)
+    # A lapsed item (negated shown_order) counts in its own place only: it may still be on screen.
     members = [r[0] for r in db.execute(
-        "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? AND batch = ? ORDER BY shown_order",
-        [annotator_id, kind, batch])]
+        "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? AND batch = ? "
+        "AND (shown_order > 0 OR item_id = ?) ORDER BY abs(shown_order)", [annotator_id, kind, batch, item_id])]
     latest = db.execute(
         "SELECT verdict, note, at FROM human_verdicts WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
         [item_id, annotator_id]).fetchone()
@@ -253,7 +292,7 @@ def previous_card(db: sqlite_utils.Database, annotator_id: int, item_id: str) ->
     kind, _, order, _ = _assignment(db, annotator_id, item_id)
     row = db.execute(
         """SELECT a.item_id FROM verdict_assignments a
-           WHERE a.annotator_id = :annotator AND a.kind = :kind AND a.shown_order < :order
+           WHERE a.annotator_id = :annotator AND a.kind = :kind AND a.shown_order > 0 AND a.shown_order < abs(:order)
              AND (EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = a.item_id AND h.annotator_id = a.annotator_id)
                   OR EXISTS (SELECT 1 FROM verdict_skips s WHERE s.item_id = a.item_id AND s.annotator_id = a.annotator_id))
            ORDER BY a.shown_order DESC LIMIT 1""",
@@ -274,10 +313,15 @@ def record_verdict(
         StoreError: the item is not assigned to this annotator, a choice the kind does not
             take, or a deactivated annotator; nothing is written.
     """
-    kind, _, _, order = _assignment(db, annotator_id, item_id)
+    kind, _, position, order = _assignment(db, annotator_id, item_id)
     verdict, shown = (slot_to_response(choice, order), order) if kind == "pairwise" and order else (choice, None)
-    return record_human_verdict(db, annotator_id, item_id, verdict, shown_order=shown, seconds=seconds,
-                                note=note, rubric_hash=rubric_hash(kind))
+    row_id = record_human_verdict(db, annotator_id, item_id, verdict, shown_order=shown, seconds=seconds,
+                                  note=note, rubric_hash=rubric_hash(kind))
+    if position < 0:  # a verdict sent after the hold lapsed is kept, and the item is theirs again
+        with transaction(db):
+            db.execute("UPDATE verdict_assignments SET shown_order = -shown_order WHERE item_id = ? AND annotator_id = ? "
+                       "AND shown_order < 0", [item_id, annotator_id])
+    return row_id
 
 
 def record_skip(db: sqlite_utils.Database, annotator_id: int, item_id: str, seconds: float | None, note: str = "") -> None:
@@ -299,7 +343,8 @@ def progress(db: sqlite_utils.Database, annotator_id: int, kind: str) -> QueuePr
     """Items of ``kind`` assigned to this annotator, and how many of them they gave a verdict on."""
     done, assigned = db.execute(
         "SELECT count(*) FILTER (WHERE EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = a.item_id "
-        "AND h.annotator_id = a.annotator_id)), count(*) FROM verdict_assignments a WHERE annotator_id = ? AND kind = ?",
+        "AND h.annotator_id = a.annotator_id)), count(*) FROM verdict_assignments a WHERE annotator_id = ? AND kind = ? "
+        "AND shown_order > 0",
         [annotator_id, kind]).fetchone()
     return QueueProgress(done, assigned)
 
