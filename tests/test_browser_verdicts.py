@@ -78,13 +78,19 @@ def _pairwise(page, project: Project, url: str) -> list[str]:  # noqa: ANN001
         shown.append("AB" if "ALPHA" in left else "BA")
         if done == 2:
             page.screenshot(path=str(ARTIFACTS / "pairwise.png"), animations="disabled")
+        if done == 3:  # keys typed into the note are text, not verdicts; Tab leaves the field
+            page.get_by_label("Note (optional)").focus()
+            page.keyboard.type("abt us")
+            assert len(_verdicts(project, "pairwise")) == 2
+            page.keyboard.press("Tab")
         page.keyboard.press(key)
         expect(page.get_by_text(f"Pairwise: judged {done} of 8")).to_be_visible()
         last = _verdicts(project, "pairwise")[-1]
         # The order recorded is the order that was on screen; the key named a slot of it.
         assert last["shown_order"] == shown[-1]
         assert last["verdict"] == {"a": shown[-1][0], "b": shown[-1][1], "t": "TIE"}[key]
-    assert len(_verdicts(project, "pairwise")) == 8
+    rows = _verdicts(project, "pairwise")
+    assert len(rows) == 8 and [r["note"] for r in rows].count("abt us") == 1 and rows[2]["note"] == "abt us"
     return shown
 
 
