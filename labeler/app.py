@@ -3,8 +3,9 @@
 The project database comes from the ``GOLDPOOL_DB`` environment variable, which ``serve``
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
-everyone gets the labelling page and admins also get the admin pages. An annotator who
-reaches an admin page by its address is refused by the page itself.
+everyone gets the task pages the project's admins opened (relevance labelling, faithfulness,
+pairwise; the ``tasks`` setting) and admins also get the admin pages. An annotator who
+reaches an admin page, or a closed task's page, by its address is refused by the page itself.
 """
 
 from __future__ import annotations
