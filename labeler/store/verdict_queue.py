@@ -141,6 +141,7 @@ WHERE s.annotator_id = :annotator AND a.kind = :kind AND a.shown_order > 0
 GROUP BY s.item_id ORDER BY last LIMIT 1
 """
 
+
 def _one(db: sqlite_utils.Database, sql: str, annotator_id: int, kind: str) -> str | None:
     row = db.execute(sql, {"annotator": annotator_id, "kind": kind}).fetchone()
     return None if row is None else row[0]
