@@ -182,7 +182,7 @@ def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",))
 
 def main() -> None:
     """Route the visitor: sign-in form, or the pages their role allows."""
-    st.set_page_config(page_title="goldpool", layout="centered")
+    st.set_page_config(page_title="goldpool", layout="wide")
     db = database()
     if db is None:
         st.stop()

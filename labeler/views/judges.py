@@ -29,7 +29,6 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     """Leaderboard of every judge in the project, then each judge's tasks in detail."""
     if not admin_only(user):
         st.stop()
-    st.set_page_config(layout="wide")  # the leaderboard has a column per statistic
     st.title("Judges")
     names = judges(db, caller=user)
     if not names:

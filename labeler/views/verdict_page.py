@@ -48,7 +48,6 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
     if user.role != "admin" and task not in enabled_tasks(db):
         st.info(f"The {title.lower()} task is not open in this project.")
         return
-    st.set_page_config(layout="wide")  # room for long texts, and for two responses side by side
     flow, session = Flow(task), st.session_state
     card = flow.current(session, db, user.id)
     flash = state.pop_flash(session)
