@@ -3,8 +3,9 @@
 The project database comes from the ``GOLDPOOL_DB`` environment variable, which ``serve``
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
-everyone gets the labelling page and admins also get the admin pages. An annotator who
-reaches an admin page by its address is refused by the page itself.
+everyone gets the task pages the project's admins opened (relevance labelling, faithfulness,
+pairwise; the ``tasks`` setting) and admins also get the admin pages. An annotator who
+reaches an admin page, or a closed task's page, by its address is refused by the page itself.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from labeler import state
 from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.views import golden as _golden
+from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreError, connect
+from labeler.store.assign import enabled_tasks
 from labeler.store.labels import Annotator
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
@@ -46,7 +49,7 @@ def database() -> sqlite_utils.Database | None:
     return db
 
 
-def _signed_in_page(render: Render, admin: bool) -> None:
+def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> None:
     db = database()
     if db is None:
         return
@@ -54,6 +57,9 @@ def _signed_in_page(render: Render, admin: bool) -> None:
     if user is None:
         st.rerun()  # signed out meanwhile: back to the sign-in form
     if admin and not admin_only(user):
+        return
+    if task is not None and user.role != "admin" and task not in enabled_tasks(db):
+        st.info(f"The {task} task is not open in this project.")
         return
     render(db, user)
 
@@ -76,7 +82,23 @@ def login_page() -> None:
 
 
 def label_page() -> None:
-    _signed_in_page(label.render, admin=False)
+    _signed_in_page(label.render, admin=False, task="relevance")
+
+
+def faithfulness_page() -> None:
+    _signed_in_page(faithfulness.render, admin=False, task="faithfulness")
+
+
+def pairwise_page() -> None:
+    _signed_in_page(pairwise.render, admin=False, task="pairwise")
+
+
+def judges_page() -> None:
+    _signed_in_page(judges.render, admin=True)
+
+
+def tasks_page() -> None:
+    _signed_in_page(tasks.render, admin=True)
 
 
 def progress_page() -> None:
@@ -113,6 +135,15 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (rubric_page, "Rubric", "rubric"),
     (calibration_page, "Calibration", "calibration"),
     (golden_page, "Golden set", "golden"),
+    (judges_page, "Judges", "judges"),
+    (tasks_page, "Tasks", "tasks"),
+)
+
+#: The task pages (function, title, address, task); the sidebar lists the enabled ones.
+_TASK_PAGES: tuple[tuple[Callable[[], None], str, str, str], ...] = (
+    (label_page, "Label", "labelling", "relevance"),
+    (faithfulness_page, "Faithfulness", "faithfulness", "faithfulness"),
+    (pairwise_page, "Pairwise", "pairwise", "pairwise"),
 )
 
 
@@ -120,28 +151,44 @@ def _admin_pages() -> list[tuple[Callable[[], None], str, str]]:
     return list(_ADMIN_PAGES)
 
 
-def _pages(user: Annotator | None) -> list[st.Page]:
+def _task_specs(open_tasks: tuple[str, ...]) -> list[tuple[Callable[[], None], str, str, bool, bool]]:
+    """(page, title, address, default, listed) of each task page: the open ones are listed, the
+    first of them is the default; the others exist (and refuse annotators) but are not listed."""
+    listed = [page for page in _TASK_PAGES if page[3] in open_tasks] or [_TASK_PAGES[0]]
+    return [(f, t, u, f is listed[0][0], (f, t, u, k) in listed) for f, t, u, k in _TASK_PAGES]
+
+
+def _task_pages(open_tasks: tuple[str, ...]) -> list[st.Page]:
+    return [
+        st.Page(f, title=t, url_path=u, default=default, visibility="visible" if shown else "hidden")
+        for f, t, u, default, shown in _task_specs(open_tasks)
+    ]
+
+
+def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",)) -> list[st.Page]:
     """Every address of the app; what it shows depends on who is signed in.
 
     Signed out, every address shows the sign-in form and keeps its path, so a link to an
     admin page leads there after signing in. Admin pages exist for everyone but are listed
     only for admins: an annotator who reaches one by its address meets the page's refusal.
+    Task pages are listed only for the tasks open in the project (``open_tasks``).
     """
     if user is None:
         return [
             st.Page(login_page, title="Sign in", url_path="labelling", default=True),
+            *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u, _ in _TASK_PAGES[1:]),
             *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u in _admin_pages()),
         ]
     visibility = "visible" if user.role == "admin" else "hidden"
     return [
-        st.Page(label_page, title="Label", url_path="labelling", default=True),
+        *_task_pages(open_tasks),
         *(st.Page(f, title=t, url_path=u, visibility=visibility) for f, t, u in _admin_pages()),
     ]
 
 
 def main() -> None:
     """Route the visitor: sign-in form, or the pages their role allows."""
-    st.set_page_config(page_title="goldpool", layout="centered")
+    st.set_page_config(page_title="goldpool", layout="wide")
     db = database()
     if db is None:
         st.stop()
@@ -152,8 +199,9 @@ def main() -> None:
     with st.sidebar:
         st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
         st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
-    position = "sidebar" if user.role == "admin" else "hidden"
-    st.navigation(_pages(user), position=position).run()
+    open_tasks = enabled_tasks(db)
+    position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
+    st.navigation(_pages(user, open_tasks), position=position).run()
 
 
 if __name__ == "__main__":  # Streamlit runs the entry point as __main__; tests import it

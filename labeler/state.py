@@ -42,6 +42,8 @@ BACK = "gp_back"  # widget: the `u` button
 SKIP = "gp_skip"  # widget: the `s` button
 RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
 RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
+TASKS_INPUT = "gp_tasks"  # widget: the admin's choice of task pages annotators see
+TASKS_SAVE = "gp_tasks_save"  # widget: save that choice
 
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
@@ -50,6 +52,21 @@ Clock = Callable[[], float]
 def grade_key(relevance: int) -> str:
     """Widget key of the button (and keyboard shortcut) for one grade."""
     return f"gp_grade_{relevance}"
+
+
+def task_key(task: str, part: str) -> str:
+    """Session-state key of one part of a verdict page's flow (``labeler.flow``).
+
+    Each task page keeps its own item on screen, clock, note and drafts, so moving between
+    pages never carries an item or a note across. ``part`` is one of ``current``,
+    ``shown_at``, ``shown_mark``, ``note`` (widget), ``drafts``, ``back`` and ``skip`` (widgets).
+    """
+    return f"gp_{task}_{part}"
+
+
+def choice_key(task: str, choice: str) -> str:
+    """Widget key of a verdict page's button (and keyboard shortcut) for one choice."""
+    return f"gp_{task}_choice_{choice}"
 
 
 def active_key(annotator_id: int) -> str:
@@ -71,6 +88,7 @@ def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotato
     session.pop(LOGIN_ERROR, None)
     _forget_item(session)
     session.pop(DRAFTS, None)
+    forget_tasks(session)
     session[USER] = user
     return user
 
@@ -84,6 +102,14 @@ def sign_out(session: Session) -> None:
     session.pop(USER, None)
     _forget_item(session)
     session.pop(DRAFTS, None)
+    forget_tasks(session)
+
+
+def forget_tasks(session: Session) -> None:
+    """Forget every verdict page's item on screen and unsaved notes (at sign-in and sign-out)."""
+    for task in ("faithfulness", "pairwise"):
+        for part in ("current", "shown_at", "shown_mark", "note", "drafts"):
+            session.pop(task_key(task, part), None)
 
 
 def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:

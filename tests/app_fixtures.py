@@ -93,3 +93,43 @@ def add_judgments(path: Path, annotator_id: int, grades: dict[tuple[str, str], i
         for (q, d), g in grades.items()
     )
     db.close()
+
+
+#: Names that exist only in the items' provenance and the judge's verdicts, never on an annotator's page.
+MODEL_NAMES = ("gpt-hidden-alpha", "llama-hidden-beta")
+JUDGE_NAME = "oracle-judge-9"
+JUDGE_RAW = "JUDGE-REPLY-MARKER"
+
+
+def verdict_records(n_faithfulness: int = 4, n_pairwise: int = 8) -> list[dict]:
+    """Faithfulness and pairwise items; one of each carries the script payload and odd white space."""
+    records: list[dict] = []
+    for n in range(1, n_faithfulness + 1):
+        response = f"Response {n}:\n  indented line\tand a tab" if n > 1 else f"Claim {XSS_PAYLOAD}\n\n  spaced"
+        records.append({"item_id": f"f{n}", "kind": "faithfulness", "question": f"Faithfulness question {n}?",
+                        "contexts": [f"Context one of item {n}.", f"Context two of item {n}."], "response": response})
+    for n in range(1, n_pairwise + 1):
+        records.append({"item_id": f"p{n}", "kind": "pairwise", "question": f"Pairwise question {n}?",
+                        "response_a": f"ALPHA answer {n}" + (f" {XSS_PAYLOAD}" if n == 1 else ""),
+                        "response_b": f"BETA answer {n}", "model_a": MODEL_NAMES[0], "model_b": MODEL_NAMES[1]})
+    return records
+
+
+def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, judge: bool = True) -> None:
+    """Import verdict items (and a judge's verdicts on all of them) into the project at ``path``."""
+    from labeler.store.access import OWNER
+    from labeler.store.verdict_io import import_verdicts
+    from labeler.store.verdicts import import_items
+
+    items = path.parent / "items.jsonl"
+    records = verdict_records(n_faithfulness, n_pairwise)
+    items.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    db = connect(path)
+    import_items(db, items, caller=OWNER)
+    if judge:
+        verdicts = path.parent / "judge.jsonl"
+        rows = [{"item_id": r["item_id"], "verdict": "SUPPORTED" if r["kind"] == "faithfulness" else "A",
+                 **({"order": "AB"} if r["kind"] == "pairwise" else {}), "raw": JUDGE_RAW} for r in records]
+        verdicts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        import_verdicts(db, verdicts, judge=JUDGE_NAME, caller=OWNER)
+    db.close()

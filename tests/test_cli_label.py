@@ -85,9 +85,11 @@ def test_label_settings_shows_and_changes(tmp_path: Path) -> None:
     make_project(path).close()
     assert _run("label-settings", str(path)).output == (
         "overlap = 0.2\noverlap_k = 2\nreservation_minutes = 30.0\nbatch_size = 10\n"
+        "tasks = relevance (not chosen: every task with items)\n"
     )
     assert _run("label-settings", str(path), "overlap=0.3", "batch_size=5").output == (
         "overlap = 0.3\noverlap_k = 2\nreservation_minutes = 30.0\nbatch_size = 5\n"
+        "tasks = relevance (not chosen: every task with items)\n"
     )
     bad = _run("label-settings", str(path), "overlap=2")
     assert bad.exit_code == 1 and bad.output == "Error: setting overlap: 2.0 is outside [0.0, 1.0]\n"

@@ -111,7 +111,9 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
     overlap              share of pool entries labelled by several annotators (0.2)
     overlap_k            annotators per overlap entry (2)
     reservation_minutes  an idle hold on an entry lapses after this (30)
-    batch_size           entries of one query handed out at a time (10)
+    batch_size           entries of one query (or verdict items) handed out at a time (10)
+    tasks                task pages annotators see, e.g. tasks=relevance,pairwise
+                         (default: every task the project has items for)
 
     Changes apply to work handed out from now on.
     """
@@ -126,10 +128,15 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
         if not sep:
             raise click.BadParameter(f"{assignment!r}: write KEY=VALUE", param_hint="KEY=VALUE")
         values[key.strip()] = value.strip()
+    from labeler.store.assign import enabled_tasks
+
     with user_errors():
         store = connect(db)
         current = labels.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
+        open_tasks = ",".join(enabled_tasks(store)) or "none"
     for key, value in asdict(current).items():
+        if key == "tasks":
+            value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
         click.echo(f"{key} = {value}")
 
 

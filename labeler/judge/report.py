@@ -195,7 +195,8 @@ def _fmt(e) -> str:
     return "n/a" if e is None else format_estimate(e)
 
 
-def _board(report: JudgeReport) -> tuple[list[str], list[list[str]]]:
+def board(report: JudgeReport) -> tuple[list[str], list[list[str]]]:
+    """The leaderboard: a header and one row of formatted statistics per (judge, task)."""
     header = ["judge", "task", "n", "agreement", "kappa", "unweighted kappa", "human ceiling kappa", "majority baseline",
               "position consistency", "first-slot preference", "unparseable", "tokens/verdict", "s/verdict"]
     rows = []
@@ -214,7 +215,7 @@ def to_markdown(report: JudgeReport, max_disagreements: int = 10) -> str:
     """The judges side by side (a leaderboard), then each task's details, as Markdown."""
     from labeler.highlight import markdown_escape
 
-    header, rows = _board(report)
+    header, rows = board(report)
     lines = ["# Judges against people", "",
              "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
              "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
@@ -222,37 +223,49 @@ def to_markdown(report: JudgeReport, max_disagreements: int = 10) -> str:
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join([markdown_escape(row[0]), *row[1:]]) + " |" for row in rows]
     for name, tasks in report.results.items():
-        for task, t in tasks.items():
-            d = task_dict(t)
-            lines += ["", f"## {markdown_escape(name)}: {task}", "", d["power"]["sentence"], ""]
-            hashes = report.prompts[name][task]
-            if len(hashes) > 1:
-                lines += [f"Verdicts under {len(hashes)} prompts ({', '.join(hashes)}): the latest verdict of each item counts.", ""]
-            lines.append(f"Human ceiling on the {t.n_ceiling_items} items two or more people labelled: agreement "
-                         f"{_fmt(t.ceiling_agreement)}, kappa {_fmt(t.ceiling_kappa)}.")
-            if t.pairwise is not None:
-                for label, r in (("Verbosity (longer answer wins)", t.pairwise.verbosity),
-                                 (f"Self-preference (family {t.pairwise.judge_family or 'unknown'})", t.pairwise.self_preference)):
-                    lines.append(f"{label}: " + ("no qualifying pair." if r is None else
-                                 f"judge {_fmt(r.judge)}, people {_fmt(r.human)}, difference {_fmt(r.difference)}."))
-            if "confusion" in d:
-                labels = d["confusion"]["labels"]
-                lines += ["", "Confusion (rows people, columns judge):", "",
-                          "| | " + " | ".join(map(str, labels)) + " |", "|---|" + "---|" * len(labels)]
-                lines += [f"| {lab} | " + " | ".join(map(str, row)) + " |" for lab, row in zip(labels, d["confusion"]["table"], strict=True)]
-            shown = d["disagreements"][:max_disagreements]
-            lines += ["", f"{len(d['disagreements'])} disagreements" + (f" (first {len(shown)}):" if shown else ".")]
-            for x in shown:
-                where = x.get("item_id") or f"{x['query_id']} / {x['doc_id']}"
-                lines.append(f"- {markdown_escape(str(where))}: {markdown_escape(x['annotator'])} {x['human']}, judge {x['judge']}")
+        for task in tasks:
+            lines += ["", f"## {markdown_escape(name)}: {task}", "", *task_markdown(report, name, task, max_disagreements)]
     return "\n".join(lines) + "\n"
+
+
+def task_markdown(report: JudgeReport, name: str, task: str, max_disagreements: int = 10) -> list[str]:
+    """Markdown lines of one judge's task: MDD sentence, prompts, human ceiling, biases, confusion
+    and the first ``max_disagreements`` disagreements (every text from the data escaped)."""
+    from labeler.highlight import markdown_escape
+
+    t = report.results[name][task]
+    d = task_dict(t)
+    lines = [d["power"]["sentence"], ""]
+    hashes = report.prompts[name][task]
+    if len(hashes) > 1:
+        lines += [f"Verdicts under {len(hashes)} prompts ({', '.join(hashes)}): the latest verdict of each item counts.", ""]
+    lines.append(f"Human ceiling on the {t.n_ceiling_items} items two or more people labelled: agreement "
+                 f"{_fmt(t.ceiling_agreement)}, kappa {_fmt(t.ceiling_kappa)}.")
+    if t.pairwise is not None:
+        for label, r in (("Verbosity (longer answer wins)", t.pairwise.verbosity),
+                         (f"Self-preference (family {t.pairwise.judge_family or 'unknown'})", t.pairwise.self_preference)):
+            lines.append(f"{label}: " + ("no qualifying pair." if r is None else
+                         f"judge {_fmt(r.judge)}, people {_fmt(r.human)}, difference {_fmt(r.difference)}."))
+    if "confusion" in d:
+        labels = d["confusion"]["labels"]
+        lines += ["", "Confusion (rows people, columns judge):", "",
+                  "| | " + " | ".join(map(str, labels)) + " |", "|---|" + "---|" * len(labels)]
+        lines += [f"| {lab} | " + " | ".join(map(str, row)) + " |" for lab, row in zip(labels, d["confusion"]["table"], strict=True)]
+    if max_disagreements <= 0:
+        return lines
+    shown = d["disagreements"][:max_disagreements]
+    lines += ["", f"{len(d['disagreements'])} disagreements" + (f" (first {len(shown)}):" if shown else ".")]
+    for x in shown:
+        where = x.get("item_id") or f"{x['query_id']} / {x['doc_id']}"
+        lines.append(f"- {markdown_escape(str(where))}: {markdown_escape(x['annotator'])} {x['human']}, judge {x['judge']}")
+    return lines
 
 
 def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
     """The same report as one self-contained HTML page (every text from the data escaped)."""
     from calibration.report_html import _STYLE, confusion_svg
 
-    header, rows = _board(report)
+    header, rows = board(report)
     table = lambda h, rs: ("<table><tr>" + "".join(f"<th>{escape(str(c))}</th>" for c in h) + "</tr>"  # noqa: E731
                            + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rs) + "</table>")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",

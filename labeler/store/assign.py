@@ -50,6 +50,11 @@ class Settings:
     overlap_k: int = 2  # annotators per overlap entry
     reservation_minutes: float = 30.0  # an idle hold on a single-label entry lapses after this
     batch_size: int = 10  # entries of one query handed out at a time
+    tasks: tuple[str, ...] | None = None  # task pages annotators see; None: every task with work
+
+
+#: The labelling tasks, in the order their pages are listed.
+TASKS = ("relevance", "faithfulness", "pairwise")
 
 
 _FRONTIER = "state.frontier"
@@ -64,7 +69,34 @@ def get_settings(db: sqlite_utils.Database) -> Settings:
     names = [f.name for f in fields(Settings)]
     marks = ",".join("?" * len(names))
     stored = dict(db.execute(f"SELECT key, value FROM settings WHERE key IN ({marks})", names).fetchall())
-    return Settings(**{name: json.loads(value) for name, value in stored.items()})
+    values = {name: json.loads(value) for name, value in stored.items()}
+    if values.get("tasks") is not None:
+        values["tasks"] = tuple(values["tasks"])
+    return Settings(**values)
+
+
+def enabled_tasks(db: sqlite_utils.Database) -> tuple[str, ...]:
+    """The tasks annotators see: the admin's choice, else every task the project has work for."""
+    chosen = get_settings(db).tasks
+    if chosen is not None:
+        return chosen
+    found = [] if db.execute("SELECT 1 FROM pool LIMIT 1").fetchone() is None else ["relevance"]
+    found += [r[0] for r in db.execute("SELECT DISTINCT kind FROM verdict_items")]
+    return tuple(t for t in TASKS if t in found)
+
+
+def _tasks(raw: object) -> tuple[str, ...]:
+    """Parse the ``tasks`` setting: a comma-separated string (CLI) or a list of task names."""
+    names = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(names, (list, tuple)):
+        raise StoreError(f"setting tasks: {raw!r} is not a list of tasks")
+    clean = [str(n).strip() for n in names if str(n).strip()]
+    unknown = [n for n in clean if n not in TASKS]
+    if unknown:
+        raise StoreError(f"setting tasks: unknown task {unknown[0]!r}; tasks are: {', '.join(TASKS)}")
+    if not clean:
+        raise StoreError(f"setting tasks: give at least one of {', '.join(TASKS)}")
+    return tuple(t for t in TASKS if t in clean)
 
 
 def validate_settings(values: dict[str, object]) -> dict[str, object]:
@@ -81,8 +113,11 @@ def validate_settings(values: dict[str, object]) -> dict[str, object]:
     }
     clean: dict[str, object] = {}
     for key, raw in values.items():
+        if key == "tasks":
+            clean[key] = _tasks(raw)
+            continue
         if key not in rules:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join(rules)}")
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*rules, 'tasks'])}")
         kind, low, high = rules[key]
         try:
             if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):

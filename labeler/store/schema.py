@@ -49,6 +49,11 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   list of the raw labels: annotator, relevance, at), adjudicated (0/1), posterior (JSON
   grade -> probability under dawid-skene, else NULL), sources (JSON pool provenance).
   Immutable: no UPDATE or DELETE.
+- ``verdict_assignments``: item_id, annotator_id, kind, batch (the annotator's batch number),
+  shown_order (per-annotator shuffle within the kind), slot_order (pairwise: ``AB`` when
+  response A is shown on the left, ``BA`` otherwise), assigned_at. One row per (item_id,
+  annotator_id).
+- ``verdict_skips``: id, item_id, annotator_id, at, seconds, note. Append-only.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -338,6 +343,34 @@ _M_VERDICTS = """
             BEGIN SELECT RAISE(ABORT, 'verdict items do not change; import changed text under a new item_id'); END;
 """
 
+_M_VERDICT_QUEUE = """
+        CREATE TABLE verdict_assignments (
+            item_id TEXT NOT NULL REFERENCES verdict_items(item_id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            kind TEXT NOT NULL CHECK (kind IN ('faithfulness', 'pairwise')),
+            batch INTEGER NOT NULL,
+            shown_order INTEGER NOT NULL,
+            slot_order TEXT CHECK (slot_order IN ('AB', 'BA')),
+            assigned_at TEXT NOT NULL,
+            PRIMARY KEY (item_id, annotator_id),
+            CHECK ((kind = 'pairwise') = (slot_order IS NOT NULL))
+        );
+        CREATE INDEX verdict_assignments_queue ON verdict_assignments(annotator_id, kind, shown_order);
+        CREATE TABLE verdict_skips (
+            id INTEGER PRIMARY KEY,
+            item_id TEXT NOT NULL REFERENCES verdict_items(item_id),
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            at TEXT NOT NULL,
+            seconds REAL,
+            note TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX verdict_skips_annotator ON verdict_skips(annotator_id, item_id, id);
+        CREATE TRIGGER verdict_skips_no_update BEFORE UPDATE ON verdict_skips
+            BEGIN SELECT RAISE(ABORT, 'skips are append-only'); END;
+        CREATE TRIGGER verdict_skips_no_delete BEFORE DELETE ON verdict_skips
+            BEGIN SELECT RAISE(ABORT, 'skips are append-only'); END;
+"""
+
 #: The current label of each (item, annotator): the judgments row with the highest id per
 #: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
 #: ``f"SELECT ... FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id"``.
@@ -380,7 +413,9 @@ _M_GOLDEN = """
 """
 
 # Append new migrations (SQL scripts); never edit or reorder a released one.
-MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN]
+MIGRATIONS: list[str] = [
+    _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
