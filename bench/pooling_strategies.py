@@ -143,12 +143,14 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
-def run(name: str, strategies: list[str], stop_every: int) -> dict:
+def run(name: str, strategies: list[str], stop_every: int, budget_factor: float) -> dict:
     from pooling.replay import replay, to_json
 
     candidates, qrels = candidates_for(name)
     clock = time.perf_counter()
-    result = replay(candidates, qrels, strategies, stop_every=stop_every)
+    baseline = replay(candidates, qrels, [], stop_every=0).baseline_judgments
+    budget = round(budget_factor * baseline)
+    result = replay(candidates, qrels, strategies, budget=budget, stop_every=stop_every)
     out = to_json(result)
     out["collection"] = name
     out["queries"] = len(candidates)
@@ -166,12 +168,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--collections", nargs="+", choices=sorted(LOADERS), default=["vaswani", "cranfield", "cisi"])
     parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
-    parser.add_argument("--stop-every", type=int, default=1, help="ask the stopping rule every n judgments")
+    parser.add_argument("--stop-every", type=int, default=5, help="ask the stopping rule every n judgments of a query")
+    parser.add_argument("--budget-factor", type=float, default=2.0, help="replay budget, in depth-50 unions")
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     rows, stops = [], []
     for name in options.collections:
-        r = run(name, options.strategies, options.stop_every)
+        r = run(name, options.strategies, options.stop_every, options.budget_factor)
         base = r["baseline"]
         print(f"{name}: {r['queries']} queries, {r['candidates']:,} candidates, relevant {r['relevant_total']:,} "
               f"(in candidates {r['relevant_in_candidates']:,}); depth-{POOL_DEPTH} union: {base['judgments']:,} "
@@ -183,15 +186,18 @@ def main() -> None:
                          f"{s['found_at_baseline_budget']:,}",
                          f"{s['found_at_baseline_budget'] / base['relevant_found']:.2f}x"])
             st = s["stopping"]
-            stops.append([name, strategy, f"{st['queries']}", f"{st['share_at_or_above_target']:.0%}",
-                          f"{st['confidence']:.0%}", f"{st['mean_recall_at_stop']:.2f}",
-                          f"{st['judgments_at_stop']:,}"])
+            share = st["share_at_or_above_target"]
+            stops.append([name, strategy, f"{st['queries']}", f"{st['stopped']}",
+                          "-" if share is None else f"{share:.0%}", f"{st['confidence']:.0%}",
+                          "-" if share is None else f"{st['mean_recall_at_stop']:.2f}",
+                          f"{st['judgments_at_stop']:,}",
+                          f"{st['final_interval_covers']}/{st['final_intervals']}"])
     print()
     print(_table(["collection", "strategy", "judgments to 90% of depth-50's relevant", "share of depth-50's judgments",
                   "relevant at depth-50's budget", "vs depth-50"], rows))
     print(f"\nStopping rule (target recall {TARGET_TEXT}, within the candidates):")
-    print(_table(["collection", "strategy", "queries", "stopped at/above target", "stated confidence",
-                  "mean recall at stop", "judgments to stop"], stops))
+    print(_table(["collection", "strategy", "queries", "stopped", "of those at/above target", "stated confidence",
+                  "mean recall at stop", "judgments to stop", "final interval holds true recall"], stops))
 
 
 TARGET_TEXT = "0.8"

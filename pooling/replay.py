@@ -33,6 +33,8 @@ class QueryTrace:
         relevant: 1/0 per judged doc_id.
         findable: relevant candidates (the recall denominator of the stopping rule).
         stop_at: judgments after which the rule first said stop (None: never did).
+        final_interval: the rule's recall interval after the last judgment (None when it
+            had no model; not computed when ``stop_every`` is 0).
     """
 
     query_id: str
@@ -40,6 +42,7 @@ class QueryTrace:
     relevant: tuple[int, ...]
     findable: int
     stop_at: int | None
+    final_interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +55,10 @@ class StrategyResult:
         judgments_to_90: judgments until 90% of the baseline's relevant were found (None:
             never).
         found_at_baseline_budget: relevant found after as many judgments as the baseline.
-        stop_recall: per query with a findable relevant, the actual recall where the rule
-            stopped (1.0 where it never stopped before the candidates ran out).
-        stop_judgments: judgments spent per query up to the stop (or all).
+        stop_recall: per query with a findable relevant candidate where the rule said stop,
+            the actual recall within the candidates at that point.
+        stop_judgments: judgments spent by those queries up to the stop.
+        findable_queries: queries with a findable relevant candidate.
         traces: the per-query replays.
     """
 
@@ -64,6 +68,7 @@ class StrategyResult:
     found_at_baseline_budget: int
     stop_recall: tuple[float, ...]
     stop_judgments: tuple[int, ...]
+    findable_queries: int
     traces: tuple[QueryTrace, ...]
 
 
@@ -76,6 +81,17 @@ class Replay:
     baseline_found: int
     target: float
     confidence: float
+
+
+def batch_size(strategy: str, judged: int) -> int:
+    """Chunks asked for at once: growing batches of ceil(judged / 10) for ``active``, as in
+    AutoTAR (Cormack and Grossman 2015), so the classifier is retrained about 10 ln(n) times
+    for n judgments; one at a time for every other strategy.
+
+    >>> batch_size("active", 0), batch_size("active", 25), batch_size("mtf", 25)
+    (1, 3, 1)
+    """
+    return max(1, math.ceil(judged / 10)) if strategy == "active" else 1
 
 
 def replay_query(
@@ -91,7 +107,9 @@ def replay_query(
 ) -> QueryTrace:
     """Replay one query judgment by judgment until its candidates or ``budget`` run out.
 
-    The stopping rule is asked after every ``stop_every``-th judgment (0: never).
+    The strategy is asked for :func:`batch_size` chunks at a time, all are judged, then it
+    is asked again. The stopping rule is asked whenever the judgments pass a multiple of
+    ``stop_every`` (0: never).
 
     >>> c = Candidates("q", {"a": ["x", "y"], "b": ["y", "z"]}, pool_depth=1)
     >>> t = replay_query("depth", c, {"y", "z"}, stop_every=0)
@@ -103,16 +121,39 @@ def replay_query(
     stop_at = None
     limit = len(candidates.doc_ids) if budget is None else budget
     while len(order) < limit:
-        picked = next_chunks(strategy, candidates, labels, 1, seed=seed)
+        before = len(order)
+        picked = next_chunks(strategy, candidates, labels, min(batch_size(strategy, before), limit - before), seed=seed)
         if not picked:
             break
-        labels[picked[0]] = picked[0] in relevant
-        order.append(picked[0])
-        if stop_at is None and stop_every and len(order) % stop_every == 0:
+        for doc_id in picked:
+            labels[doc_id] = doc_id in relevant
+            order.append(doc_id)
+        if stop_at is None and stop_every and len(order) // stop_every > before // stop_every:
             if estimate(candidates, labels, target=target, confidence=confidence, seed=seed).stop:
                 stop_at = len(order)
     findable = len(candidates.doc_ids & set(relevant))
-    return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable, stop_at)
+    interval = None
+    if stop_every:
+        final = estimate(candidates, labels, target=target, confidence=confidence, seed=seed)
+        if final.recall_low is not None and final.recall_high is not None:
+            interval = (final.recall_low, final.recall_high)
+    return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable, stop_at, interval)
+
+
+def interval_coverage(traces: Sequence[QueryTrace]) -> tuple[int, int]:
+    """(queries whose final recall interval holds the true recall, queries with an interval).
+
+    >>> t = QueryTrace("q", ("a", "b"), (1, 0), 2, None, (0.4, 0.6))
+    >>> interval_coverage([t, QueryTrace("r", ("c",), (1,), 1, None, (0.2, 0.9))])
+    (1, 2)
+    """
+    inside = total = 0
+    for t in traces:
+        if t.findable and t.final_interval is not None:
+            total += 1
+            recall = sum(t.relevant) / t.findable
+            inside += t.final_interval[0] - 1e-12 <= recall <= t.final_interval[1] + 1e-12
+    return inside, total
 
 
 def round_robin(traces: Sequence[QueryTrace]) -> list[tuple[int, int]]:
@@ -155,11 +196,10 @@ def found_at(curve: Sequence[tuple[int, int]], budget: int) -> int:
 def _stop_figures(traces: Sequence[QueryTrace]) -> tuple[tuple[float, ...], tuple[int, ...]]:
     recall, spent = [], []
     for t in traces:
-        if t.findable == 0:
+        if t.findable == 0 or t.stop_at is None:
             continue
-        at = len(t.judged) if t.stop_at is None else t.stop_at
-        recall.append(sum(t.relevant[:at]) / t.findable)
-        spent.append(at)
+        recall.append(sum(t.relevant[: t.stop_at]) / t.findable)
+        spent.append(t.stop_at)
     return tuple(recall), tuple(spent)
 
 
@@ -207,7 +247,7 @@ def replay(
         recall, spent = _stop_figures(traces)
         results[name] = StrategyResult(
             name, tuple(curve), judgments_to(curve, 0.9 * base_found),
-            found_at(curve, base_judgments), recall, spent, tuple(traces),
+            found_at(curve, base_judgments), recall, spent, sum(1 for t in traces if t.findable), tuple(traces),
         )
     return Replay(results, base_judgments, base_found, target, confidence)
 
@@ -228,10 +268,13 @@ def to_json(result: Replay, *, points: int = 200) -> dict:
             "stopping": {
                 "target": result.target,
                 "confidence": result.confidence,
-                "queries": len(r.stop_recall),
+                "queries": r.findable_queries,
+                "stopped": len(r.stop_recall),
                 "share_at_or_above_target": sum(stopped) / len(stopped) if stopped else None,
                 "mean_recall_at_stop": sum(r.stop_recall) / len(r.stop_recall) if r.stop_recall else None,
                 "judgments_at_stop": sum(r.stop_judgments),
+                "final_interval_covers": interval_coverage(r.traces)[0],
+                "final_intervals": interval_coverage(r.traces)[1],
             },
         }
     return out

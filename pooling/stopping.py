@@ -105,7 +105,7 @@ def unfound_probabilities(candidates: Candidates, labels: Mapping[str, bool], se
     rest = [d for d in every if d not in labels]
     if not rest:
         return {}
-    model = LogisticRegression(C=1.0, max_iter=1000, random_state=seed)
+    model = LogisticRegression(C=1.0, solver="liblinear", max_iter=1000, random_state=seed)
     model.fit(rank_features(candidates, judged), y)
     return dict(zip(rest, model.predict_proba(rank_features(candidates, rest))[:, 1].tolist()))
 
@@ -125,11 +125,12 @@ def estimate(
     """
     if not 0 < target <= 1 or not 0 < confidence < 1:
         raise PoolingError(f"target must be in (0, 1] and confidence in (0, 1), got {target}, {confidence}")
-    inside = {d: bool(r) for d, r in labels.items() if d in candidates.doc_ids}
+    ids = candidates.doc_ids
+    inside = {d: bool(r) for d, r in labels.items() if d in ids}
     found = sum(inside.values())
     probabilities = unfound_probabilities(candidates, inside, seed)
     if probabilities is None:
-        done = len(inside) == len(candidates.doc_ids)
+        done = len(inside) == len(ids)
         zero = 0 if done else None
         return Estimate(candidates.query_id, len(inside), found, zero, zero, zero,
                         1.0 if done and found else None, None, None, done, target, confidence)

@@ -301,14 +301,12 @@ def hedge_weights(candidates: Candidates, labels: Mapping[str, bool], beta: floa
     1997; Aslam, Pavlu and Savell 2003).
     """
     depth = max((len(r) for r in candidates.rankings.values()), default=0)
+    ids = candidates.doc_ids
+    judged = [(d, bool(rel)) for d, rel in labels.items() if d in ids]
     total: dict[str, float] = {}
     for source in _sources(candidates):
         ranks = {d: r for r, d in enumerate(candidates.rankings[source], start=1)}
-        total[source] = sum(
-            hedge_loss(bool(rel), rank_value(ranks.get(d, depth + 1), depth))
-            for d, rel in labels.items()
-            if d in candidates.doc_ids
-        )
+        total[source] = sum(hedge_loss(rel, rank_value(ranks.get(d, depth + 1), depth)) for d, rel in judged)
     low = min(total.values(), default=0.0)
     raw = {s: beta ** (loss - low) for s, loss in total.items()}
     norm = sum(raw.values())
@@ -361,7 +359,7 @@ def relevance_scores(candidates: Candidates, labels: Mapping[str, bool], seed: i
     matrix, row = _tfidf(candidates.query_text, tuple(sorted(candidates.texts.items())))
     train = [0] + [row[d] for d in sorted(judged)]
     y = [1] + [int(judged[d]) for d in sorted(judged)]
-    model = LogisticRegression(C=10.0, class_weight="balanced", max_iter=1000, random_state=seed)
+    model = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear", max_iter=1000, random_state=seed)
     model.fit(matrix[train], y)
     probabilities = model.predict_proba(matrix[1:])[:, 1]
     return {doc_id: float(probabilities[row[doc_id] - 1]) for doc_id in row}
