@@ -384,15 +384,19 @@ def active_next(candidates: Candidates, labels: Mapping[str, bool], taken: Colle
     return min(free, key=lambda d: (-scores[d], position[d]), default=None)
 
 
-_LAST: dict[str, Any] = {}
+_LAST: list[tuple[Any, Candidates, dict[str, float] | None]] = []
 
 
 def _scores_cached(candidates: Candidates, labels: Mapping[str, bool], seed: int) -> dict[str, float] | None:
-    # next_chunks(k > 1) asks k times with the same labels: train once.
+    # next_chunks(k > 1) asks k times with the same labels: train once. One tuple, swapped
+    # whole, so concurrent callers never see one query's key with another's scores.
     key = (candidates.query_id, candidates.query_text, tuple(sorted(labels.items())), seed)
-    if _LAST.get("key") != key or _LAST.get("candidates") is not candidates:
-        _LAST.update(key=key, candidates=candidates, scores=relevance_scores(candidates, labels, seed))
-    return _LAST["scores"]
+    last = _LAST[0] if _LAST else None
+    if last is not None and last[0] == key and last[1] is candidates:
+        return last[2]
+    scores = relevance_scores(candidates, labels, seed)
+    _LAST[:] = [(key, candidates, scores)]
+    return scores
 
 
 _DISPATCH: dict[str, Callable[[Candidates, Mapping[str, bool], Collection[str], int], str | None]] = {
