@@ -150,8 +150,13 @@ def run(name: str, strategies: list[str], stop_every: int, budget_factor: float)
     clock = time.perf_counter()
     baseline = replay(candidates, qrels, [], stop_every=0).baseline_judgments
     budget = round(budget_factor * baseline)
-    result = replay(candidates, qrels, strategies, budget=budget, stop_every=stop_every)
-    out = to_json(result)
+    out: dict = {"strategies": {}}
+    for strategy in strategies:
+        part = to_json(replay(candidates, qrels, [strategy], budget=budget, stop_every=stop_every))
+        out["baseline"] = part["baseline"]
+        out["strategies"].update(part["strategies"])
+        print(f"  {name} {strategy}: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
+    out["budget"] = budget
     out["collection"] = name
     out["queries"] = len(candidates)
     out["relevant_total"] = sum(len(qrels[c.query_id]) for c in candidates)
@@ -168,13 +173,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--collections", nargs="+", choices=sorted(LOADERS), default=["vaswani", "cranfield", "cisi"])
     parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
-    parser.add_argument("--stop-every", type=int, default=5, help="ask the stopping rule every n judgments of a query")
-    parser.add_argument("--budget-factor", type=float, default=2.0, help="replay budget, in depth-50 unions")
+    parser.add_argument("--stop-every", type=int, default=10, help="ask the stopping rule every n judgments of a query")
+    parser.add_argument("--budget-factor", type=float, default=1.25, help="replay budget, in depth-50 unions")
+    parser.add_argument("--report", action="store_true", help="print the tables of the last runs, replay nothing")
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     rows, stops = [], []
     for name in options.collections:
-        r = run(name, options.strategies, options.stop_every, options.budget_factor)
+        if options.report:
+            r = json.loads((OUT / f"{name}-replay.json").read_text())
+        else:
+            r = run(name, options.strategies, options.stop_every, options.budget_factor)
         base = r["baseline"]
         print(f"{name}: {r['queries']} queries, {r['candidates']:,} candidates, relevant {r['relevant_total']:,} "
               f"(in candidates {r['relevant_in_candidates']:,}); depth-{POOL_DEPTH} union: {base['judgments']:,} "
