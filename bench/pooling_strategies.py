@@ -143,6 +143,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
+_ORDER = ["depth", "rrf", "mtf", "bandit", "hedge", "active"]
+
+
 def run(name: str, strategies: list[str], stop_every: int, budget_factor: float) -> dict:
     from pooling.replay import replay, to_json
 
@@ -151,12 +154,19 @@ def run(name: str, strategies: list[str], stop_every: int, budget_factor: float)
     baseline = replay(candidates, qrels, [], stop_every=0).baseline_judgments
     budget = round(budget_factor * baseline)
     out: dict = {"strategies": {}}
+    previous = OUT / f"{name}-replay.json"
+    if previous.exists():  # rerunning some strategies keeps the others' results of the same setup
+        kept = json.loads(previous.read_text())
+        if (kept.get("budget"), kept.get("stop_every")) == (budget, stop_every):
+            out["strategies"] = {s: v for s, v in kept["strategies"].items() if s not in strategies}
     for strategy in strategies:
         part = to_json(replay(candidates, qrels, [strategy], budget=budget, stop_every=stop_every))
         out["baseline"] = part["baseline"]
         out["strategies"].update(part["strategies"])
         print(f"  {name} {strategy}: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
     out["budget"] = budget
+    out["stop_every"] = stop_every
+    out["strategies"] = {s: out["strategies"][s] for s in sorted(out["strategies"], key=_ORDER.index)}
     out["collection"] = name
     out["queries"] = len(candidates)
     out["relevant_total"] = sum(len(qrels[c.query_id]) for c in candidates)

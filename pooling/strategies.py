@@ -344,12 +344,35 @@ def _tfidf(query_text: str, texts: tuple[tuple[str, str], ...]) -> tuple[Any, di
     return matrix, {doc_id: row for row, (doc_id, _) in enumerate(texts, start=1)}
 
 
+#: Weight of the rank features beside TF-IDF in ``active`` (0: text only).
+RANK_WEIGHT = 1.0
+
+
+def _with_ranks(matrix: Any, candidates: Candidates, row: Mapping[str, int]) -> Any:
+    """TF-IDF rows plus one column per source: RANK_WEIGHT * 1 / log2(1 + rank), 0 if unranked.
+
+    The query's own row gets 1 per source (a perfect rank), like the chunks at rank 1.
+    """
+    import numpy as np
+    from scipy import sparse
+
+    ranks = np.zeros((matrix.shape[0], len(candidates.rankings)))
+    ranks[0, :] = 1.0
+    for column, source in enumerate(sorted(candidates.rankings)):
+        for rank, doc_id in enumerate(candidates.rankings[source], start=1):
+            ranks[row[doc_id], column] = 1.0 / np.log2(1 + rank)
+    return sparse.hstack([matrix, sparse.csr_matrix(RANK_WEIGHT * ranks)], format="csr")
+
+
 def relevance_scores(candidates: Candidates, labels: Mapping[str, bool], seed: int = 0) -> dict[str, float] | None:
     """P(relevant) of every candidate from a logistic regression on TF-IDF features.
 
-    Trained on the query's judged candidates plus the query text as one synthetic relevant
-    example (AutoTAR's seed, Cormack and Grossman 2015); ``None`` until the labels hold both
-    a relevant and a non-relevant chunk.
+    Features: TF-IDF (sublinear tf, English stop words) of the query and the candidates,
+    plus the sources' ranks (:func:`_with_ranks`), so the first few labels refine the
+    retrievers' order instead of replacing it. Trained on the query's judged candidates plus
+    the query text as one synthetic relevant example (AutoTAR's seed, Cormack and Grossman
+    2015), classes balanced; ``None`` until the labels hold both a relevant and a
+    non-relevant chunk.
     """
     judged = {d: bool(r) for d, r in labels.items() if d in candidates.texts}
     if len(set(judged.values())) < 2:
@@ -357,6 +380,8 @@ def relevance_scores(candidates: Candidates, labels: Mapping[str, bool], seed: i
     from sklearn.linear_model import LogisticRegression
 
     matrix, row = _tfidf(candidates.query_text, tuple(sorted(candidates.texts.items())))
+    if RANK_WEIGHT:
+        matrix = _with_ranks(matrix, candidates, row)
     train = [0] + [row[d] for d in sorted(judged)]
     y = [1] + [int(judged[d]) for d in sorted(judged)]
     model = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear", max_iter=1000, random_state=seed)
@@ -369,7 +394,8 @@ def active_next(candidates: Candidates, labels: Mapping[str, bool], taken: Colle
     """Continuous active learning (Cormack and Grossman, SIGIR 2014; AutoTAR/BMI 2015).
 
     A relevance classifier (scikit-learn LogisticRegression over TF-IDF of the query and the
-    chunks, :func:`relevance_scores`), retrained on every call from the labels so far, ranks
+    chunks, and the sources' ranks: :func:`relevance_scores`), retrained from the labels so
+    far on every call (once per batch when asked for several), ranks
     the unjudged candidates; the most likely relevant comes next, ties by RRF order. Until
     the labels hold both kinds, the order is :func:`rrf_next`'s.
     """
