@@ -452,9 +452,9 @@ def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
     rubric = labels.current_rubric(db).hash
     assert rows == [
         {"query_id": item.query_id, "doc_id": item.doc_id, "annotator": "ada", "relevance": 1, "at": at[0],
-         "seconds": 3.5, "note": "first", "rubric_hash": rubric},
+         "seconds": 3.5, "note": "first", "rubric_hash": rubric, "adjudicated": None},
         {"query_id": item.query_id, "doc_id": item.doc_id, "annotator": "ada", "relevance": 2, "at": at[1],
-         "seconds": None, "note": "", "rubric_hash": rubric},
+         "seconds": None, "note": "", "rubric_hash": rubric, "adjudicated": None},
     ]  # fmt: skip
     with pytest.raises(StoreError, match="does not exist"):
         labels.export_judgments(db, tmp_path / "missing" / "x.jsonl", caller=labels.OWNER)
