@@ -83,7 +83,7 @@ def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database
         build.import_corpus(db, changed)
     assert str(caught.value) == (
         f"{changed}, line 2, field '{field}': 'd2' is already in the project with different content; "
-        "import with --replace (replace=True) to overwrite it"
+        "import it again with --replace to overwrite it"
     )
     assert snapshot(db) == before
 

@@ -92,6 +92,29 @@ def import_run(db: str, file: str, name: str) -> None:
         click.echo(f"{file}: run {name!r} already imported, nothing to do")
 
 
+@click.command("remove-run")
+@db_argument
+@click.argument("name")
+def remove_run(db: str, name: str) -> None:
+    """Remove the run NAME from DB: its ranked entries and its provenance in the pool.
+
+    A pool entry that only this run had found is removed too, unless it has a label (a
+    judgment, a skip or an adjudication): then it stays, with its labels, without a source.
+    Other entries keep their position; their priority is recomputed from the sources left.
+    """
+    from labeler.store import connect
+    from labeler.store.corpus import remove_run as run
+
+    with user_errors():
+        result = run(connect(db), name)
+    click.echo(
+        f"run {name!r} removed: {_plural(result.run_entries, 'ranked entry', 'ranked entries')}, "
+        f"provenance removed from {_plural(result.provenance_removed, 'pool entry', 'pool entries')}, "
+        f"{_plural(result.entries_removed, 'unlabelled pool entry', 'unlabelled pool entries')} removed, "
+        f"{_plural(result.entries_kept, 'labelled pool entry', 'labelled pool entries')} kept without a source"
+    )
+
+
 @click.command("build-pool")
 @db_argument
 @click.option("--bm25-depth", default=50, show_default=True, help="BM25 documents per query (0: off).")
@@ -132,7 +155,7 @@ def build_pool(
         )
     click.echo(
         f"pool build {result.build_id}: {_plural(result.queries, 'query', 'queries')}, "
-        f"{result.added} entries added, {result.kept} kept"
+        f"{_plural(result.added, 'entry', 'entries')} added, {result.kept} kept"
     )
     for source, count in result.per_source.items():
         click.echo(f"  {source}: {_plural(count, 'document')}")
@@ -170,4 +193,4 @@ def stats(db: str) -> None:
         click.echo(f"{name + ':':<{width + 1}} {count}")
 
 
-COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, build_pool, export_pool, stats]
+COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, remove_run, build_pool, export_pool, stats]
