@@ -177,7 +177,7 @@ def test_agree_jsonl_and_csv_with_own_column_names(tmp_path):
     (tmp_path / "b.csv").write_text("qid,pid,grade\n1,x,1\n1,y,1\n2,x,1\n")
     result = run("agree", str(tmp_path / "a.jsonl"), str(tmp_path / "b.csv"), "--key", "qid", "--key", "pid",
                  "--label", "grade", "--json", "--n-boot", "0", "--resample", "items")
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["n"] == 3 and data["agreement"]["value"] == pytest.approx(2 / 3)
     assert data["agreement"]["low"] is None and data["resampled"] == "items"
 
@@ -199,7 +199,7 @@ def test_agree_reads_a_csv_with_a_byte_order_mark_like_the_corpus_reader(tmp_pat
     (tmp_path / "human.txt").write_text(HUMAN)
     rows = "".join(f"{q},{d},{g}\n" for q, d, g in [("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d1", 1)])
     (tmp_path / "judge.csv").write_bytes(b"\xef\xbb\xbf" + f"query_id,doc_id,relevance\n{rows}".encode())
-    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.csv"), "--json", "--n-boot", "0").output)
+    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.csv"), "--json", "--n-boot", "0").stdout)
     # Joined: q1/d1 (3 vs 2), q1/d2 (0 vs 0), q2/d1 (1 vs 1): 2 of 3 agree.
     assert (data["n"], data["only_a"], data["only_b"]) == (3, 5, 0)
     assert data["agreement"]["value"] == pytest.approx(2 / 3)
@@ -208,14 +208,14 @@ def test_agree_reads_a_csv_with_a_byte_order_mark_like_the_corpus_reader(tmp_pat
 def test_agree_reads_tsv_as_tab_separated_with_a_header_as_the_corpus_reader_does(tmp_path):
     (tmp_path / "human.txt").write_text(HUMAN)
     (tmp_path / "judge.tsv").write_text("query_id\tdoc_id\trelevance\nq1\td1\t3\nq1\td2\t1\n")
-    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.tsv"), "--json", "--n-boot", "0").output)
+    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.tsv"), "--json", "--n-boot", "0").stdout)
     assert data["n"] == 2 and data["agreement"]["value"] == pytest.approx(1 / 2)
     # A headerless qrels file named .tsv is refused by name, and read with --format trec.
     (tmp_path / "qrels.tsv").write_text("q1\t0\td1\t3\nq1\t0\td2\t0\n")
     refused = run("agree", str(tmp_path / "human.txt"), str(tmp_path / "qrels.tsv"))
     assert refused.exit_code == 1 and "qrels.tsv, line 1: no column 'query_id'" in refused.output
     data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "qrels.tsv"), "--format", "trec",
-                          "--json", "--n-boot", "0").output)
+                          "--json", "--n-boot", "0").stdout)
     assert data["n"] == 2 and data["agreement"]["value"] == 1.0
 
 

@@ -61,6 +61,19 @@ def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) ->
     return lines
 
 
+def _scale(text: str | None) -> tuple[int, ...] | None:
+    """The grades of ``--grades 0,1,2,3``."""
+    if text is None:
+        return None
+    try:
+        grades = tuple(int(g) for g in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give whole numbers separated by commas, e.g. 0,1,2,3", param_hint="--grades") from None
+    if len(set(grades)) != len(grades):
+        raise click.BadParameter(f"{text!r} names a grade twice", param_hint="--grades")
+    return grades
+
+
 @click.command("agree")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
@@ -73,6 +86,15 @@ def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) ->
 @click.option("--key", "keys", multiple=True, default=("query_id", "doc_id"), show_default=True,
               help="Key column of JSONL/CSV/TSV files (repeatable); the first one groups items for the bootstrap.")
 @click.option("--label", default="relevance", show_default=True, help="Label column of JSONL/CSV/TSV files.")
+@click.option("--grades", default=None, metavar="0,1,2,3",
+              help="The grade scale: any other grade is refused with its file and line. Without it, negative "
+                   "grades and grades only one file uses are warned about.")
+@click.option("--annotator", "annotators", multiple=True, metavar="NAME",
+              help="In a goldpool export-judgments file, compare only this annotator (repeatable). "
+                   "Default: every annotator.")
+@click.option("--adjudicated", is_flag=True,
+              help="In a goldpool export-judgments file, compare the final grade: the adjudicated one, else the "
+                   "grade all annotators agree on (with --annotator: as well as those annotators).")
 @click.option("--ceiling", type=click.Path(dir_okay=False), default=None,
               help="A second human's labels: shows A against C beside A against B on the items all three label.")
 @click.option("--resample", type=click.Choice(["queries", "items"]), default="queries", show_default=True,
@@ -87,6 +109,9 @@ def agree(
     fmt: str,
     keys: tuple[str, ...],
     label: str,
+    grades: str | None,
+    annotators: tuple[str, ...],
+    adjudicated: bool,
     ceiling: str | None,
     resample: str,
     n_boot: int,
@@ -97,14 +122,45 @@ def agree(
 
     Files are TREC qrels (query_id 0 doc_id relevance), JSONL, CSV or TSV, joined on their keys.
     Prints n joined, n found on one side only, and every statistic with its interval and n.
-    """
-    from calibration import compare
-    from pooling.qrels import join_labels, read_labels
 
+    A goldpool export-judgments file (several annotators per item, history included) counts
+    each annotator's latest label as one rater; every rater of A is compared with every rater
+    of B (all pairs of annotators when A and B are the same export), one table per pair.
+    """
+    from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs
+
+    scale = _scale(grades)
     with user_errors():
-        files = [read_labels(p, fmt=fmt, keys=keys, label=label) for p in (a, b)]  # type: ignore[arg-type]
-        third = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)  # type: ignore[arg-type]
-        joined = join_labels(*files, third)
+        read = dict(fmt=fmt, keys=keys, label=label, grades=scale)
+        if (annotators or adjudicated) and not any(is_judgments_export(p, fmt) for p in (a, b)):  # type: ignore[arg-type]
+            raise click.UsageError("--annotator and --adjudicated apply to a goldpool export-judgments file")
+        sides = [read_raters(p, **read, annotators=annotators, adjudicated=adjudicated) for p in (a, b)]  # type: ignore[arg-type]
+        third = None if ceiling is None else read_labels(ceiling, **read)  # type: ignore[arg-type]
+        results = _compare_pairs(rater_pairs(*sides), third, scale is None, weights, levels, resample, n_boot, seed)
+    for warning in (w for r in results for w in r[3]):
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        outs = [{"a": x.name, "b": y.name, **joined.counts(), "resampled": resample, **comparison.as_dict()}
+                for (x, y), joined, comparison, _ in results]
+        click.echo(json.dumps(outs[0] if len(outs) == 1 else {"pairs": outs}, indent=2))
+        return
+    blocks = ["\n".join(_agree_text(x.name, y.name, joined, comparison)) for (x, y), joined, comparison, _ in results]
+    click.echo("\n\n".join(blocks))
+
+
+def _compare_pairs(pairs, third, warn: bool, weights, levels, resample: str, n_boot: int, seed: int) -> list:  # type: ignore[no-untyped-def]
+    """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
+    from calibration import compare
+    from pooling import PoolingError
+    from pooling.qrels import join_labels, scale_warnings
+
+    results, refused = [], []
+    for x, y in pairs:
+        try:
+            joined = join_labels(x, y, third)
+        except PoolingError as exc:
+            refused.append(exc)
+            continue
         comparison = compare(
             joined.a, joined.b, joined.c,
             groups=joined.groups if resample == "queries" else None,
@@ -113,11 +169,10 @@ def agree(
             n_boot=n_boot,
             seed=seed,
         )
-    if as_json:
-        out = {**joined.counts(), "resampled": resample, **comparison.as_dict()}
-        click.echo(json.dumps(out, indent=2))
-        return
-    click.echo("\n".join(_agree_text(a, b, joined, comparison)))
+        results.append(((x, y), joined, comparison, scale_warnings(x, y) if warn else []))
+    if not results:
+        raise refused[0] if refused else PoolingError("no pair of raters to compare")
+    return results
 
 
 @click.command("plan")
