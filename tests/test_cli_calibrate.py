@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from statistics import NormalDist
 
 import krippendorff
 import pytest
@@ -129,8 +130,32 @@ def test_plan_json_with_a_judge():
     assert data["n_required"] == math.ceil(0.2 * (z / (0.03 * 0.7)) ** 2)
 
 
+def test_plan_with_only_n_assumes_p_one_half():
+    alone = run("plan", "--n", "200", "--json")
+    assert alone.exit_code == 0
+    data = json.loads(alone.output)
+    assert data == json.loads(run("plan", "--n", "200", "--p", "0.5", "--json").output)
+    # The widest accuracy interval: z * sqrt(0.5 * 0.5 / 200).
+    z = NormalDist().inv_cdf(0.975)
+    assert data["half_width"]["accuracy"] == pytest.approx(z * math.sqrt(0.25 / 200))
+
+
+def test_readme_plan_example_prints_what_the_readme_says():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("goldpool plan --n 200"):]
+    command, said = [], []
+    for line in block.splitlines():
+        if line.startswith("```"):
+            break
+        if line.startswith("# "):
+            said.append(line[2:])
+        else:
+            command.append(line.rstrip("\\ ").strip())
+    args = " ".join(command).split()[1:]
+    assert run(*args).output.splitlines() == said
+
+
 def test_plan_refuses_incomplete_or_wrong_input():
-    assert "give --p P" in run("plan", "--n", "100").output
     assert "--paired needs --discordant" in run("plan", "--n", "100", "--paired").output
     result = run("plan", "--n", "100", "--p", "70")
     assert result.exit_code == 1 and result.output == "Error: p=70.0: give a proportion between 0 and 1 (0.7, not 70)\n"

@@ -177,7 +177,8 @@ def _compare_pairs(pairs, third, warn: bool, weights, levels, resample: str, n_b
 
 @click.command("plan")
 @click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Questions in the golden set.")
-@click.option("--p", "p", type=float, default=None, help="Expected accuracy, as a proportion (0.7).")
+@click.option("--p", "p", type=float, default=None,
+              help="Expected accuracy, as a proportion (0.7). Default, when no design is given: 0.5, the widest.")
 @click.option("--paired", is_flag=True, help="Two systems on the same questions (needs --discordant).")
 @click.option("--discordant", type=float, default=None, help="Share of questions on which two systems differ.")
 @click.option("--sd", type=float, default=None, help="SD of per-query metric differences of two runs (graded metrics).")
@@ -210,7 +211,7 @@ def plan_command(
     if paired and discordant is None:
         raise click.UsageError("--paired needs --discordant D, the share of questions on which the systems differ")
     if sd is None and discordant is None and p is None:
-        raise click.UsageError("give --p P, or --paired --discordant D, or --sd S")
+        p = 0.5  # the widest interval: what n questions resolve whatever the accuracy turns out to be
     if n is None and delta is None:
         raise click.UsageError("give --n N (what n questions resolve) or --delta X (questions needed), or both")
     with user_errors():
