@@ -184,7 +184,7 @@ def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]
             if row:
                 if len(row) != len(header):
                     raise PoolingError(
-                        f"{len(row)} fields where the header has {len(header)}",
+                        f"{len(row)} field{'s' if len(row) != 1 else ''} where the header has {len(header)}",
                         path=path,
                         line=start,
                     )

@@ -191,7 +191,8 @@ def test_agree_text_header(tmp_path):
     lines = out.splitlines()
     assert lines[2:4] == [
         "joined 7 items (only in A: 1, only in B: 2)",
-        "Intervals: 95% percentile, cluster bootstrap over 3 queries, 100 resamples, seed 3.",
+        "Intervals: 95% percentile, cluster bootstrap over 3 queries, 100 resamples, seed 3. Warning: only 3 "
+        "queries; intervals from fewer than 10 queries are too narrow to trust (read them as rough).",
     ]
     assert lines[5].split() == ["statistic", "value", "[95%", "interval]", "n"]
     assert lines[6].split()[0] == "agreement" and lines[6].split()[-1] == "7"

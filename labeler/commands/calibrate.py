@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
+from labeler.commands.common import db_argument, output_file, plural, user_errors
 
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
@@ -30,30 +30,32 @@ def _n_boot_options(command: Callable[..., None]) -> Callable[..., None]:
 def _row(name: str, estimate: Estimate, width: int = 22) -> str:
     from calibration import format_estimate
 
-    return f"{name:<{width}}{format_estimate(estimate):<28}{estimate.n:>8}"
+    return f"{name:<{width}}{format_estimate(estimate, why=False):<28}{estimate.n:>8}"
 
 
 def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) -> list[str]:
     from calibration import format_estimate
-    from calibration.report import interval_note
+    from calibration.report import interval_note, undefined_notes
 
     summary, ceiling = comparison.summary, comparison.ceiling
     header = f"{'statistic':<22}{'value [95% interval]':<28}{'n':>8}"
     lines = [
         f"A: {a}",
         f"B: {b}",
-        f"joined {joined.n_joined} items (only in A: {joined.only_a}, only in B: {joined.only_b})",
+        f"joined {plural(joined.n_joined, 'item')} (only in A: {joined.only_a}, only in B: {joined.only_b})",
         interval_note(summary.n_boot, summary.n_groups, summary.ci, summary.seed),
         "",
         header,
     ]
     lines += [_row(e.statistic, e) for e in summary.statistics]
+    lines += undefined_notes(summary.statistics)
     if ceiling is not None:
-        lines += ["", f"human ceiling: A against C on the same {ceiling.n} items (both tables use the items all three files label)", header]
+        lines += ["", f"human ceiling: A against C on the same {plural(ceiling.n, 'item')} (both tables use the items all three files label)", header]
         lines += [_row(e.statistic, e) for e in ceiling.statistics]
+        lines += undefined_notes(ceiling.statistics)
     lines += ["", "B against A, per label:", f"{'label':<8}{'support':>8}  {'precision [95% interval]':<28}{'recall [95% interval]'}"]
     for c in summary.classes:
-        lines.append(f"{c.label!s:<8}{c.support:>8}  {format_estimate(c.precision):<28}{format_estimate(c.recall)}")
+        lines.append(f"{c.label!s:<8}{c.support:>8}  {format_estimate(c.precision, why=False):<28}{format_estimate(c.recall, why=False)}")
     labels = summary.confusion.labels
     lines += ["", "confusion (rows A, columns B):", " " * 8 + "".join(f"{lab!s:>8}" for lab in labels)]
     for lab, row in zip(labels, summary.confusion.table, strict=True):
@@ -127,6 +129,7 @@ def agree(
     each annotator's latest label as one rater; every rater of A is compared with every rater
     of B (all pairs of annotators when A and B are the same export), one table per pair.
     """
+    from calibration.report import few_queries_warning
     from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs
 
     scale = _scale(grades)
@@ -136,11 +139,12 @@ def agree(
             raise click.UsageError("--annotator and --adjudicated apply to a goldpool export-judgments file")
         sides = [read_raters(p, **read, annotators=annotators, adjudicated=adjudicated) for p in (a, b)]  # type: ignore[arg-type]
         third = None if ceiling is None else read_labels(ceiling, **read)  # type: ignore[arg-type]
-        results = _compare_pairs(rater_pairs(*sides), third, scale is None, weights, levels, resample, n_boot, seed)
+        results = _compare_pairs(rater_pairs(*sides), third, scale, weights, levels, resample, n_boot, seed)
     for warning in (w for r in results for w in r[3]):
         click.echo(f"warning: {warning}", err=True)
     if as_json:
-        outs = [{"a": x.name, "b": y.name, **joined.counts(), "resampled": resample, **comparison.as_dict()}
+        outs = [{"a": x.name, "b": y.name, **joined.counts(), "resampled": resample,
+                 "interval_warning": few_queries_warning(n_boot, comparison.summary.n_groups), **comparison.as_dict()}
                 for (x, y), joined, comparison, _ in results]
         click.echo(json.dumps(outs[0] if len(outs) == 1 else {"pairs": outs}, indent=2))
         return
@@ -148,7 +152,7 @@ def agree(
     click.echo("\n\n".join(blocks))
 
 
-def _compare_pairs(pairs, third, warn: bool, weights, levels, resample: str, n_boot: int, seed: int) -> list:  # type: ignore[no-untyped-def]
+def _compare_pairs(pairs, third, scale, weights, levels, resample: str, n_boot: int, seed: int) -> list:  # type: ignore[no-untyped-def]
     """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
     from calibration import compare
     from pooling import PoolingError
@@ -168,8 +172,9 @@ def _compare_pairs(pairs, third, warn: bool, weights, levels, resample: str, n_b
             levels=levels or ("ordinal",),
             n_boot=n_boot,
             seed=seed,
+            scale=scale or (),
         )
-        results.append(((x, y), joined, comparison, scale_warnings(x, y) if warn else []))
+        results.append(((x, y), joined, comparison, scale_warnings(x, y) if scale is None else []))
     if not results:
         raise refused[0] if refused else PoolingError("no pair of raters to compare")
     return results
