@@ -127,6 +127,7 @@ def test_item_shows_nothing_of_the_source(tmp_path: Path) -> None:
     item = labels.next_item(db, ada.id)
     assert {f.name for f in dataclasses.fields(item)} == {
         "query_id", "doc_id", "query_text", "doc_title", "doc_text", "position", "batch_size", "relevance", "note",
+        "query_meta",
     }  # fmt: skip
     assert (item.position, item.batch_size, item.relevance) == (1, 10, None)
     assert "bm25" not in repr(item)
