@@ -10,6 +10,10 @@ characters. Refused anywhere in an id:
   byte-order mark U+FEFF, soft hyphen U+00AD, bidirectional marks), **Zl** and **Zp** (line and
   paragraph separators), **Zs** (space separators) and **Cs** (lone surrogates).
 
+The one exception: a key column of a JSONL/CSV/TSV label file (``goldpool agree --key``) may
+hold a plain space (U+0020) between visible characters, since such a key may be any text and is
+never written to a TREC file.
+
 Such a character cannot be seen, so two ids that look the same would be different keys, and a
 qrels line written for one would never match the other.
 
@@ -75,13 +79,19 @@ def _where(value: str, index: int) -> str:
     return f"holds, at character {index + 1},"
 
 
-def check_id(value: str, path: str | Path | None, line: int | None, field: str) -> str:
+def check_id(value: str, path: str | Path | None, line: int | None, field: str, *, inner_spaces: bool = False) -> str:
     """Return ``value`` if it is a valid id (see the module docstring), else refuse it.
+
+    ``inner_spaces`` lets plain spaces (U+0020) stand between visible characters: the key
+    columns of a JSONL/CSV label file may be any text (a question, a title), which is never
+    written to a TREC file.
 
     Raises:
         PoolingError: whitespace or an invisible character in the id; file, line, field named.
     """
     for index, ch in enumerate(value):
+        if ch == " " and inner_spaces and 0 < index < len(value) - 1:
+            continue
         if ch.isspace():
             raise PoolingError(
                 f"{value!r} contains whitespace ({describe(ch)}); TREC run and qrels files cannot hold it",

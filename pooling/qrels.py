@@ -131,7 +131,7 @@ def _key(row: dict[str, Any], key_fields: tuple[str, ...], label_field: str, p: 
     for name in (*key_fields, label_field):
         if row.get(name) in (None, ""):
             raise PoolingError("missing", path=p, line=line, field=name)
-    return tuple(check_id(str(row[f]), p, line, f) for f in key_fields)
+    return tuple(check_id(str(row[f]), p, line, f, inner_spaces=True) for f in key_fields)
 
 
 def _on_scale(value: Label, grades: Sequence[int] | None, p: Path, line: int, label_field: str) -> Label:

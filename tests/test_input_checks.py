@@ -115,3 +115,21 @@ def test_an_unterminated_quote_on_a_later_line_of_a_record(tmp_path: Path) -> No
     path = tmp_path / "c.tsv"
     path.write_text('doc_id\ttitle\ttext\na\t"two\nlines"\t"opened here\nb\tx\ty\n', encoding="utf-8")
     assert _refused(path).line == 3
+
+
+def test_label_file_keys_refuse_invisible_characters_but_allow_inner_spaces(tmp_path: Path) -> None:
+    from pooling.qrels import read_labels
+
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text(json.dumps({"question": "what is a list", "doc_id": "d1", "relevance": 1}) + "\n")
+    assert read_labels(ok, keys=("question", "doc_id")).labels == {("what is a list", "d1"): 1}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(ok.read_text() + json.dumps({"question": "q\u200b", "doc_id": "d1", "relevance": 1}) + "\n")
+    with pytest.raises(PoolingError) as caught:
+        read_labels(bad, keys=("question", "doc_id"))
+    assert _where(caught.value) == (str(bad), 2, "question")
+    assert "ends with U+200B ZERO WIDTH SPACE" in str(caught.value)
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("query_id,doc_id,relevance\nq1 ,d1,2\n")
+    with pytest.raises(PoolingError, match=r"trailing\.csv, line 2, field 'query_id': 'q1 ' contains whitespace"):
+        read_labels(trailing)
