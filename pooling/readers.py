@@ -243,6 +243,23 @@ def _parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, record
 
 
+def _json_kind(value: Any) -> str:
+    """What a value is called in JSON (the file's terms, not Python's): ``a number``, ``an object``.
+
+    >>> _json_kind(3), _json_kind({}), _json_kind([1]), _json_kind(True)
+    ('a number', 'an object', 'an array', 'true or false')
+    """
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return f"a {type(value).__name__} value"
+
+
 def _identifier(record: dict[str, Any], field: str, path: Path, line: int) -> str:
     value = record.get(field)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -250,7 +267,7 @@ def _identifier(record: dict[str, Any], field: str, path: Path, line: int) -> st
     if value is None or value == "":
         raise PoolingError(f"missing; every record needs a non-empty {field}", path=path, line=line, field=field)
     if not isinstance(value, str):
-        raise PoolingError(f"must be a string, not {type(value).__name__}", path=path, line=line, field=field)
+        raise PoolingError(f"must be a string, not {_json_kind(value)}", path=path, line=line, field=field)
     return check_id(value, path, line, field)
 
 
@@ -261,7 +278,7 @@ def _text(record: dict[str, Any], field: str, path: Path, line: int, *, required
     if value is None:
         raise PoolingError(f"missing; every record needs a {field} field", path=path, line=line, field=field)
     if not isinstance(value, str):
-        raise PoolingError(f"must be a string, not {type(value).__name__}", path=path, line=line, field=field)
+        raise PoolingError(f"must be a string, not {_json_kind(value)}", path=path, line=line, field=field)
     check_text(value, path, line, field)
     if required and is_blank(value):
         raise PoolingError("empty; every record needs non-blank text", path=path, line=line, field=field)

@@ -40,6 +40,8 @@ def _where(error: PoolingError) -> tuple[str | None, int | None, str | None]:
         ("c.jsonl", '{"doc_id": "d1", "text": "a\\u0000b"}\n', 1, "text", "holds U+0000 NUL at character 2"),
         ("c.jsonl", '{"doc_id": "d1", "text": "\\u200b \\u2060"}\n', 1, "text", "empty; every record needs non-blank text"),
         ("c.jsonl", '{"doc_id": "d1", "title": "t"}\n', 1, "text", "missing; every record needs a text field"),
+        ("c.jsonl", '{"doc_id": "d1", "text": 3}\n', 1, "text", "must be a string, not a number"),
+        ("c.jsonl", '{"doc_id": {"a": 1}, "text": "x"}\n', 1, "doc_id", "must be a string, not an object"),
     ],
 )
 def test_invisible_characters_and_nul_are_refused(tmp_path: Path, name: str, content: str, line: int, field: str, words: str) -> None:
