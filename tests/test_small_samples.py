@@ -82,3 +82,42 @@ def test_one_item_through_agree_lists_why(tmp_path: Path) -> None:
     assert out[2] == "joined 1 item (only in A: 0, only in B: 0)"
     assert out[8].split() == ["kappa", "undefined", "1"]
     assert f"kappa, kappa_linear, kappa_quadratic, gwet_ac1, gwet_ac2_quadratic: undefined: {ONE_ITEM}" in out
+
+
+def test_the_app_says_why_and_warns(tmp_path: Path, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from app_fixtures import add_judgments, build_project
+    from labeler import state
+    from labeler.store import connect, labels
+
+    project = build_project(tmp_path)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
+    # One shared item: kappa undefined; one labelled query: the MDD is beyond the scale.
+    add_judgments(project.path, project.annotator_id, {("q1", "q1-d1"): 1})
+    add_judgments(project.path, project.admin_id, {("q1", "q1-d1"): 2})
+
+    def page(name: str) -> AppTest:
+        def script(page: str) -> None:
+            from labeler import app
+
+            getattr(app, page)()
+
+        at = AppTest.from_function(script, args=(name,), default_timeout=30)
+        with connect(project.path) as db:
+            at.session_state[state.USER] = labels.authenticate(db, project.admin_token)
+        return at.run()
+
+    calibration = page("calibration_page")
+    text = "\n".join(m.value for m in calibration.markdown)
+    assert f"undefined ({ONE_ITEM})" in text and "this set cannot resolve any difference yet" in text
+    assert "125.3" not in text and not calibration.exception
+    progress = page("progress_page")
+    agreement = progress.dataframe[2].value
+    assert agreement.iloc[0]["kappa (quadratic)"] == f"undefined ({ONE_ITEM})"
+    # Three queries with an overlap: the intervals carry the warning.
+    add_judgments(project.path, project.annotator_id, {("q2", "q2-d1"): 1, ("q3", "q3-d1"): 0})
+    add_judgments(project.path, project.admin_id, {("q2", "q2-d1"): 1, ("q3", "q3-d1"): 1})
+    progress = page("progress_page")
+    assert [w.value for w in progress.warning] == [WARNING]
+    assert WARNING in "\n".join(m.value for m in page("calibration_page").markdown)
