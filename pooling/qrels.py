@@ -171,7 +171,7 @@ def read_labels(
     for line, row in _rows(p, kind, key_fields, label_field):
         key = _key(row, key_fields, label_field, p, line)
         if key in labels:
-            hint = " (a goldpool judgments export: give it as it is, without --format or --key)" if "annotator" in row else ""
+            hint = " (several annotators in one file: give a goldpool judgments export as A or B, in JSONL)" if "annotator" in row else ""
             raise PoolingError(
                 f"key {key} already given on line {first_line[key]}{hint}", path=p, line=line, field=", ".join(key_fields)
             )

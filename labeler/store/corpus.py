@@ -149,7 +149,7 @@ def _refuse_if_judged(db: sqlite_utils.Database, path: Path, line: int, key: str
     judged = db.conn.execute(f"SELECT count(*) FROM judgments WHERE {key} = ?", [value]).fetchone()[0]
     if judged:
         raise StoreError(
-            f"{value!r} already has {judged} judgment(s), made on its current text; "
+            f"{value!r} already has {judged} judgment{'s' if judged != 1 else ''}, made on its current text; "
             "import the new text under a new id instead",
             path=path,
             line=line,
