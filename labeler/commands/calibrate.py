@@ -14,7 +14,10 @@ from labeler.commands.common import db_argument, output_file, plural, user_error
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
     from calibration.report import Comparison
-    from pooling.qrels import JoinedLabels
+    from pooling.qrels import JoinedLabels, LabelFile
+
+    #: One compared pair: the two raters, their joined labels, the comparison, the warnings.
+    PairResult = tuple[tuple[LabelFile, LabelFile], JoinedLabels, Comparison, list[str]]
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -152,13 +155,23 @@ def agree(
     click.echo("\n\n".join(blocks))
 
 
-def _compare_pairs(pairs, third, scale, weights, levels, resample: str, n_boot: int, seed: int) -> list:  # type: ignore[no-untyped-def]
+def _compare_pairs(
+    pairs: list[tuple[LabelFile, LabelFile]],
+    third: LabelFile | None,
+    scale: tuple[int, ...] | None,
+    weights: tuple[str, ...],
+    levels: tuple[str, ...],
+    resample: str,
+    n_boot: int,
+    seed: int,
+) -> list[PairResult]:
     """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
     from calibration import compare
     from pooling import PoolingError
     from pooling.qrels import join_labels, scale_warnings
 
-    results, refused = [], []
+    results: list[PairResult] = []
+    refused: list[PoolingError] = []
     for x, y in pairs:
         try:
             joined = join_labels(x, y, third)
