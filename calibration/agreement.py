@@ -97,6 +97,13 @@ def kappa_standard_error(table: NDArray, disagreement: NDArray[np.float64]) -> f
     return float(np.sqrt(max(var, 0.0)))
 
 
+#: Why a chance-corrected statistic is undefined, by cause.
+ONE_ITEM = "computed on 1 item: agreement expected by chance cannot be estimated from a single item"
+NO_ITEM = "no item to compare"
+ONE_GRADE = "both raters give every item the same single grade, so agreement expected by chance is complete"
+ONE_CATEGORY = "only one grade is in use and no wider scale was given, so chance agreement is complete"
+
+
 def _estimate(
     name: str,
     pt: PairTables,
@@ -106,13 +113,21 @@ def _estimate(
     n_boot: int,
     seed: int | None,
     weights: str | None = None,
+    chance_corrected: bool = False,
 ) -> Estimate:
+    """``statistic`` on the pooled table with its bootstrap interval. A chance-corrected
+    statistic (kappa, AC) on fewer than two items is undefined, whatever the formula gives
+    (one item gives kappa 0 or 0/0), and says why."""
     check_interval_args(ci, n_boot)
+    method = "none" if n_boot == 0 else ("cluster bootstrap" if pt.n_groups is not None else "bootstrap")
+    stamp = (ci, method, n_boot, pt.n_groups, weights, None, seed if n_boot else None)
+    if pt.n == 0 or (chance_corrected and pt.n < 2):
+        nan = float("nan")
+        return Estimate(name, nan, nan, nan, pt.n, *stamp, why=NO_ITEM if pt.n == 0 else ONE_ITEM)  # type: ignore[arg-type]
     value = float(statistic(pt.total[None])[0])
-    grouped = pt.n_groups is not None
-    low, high = bootstrap_tables(pt.tables, statistic, grouped=grouped, n_boot=n_boot, ci=ci, seed=seed)
-    method = "none" if n_boot == 0 else ("cluster bootstrap" if grouped else "bootstrap")
-    return Estimate(name, value, low, high, pt.n, ci, method, n_boot, pt.n_groups, weights, None, seed if n_boot else None)
+    low, high = bootstrap_tables(pt.tables, statistic, grouped=pt.n_groups is not None, n_boot=n_boot, ci=ci, seed=seed)
+    why = ONE_GRADE if chance_corrected and np.isnan(value) else None
+    return Estimate(name, value, low, high, pt.n, *stamp, why=why)  # type: ignore[arg-type]
 
 
 def raw_agreement(
@@ -170,7 +185,7 @@ def cohen_kappa(
         return kappa_of_tables(tables, disagreement)
 
     if interval == "bootstrap":
-        return _estimate(name, pt, statistic, ci=ci, n_boot=n_boot, seed=seed, weights=_weights_name(weights))
+        return _estimate(name, pt, statistic, ci=ci, n_boot=n_boot, seed=seed, weights=_weights_name(weights), chance_corrected=True)
     if interval != "analytic":
         raise CalibrationError(f"interval={interval!r}: use 'bootstrap' or 'analytic'")
     if pt.n_groups is not None:
@@ -208,8 +223,10 @@ def gwet_ac(
     """
     pt = pair_tables(a, b, labels, groups)
     q = len(pt.labels)
-    if q < 2:
-        raise CalibrationError("Gwet's AC needs at least two categories; pass the scale in labels=")
+    name = "gwet_ac1" if weights is None else f"gwet_ac2_{weights}"
+    if q < 2 and pt.n >= 2:
+        nan = float("nan")
+        return Estimate(name, nan, nan, nan, pt.n, ci, "none", 0, pt.n_groups, _weights_name(weights), why=ONE_CATEGORY)
     distance = disagreement_weights(q, weights)
     agree_w = 1.0 - distance / distance.max()
 
@@ -221,8 +238,7 @@ def gwet_ac(
         with np.errstate(invalid="ignore", divide="ignore"):
             return (p_a - p_e) / (1.0 - p_e)
 
-    name = "gwet_ac1" if weights is None else f"gwet_ac2_{weights}"
-    return _estimate(name, pt, statistic, ci=ci, n_boot=n_boot, seed=seed, weights=_weights_name(weights))
+    return _estimate(name, pt, statistic, ci=ci, n_boot=n_boot, seed=seed, weights=_weights_name(weights), chance_corrected=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,15 +120,29 @@ def krippendorff_alpha(
         raise CalibrationError(f"data holds values outside value_domain {domain.tolist()}")
     counts = _value_counts(matrix, domain)
     pairable = counts.sum(axis=1) >= 2
-    if not pairable.any() or len(domain) < 2:
-        raise CalibrationError("alpha needs at least one unit with two values and two distinct values overall")
-    value = float(krippendorff.alpha(value_counts=counts[pairable], value_domain=domain, level_of_measurement=level))
     n_units = int(pairable.sum())
+    why = _undefined(n_units, counts[pairable], len(domain))
+    if why is not None:
+        nan = float("nan")
+        return Estimate(f"alpha_{level}", nan, nan, nan, n_units, ci, "none", 0, None, None, level, why=why)
+    value = float(krippendorff.alpha(value_counts=counts[pairable], value_domain=domain, level_of_measurement=level))
     if n_boot == 0:
         return Estimate(f"alpha_{level}", value, float("nan"), float("nan"), n_units, ci, "none", 0, None, None, level)
     low, high, n_groups = _interval(counts, pairable, domain, level, groups, n_boot, ci, seed)
     method = "bootstrap" if groups is None else "cluster bootstrap"
     return Estimate(f"alpha_{level}", value, low, high, n_units, ci, method, n_boot, n_groups, None, level, seed)
+
+
+def _undefined(n_units: int, counts: NDArray[np.int64], n_values: int) -> str | None:
+    """Why alpha has no value on these counts, or None: it needs a unit rated twice and
+    disagreement expected by chance (two values in use, or a scale of two or more)."""
+    if n_units == 0:
+        return "no unit was rated by two raters"
+    if n_units < 2:
+        return "computed on 1 unit: disagreement expected by chance cannot be estimated from a single unit"
+    if n_values < 2 or np.count_nonzero(counts.sum(axis=0)) < 2:
+        return "every rating is the same single value, so disagreement expected by chance is zero"
+    return None
 
 
 def _interval(

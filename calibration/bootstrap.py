@@ -36,6 +36,10 @@ _CHUNK_DRAWS = 4_000_000
 #: zero-width interval that looks like certainty.
 MIN_GROUPS = 2
 
+#: Fewer queries than this make a cluster bootstrap interval too narrow to trust: the
+#: resamples can only recombine the few queries there are (Field & Welsh 2007).
+FEW_GROUPS = 10
+
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
@@ -55,6 +59,8 @@ class Estimate:
         weights: kappa/AC weighting (``none``, ``linear``, ``quadratic``, ``custom``) or None.
         level: Krippendorff level of measurement, or None.
         seed: seed of the bootstrap, or None.
+        why: when the value is undefined (NaN), why, in words (e.g. "one item: chance
+            agreement cannot be estimated from a single item"); None otherwise.
     """
 
     statistic: str
@@ -69,15 +75,27 @@ class Estimate:
     weights: str | None = None
     level: str | None = None
     seed: int | None = None
+    why: str | None = None
+
+    @property
+    def undefined(self) -> bool:
+        """True when the statistic has no value on these data (see ``why``)."""
+        return bool(np.isnan(self.value))
 
     @property
     def groups_resampled(self) -> bool:
         """True when the interval resampled groups (queries) rather than items."""
         return self.n_groups is not None
 
-    def as_dict(self) -> dict[str, float | int | None]:
-        """The four numbers a report prints: ``value``, ``low``, ``high``, ``n``."""
-        return {"value": _json_float(self.value), "low": _json_float(self.low), "high": _json_float(self.high), "n": self.n}
+    def as_dict(self) -> dict[str, float | int | str | None]:
+        """The four numbers a report prints: ``value``, ``low``, ``high``, ``n``; and
+        ``undefined`` (why) when the value is undefined."""
+        out: dict[str, float | int | str | None] = {
+            "value": _json_float(self.value), "low": _json_float(self.low), "high": _json_float(self.high), "n": self.n
+        }
+        if self.undefined and self.why:
+            out["undefined"] = self.why
+        return out
 
 
 def _json_float(x: float) -> float | None:

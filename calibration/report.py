@@ -24,8 +24,8 @@ import numpy as np
 from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
 from calibration.alpha import Level, krippendorff_alpha
-from calibration.bootstrap import MIN_GROUPS, N_BOOT, Estimate
-from calibration.power import Plan, PlanSummary, plan
+from calibration.bootstrap import FEW_GROUPS, MIN_GROUPS, N_BOOT, Estimate
+from calibration.power import Plan, PlanSummary, plan, required_n
 
 #: Discordant share assumed when no pair of runs is at hand (two decent systems on one set).
 ASSUMED_DISCORDANT = 0.2
@@ -189,12 +189,13 @@ def compare_labels(
     ceiling: Sequence[Hashable] | None = None,
     *,
     groups: Sequence[Hashable] | None = None,
+    scale: Sequence[Hashable] = (),
     **options: Any,
 ) -> Comparison:
     """B (e.g. a judge) against A (humans), and a second human C against A on the same items.
 
     The three vectors are aligned: position i of each is the same item. The label set is every
-    label any of them uses; ``groups`` (the query of each item) makes the intervals resample
+    label of ``scale`` (the declared grades, used or not) and every label any of them uses; ``groups`` (the query of each item) makes the intervals resample
     queries; ``options`` go to :func:`agreement_summary`.
 
     >>> c = compare_labels([0, 1, 2, 2], [0, 1, 2, 1], n_boot=0)
@@ -202,7 +203,7 @@ def compare_labels(
     (0.75, True)
     """
     others = [b] + ([ceiling] if ceiling is not None else [])
-    labels = sorted({x for v in (a, *others) for x in v})
+    labels = sorted({*scale, *(x for v in (a, *others) for x in v)})
     summaries = [agreement_summary(a, other, groups=groups, labels=labels, **options) for other in others]
     return Comparison(summaries[0], summaries[1] if ceiling is not None else None)
 
@@ -298,13 +299,20 @@ def project_report(
     )
 
 
-def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a") -> str:
-    """``0.512 [0.480, 0.540]``; ``undefined`` for an undefined value, no brackets without an interval.
+def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a", *, why: bool = True) -> str:
+    """``0.512 [0.480, 0.540]``; no brackets without an interval. An undefined value reads
+    ``undefined (why)`` when the estimate says why (``undefined`` alone with ``why=False``),
+    else ``undefined``.
 
     >>> format_estimate(Estimate("kappa", 0.5123, 0.48, 0.54, 40))
     '0.512 [0.480, 0.540]'
+    >>> nan = float("nan")
+    >>> format_estimate(Estimate("kappa", nan, nan, nan, 1, why="computed on 1 item"))
+    'undefined (computed on 1 item)'
     """
     if np.isnan(e.value):
+        if e.why:
+            return f"undefined ({e.why})" if why else "undefined"
         return undefined
     if np.isnan(e.low):
         return f"{e.value:.{digits}f}"
@@ -320,8 +328,38 @@ def interval_note(n_boot: int, n_groups: int | None, ci: float, seed: int | None
             f"No intervals: the labels come from {_count(n_groups, 'query', 'queries')}, and resampling "
             "queries needs at least two (labels within a query are not independent)."
         )
-    unit = f"cluster bootstrap over {n_groups} queries" if n_groups is not None else "bootstrap over items"
-    return f"Intervals: {ci:.0%} percentile, {unit}, {n_boot} resamples, seed {seed}."
+    unit = f"cluster bootstrap over {_count(n_groups, 'query', 'queries')}" if n_groups is not None else "bootstrap over items"
+    note = f"Intervals: {ci:.0%} percentile, {unit}, {n_boot} resamples, seed {seed}."
+    warning = few_queries_warning(n_boot, n_groups)
+    return f"{note} {warning}" if warning else note
+
+
+def few_queries_warning(n_boot: int, n_groups: int | None) -> str | None:
+    """A warning when a cluster bootstrap resampled fewer than ``FEW_GROUPS`` queries, else None.
+
+    >>> few_queries_warning(2000, 3)
+    'Warning: only 3 queries; intervals from fewer than 10 queries are too narrow to trust (read them as rough).'
+    """
+    if n_boot == 0 or n_groups is None or not MIN_GROUPS <= n_groups < FEW_GROUPS:
+        return None
+    return (
+        f"Warning: only {_count(n_groups, 'query', 'queries')}; intervals from fewer than {FEW_GROUPS} queries "
+        "are too narrow to trust (read them as rough)."
+    )
+
+
+def undefined_notes(estimates: Iterable[Estimate]) -> list[str]:
+    """One line per reason some statistics are undefined: ``kappa, kappa_linear: undefined: why``.
+
+    >>> nan = float("nan")
+    >>> undefined_notes([Estimate("kappa", nan, nan, nan, 1, why="one item"), Estimate("agreement", 1.0, nan, nan, 1)])
+    ['kappa: undefined: one item']
+    """
+    by_reason: dict[str, list[str]] = {}
+    for e in estimates:
+        if np.isnan(e.value) and e.why:
+            by_reason.setdefault(e.why, []).append(e.statistic)
+    return [f"{', '.join(names)}: undefined: {why}" for why, names in by_reason.items()]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
@@ -339,8 +377,21 @@ def _change(x: float) -> str:
     return f"{round(100 * x, 1):g}"
 
 
+#: The difference (a proportion) quoted when a set is too small to resolve any: 10 points.
+QUOTED_DELTA = 0.10
+
+
 def power_sentence(p: PowerSummary) -> str:
-    """What ``p.n`` labelled queries can resolve, in one sentence."""
+    """What ``p.n`` labelled queries can resolve, in one sentence; in words when the minimum
+    detectable difference is beyond the 100-point scale."""
+    if p.paired.mdd > 1.0:
+        needed = required_n(QUOTED_DELTA, "paired", discordant=ASSUMED_DISCORDANT, alpha=p.paired.alpha, power=p.paired.power)
+        return (
+            f"With {_count(p.n, 'labelled query', 'labelled queries')}, this set cannot resolve any difference yet: "
+            f"two systems would have to differ by more than the whole 100-point scale to be detected. It needs "
+            f"~{needed} queries to detect a {_change(QUOTED_DELTA)}-point difference between two systems "
+            f"(paired, discordant share {ASSUMED_DISCORDANT} assumed, {p.paired.power:.0%} power, α={p.paired.alpha:g})."
+        )
     return (
         f"With {_count(p.n, 'labelled query', 'labelled queries')}, one system's accuracy near 50% is known to "
         f"±{_points(p.accuracy.half_width)} points, and two systems compared on the same queries "
@@ -362,7 +413,8 @@ def plan_text(s: PlanSummary) -> list[str]:
     lines = [_plan_sentence(s)]
     lines += [f"{_WIDTH_LINES[d].format(s=s)}: ±{_points(w)} points" for d, w in s.half_width]
     if s.mdd is not None:
-        lines.append(f"minimum detectable difference ({s.design.replace('_', '-')}): {_points(s.mdd)} points")
+        mdd = "beyond the 100-point scale" if s.mdd > 1.0 else f"{_points(s.mdd)} points"
+        lines.append(f"minimum detectable difference ({s.design.replace('_', '-')}): {mdd}")
     if s.delta is not None:
         lines.append(f"questions needed for {_change(s.delta)} points: {s.n_required}")
     if s.inflation != 1.0:
@@ -382,6 +434,17 @@ def _plan_sentence(s: PlanSummary) -> str:
     note = _plan_note(s)
     if s.n is None or s.mdd is None:
         return f"Detecting a {_change(s.delta or 0.0)}-point change needs {s.n_required} questions ({note})."
+    if s.mdd > 1.0:
+        delta = s.delta if s.delta is not None else QUOTED_DELTA
+        needed = s.n_required if s.delta is not None else required_n(
+            delta, s.design, p=s.p, discordant=s.discordant, sd=s.sd, alpha=s.alpha, power=s.power,  # type: ignore[arg-type]
+            sensitivity=s.sensitivity, specificity=s.specificity,
+        )
+        return (
+            f"With {who}{_count(s.n, 'question')} this set cannot resolve any difference yet: the minimum detectable "
+            f"difference is beyond the 100-point scale ({note}); it needs ~{needed} questions to detect a "
+            f"{_change(delta)}-point difference."
+        )
     widths = dict(s.half_width)
     if s.delta is not None:
         verdict = "can" if s.mdd <= s.delta else "cannot"

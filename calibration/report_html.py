@@ -12,7 +12,7 @@ from html import escape
 import numpy as np
 
 from calibration.bootstrap import Estimate
-from calibration.report import ProjectReport, format_estimate, interval_note, power_sentence
+from calibration.report import ProjectReport, _count, format_estimate, interval_note, power_sentence
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222;line-height:1.4}
@@ -116,8 +116,9 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
         f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
-        f"<p>{report.n_judgments} judgments on {report.n_items} items of {report.n_queries} queries by "
-        f"{len(report.annotators)} annotators; {report.n_overlap_items} items labelled by two or more annotators.</p>",
+        f"<p>{_count(report.n_judgments, 'judgment')} on {_count(report.n_items, 'item')} of "
+        f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "
+        f"{_count(report.n_overlap_items, 'item')} labelled by two or more annotators.</p>",
         "<h2>Inter-annotator agreement (items labelled more than once)</h2>",
     ]
     if report.overlap is None:

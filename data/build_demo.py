@@ -118,15 +118,24 @@ def docstring_chunks() -> Iterator[dict[str, str]]:
 
 
 def main(out: Path) -> int:
+    """Write the corpus; return how many chunks it has.
+
+    A chunk whose text an earlier chunk already has is left out (the language reference
+    repeats whole passages under several topics, and sibling classes share docstrings): an
+    annotator would otherwise grade the same text twice. The first one, in the order topics
+    then docstrings, each sorted by name, is kept, so every kept chunk keeps its doc_id.
+    """
     version = platform.python_version()
     seen: set[str] = set()
+    texts: set[str] = set()
     n = 0
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for record in [*topic_chunks(), *docstring_chunks()]:
-            if record["doc_id"] in seen:
+            if record["doc_id"] in seen or record["text"] in texts:
                 continue
             seen.add(record["doc_id"])
+            texts.add(record["text"])
             record["python"] = version
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1

@@ -186,17 +186,34 @@ class DenseRetriever:
                     hf_logging.enable_progress_bar()
         return self._model
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length float32 embeddings of ``texts`` (no cache)."""
-        vectors = self._load().encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+    def encode(self, texts: Sequence[str], on_batch: Callable[[int], object] | None = None) -> np.ndarray:
+        """Unit-length float32 embeddings of ``texts`` (no cache).
+
+        Texts go to the model one batch (``batch_size``) at a time, longest first as
+        sentence-transformers orders them itself (so batches pad little); ``on_batch`` is
+        called with the size of each batch once it is encoded (the progress bar moves per
+        batch, not per chunk).
+        """
+        texts = list(texts)
+        model = self._load()
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out: np.ndarray | None = None
+        for lo in range(0, len(order), self.batch_size):
+            picked = order[lo : lo + self.batch_size]
+            vectors = model.encode(
+                [texts[i] for i in picked],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            if out is None:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[picked] = vectors
+            if on_batch is not None:
+                on_batch(len(picked))
         self.encoded += len(texts)
-        return np.asarray(vectors, dtype=np.float32)
+        return out if out is not None else np.empty((0, 0), dtype=np.float32)
 
     def embed(self, keys: Sequence[str], fetch: Callable[[Sequence[int]], Sequence[str]], *, desc: str = "encode") -> np.ndarray:
         """Cache rows for ``keys``, encoding the texts the cache lacks.
@@ -217,8 +234,7 @@ class DenseRetriever:
         with tqdm(total=len(todo), desc=desc, unit="text", disable=not self.progress or not todo) as bar:
             for start in range(0, len(todo), self.chunk_size):
                 chunk = todo[start : start + self.chunk_size]
-                self.cache.append([keys[p] for p in chunk], self.encode(fetch(chunk)))
-                bar.update(len(chunk))
+                self.cache.append([keys[p] for p in chunk], self.encode(fetch(chunk), on_batch=bar.update))
         return self.cache.rows(keys) if todo else rows
 
     def search(self, query_rows: np.ndarray, doc_rows: np.ndarray, k: int, ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pooling import PoolingError
+from pooling.chars import check_id
 from pooling.readers import _SUFFIXES, read_records
 from pooling.trec import read_columns
 
@@ -34,11 +35,23 @@ QRELS_KEY: tuple[str, str] = ("query_id", "doc_id")
 
 @dataclass(frozen=True, slots=True)
 class LabelFile:
-    """The labels of one file: key (e.g. query_id, doc_id) -> numeric label."""
+    """The labels of one file (or of one rater in it): key (e.g. query_id, doc_id) -> label.
+
+    ``lines`` gives the line each label was read from; ``rater`` names the annotator of a
+    goldpool judgments export the labels belong to (``adjudicated`` for the final grades), or
+    is None for a file of one rater.
+    """
 
     path: str
     key_fields: tuple[str, ...]
     labels: dict[Key, Label]
+    lines: dict[Key, int] = field(default_factory=dict)
+    rater: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The file, with the rater in brackets when the file holds several."""
+        return self.path if self.rater is None else f"{self.path} [{self.rater}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +135,8 @@ def qrels_lines(path: str | Path) -> Iterator[tuple[int, str, str, int]]:
     first_line: dict[tuple[str, str], int] = {}
     for line, fields in read_columns(p, "query_id iteration doc_id relevance"):
         query_id, _, doc_id, grade = fields
+        check_id(query_id, p, line, "query_id")
+        check_id(doc_id, p, line, "doc_id")
         try:
             relevance = int(grade)
         except ValueError:
@@ -145,21 +160,47 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def _rows(p: Path, kind: str, key_fields: tuple[str, ...], label_field: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    if kind == "trec":
+        return _trec_rows(p)
+    rows = read_records(p, kind)  # type: ignore[arg-type]
+    if kind in ("csv", "tsv"):
+        rows = _checked_columns(rows, p, [*key_fields, label_field])
+    return rows
+
+
+def _key(row: dict[str, Any], key_fields: tuple[str, ...], label_field: str, p: Path, line: int) -> Key:
+    for name in (*key_fields, label_field):
+        if row.get(name) in (None, ""):
+            raise PoolingError("missing", path=p, line=line, field=name)
+    return tuple(check_id(str(row[f]), p, line, f, inner_spaces=True) for f in key_fields)
+
+
+def _on_scale(value: Label, grades: Sequence[int] | None, p: Path, line: int, label_field: str) -> Label:
+    if grades is not None and value not in grades:
+        scale = ", ".join(str(g) for g in grades)
+        raise PoolingError(f"grade {value} is not on the declared scale ({scale})", path=p, line=line, field=label_field)
+    return value
+
+
 def read_labels(
     path: str | Path,
     *,
     fmt: LabelFormat = "auto",
     keys: Sequence[str] = QRELS_KEY,
     label: str = "relevance",
+    grades: Sequence[int] | None = None,
 ) -> LabelFile:
     """Read one numeric label per key from a TREC qrels, JSONL, CSV, TSV or Parquet file.
 
     TREC qrels lines are ``query_id iteration doc_id relevance``; their key is always
     (query_id, doc_id). The other formats use the ``keys`` fields and the ``label`` field.
+    With ``grades`` (the declared scale), any other label is refused.
 
     Raises:
-        PoolingError: missing file, a malformed line, a missing or non-numeric field, or a key
-            given twice; the message names the file, the line and the field.
+        PoolingError: missing file, a malformed line, a missing or non-numeric field, an id
+            with an invisible character, a key given twice, or a grade off the declared
+            scale; the message names the file, the line and the field.
     """
     p = Path(path)
     if not p.is_file():
@@ -167,28 +208,160 @@ def read_labels(
     kind = detect_label_format(p) if fmt == "auto" else fmt
     key_fields = QRELS_KEY if kind == "trec" else tuple(keys)
     label_field = "relevance" if kind == "trec" else label
-    if kind == "trec":
-        rows = _trec_rows(p)
-    else:
-        rows = read_records(p, kind)
-        if kind in ("csv", "tsv"):
-            rows = _checked_columns(rows, p, [*key_fields, label_field])
     labels: dict[Key, Label] = {}
     first_line: dict[Key, int] = {}
-    for line, row in rows:
-        for field in (*key_fields, label_field):
-            if row.get(field) in (None, ""):
-                raise PoolingError("missing", path=p, line=line, field=field)
-        key = tuple(str(row[f]) for f in key_fields)
+    for line, row in _rows(p, kind, key_fields, label_field):
+        key = _key(row, key_fields, label_field, p, line)
         if key in labels:
+            hint = " (several annotators in one file: give a goldpool judgments export as A or B, in JSONL)" if "annotator" in row else ""
             raise PoolingError(
-                f"key {key} already given on line {first_line[key]}", path=p, line=line, field=", ".join(key_fields)
+                f"key {key} already given on line {first_line[key]}{hint}", path=p, line=line, field=", ".join(key_fields)
             )
-        labels[key] = _number(row[label_field], p, line, label_field)
+        labels[key] = _on_scale(_number(row[label_field], p, line, label_field), grades, p, line, label_field)
         first_line[key] = line
     if not labels:
         raise PoolingError("no labels in the file", path=p)
-    return LabelFile(str(p), key_fields, labels)
+    return LabelFile(str(p), key_fields, labels, first_line)
+
+
+#: The rater of a judgments export that holds each item's final grade (``--adjudicated``).
+ADJUDICATED = "adjudicated"
+
+
+def is_judgments_export(path: str | Path, fmt: LabelFormat = "auto") -> bool:
+    """Whether ``path`` is a goldpool ``export-judgments`` file: JSONL whose records name an
+    ``annotator`` (several raters in one file, a label's history included)."""
+    p = Path(path)
+    kind = detect_label_format(p) if fmt == "auto" else fmt
+    if kind != "jsonl" or not p.is_file():
+        return False
+    for _, row in read_records(p, "jsonl"):
+        return "annotator" in row
+    return False
+
+
+def read_raters(
+    path: str | Path,
+    *,
+    fmt: LabelFormat = "auto",
+    keys: Sequence[str] = QRELS_KEY,
+    label: str = "relevance",
+    grades: Sequence[int] | None = None,
+    annotators: Sequence[str] = (),
+    adjudicated: bool = False,
+) -> list[LabelFile]:
+    """The raters of a label file: one for a plain file, one per annotator for an export.
+
+    A goldpool judgments export holds every label with its history (oldest first); each
+    annotator's current label of an item is their last row for it. ``annotators`` keeps only
+    the named ones; ``adjudicated`` adds (and, without ``annotators``, keeps only) the rater
+    :data:`ADJUDICATED`: each item's final grade, that is its adjudicated grade, or, for an
+    item nobody adjudicated, the grade when all its annotators give the same one (an item
+    they disagree on and nobody adjudicated has no final grade and is left out).
+
+    Raises:
+        PoolingError: as :func:`read_labels`; an unknown annotator; ``adjudicated`` on an
+            export without the ``adjudicated`` field.
+    """
+    if not is_judgments_export(path, fmt):
+        return [read_labels(path, fmt=fmt, keys=keys, label=label, grades=grades)]
+    p = Path(path)
+    current: dict[str, dict[Key, tuple[Label, int]]] = {}
+    final: dict[Key, tuple[Label | None, int]] = {}
+    has_final = False
+    for line, row in read_records(p, "jsonl"):
+        key = _key(row, QRELS_KEY, "relevance", p, line)
+        who = row.get("annotator")
+        if not isinstance(who, str) or not who:
+            raise PoolingError("missing", path=p, line=line, field="annotator")
+        value = _on_scale(_number(row["relevance"], p, line, "relevance"), grades, p, line, "relevance")
+        current.setdefault(who, {})[key] = (value, line)
+        has_final = has_final or ADJUDICATED in row
+        given = row.get(ADJUDICATED)
+        final[key] = (None if given is None else _number(given, p, line, ADJUDICATED), line)
+    if not current:
+        raise PoolingError("no labels in the file", path=p)
+    unknown = [n for n in annotators if n not in current]
+    if unknown:
+        raise PoolingError(f"no annotator {unknown[0]!r} in the file (annotators: {', '.join(sorted(current))})", path=p)
+    if adjudicated and not has_final:
+        raise PoolingError(
+            "has no adjudicated grades (field 'adjudicated'); export the judgments again with this goldpool", path=p
+        )
+    chosen = list(annotators) if annotators or adjudicated else sorted(current)
+    raters = [_rater(p, name, current[name]) for name in chosen]
+    if adjudicated:
+        raters.append(_rater(p, ADJUDICATED, _final_grades(current, final)))
+    return raters
+
+
+def _rater(p: Path, name: str, graded: dict[Key, tuple[Label, int]]) -> LabelFile:
+    return LabelFile(str(p), QRELS_KEY, {k: v for k, (v, _) in graded.items()}, {k: n for k, (_, n) in graded.items()}, name)
+
+
+def _final_grades(
+    current: dict[str, dict[Key, tuple[Label, int]]], final: dict[Key, tuple[Label | None, int]]
+) -> dict[Key, tuple[Label, int]]:
+    grades: dict[Key, tuple[Label, int]] = {}
+    for key, (given, line) in final.items():
+        if given is not None:
+            grades[key] = (given, line)
+            continue
+        values = {labels[key][0] for labels in current.values() if key in labels}
+        if len(values) == 1:
+            grades[key] = (values.pop(), line)
+    return grades
+
+
+def rater_pairs(a: Sequence[LabelFile], b: Sequence[LabelFile]) -> list[tuple[LabelFile, LabelFile]]:
+    """Every pair of a rater of A with a rater of B; a rater is never paired with itself, and
+    when A and B are the same file each pair appears once.
+
+    >>> x, y = (LabelFile("e.jsonl", QRELS_KEY, {}, rater=r) for r in ("x", "y"))
+    >>> [(p.rater, q.rater) for p, q in rater_pairs([x, y], [x, y])]
+    [('x', 'y')]
+    """
+    pairs: list[tuple[LabelFile, LabelFile]] = []
+    seen: set[frozenset[str]] = set()
+    for first in a:
+        for second in b:
+            names = frozenset((first.name, second.name))
+            if len(names) == 2 and names not in seen:
+                seen.add(names)
+                pairs.append((first, second))
+    return pairs
+
+
+def scale_warnings(a: LabelFile, b: LabelFile, limit: int = 5) -> list[str]:
+    """What looks off about the grades of two files when no scale is declared: a negative
+    grade, and a grade that only one of the two files uses, each with its lines.
+
+    >>> a = LabelFile("a", QRELS_KEY, {("q", "1"): 1, ("q", "2"): 7}, {("q", "1"): 1, ("q", "2"): 2})
+    >>> b = LabelFile("b", QRELS_KEY, {("q", "1"): 1, ("q", "2"): -1}, {("q", "1"): 4, ("q", "2"): 5})
+    >>> for w in scale_warnings(a, b): print(w)
+    a, line 2: grade 7 appears only in this file, not in b
+    b, line 5: grade -1 is negative
+    b, line 5: grade -1 appears only in this file, not in a
+    """
+    warnings: list[str] = []
+    for this, other in ((a, b), (b, a)):
+        used = set(other.labels.values())
+        by_grade: dict[Label, list[int]] = {}
+        for key, value in this.labels.items():
+            by_grade.setdefault(value, []).append(this.lines.get(key, 0))
+        for value in sorted(by_grade):
+            where = _lines(this.name, sorted(by_grade[value]), limit)
+            if value < 0:
+                warnings.append(f"{where}: grade {value} is negative")
+            if value not in used:
+                warnings.append(f"{where}: grade {value} appears only in this file, not in {other.name}")
+    return warnings
+
+
+def _lines(name: str, numbers: list[int], limit: int) -> str:
+    shown = ", ".join(str(n) for n in numbers[:limit])
+    more = f" and {len(numbers) - limit} more" if len(numbers) > limit else ""
+    return f"{name}, line{'s' if len(numbers) > 1 else ''} {shown}{more}"
 
 
 def join_labels(a: LabelFile, b: LabelFile, ceiling: LabelFile | None = None) -> JoinedLabels:
@@ -200,16 +373,16 @@ def join_labels(a: LabelFile, b: LabelFile, ceiling: LabelFile | None = None) ->
     for other in (b, ceiling):
         if other is not None and len(a.key_fields) != len(other.key_fields):
             raise PoolingError(
-                f"keyed by {', '.join(a.key_fields)} but {other.path} by {', '.join(other.key_fields)}", path=a.path
+                f"keyed by {', '.join(a.key_fields)} but {other.name} by {', '.join(other.key_fields)}", path=a.name
             )
     shared = sorted(a.labels.keys() & b.labels.keys())
     if not shared:
-        raise PoolingError(f"{a.path} and {b.path} share no key: nothing to compare")
+        raise PoolingError(f"{a.name} and {b.name} share no key: nothing to compare")
     n_joined = len(shared)
     if ceiling is not None:
         shared = [k for k in shared if k in ceiling.labels]
         if not shared:
-            raise PoolingError(f"{ceiling.path} shares no key with both {a.path} and {b.path}")
+            raise PoolingError(f"{ceiling.name} shares no key with both {a.name} and {b.name}")
     return JoinedLabels(
         tuple(shared),
         tuple(a.labels[k] for k in shared),

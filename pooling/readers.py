@@ -11,8 +11,8 @@ Label files (qrels, JSONL, CSV, TSV) are read by ``pooling.qrels`` with the same
 
 Readers yield one record at a time and never hold the file in memory. Every problem raises
 :class:`~pooling.PoolingError` naming the file, the 1-based line (the row number, for Parquet)
-and the field. Ids must be non-empty and free of whitespace, because TREC run and qrels files
-separate their fields by whitespace.
+and the field. Ids must be non-empty and hold only visible characters, texts no NUL
+(:mod:`pooling.chars` defines both); a file with no record at all is refused.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pooling import PoolingError, trec
+from pooling.chars import check_id, check_text, is_blank
 from pooling.lines import read_lines
 from pooling.types import Document, Query, frozen_meta
 
@@ -80,6 +81,8 @@ def read_corpus(path: str | Path) -> Iterator[Document]:
         doc = _document(record, path, line)
         _check_unique(seen, doc.doc_id, "doc_id", path, line)
         yield doc
+    if not seen:
+        raise PoolingError(_empty("documents", fmt), path=path)
 
 
 def read_queries(path: str | Path) -> Iterator[Query]:
@@ -98,6 +101,13 @@ def read_queries(path: str | Path) -> Iterator[Query]:
         query = _query(record, path, line)
         _check_unique(seen, query.query_id, "query_id", path, line)
         yield query
+    if not seen:
+        raise PoolingError(_empty("queries", fmt), path=path)
+
+
+def _empty(what: str, fmt: Format) -> str:
+    header = " (a CSV/TSV file needs rows below its header)" if fmt in ("csv", "tsv") else ""
+    return f"empty: no {what} in the file{header}; nothing was imported"
 
 
 def _check_unique(seen: dict[str, int], key: str, field: str, path: Path, line: int) -> None:
@@ -163,6 +173,7 @@ def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]
     csv.field_size_limit(_CSV_FIELD_LIMIT)
     lines = (text for _, text in read_lines(path))
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    start = 1
     try:
         header = next(reader, None)
         if header is None:
@@ -173,14 +184,49 @@ def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]
             if row:
                 if len(row) != len(header):
                     raise PoolingError(
-                        f"{len(row)} fields where the header has {len(header)}",
+                        f"{len(row)} field{'s' if len(row) != 1 else ''} where the header has {len(header)}",
                         path=path,
                         line=start,
                     )
                 yield start, dict(zip(header, row))
             start = reader.line_num + 1
     except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            opened = _unclosed_quote_line(path, start, delimiter)
+            raise PoolingError(
+                "a quoted field opens here and is never closed (a missing \" before the end of the file)",
+                path=path,
+                line=opened,
+            ) from exc
         raise PoolingError(f"malformed CSV ({exc})", path=path, line=reader.line_num) from exc
+
+
+def _unclosed_quote_line(path: Path, start: int, delimiter: str) -> int:
+    """The line where the quote left open at the end of the file was opened.
+
+    Reads the file again from ``start`` (the first line of the record that never ended),
+    tracking whether each character is inside quotes as the csv module does: a quote opens
+    a field only at the field's start, and ``""`` inside a quoted field is a literal quote.
+    """
+    quoted, at_field_start, opened, pending_quote = False, True, start, False
+    for number, text in read_lines(path):
+        if number < start:
+            continue
+        for ch in text:
+            if quoted:
+                if pending_quote:
+                    pending_quote = False
+                    if ch == '"':
+                        continue
+                    quoted = False
+                elif ch == '"':
+                    pending_quote = True
+                    continue
+            if not quoted:
+                if ch == '"' and at_field_start:
+                    quoted, opened = True, number
+                at_field_start = ch in (delimiter, "\n", "\r")
+    return opened
 
 
 def _parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -197,33 +243,46 @@ def _parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, record
 
 
+def _json_kind(value: Any) -> str:
+    """What a value is called in JSON (the file's terms, not Python's): ``a number``, ``an object``.
+
+    >>> _json_kind(3), _json_kind({}), _json_kind([1]), _json_kind(True)
+    ('a number', 'an object', 'an array', 'true or false')
+    """
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return f"a {type(value).__name__} value"
+
+
 def _identifier(record: dict[str, Any], field: str, path: Path, line: int) -> str:
     value = record.get(field)
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if value is None or value == "":
         raise PoolingError(f"missing; every record needs a non-empty {field}", path=path, line=line, field=field)
     if not isinstance(value, str):
-        raise PoolingError(f"must be a string, not {type(value).__name__}", path=path, line=line, field=field)
-    if any(ch.isspace() for ch in value):
-        raise PoolingError(
-            f"{value!r} contains whitespace; TREC run and qrels files cannot hold it",
-            path=path,
-            line=line,
-            field=field,
-        )
-    return value
+        raise PoolingError(f"must be a string, not {_json_kind(value)}", path=path, line=line, field=field)
+    return check_id(value, path, line, field)
 
 
 def _text(record: dict[str, Any], field: str, path: Path, line: int, *, required: bool) -> str:
     value = record.get(field)
     if value is None and not required:
         return ""
-    if value is not None and not isinstance(value, str):
-        raise PoolingError(f"must be a string, not {type(value).__name__}", path=path, line=line, field=field)
-    if required and (value is None or not value.strip()):
+    if value is None:
+        raise PoolingError(f"missing; every record needs a {field} field", path=path, line=line, field=field)
+    if not isinstance(value, str):
+        raise PoolingError(f"must be a string, not {_json_kind(value)}", path=path, line=line, field=field)
+    check_text(value, path, line, field)
+    if required and is_blank(value):
         raise PoolingError("empty; every record needs non-blank text", path=path, line=line, field=field)
-    return value or ""
+    return value
 
 
 def _meta(record: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pooling import PoolingError
+from pooling.chars import check_id
 from pooling.lines import read_lines
 from pooling.types import RunRow, ScoredDoc
 
@@ -114,13 +115,16 @@ def read_run(path: str | Path) -> Iterator[RunRow]:
     The rank column is read but not used (see the module docstring).
 
     Raises:
-        PoolingError: wrong number of fields, a rank or score that is not a number, or the
-            same (query_id, doc_id) twice; the message names file, line and field.
+        PoolingError: wrong number of fields, a rank or score that is not a number, an id
+            with an invisible character, the same (query_id, doc_id) twice, or no line at
+            all; the message names file, line and field.
     """
     path = Path(path)
     seen: dict[tuple[str, str], int] = {}
     for number, fields in read_columns(path, "query_id Q0 doc_id rank score tag"):
         query_id, _, doc_id, rank, score_text, _ = fields
+        check_id(query_id, path, number, "query_id")
+        check_id(doc_id, path, number, "doc_id")
         try:
             int(rank)
         except ValueError:
@@ -140,6 +144,8 @@ def read_run(path: str | Path) -> Iterator[RunRow]:
                 field="doc_id",
             )
         yield RunRow(query_id=query_id, doc_id=doc_id, score=score, line=number)
+    if not seen:
+        raise PoolingError("empty: no run lines in the file; an empty run is not recorded", path=path)
 
 
 def rank_run(rows: Iterable[RunRow]) -> dict[str, list[ScoredDoc]]:

@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from statistics import NormalDist
 
 import krippendorff
 import pytest
@@ -129,8 +130,32 @@ def test_plan_json_with_a_judge():
     assert data["n_required"] == math.ceil(0.2 * (z / (0.03 * 0.7)) ** 2)
 
 
+def test_plan_with_only_n_assumes_p_one_half():
+    alone = run("plan", "--n", "200", "--json")
+    assert alone.exit_code == 0
+    data = json.loads(alone.output)
+    assert data == json.loads(run("plan", "--n", "200", "--p", "0.5", "--json").output)
+    # The widest accuracy interval: z * sqrt(0.5 * 0.5 / 200).
+    z = NormalDist().inv_cdf(0.975)
+    assert data["half_width"]["accuracy"] == pytest.approx(z * math.sqrt(0.25 / 200))
+
+
+def test_readme_plan_example_prints_what_the_readme_says():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("goldpool plan --n 200"):]
+    command, said = [], []
+    for line in block.splitlines():
+        if line.startswith("```"):
+            break
+        if line.startswith("# "):
+            said.append(line[2:])
+        else:
+            command.append(line.rstrip("\\ ").strip())
+    args = " ".join(command).split()[1:]
+    assert run(*args).output.splitlines() == said
+
+
 def test_plan_refuses_incomplete_or_wrong_input():
-    assert "give --p P" in run("plan", "--n", "100").output
     assert "--paired needs --discordant" in run("plan", "--n", "100", "--paired").output
     result = run("plan", "--n", "100", "--p", "70")
     assert result.exit_code == 1 and result.output == "Error: p=70.0: give a proportion between 0 and 1 (0.7, not 70)\n"
@@ -166,7 +191,8 @@ def test_agree_text_header(tmp_path):
     lines = out.splitlines()
     assert lines[2:4] == [
         "joined 7 items (only in A: 1, only in B: 2)",
-        "Intervals: 95% percentile, cluster bootstrap over 3 queries, 100 resamples, seed 3.",
+        "Intervals: 95% percentile, cluster bootstrap over 3 queries, 100 resamples, seed 3. Warning: only 3 "
+        "queries; intervals from fewer than 10 queries are too narrow to trust (read them as rough).",
     ]
     assert lines[5].split() == ["statistic", "value", "[95%", "interval]", "n"]
     assert lines[6].split()[0] == "agreement" and lines[6].split()[-1] == "7"
@@ -177,7 +203,7 @@ def test_agree_jsonl_and_csv_with_own_column_names(tmp_path):
     (tmp_path / "b.csv").write_text("qid,pid,grade\n1,x,1\n1,y,1\n2,x,1\n")
     result = run("agree", str(tmp_path / "a.jsonl"), str(tmp_path / "b.csv"), "--key", "qid", "--key", "pid",
                  "--label", "grade", "--json", "--n-boot", "0", "--resample", "items")
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["n"] == 3 and data["agreement"]["value"] == pytest.approx(2 / 3)
     assert data["agreement"]["low"] is None and data["resampled"] == "items"
 
@@ -199,7 +225,7 @@ def test_agree_reads_a_csv_with_a_byte_order_mark_like_the_corpus_reader(tmp_pat
     (tmp_path / "human.txt").write_text(HUMAN)
     rows = "".join(f"{q},{d},{g}\n" for q, d, g in [("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d1", 1)])
     (tmp_path / "judge.csv").write_bytes(b"\xef\xbb\xbf" + f"query_id,doc_id,relevance\n{rows}".encode())
-    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.csv"), "--json", "--n-boot", "0").output)
+    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.csv"), "--json", "--n-boot", "0").stdout)
     # Joined: q1/d1 (3 vs 2), q1/d2 (0 vs 0), q2/d1 (1 vs 1): 2 of 3 agree.
     assert (data["n"], data["only_a"], data["only_b"]) == (3, 5, 0)
     assert data["agreement"]["value"] == pytest.approx(2 / 3)
@@ -208,14 +234,14 @@ def test_agree_reads_a_csv_with_a_byte_order_mark_like_the_corpus_reader(tmp_pat
 def test_agree_reads_tsv_as_tab_separated_with_a_header_as_the_corpus_reader_does(tmp_path):
     (tmp_path / "human.txt").write_text(HUMAN)
     (tmp_path / "judge.tsv").write_text("query_id\tdoc_id\trelevance\nq1\td1\t3\nq1\td2\t1\n")
-    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.tsv"), "--json", "--n-boot", "0").output)
+    data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "judge.tsv"), "--json", "--n-boot", "0").stdout)
     assert data["n"] == 2 and data["agreement"]["value"] == pytest.approx(1 / 2)
     # A headerless qrels file named .tsv is refused by name, and read with --format trec.
     (tmp_path / "qrels.tsv").write_text("q1\t0\td1\t3\nq1\t0\td2\t0\n")
     refused = run("agree", str(tmp_path / "human.txt"), str(tmp_path / "qrels.tsv"))
     assert refused.exit_code == 1 and "qrels.tsv, line 1: no column 'query_id'" in refused.output
     data = json.loads(run("agree", str(tmp_path / "human.txt"), str(tmp_path / "qrels.tsv"), "--format", "trec",
-                          "--json", "--n-boot", "0").output)
+                          "--json", "--n-boot", "0").stdout)
     assert data["n"] == 2 and data["agreement"]["value"] == 1.0
 
 

@@ -141,12 +141,12 @@ def test_export_to_an_unwritable_path_is_a_one_line_error(project: CliRunner, ou
         (
             '{"doc_id": "d1", "text": "the cat sat on the mat", "source": "web"}',
             "bad.jsonl, line 2, field 'meta': 'd1' is already in the project with different content; "
-            "import with --replace (replace=True) to overwrite it",
+            "import it again with --replace to overwrite it",
         ),
         (
             '{"doc_id": "d1", "title": "Cats", "text": "the cat sat on the mat"}',
             "bad.jsonl, line 2, field 'title': 'd1' is already in the project with different content; "
-            "import with --replace (replace=True) to overwrite it",
+            "import it again with --replace to overwrite it",
         ),
     ],
     ids=["lone surrogate", "meta changed", "title changed"],

@@ -210,3 +210,32 @@ def test_a_directory_that_is_no_model_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(PoolingError, match=r"not a sentence-transformers model directory \(no modules\.json"):
         DenseRetriever(tmp_path / "cache", tmp_path)
+
+
+def test_the_encoding_progress_bar_moves_per_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pooling.dense as dense
+
+    steps: list[int] = []
+
+    class Bar:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def __enter__(self) -> "Bar":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def update(self, n: int) -> None:
+            steps.append(n)
+
+    monkeypatch.setattr(dense, "tqdm", Bar)
+    # 20 texts, batches of 8, one chunk of 4096: the bar moves 8, 8, 4, not 20 at the end.
+    retriever = DenseRetriever(tmp_path / "cache", progress=True, batch_size=8)
+    rows = retriever.embed(KEYS, lambda positions: [TEXTS[p] for p in positions])
+    assert steps == [8, 8, 4]
+    from sentence_transformers import SentenceTransformer
+
+    raw = SentenceTransformer(str(default_model_path()), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    np.testing.assert_allclose(retriever.cache.matrix()[rows], raw, atol=1e-5)

@@ -83,7 +83,7 @@ def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database
         build.import_corpus(db, changed)
     assert str(caught.value) == (
         f"{changed}, line 2, field '{field}': 'd2' is already in the project with different content; "
-        "import with --replace (replace=True) to overwrite it"
+        "import it again with --replace to overwrite it"
     )
     assert snapshot(db) == before
 
@@ -107,7 +107,7 @@ def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Data
     )
     changed = _jsonl(tmp_path / "v2.jsonl", [{"doc_id": "d9", "text": "new"}, {"doc_id": "d1", "text": "rewritten"}])
     before = snapshot(db)
-    with pytest.raises(StoreError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment\(s\)"):
+    with pytest.raises(StoreError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment, made"):
         build.import_corpus(db, changed, replace=True)
     assert snapshot(db) == before
     # Metadata is not what was judged: it may change under a judgment.

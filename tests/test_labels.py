@@ -127,6 +127,7 @@ def test_item_shows_nothing_of_the_source(tmp_path: Path) -> None:
     item = labels.next_item(db, ada.id)
     assert {f.name for f in dataclasses.fields(item)} == {
         "query_id", "doc_id", "query_text", "doc_title", "doc_text", "position", "batch_size", "relevance", "note",
+        "query_meta",
     }  # fmt: skip
     assert (item.position, item.batch_size, item.relevance) == (1, 10, None)
     assert "bm25" not in repr(item)
@@ -452,9 +453,9 @@ def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
     rubric = labels.current_rubric(db).hash
     assert rows == [
         {"query_id": item.query_id, "doc_id": item.doc_id, "annotator": "ada", "relevance": 1, "at": at[0],
-         "seconds": 3.5, "note": "first", "rubric_hash": rubric},
+         "seconds": 3.5, "note": "first", "rubric_hash": rubric, "adjudicated": None},
         {"query_id": item.query_id, "doc_id": item.doc_id, "annotator": "ada", "relevance": 2, "at": at[1],
-         "seconds": None, "note": "", "rubric_hash": rubric},
+         "seconds": None, "note": "", "rubric_hash": rubric, "adjudicated": None},
     ]  # fmt: skip
     with pytest.raises(StoreError, match="does not exist"):
         labels.export_judgments(db, tmp_path / "missing" / "x.jsonl", caller=labels.OWNER)

@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
+from labeler.commands.common import db_argument, output_file, plural, user_errors
 
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
     from calibration.report import Comparison
-    from pooling.qrels import JoinedLabels
+    from pooling.qrels import JoinedLabels, LabelFile
+
+    #: One compared pair: the two raters, their joined labels, the comparison, the warnings.
+    PairResult = tuple[tuple[LabelFile, LabelFile], JoinedLabels, Comparison, list[str]]
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -30,35 +33,50 @@ def _n_boot_options(command: Callable[..., None]) -> Callable[..., None]:
 def _row(name: str, estimate: Estimate, width: int = 22) -> str:
     from calibration import format_estimate
 
-    return f"{name:<{width}}{format_estimate(estimate):<28}{estimate.n:>8}"
+    return f"{name:<{width}}{format_estimate(estimate, why=False):<28}{estimate.n:>8}"
 
 
 def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) -> list[str]:
     from calibration import format_estimate
-    from calibration.report import interval_note
+    from calibration.report import interval_note, undefined_notes
 
     summary, ceiling = comparison.summary, comparison.ceiling
     header = f"{'statistic':<22}{'value [95% interval]':<28}{'n':>8}"
     lines = [
         f"A: {a}",
         f"B: {b}",
-        f"joined {joined.n_joined} items (only in A: {joined.only_a}, only in B: {joined.only_b})",
+        f"joined {plural(joined.n_joined, 'item')} (only in A: {joined.only_a}, only in B: {joined.only_b})",
         interval_note(summary.n_boot, summary.n_groups, summary.ci, summary.seed),
         "",
         header,
     ]
     lines += [_row(e.statistic, e) for e in summary.statistics]
+    lines += undefined_notes(summary.statistics)
     if ceiling is not None:
-        lines += ["", f"human ceiling: A against C on the same {ceiling.n} items (both tables use the items all three files label)", header]
+        lines += ["", f"human ceiling: A against C on the same {plural(ceiling.n, 'item')} (both tables use the items all three files label)", header]
         lines += [_row(e.statistic, e) for e in ceiling.statistics]
+        lines += undefined_notes(ceiling.statistics)
     lines += ["", "B against A, per label:", f"{'label':<8}{'support':>8}  {'precision [95% interval]':<28}{'recall [95% interval]'}"]
     for c in summary.classes:
-        lines.append(f"{c.label!s:<8}{c.support:>8}  {format_estimate(c.precision):<28}{format_estimate(c.recall)}")
+        lines.append(f"{c.label!s:<8}{c.support:>8}  {format_estimate(c.precision, why=False):<28}{format_estimate(c.recall, why=False)}")
     labels = summary.confusion.labels
     lines += ["", "confusion (rows A, columns B):", " " * 8 + "".join(f"{lab!s:>8}" for lab in labels)]
     for lab, row in zip(labels, summary.confusion.table, strict=True):
         lines.append(f"{lab!s:<8}" + "".join(f"{int(x):>8}" for x in row))
     return lines
+
+
+def _scale(text: str | None) -> tuple[int, ...] | None:
+    """The grades of ``--grades 0,1,2,3``."""
+    if text is None:
+        return None
+    try:
+        grades = tuple(int(g) for g in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give whole numbers separated by commas, e.g. 0,1,2,3", param_hint="--grades") from None
+    if len(set(grades)) != len(grades):
+        raise click.BadParameter(f"{text!r} names a grade twice", param_hint="--grades")
+    return grades
 
 
 @click.command("agree")
@@ -73,6 +91,15 @@ def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) ->
 @click.option("--key", "keys", multiple=True, default=("query_id", "doc_id"), show_default=True,
               help="Key column of JSONL/CSV/TSV files (repeatable); the first one groups items for the bootstrap.")
 @click.option("--label", default="relevance", show_default=True, help="Label column of JSONL/CSV/TSV files.")
+@click.option("--grades", default=None, metavar="0,1,2,3",
+              help="The grade scale: any other grade is refused with its file and line. Without it, negative "
+                   "grades and grades only one file uses are warned about.")
+@click.option("--annotator", "annotators", multiple=True, metavar="NAME",
+              help="In a goldpool export-judgments file, compare only this annotator (repeatable). "
+                   "Default: every annotator.")
+@click.option("--adjudicated", is_flag=True,
+              help="In a goldpool export-judgments file, compare the final grade: the adjudicated one, else the "
+                   "grade all annotators agree on (with --annotator: as well as those annotators).")
 @click.option("--ceiling", type=click.Path(dir_okay=False), default=None,
               help="A second human's labels: shows A against C beside A against B on the items all three label.")
 @click.option("--resample", type=click.Choice(["queries", "items"]), default="queries", show_default=True,
@@ -87,6 +114,9 @@ def agree(
     fmt: str,
     keys: tuple[str, ...],
     label: str,
+    grades: str | None,
+    annotators: tuple[str, ...],
+    adjudicated: bool,
     ceiling: str | None,
     resample: str,
     n_boot: int,
@@ -97,14 +127,57 @@ def agree(
 
     Files are TREC qrels (query_id 0 doc_id relevance), JSONL, CSV or TSV, joined on their keys.
     Prints n joined, n found on one side only, and every statistic with its interval and n.
-    """
-    from calibration import compare_labels
-    from pooling.qrels import join_labels, read_labels
 
+    A goldpool export-judgments file (several annotators per item, history included) counts
+    each annotator's latest label as one rater; every rater of A is compared with every rater
+    of B (all pairs of annotators when A and B are the same export), one table per pair.
+    """
+    from calibration.report import few_queries_warning
+    from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs
+
+    scale = _scale(grades)
     with user_errors():
-        files = [read_labels(p, fmt=fmt, keys=keys, label=label) for p in (a, b)]  # type: ignore[arg-type]
-        third = None if ceiling is None else read_labels(ceiling, fmt=fmt, keys=keys, label=label)  # type: ignore[arg-type]
-        joined = join_labels(*files, third)
+        read = dict(fmt=fmt, keys=keys, label=label, grades=scale)
+        if (annotators or adjudicated) and not any(is_judgments_export(p, fmt) for p in (a, b)):  # type: ignore[arg-type]
+            raise click.UsageError("--annotator and --adjudicated apply to a goldpool export-judgments file")
+        sides = [read_raters(p, **read, annotators=annotators, adjudicated=adjudicated) for p in (a, b)]  # type: ignore[arg-type]
+        third = None if ceiling is None else read_labels(ceiling, **read)  # type: ignore[arg-type]
+        results = _compare_pairs(rater_pairs(*sides), third, scale, weights, levels, resample, n_boot, seed)
+    for warning in (w for r in results for w in r[3]):
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        outs = [{"a": x.name, "b": y.name, **joined.counts(), "resampled": resample,
+                 "interval_warning": few_queries_warning(n_boot, comparison.summary.n_groups), **comparison.as_dict()}
+                for (x, y), joined, comparison, _ in results]
+        click.echo(json.dumps(outs[0] if len(outs) == 1 else {"pairs": outs}, indent=2))
+        return
+    blocks = ["\n".join(_agree_text(x.name, y.name, joined, comparison)) for (x, y), joined, comparison, _ in results]
+    click.echo("\n\n".join(blocks))
+
+
+def _compare_pairs(
+    pairs: list[tuple[LabelFile, LabelFile]],
+    third: LabelFile | None,
+    scale: tuple[int, ...] | None,
+    weights: tuple[str, ...],
+    levels: tuple[str, ...],
+    resample: str,
+    n_boot: int,
+    seed: int,
+) -> list[PairResult]:
+    """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
+    from calibration import compare_labels
+    from pooling import PoolingError
+    from pooling.qrels import join_labels, scale_warnings
+
+    results: list[PairResult] = []
+    refused: list[PoolingError] = []
+    for x, y in pairs:
+        try:
+            joined = join_labels(x, y, third)
+        except PoolingError as exc:
+            refused.append(exc)
+            continue
         comparison = compare_labels(
             joined.a, joined.b, joined.c,
             groups=joined.groups if resample == "queries" else None,
@@ -112,17 +185,18 @@ def agree(
             levels=levels or ("ordinal",),
             n_boot=n_boot,
             seed=seed,
+            scale=scale or (),
         )
-    if as_json:
-        out = {**joined.counts(), "resampled": resample, **comparison.as_dict()}
-        click.echo(json.dumps(out, indent=2))
-        return
-    click.echo("\n".join(_agree_text(a, b, joined, comparison)))
+        results.append(((x, y), joined, comparison, scale_warnings(x, y) if scale is None else []))
+    if not results:
+        raise refused[0] if refused else PoolingError("no pair of raters to compare")
+    return results
 
 
 @click.command("plan")
 @click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Questions in the golden set.")
-@click.option("--p", "p", type=float, default=None, help="Expected accuracy, as a proportion (0.7).")
+@click.option("--p", "p", type=float, default=None,
+              help="Expected accuracy, as a proportion (0.7). Default, when no design is given: 0.5, the widest.")
 @click.option("--paired", is_flag=True, help="Two systems on the same questions (needs --discordant).")
 @click.option("--discordant", type=float, default=None, help="Share of questions on which two systems differ.")
 @click.option("--sd", type=float, default=None, help="SD of per-query metric differences of two runs (graded metrics).")
@@ -155,7 +229,7 @@ def plan_command(
     if paired and discordant is None:
         raise click.UsageError("--paired needs --discordant D, the share of questions on which the systems differ")
     if sd is None and discordant is None and p is None:
-        raise click.UsageError("give --p P, or --paired --discordant D, or --sd S")
+        p = 0.5  # the widest interval: what n questions resolve whatever the accuracy turns out to be
     if n is None and delta is None:
         raise click.UsageError("give --n N (what n questions resolve) or --delta X (questions needed), or both")
     with user_errors():

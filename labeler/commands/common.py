@@ -14,6 +14,15 @@ import click
 
 F = TypeVar("F", bound=Callable[..., object])
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and the noun in the right number: ``1 item``, ``2 items``, ``3 queries``.
+
+    >>> plural(1, "item"), plural(2, "item"), plural(3, "query", "queries")
+    ('1 item', '2 items', '3 queries')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
 #: The project database, first argument of every command that has one.
 db_argument = click.argument("db", type=click.Path(dir_okay=False))
 

@@ -25,7 +25,7 @@ from labeler.commands.common import user_errors
 def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: bool) -> None:
     """Build a demo project from data/demo and open the labelling app on it.
 
-    The corpus is 1,248 chunks of Python's own documentation with 46 questions; the pool is
+    The corpus is 1,159 chunks of Python's own documentation with 46 questions; the pool is
     BM25 top-50 and dense (all-MiniLM-L6-v2) top-50 per question. Prints one access token
     per demo user: paste the admin token into the app's "Access token" field.
     """

@@ -8,16 +8,12 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
+from labeler.commands.common import db_argument, output_file, plural, user_errors
 
 _file_argument = click.argument("file", type=click.Path(dir_okay=False))
 _replace_option = click.option(
     "--replace", is_flag=True, help="Overwrite records whose id exists with different content."
 )
-
-
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 
 
 def _import(run: Callable[..., Any], db: str, file: str, replace: bool, one: str, many: str) -> None:
@@ -26,7 +22,7 @@ def _import(run: Callable[..., Any], db: str, file: str, replace: bool, one: str
 
     with user_errors():
         result = run(connect(db), file, replace=replace)
-    click.echo(f"{file}: {_plural(result.added, one, many)} added, {result.replaced} replaced, {result.unchanged} unchanged")
+    click.echo(f"{file}: {plural(result.added, one, many)} added, {result.replaced} replaced, {result.unchanged} unchanged")
 
 
 @click.command()
@@ -87,9 +83,32 @@ def import_run(db: str, file: str, name: str) -> None:
     with user_errors():
         result = run(connect(db), file, name)
     if result.added:
-        click.echo(f"{file}: run {name!r} imported, {_plural(result.added, 'row')}")
+        click.echo(f"{file}: run {name!r} imported, {plural(result.added, 'row')}")
     else:
         click.echo(f"{file}: run {name!r} already imported, nothing to do")
+
+
+@click.command("remove-run")
+@db_argument
+@click.argument("name")
+def remove_run(db: str, name: str) -> None:
+    """Remove the run NAME from DB: its ranked entries and its provenance in the pool.
+
+    A pool entry that only this run had found is removed too, unless it has a label (a
+    judgment, a skip or an adjudication): then it stays, with its labels, without a source.
+    Other entries keep their position; their priority is recomputed from the sources left.
+    """
+    from labeler.store import connect
+    from labeler.store.corpus import remove_run as run
+
+    with user_errors():
+        result = run(connect(db), name)
+    click.echo(
+        f"run {name!r} removed: {plural(result.run_entries, 'ranked entry', 'ranked entries')}, "
+        f"provenance removed from {plural(result.provenance_removed, 'pool entry', 'pool entries')}, "
+        f"{plural(result.entries_removed, 'unlabelled pool entry', 'unlabelled pool entries')} removed, "
+        f"{plural(result.entries_kept, 'labelled pool entry', 'labelled pool entries')} kept without a source"
+    )
 
 
 @click.command("build-pool")
@@ -131,11 +150,11 @@ def build_pool(
             progress=not no_progress,
         )
     click.echo(
-        f"pool build {result.build_id}: {_plural(result.queries, 'query', 'queries')}, "
-        f"{result.added} entries added, {result.kept} kept"
+        f"pool build {result.build_id}: {plural(result.queries, 'query', 'queries')}, "
+        f"{plural(result.added, 'entry', 'entries')} added, {result.kept} kept"
     )
     for source, count in result.per_source.items():
-        click.echo(f"  {source}: {_plural(count, 'document')}")
+        click.echo(f"  {source}: {plural(count, 'document')}")
 
 
 @click.command("export-pool")
@@ -153,7 +172,7 @@ def export_pool(db: str, output: str | None) -> None:
             return
         with output_file(output) as out:
             count = run(store, out)
-    click.echo(f"{output}: {_plural(count, 'pool entry', 'pool entries')} written", err=True)
+    click.echo(f"{output}: {plural(count, 'pool entry', 'pool entries')} written", err=True)
 
 
 @click.command()
@@ -170,4 +189,4 @@ def stats(db: str) -> None:
         click.echo(f"{name + ':':<{width + 1}} {count}")
 
 
-COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, build_pool, export_pool, stats]
+COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, remove_run, build_pool, export_pool, stats]

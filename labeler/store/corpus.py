@@ -72,7 +72,7 @@ def _changed_field(db: sqlite_utils.Database, table: str, columns: tuple[str, ..
 def _refuse_change(path: Path, line: int, field_name: str, key: str) -> StoreError:
     return StoreError(
         f"{key!r} is already in the project with different content; "
-        "import with --replace (replace=True) to overwrite it",
+        "import it again with --replace to overwrite it",
         path=path,
         line=line,
         field=field_name,
@@ -149,7 +149,7 @@ def _refuse_if_judged(db: sqlite_utils.Database, path: Path, line: int, key: str
     judged = db.conn.execute(f"SELECT count(*) FROM judgments WHERE {key} = ?", [value]).fetchone()[0]
     if judged:
         raise StoreError(
-            f"{value!r} already has {judged} judgment(s), made on its current text; "
+            f"{value!r} already has {judged} judgment{'s' if judged != 1 else ''}, made on its current text; "
             "import the new text under a new id instead",
             path=path,
             line=line,
@@ -219,6 +219,79 @@ def add_run(
                 "INSERT INTO run_entries (run, query_id, doc_id, rank, score) VALUES (?, ?, ?, ?, ?)", batch
             )
     return ImportResult(str(path), len(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class RunRemoval:
+    """What removing a run did.
+
+    Attributes:
+        name: the run.
+        run_entries: its ranked rows deleted.
+        provenance_removed: pool entries the run no longer appears in as a source.
+        entries_removed: pool entries only the run had found, without any label, deleted
+            (with their unlabelled assignments and reservations).
+        entries_kept: pool entries only the run had found that stay because they have labels
+            (judgments, skips or adjudications); they now have no source and priority 0.
+    """
+
+    name: str
+    run_entries: int
+    provenance_removed: int
+    entries_removed: int
+    entries_kept: int
+
+
+_LABELLED = """
+    EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = ? AND j.doc_id = ?)
+    OR EXISTS (SELECT 1 FROM skips s WHERE s.query_id = ? AND s.doc_id = ?)
+    OR EXISTS (SELECT 1 FROM adjudications a WHERE a.query_id = ? AND a.doc_id = ?)
+"""
+
+
+def remove_run(db: sqlite_utils.Database, name: str) -> RunRemoval:
+    """Remove the run ``name``: its row, its ranked entries and its provenance in the pool.
+
+    In one transaction. Each pool entry the run found loses the run from its ``sources`` and
+    gets the reciprocal-rank fusion of the sources it has left as its ``priority``; its
+    position (labelling order) is unchanged. An entry that only this run had found is deleted
+    with its assignments and reservations, unless it has a label (a judgment, a skip or an
+    adjudication): then it stays, with no source and priority 0, and so do its labels.
+
+    Raises:
+        StoreError: no run of that name.
+    """
+    from pooling.pool import rrf_priority
+
+    with transaction(db):
+        if db.conn.execute("SELECT 1 FROM runs WHERE name = ?", [name]).fetchone() is None:
+            names = [r[0] for r in db.conn.execute("SELECT name FROM runs ORDER BY name")]
+            known = f" (runs: {', '.join(names)})" if names else " (the project has no run)"
+            raise StoreError(f"no run named {name!r}{known}")
+        n_entries = db.conn.execute("DELETE FROM run_entries WHERE run = ?", [name]).rowcount
+        db.conn.execute("DELETE FROM runs WHERE name = ?", [name])
+        found = db.conn.execute(
+            "SELECT query_id, doc_id, sources FROM pool WHERE sources LIKE ?", [f"%{json.dumps(name)}%"]
+        ).fetchall()
+        changed = removed = kept = 0
+        for query_id, doc_id, text in found:
+            sources = json.loads(text)
+            if sources.pop(name, None) is None:
+                continue
+            changed += 1
+            item = [query_id, doc_id]
+            if not sources and not db.conn.execute(f"SELECT {_LABELLED}", item * 3).fetchone()[0]:
+                db.conn.execute("DELETE FROM reservations WHERE query_id = ? AND doc_id = ?", item)
+                db.conn.execute("DELETE FROM assignments WHERE query_id = ? AND doc_id = ?", item)
+                db.conn.execute("DELETE FROM pool WHERE query_id = ? AND doc_id = ?", item)
+                removed += 1
+                continue
+            kept += not sources
+            db.conn.execute(
+                "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
+                [json.dumps(sources, sort_keys=True), rrf_priority(sources), *item],
+            )
+    return RunRemoval(name, n_entries, changed, removed, kept)
 
 
 def export_pool(db: sqlite_utils.Database, out: TextIO) -> int:

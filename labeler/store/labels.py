@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import sqlite_utils
 
@@ -120,6 +122,7 @@ class Item:
     batch_size: int  # items of this query assigned to this annotator
     relevance: int | None  # this annotator's current (latest) grade, if any
     note: str  # this annotator's latest note on it
+    query_meta: Mapping[str, Any] = field(default_factory=dict)  # the query's other fields (desc, narr...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +159,7 @@ def _order(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: 
 
 def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item:
     text = db.execute(
-        "SELECT q.text, d.title, d.text FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
+        "SELECT q.text, d.title, d.text, q.meta FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
         [query_id, doc_id],
     ).fetchone()
     # An item whose hold lapsed (negated shown_order) counts in its own place only: it is still
@@ -193,7 +196,16 @@ def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: s
         batch_size=len(batch),
         relevance=None if latest is None else latest[0],
         note=note,
+        query_meta=_query_meta(text[3]),
     )
+
+
+def _query_meta(stored: str | None) -> dict[str, Any]:
+    try:
+        meta = json.loads(stored or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def next_item(db: sqlite_utils.Database, annotator_id: int) -> Item | None:

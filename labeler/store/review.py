@@ -241,10 +241,14 @@ def adjudications(db: sqlite_utils.Database, *, caller: Caller) -> list[Adjudica
 
 
 _EXPORT = """
-SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.rubric_hash
-FROM judgments j JOIN annotators n ON n.id = j.annotator_id ORDER BY j.id
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.rubric_hash, a.relevance
+FROM judgments j JOIN annotators n ON n.id = j.annotator_id
+LEFT JOIN adjudications a ON a.id = (
+    SELECT max(id) FROM adjudications x WHERE x.query_id = j.query_id AND x.doc_id = j.doc_id
+)
+ORDER BY j.id
 """
-_KEYS = ("query_id", "doc_id", "annotator", "relevance", "at", "seconds", "note", "rubric_hash")
+_KEYS = ("query_id", "doc_id", "annotator", "relevance", "at", "seconds", "note", "rubric_hash", "adjudicated")
 
 
 def _write_rows(db: sqlite_utils.Database, out: TextIO) -> int:
@@ -260,7 +264,8 @@ def export_judgments(
 ) -> int:
     """Write every raw label (history included, oldest first) as JSONL; return how many.
 
-    Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash. A path is
+    Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash, and
+    adjudicated (the item's final grade from its latest adjudication, null if none). A path is
     written to a temporary file beside it and moved into place, so a failed export never
     leaves half a file.
     """

@@ -36,7 +36,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if not queue:
         st.info("No disagreements are waiting.")
     else:
-        st.caption(f"{len(queue)} items disagree; showing the first {min(len(queue), PAGE_SIZE)}.")
+        st.caption(f"{len(queue)} {'item disagrees' if len(queue) == 1 else 'items disagree'}; showing the first {min(len(queue), PAGE_SIZE)}.")
     for item in queue[:PAGE_SIZE]:
         _item(db, user, item)
     settled = labels.adjudications(db, caller=user)

@@ -17,6 +17,7 @@ import streamlit as st
 
 from labeler import state
 from labeler.highlight import chunk_html, query_html
+from labeler.query_fields import query_fields_html
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.grades import GRADE_HELP, GRADES
@@ -62,6 +63,7 @@ def _texts(item: Item) -> None:
     # Corpus and query text are untrusted: everything is escaped before it becomes HTML.
     st.html(
         f'<div class="gp-query" style="font-size:1.15rem;margin-bottom:0.25rem">{query_html(item.query_text)}</div>'
+        + query_fields_html(item.query_meta)
     )
     st.html(f'<div class="gp-chunk" style="{_BOX}">{chunk_html(item.doc_title, item.doc_text, item.query_text)}</div>')
     # Always present, so the buttons below never move (a moved button re-binds its key).

@@ -13,6 +13,7 @@ import sqlite_utils
 import streamlit as st
 
 from calibration import CalibrationError, Estimate, ProjectReport, format_estimate, project_report
+from calibration.report import few_queries_warning
 from labeler.grades import GRADES
 from labeler.store import labels
 from labeler.store.labels import Annotator
@@ -79,6 +80,9 @@ def _agreement(report: ProjectReport) -> None:
         "95% intervals by bootstrap over queries (labels within a query are not independent); "
         "no interval while the overlap comes from a single query."
     )
+    warning = few_queries_warning(overlap.n_boot, overlap.n_groups)
+    if warning:
+        st.warning(warning)
 
 
 def _row(annotators: str, n: int, agreement: Estimate, kappa: Estimate) -> dict[str, object]:

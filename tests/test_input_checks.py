@@ -1,0 +1,137 @@
+"""Input that used to be accepted and must not be: invisible characters in ids, NUL in text,
+empty files, an unterminated CSV quote; each refused naming file, line and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pooling import PoolingError
+from pooling.chars import is_blank
+from pooling.readers import read_corpus, read_queries
+from pooling.trec import read_run
+
+
+def _refused(path: Path, read=read_corpus) -> PoolingError:
+    with pytest.raises(PoolingError) as caught:
+        list(read(path))
+    return caught.value
+
+
+def _where(error: PoolingError) -> tuple[str | None, int | None, str | None]:
+    return error.path, error.line, error.field
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line", "field", "words"),
+    [
+        ("c.csv", "doc_id,text\na,ok\nb\x00c,text\n", 3, "doc_id", "'b\\x00c' holds, at character 2, U+0000 NUL"),
+        ("c.tsv", "doc_id\ttext\na\tok\nb\tte\x00xt\n", 3, "text", "holds U+0000 NUL at character 3"),
+        ("c.csv", "doc_id,title,text\na,ti\x00tle,ok\n", 2, "title", "holds U+0000 NUL at character 3"),
+        ("c.jsonl", '{"doc_id": "\\u0000", "text": "x"}\n', 1, "doc_id", "'\\x00' is only U+0000 NUL, an invisible character"),
+        ("c.jsonl", '{"doc_id": "a", "text": "x"}\n{"doc_id": "\\u200b", "text": "x"}\n', 2, "doc_id",
+         "'\\u200b' is only U+200B ZERO WIDTH SPACE, an invisible character; ids may hold only visible characters"),
+        ("c.jsonl", '{"doc_id": "d1\\u200d", "text": "x"}\n', 1, "doc_id", "ends with U+200D ZERO WIDTH JOINER"),
+        ("c.jsonl", '{"doc_id": "\\ufeffd1", "text": "x"}\n', 1, "doc_id", "starts with U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+        ("c.jsonl", '{"doc_id": "d\\u00ad1", "text": "x"}\n', 1, "doc_id", "U+00AD SOFT HYPHEN"),
+        ("c.jsonl", '{"doc_id": "d1\\u2029", "text": "x"}\n', 1, "doc_id", "contains whitespace (U+2029 PARAGRAPH SEPARATOR)"),
+        ("c.jsonl", '{"doc_id": "d1", "text": "a\\u0000b"}\n', 1, "text", "holds U+0000 NUL at character 2"),
+        ("c.jsonl", '{"doc_id": "d1", "text": "\\u200b \\u2060"}\n', 1, "text", "empty; every record needs non-blank text"),
+        ("c.jsonl", '{"doc_id": "d1", "title": "t"}\n', 1, "text", "missing; every record needs a text field"),
+        ("c.jsonl", '{"doc_id": "d1", "text": 3}\n', 1, "text", "must be a string, not a number"),
+        ("c.jsonl", '{"doc_id": {"a": 1}, "text": "x"}\n', 1, "doc_id", "must be a string, not an object"),
+    ],
+)
+def test_invisible_characters_and_nul_are_refused(tmp_path: Path, name: str, content: str, line: int, field: str, words: str) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    error = _refused(path)
+    assert _where(error) == (str(path), line, field)
+    assert str(error).startswith(f"{path}, line {line}, field '{field}': ")
+    assert words in str(error)
+
+
+def test_invisible_characters_inside_text_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"doc_id": "d1", "text": "co\u00adoperate \U0001f469\u200d\U0001f4bb\tend"}) + "\n")
+    assert [d.text for d in read_corpus(path)] == ["co\u00adoperate \U0001f469\u200d\U0001f4bb\tend"]
+    assert is_blank("\u200b\u00a0\n") and not is_blank("\u200ba")
+
+
+def test_query_ids_are_checked_alike(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("query_id,text\nq1\u200b,what\n", encoding="utf-8")
+    error = _refused(path, read_queries)
+    assert _where(error) == (str(path), 2, "query_id")
+    assert "ends with U+200B ZERO WIDTH SPACE" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "read", "words"),
+    [
+        ("c.jsonl", "", read_corpus, "empty: no documents in the file; nothing was imported"),
+        ("c.jsonl", "\n  \n", read_corpus, "empty: no documents in the file; nothing was imported"),
+        ("c.csv", "doc_id,text\n", read_corpus, "empty: no documents in the file (a CSV/TSV file needs rows below its header); nothing was imported"),
+        ("q.jsonl", "", read_queries, "empty: no queries in the file; nothing was imported"),
+        ("q.tsv", "query_id\ttext\n", read_queries, "empty: no queries in the file (a CSV/TSV file needs rows below its header); nothing was imported"),
+        ("topics.txt", "\n", read_queries, None),
+        ("run.txt", "\n\n", read_run, "empty: no run lines in the file; an empty run is not recorded"),
+    ],
+)
+def test_empty_files_are_refused(tmp_path: Path, name: str, content: str, read, words: str | None) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    error = _refused(path, read)
+    assert error.path == str(path)
+    if words is not None:
+        assert str(error) == f"{path}: {words}"
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("q1 Q0 d\x001 1 2.0 run\n", ("doc_id", "'d\\x001' holds, at character 2, U+0000 NUL")),
+        ("q1\u200b Q0 d1 1 2.0 run\n", ("query_id", "'q1\\u200b' ends with U+200B ZERO WIDTH SPACE")),
+    ],
+)
+def test_run_ids_with_invisible_characters(tmp_path: Path, line: str, words: tuple[str, str]) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d2 1 3.0 run\n" + line, encoding="utf-8")
+    error = _refused(path, read_run)
+    assert _where(error) == (str(path), 2, words[0])
+    assert words[1] in str(error)
+
+
+def test_an_unterminated_csv_quote_is_reported_where_it_opens(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    rows = ['doc_id,text', 'a,"ok ""quoted"" text"', 'b,"multi', 'line"', 'c,x', 'd,"never closed', 'e,more', 'f,text', '']
+    path.write_text("\n".join(rows), encoding="utf-8")
+    error = _refused(path)
+    assert _where(error) == (str(path), 6, None)
+    assert str(error) == f'{path}, line 6: a quoted field opens here and is never closed (a missing " before the end of the file)'
+
+
+def test_an_unterminated_quote_on_a_later_line_of_a_record(tmp_path: Path) -> None:
+    path = tmp_path / "c.tsv"
+    path.write_text('doc_id\ttitle\ttext\na\t"two\nlines"\t"opened here\nb\tx\ty\n', encoding="utf-8")
+    assert _refused(path).line == 3
+
+
+def test_label_file_keys_refuse_invisible_characters_but_allow_inner_spaces(tmp_path: Path) -> None:
+    from pooling.qrels import read_labels
+
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text(json.dumps({"question": "what is a list", "doc_id": "d1", "relevance": 1}) + "\n")
+    assert read_labels(ok, keys=("question", "doc_id")).labels == {("what is a list", "d1"): 1}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(ok.read_text() + json.dumps({"question": "q\u200b", "doc_id": "d1", "relevance": 1}) + "\n")
+    with pytest.raises(PoolingError) as caught:
+        read_labels(bad, keys=("question", "doc_id"))
+    assert _where(caught.value) == (str(bad), 2, "question")
+    assert "ends with U+200B ZERO WIDTH SPACE" in str(caught.value)
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("query_id,doc_id,relevance\nq1 ,d1,2\n")
+    with pytest.raises(PoolingError, match=r"trailing\.csv, line 2, field 'query_id': 'q1 ' contains whitespace"):
+        read_labels(trailing)

@@ -1,0 +1,123 @@
+"""Small samples are not reported as if they meant something: undefined is said with why, an
+MDD beyond the scale in words, and intervals from few queries carry a warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from sklearn.metrics import cohen_kappa_score
+
+from calibration import cohen_kappa, project_report, to_dict, to_markdown
+from calibration.agreement import ONE_ITEM
+from calibration.report import Label
+from labeler.cli import cli
+
+
+def cli_run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_kappa_on_one_item_is_undefined_not_zero() -> None:
+    # One item on which two raters disagree: the formula gives 1 - 1/1 = 0, which means nothing.
+    assert cohen_kappa_score([1], [2]) == 0.0
+    estimate = cohen_kappa([1], [2], labels=[0, 1, 2, 3], n_boot=0)
+    assert estimate.undefined and estimate.why == ONE_ITEM
+    assert estimate.as_dict()["undefined"] == ONE_ITEM
+    # Two items are enough for a value, and it is scikit-learn's.
+    assert cohen_kappa([1, 2], [1, 2], n_boot=0).value == cohen_kappa_score([1, 2], [1, 2]) == 1.0
+
+
+def test_the_project_report_says_why_kappa_is_undefined() -> None:
+    labels = [Label("q1", "d1", "ada", 1), Label("q1", "d1", "bob", 2), Label("q1", "d2", "ada", 3)]
+    report = project_report(labels, grades=(0, 1, 2, 3), n_boot=100)
+    text = to_markdown(report)
+    assert f"| kappa_quadratic | undefined ({ONE_ITEM}) | 1 |" in text
+    assert "| agreement | 0.000 | 1 |" in text  # raw agreement is defined on one item: 0 of 1
+    assert to_dict(report)["agreement"]["kappa_quadratic"]["undefined"] == ONE_ITEM
+    assert to_dict(report)["per_pair"][0]["kappa_quadratic"]["value"] is None
+
+
+def test_an_mdd_beyond_the_scale_is_said_in_words() -> None:
+    report = project_report([Label("q1", "d1", "ada", 1)], grades=(0, 1, 2, 3), n_boot=0)
+    text = to_markdown(report)
+    # 2.8016 * sqrt(0.2 / 1) = 1.253: beyond the 100-point scale. 0.2 * (2.8016 / 0.10)^2 = 157.0 -> 157.
+    assert "125.3" not in text
+    assert (
+        "With 1 labelled query, this set cannot resolve any difference yet: two systems would have to differ by more "
+        "than the whole 100-point scale to be detected. It needs ~157 queries to detect a 10-point difference"
+    ) in text
+    out = cli_run("plan", "--n", "1", "--paired", "--discordant", "0.2").output.splitlines()
+    assert out[0].startswith("With 1 question this set cannot resolve any difference yet: the minimum detectable "
+                             "difference is beyond the 100-point scale")
+    assert out[0].endswith("it needs ~157 questions to detect a 10-point difference.")
+    assert out[2] == "minimum detectable difference (paired): beyond the 100-point scale"
+
+
+def _few_queries(tmp_path: Path) -> tuple[Path, Path]:
+    human, judge = tmp_path / "human.txt", tmp_path / "judge.txt"
+    human.write_text("q1 0 d1 2\nq1 0 d2 1\nq2 0 d1 0\nq2 0 d2 3\nq3 0 d1 1\nq3 0 d3 2\n")
+    judge.write_text("q1 0 d1 2\nq1 0 d2 1\nq2 0 d1 1\nq2 0 d2 3\nq3 0 d1 1\nq3 0 d3 2\n")
+    return human, judge
+
+
+WARNING = "Warning: only 3 queries; intervals from fewer than 10 queries are too narrow to trust (read them as rough)."
+
+
+def test_intervals_from_few_queries_carry_a_warning(tmp_path: Path) -> None:
+    human, judge = _few_queries(tmp_path)
+    text = cli_run("agree", str(human), str(judge), "--n-boot", "200").stdout.splitlines()
+    assert text[3] == f"Intervals: 95% percentile, cluster bootstrap over 3 queries, 200 resamples, seed 0. {WARNING}"
+    data = json.loads(cli_run("agree", str(human), str(judge), "--n-boot", "200", "--json").stdout)
+    assert data["interval_warning"] == WARNING
+    labels = [Label(q, d, who, g) for q in ("q1", "q2", "q3") for d in ("d1", "d2") for who, g in (("ada", 1), ("bob", 2 if d == "d1" else 1))]
+    assert WARNING in to_markdown(project_report(labels, grades=(0, 1, 2, 3), n_boot=100))
+
+
+def test_one_item_through_agree_lists_why(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("q1 0 d1 2\n")
+    (tmp_path / "b.txt").write_text("q1 0 d1 2\n")
+    out = cli_run("agree", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--grades", "0,1,2,3").stdout.splitlines()
+    assert out[2] == "joined 1 item (only in A: 0, only in B: 0)"
+    assert out[8].split() == ["kappa", "undefined", "1"]
+    assert f"kappa, kappa_linear, kappa_quadratic, gwet_ac1, gwet_ac2_quadratic: undefined: {ONE_ITEM}" in out
+
+
+def test_the_app_says_why_and_warns(tmp_path: Path, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from app_fixtures import add_judgments, build_project
+    from labeler import state
+    from labeler.store import connect, labels
+
+    project = build_project(tmp_path)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
+    # One shared item: kappa undefined; one labelled query: the MDD is beyond the scale.
+    add_judgments(project.path, project.annotator_id, {("q1", "q1-d1"): 1})
+    add_judgments(project.path, project.admin_id, {("q1", "q1-d1"): 2})
+
+    def page(name: str) -> AppTest:
+        def script(page: str) -> None:
+            from labeler import app
+
+            getattr(app, page)()
+
+        at = AppTest.from_function(script, args=(name,), default_timeout=30)
+        with connect(project.path) as db:
+            at.session_state[state.USER] = labels.authenticate(db, project.admin_token)
+        return at.run()
+
+    calibration = page("calibration_page")
+    text = "\n".join(m.value for m in calibration.markdown)
+    assert f"undefined ({ONE_ITEM})" in text and "this set cannot resolve any difference yet" in text
+    assert "125.3" not in text and not calibration.exception
+    progress = page("progress_page")
+    agreement = progress.dataframe[2].value
+    assert agreement.iloc[0]["kappa (quadratic)"] == f"undefined ({ONE_ITEM})"
+    # Three queries with an overlap: the intervals carry the warning.
+    add_judgments(project.path, project.annotator_id, {("q2", "q2-d1"): 1, ("q3", "q3-d1"): 0})
+    add_judgments(project.path, project.admin_id, {("q2", "q2-d1"): 1, ("q3", "q3-d1"): 1})
+    progress = page("progress_page")
+    assert [w.value for w in progress.warning] == [WARNING]
+    assert WARNING in "\n".join(m.value for m in page("calibration_page").markdown)
