@@ -10,6 +10,7 @@ reaches an admin page by its address is refused by the page itself.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
 import sqlite_utils
@@ -18,10 +19,16 @@ import streamlit as st
 from labeler import state
 from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
-from labeler.store import StoreError, connect
+from labeler.store import StoreBusy, StoreError, connect
+from labeler.store.schema import busy_timeout
 from labeler.store.labels import Annotator
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
+
+#: Longest wait (seconds) of a key press for another writer's lock before the press is kept
+#: in the session and saved later: an annotator is told at once instead of staring at a
+#: page that hangs for the whole busy timeout.
+APP_BUSY_WAIT = 5.0
 
 
 def database() -> sqlite_utils.Database | None:
@@ -37,7 +44,7 @@ def database() -> sqlite_utils.Database | None:
     if cached is not None and cached[0] == path:
         return cached[1]
     try:
-        db = connect(path)
+        db = connect(path, busy_timeout=min(busy_timeout(), APP_BUSY_WAIT))
     except StoreError as exc:
         st.error(f"Cannot open the project database: {exc}")
         return None
@@ -54,7 +61,14 @@ def _signed_in_page(render: Render, admin: bool) -> None:
         st.rerun()  # signed out meanwhile: back to the sign-in form
     if admin and not admin_only(user):
         return
-    render(db, user)
+    try:
+        render(db, user)
+    except StoreBusy:
+        # Another program holds the write lock (e.g. a large import): say so, try again.
+        # Nothing was written; any key press made meanwhile is kept by the labelling page.
+        st.info(label.BUSY_NOTICE, icon="⏳")
+        time.sleep(label.RETRY_EVERY)
+        st.rerun()
 
 
 def login_page() -> None:
