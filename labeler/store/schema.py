@@ -27,6 +27,11 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``rubric_changes``: id, hash, at, annotator_id. Append-only; the latest row is the rubric
   in force.
 - ``settings``: key, value (JSON).
+- ``imports``: id, path, started_at, finished_at (NULL while running), pid, host. A corpus
+  import writes its documents in many short transactions, each row carrying the import's id
+  (``documents.import_id``); rows of an import that has not finished are invisible
+  (:data:`VISIBLE_DOCUMENTS`), and are deleted when it fails, or, after ``kill -9``, by the
+  next import once the process named by ``pid`` on ``host`` is gone.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -304,6 +309,26 @@ _M3_RUBRIC_CHANGES = """
             BEGIN SELECT RAISE(ABORT, 'rubric texts are append-only'); END;
 """
 
+# A corpus import commits in short transactions so labelling never waits on it: its rows
+# carry the import's id and stay invisible until the import is marked finished.
+_M_IMPORTS = """
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL
+        );
+        ALTER TABLE documents ADD COLUMN import_id INTEGER REFERENCES imports(id);
+        CREATE INDEX documents_import ON documents(import_id);
+"""
+
+#: SQL condition true for a ``documents`` row that belongs to the project: added before
+#: imports were tracked, or by an import that finished. Every reader of the whole corpus
+#: (counts, builds, id checks) filters on it.
+VISIBLE_DOCUMENTS = "coalesce(import_id, 0) NOT IN (SELECT id FROM imports WHERE finished_at IS NULL)"
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 #: The current label of each (item, annotator): the judgments row with the highest id per
 #: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
@@ -313,7 +338,7 @@ LATEST_JUDGMENTS = (
     "(SELECT max(id) AS id FROM judgments GROUP BY query_id, doc_id, annotator_id) latest ON latest.id = j.id"
 )
 
-MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES]
+MIGRATIONS: list[str] = [_M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_IMPORTS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
