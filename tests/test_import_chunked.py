@@ -145,3 +145,34 @@ def test_replace_applies_only_when_the_import_finishes(db: sqlite_utils.Database
     assert (result.added, result.replaced) == (12, 1)
     assert texts == ["text number 0 of old"]
     assert corpus.documents_by_id(db, ["old000"])["old000"][1] == "new text"
+
+
+def test_a_pool_build_plans_outside_the_write_lock_and_replans_if_the_pool_moved(
+    db: sqlite_utils.Database, tmp_path: Path
+) -> None:
+    from pooling.types import PoolEntry
+
+    db.execute("INSERT INTO queries (query_id, text, content_hash) VALUES ('q1', 'a query', 'h')")
+    other = sqlite3.connect(str(tmp_path / "p.db"), isolation_level=None, timeout=0)
+    seen: list[set[str]] = []
+
+    def plan(recorded: corpus.Recorded) -> tuple[list[PoolEntry], list[PoolEntry]]:
+        seen.append(set(recorded.get("q1", {})))
+        if len(seen) == 1:  # another build lands while this one is planning
+            other.execute("BEGIN IMMEDIATE")  # fails at once if planning held the lock
+            other.execute("INSERT INTO pool_builds (id, at, params) VALUES (90, 'now', '{}')")
+            other.execute(
+                "INSERT INTO pool VALUES ('q1', 'old000', '{\"bm25\": 1}', 0.5, 1, 'now', 90)"
+            )
+            other.execute("COMMIT")
+        taken = set(recorded.get("q1", {}))
+        new = [d for d in ("old000", "old001") if d not in taken]
+        return [PoolEntry("q1", d, {"dense": 1}, 0.1, len(taken) + i + 1) for i, d in enumerate(new)], []
+
+    build_id, added, kept = corpus.add_pool_build(db, plan, {"test": True})
+    assert seen == [set(), {"old000"}]  # planned again on the pool as it now is
+    assert (added, kept) == (1, 1)
+    assert db.execute("SELECT doc_id, position, build_id FROM pool ORDER BY position").fetchall() == [
+        ("old000", 1, 90),
+        ("old001", 2, build_id),
+    ]

@@ -461,32 +461,52 @@ def database_file(db: sqlite_utils.Database) -> Path | None:
     return Path(main) if main else None
 
 
+_POOL_FINGERPRINT = "SELECT count(*), total(length(sources)), (SELECT max(id) FROM pool_builds) FROM pool"
+
+
+def _recorded(db: sqlite_utils.Database) -> Recorded:
+    recorded: Recorded = {}
+    for query_id, doc_id, sources, position in db.conn.execute("SELECT query_id, doc_id, sources, position FROM pool"):
+        recorded.setdefault(query_id, {})[doc_id] = (json.loads(sources), position)
+    return recorded
+
+
 def add_pool_build(
     db: sqlite_utils.Database,
     plan: Callable[[Recorded], tuple[Sequence[PoolEntry], Sequence[PoolEntry]]],
     params: Mapping[str, Any],
 ) -> tuple[int, int, int]:
-    """Record one pool build, in one transaction.
+    """Record one pool build, in one short transaction.
 
     ``plan`` turns the pool as recorded now into (entries to add, existing entries whose
     sources grew); the new entries are inserted and the grown ones get their new sources and
     priority, nothing else. ``params`` are stored with the build, with the counts added.
+    The pool is read and planned outside the write lock; the transaction writes the plan
+    only if the pool is still as read (else it plans again, the last time under the lock).
 
     Returns:
         (build_id, entries added, entries that were already in the pool).
     """
-    with transaction(db):
-        recorded: Recorded = {}
-        for query_id, doc_id, sources, position in db.conn.execute("SELECT query_id, doc_id, sources, position FROM pool"):
-            recorded.setdefault(query_id, {})[doc_id] = (json.loads(sources), position)
-        entries, extended = plan(recorded)
-        build_id = _insert_pool(db, entries, {**params, "added": len(entries), "provenance_extended": len(extended)})
-        # Provenance only grows: the entry, its position and its labels stay as they were.
-        db.conn.executemany(
-            "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
-            [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
-        )
-    return build_id, len(entries), sum(len(v) for v in recorded.values())
+    for attempt in range(3):
+        fingerprint = db.conn.execute(_POOL_FINGERPRINT).fetchone()
+        recorded = _recorded(db) if attempt < 2 else None
+        planned = plan(recorded) if recorded is not None else None
+        with transaction(db):
+            if recorded is None:  # the pool kept changing: plan under the lock
+                recorded = _recorded(db)
+                planned = plan(recorded)
+            elif db.conn.execute(_POOL_FINGERPRINT).fetchone() != fingerprint:
+                continue
+            assert planned is not None
+            entries, extended = planned
+            build_id = _insert_pool(db, entries, {**params, "added": len(entries), "provenance_extended": len(extended)})
+            # Provenance only grows: the entry, its position and its labels stay as they were.
+            db.conn.executemany(
+                "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
+                [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
+            )
+            return build_id, len(entries), sum(len(v) for v in recorded.values())
+    raise AssertionError("unreachable: the third attempt plans under the lock")
 
 
 def _insert_pool(db: sqlite_utils.Database, entries: Sequence[PoolEntry], params: Mapping[str, Any]) -> int:
