@@ -209,6 +209,7 @@ def _import_documents(
                     f"another import is adding the same doc_id at this moment ({exc}); run one import at a time",
                     path=path,
                 ) from exc
+            checkpoint(db)
         db.conn.executemany("INSERT INTO temp.replacements VALUES (?, ?, ?, ?, ?, ?)", kept)  # no project lock
     if started is not None and (started or replaced):
         _finish_import(db, path, started[0] if started else None)
@@ -237,6 +238,15 @@ def _classify(
                 _refuse_if_judged(db, path, line, "doc_id", row[0])
             kept.append((row[0], line, *row[1:]))
     return new, kept, unchanged
+
+
+def checkpoint(db: sqlite_utils.Database) -> None:
+    """Copy what the WAL holds into the database file now, without waiting for anyone.
+
+    SQLite has the connection whose commit crosses the WAL's size limit do this copy; after
+    a bulk write that would be an annotator's key press, paying for the import's pages.
+    """
+    db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 def _finish_import(db: sqlite_utils.Database, path: Path, import_id: int | None) -> None:
@@ -505,7 +515,9 @@ def add_pool_build(
                 "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
                 [(json.dumps(dict(e.sources), sort_keys=True), e.priority, e.query_id, e.doc_id) for e in extended],
             )
-            return build_id, len(entries), sum(len(v) for v in recorded.values())
+            counts = build_id, len(entries), sum(len(v) for v in recorded.values())
+        checkpoint(db)
+        return counts
     raise AssertionError("unreachable: the third attempt plans under the lock")
 
 
