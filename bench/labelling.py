@@ -201,13 +201,21 @@ def write_corpus(path: Path, n: int) -> None:
             out.write(json.dumps({"doc_id": f"big{i:07d}", "text": _text(rng, 20)}) + "\n")
 
 
+SLOW: list[tuple[float, float, float]] = []  # (seconds since start, label, next item) of presses > 1 s
+
+
 def _keep_pressing(path: Path, annotator_id: int, until: Callable[[], bool], pause: float = 0.05) -> list[float]:
     """Press a key every ``pause`` seconds until ``until()``; the latency of each press."""
     db = connect(path)
-    item, waits, n = labels.next_item(db, annotator_id), [], 0
+    item, waits, n, start = labels.next_item(db, annotator_id), [], 0, time.perf_counter()
     while not until() and item is not None:
-        item, wait = _press(db, annotator_id, item, n % 4)
-        waits.append(wait)
+        began = time.perf_counter()
+        labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, n % 4, 5.0)
+        saved = time.perf_counter()
+        item = labels.next_item(db, annotator_id)
+        waits.append(time.perf_counter() - began)
+        if waits[-1] > 1:
+            SLOW.append((began - start, saved - began, time.perf_counter() - saved))
         n += 1
         time.sleep(pause)
     db.close()
@@ -251,6 +259,8 @@ def _print_busy(result: dict[str, object]) -> None:
         values = list(values)  # type: ignore[arg-type]
         print(f"{name:<44}{len(values):>6}{_ms(values, 0.5):>9.1f}{_ms(values, 0.95):>9.1f}"
               f"{1000 * max(values):>9.1f}{sum(v > 1 for v in values):>6}")
+    for at, save, following in SLOW:
+        print(f"  slow press at {at:.1f} s: label {1000 * save:.0f} ms, next item {1000 * following:.0f} ms")
     for name, seconds in result["ended"].items():  # type: ignore[union-attr]
         print(f"{name}: exit {result['codes'][name]} after {seconds:.0f} s: {' '.join(result['outputs'][name])}")  # type: ignore[index]
 
