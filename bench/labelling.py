@@ -194,11 +194,11 @@ def _ms(values: list[float], q: float) -> float:
 
 
 def write_corpus(path: Path, n: int) -> None:
-    """``n`` synthetic chunks as JSONL, ~20 words each."""
-    rng = random.Random(7)
+    """``n`` synthetic chunks as JSONL, ~20 words each, under ids no earlier run used."""
+    rng, run = random.Random(7), int(time.time())
     with path.open("w", encoding="utf-8") as out:
         for i in range(n):
-            out.write(json.dumps({"doc_id": f"big{i:07d}", "text": _text(rng, 20)}) + "\n")
+            out.write(json.dumps({"doc_id": f"big{run}-{i:07d}", "text": _text(rng, 20)}) + "\n")
 
 
 SLOW: list[tuple[float, float, float]] = []  # (seconds since start, label, next item) of presses > 1 s
