@@ -45,6 +45,7 @@ OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 
 from labeler.store import connect, init_db, now  # noqa: E402
+from labeler.store.schema import start_checkpointer  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.assign import is_overlap  # noqa: E402
 
@@ -205,8 +206,13 @@ SLOW: list[tuple[float, float, float]] = []  # (seconds since start, label, next
 
 
 def _keep_pressing(path: Path, annotator_id: int, until: Callable[[], bool], pause: float = 0.05) -> list[float]:
-    """Press a key every ``pause`` seconds until ``until()``; the latency of each press."""
-    db = connect(path)
+    """Press a key every ``pause`` seconds until ``until()``; the latency of each press.
+
+    The connection is configured as the app's are: no checkpoint on commit, a checkpointer
+    thread beside it.
+    """
+    db = connect(path, autocheckpoint=False)
+    start_checkpointer(path)
     item, waits, n, start = labels.next_item(db, annotator_id), [], 0, time.perf_counter()
     while not until() and item is not None:
         began = time.perf_counter()

@@ -20,7 +20,7 @@ from labeler import state
 from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.store import StoreBusy, StoreError, connect
-from labeler.store.schema import busy_timeout
+from labeler.store.schema import busy_timeout, start_checkpointer
 from labeler.store.labels import Annotator
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
@@ -44,12 +44,19 @@ def database() -> sqlite_utils.Database | None:
     if cached is not None and cached[0] == path:
         return cached[1]
     try:
-        db = connect(path, busy_timeout=min(busy_timeout(), APP_BUSY_WAIT))
+        db = connect(path, busy_timeout=min(busy_timeout(), APP_BUSY_WAIT), autocheckpoint=False)
     except StoreError as exc:
         st.error(f"Cannot open the project database: {exc}")
         return None
+    _checkpointer(path)
     st.session_state[state.DB] = (path, db)
     return db
+
+
+@st.cache_resource
+def _checkpointer(path: str) -> object:
+    """One WAL checkpointer per served project (sessions' commits never checkpoint)."""
+    return start_checkpointer(path)
 
 
 def _signed_in_page(render: Render, admin: bool) -> None:

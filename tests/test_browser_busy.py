@@ -1,6 +1,6 @@
 """A grade pressed in real Chromium while another process holds the write lock.
 
-The server runs with a 1 s busy timeout and the lock is held about 3 s, so the press outlasts
+The server runs with a 1 s busy timeout and the lock is held about 8 s, so the press outlasts
 the timeout: the page must keep the grade, say it will be saved, never show a traceback, and
 the grade must be in the database once the lock is free.
 """
@@ -32,7 +32,7 @@ pytestmark = [
     ),
 ]
 
-LOCK_SECONDS = 3.0
+LOCK_SECONDS = 8.0  # the notice comes after two 1 s waits for the lock; a busy machine adds to that
 
 
 @pytest.fixture

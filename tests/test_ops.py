@@ -86,3 +86,23 @@ def test_backup_to_an_unwritable_place_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1
     assert "cannot write the backup" in result.output
+
+
+def test_app_sessions_leave_checkpoints_to_the_checkpointer(tmp_path: Path) -> None:
+    from labeler.store.schema import start_checkpointer
+
+    project = build_project(tmp_path)
+    session = connect(project.path, autocheckpoint=False)
+    assert session.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    assert connect(project.path).execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    size = project.path.stat().st_size
+    for n in range(30):  # ~2,500 pages: past the 1,000 at which a commit would checkpoint
+        session.conn.execute("BEGIN IMMEDIATE")
+        session.conn.executemany("INSERT INTO settings VALUES (?, ?)", [(f"k{n}-{i}", "x" * 3000) for i in range(100)])
+        session.conn.execute("COMMIT")
+    assert project.path.stat().st_size == size  # every page still in the WAL only
+    start_checkpointer(project.path, every=0.05)
+    deadline = time.monotonic() + 30
+    while project.path.stat().st_size == size and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert project.path.stat().st_size > size + 3000 * 3000 * 0.9

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -457,7 +459,9 @@ def init_db(path: str | Path) -> sqlite_utils.Database:
     return db
 
 
-def connect(path: str | Path, *, busy_timeout: float | None = None) -> sqlite_utils.Database:
+def connect(
+    path: str | Path, *, busy_timeout: float | None = None, autocheckpoint: bool = True
+) -> sqlite_utils.Database:
     """Open an existing project database, refusing a file that is not one.
 
     A file that cannot be written (an archived project: a read-only file or directory) is
@@ -467,6 +471,10 @@ def connect(path: str | Path, *, busy_timeout: float | None = None) -> sqlite_ut
         path: the project database.
         busy_timeout: seconds a write waits for another writer before :class:`StoreBusy`;
             ``GOLDPOOL_BUSY_TIMEOUT`` (else 30 s) when None.
+        autocheckpoint: let this connection's commits copy the WAL into the database file
+            when it has grown (SQLite's default). The app turns it off for its sessions and
+            runs :func:`start_checkpointer` instead, so a key press never pays for copying
+            the pages of an import that ran meanwhile.
 
     Raises:
         StoreError: the file is missing or is not a goldpool project.
@@ -478,6 +486,8 @@ def connect(path: str | Path, *, busy_timeout: float | None = None) -> sqlite_ut
     if not _writable(path):
         return _open_readonly(path)
     db = _open(path, existing=True, timeout=busy_timeout)
+    if not autocheckpoint:
+        db.conn.execute("PRAGMA wal_autocheckpoint=0")
     try:
         migrate(db.conn)
     except sqlite3.OperationalError as exc:
@@ -486,6 +496,28 @@ def connect(path: str | Path, *, busy_timeout: float | None = None) -> sqlite_ut
             raise busy_error_for(path) from exc
         raise StoreError(f"{path}: cannot upgrade the project database ({exc})") from exc
     return db
+
+
+def start_checkpointer(path: str | Path, every: float = 1.0) -> threading.Thread:
+    """A daemon thread that copies the project's WAL into its file every ``every`` seconds.
+
+    A passive checkpoint never waits for nor blocks readers or writers; it copies what no
+    reader still needs. With it, connections opened with ``autocheckpoint=False`` keep the
+    WAL bounded without any of their own commits doing the copying.
+    """
+
+    def run() -> None:
+        db = connect(path)
+        while True:
+            time.sleep(every)
+            try:
+                db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error:
+                pass  # read-only or busy: nothing to do now; try again next time
+
+    thread = threading.Thread(target=run, name="goldpool-checkpoint", daemon=True)
+    thread.start()
+    return thread
 
 
 def busy_error_for(path: Path) -> StoreBusy:
