@@ -212,7 +212,7 @@ def _import_documents(
             checkpoint(db)
         db.conn.executemany("INSERT INTO temp.replacements VALUES (?, ?, ?, ?, ?, ?)", kept)  # no project lock
     if started is not None and (started or replaced):
-        _finish_import(db, path, started[0] if started else None)
+        _finish_import(db, path, started[0] if started else None, replacing=bool(replaced))
     return ImportResult(str(path), added, replaced, unchanged)
 
 
@@ -249,22 +249,28 @@ def checkpoint(db: sqlite_utils.Database) -> None:
     db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
-def _finish_import(db: sqlite_utils.Database, path: Path, import_id: int | None) -> None:
+def _finish_import(db: sqlite_utils.Database, path: Path, import_id: int | None, *, replacing: bool) -> None:
     """Apply the replacements and make the import's rows (if any) visible: one transaction."""
     with transaction(db):
-        judged = db.conn.execute(
-            "SELECT r.doc_id, r.line FROM temp.replacements r JOIN documents d ON d.doc_id = r.doc_id "
-            "WHERE d.content_hash != r.content_hash AND EXISTS (SELECT 1 FROM judgments j WHERE j.doc_id = r.doc_id) "
-            "ORDER BY r.line LIMIT 1"
-        ).fetchone()
-        if judged is not None:  # labelled while the import ran
-            _refuse_if_judged(db, path, judged[1], "doc_id", judged[0])
-        db.conn.execute(
-            "UPDATE documents SET title = r.title, text = r.text, meta = r.meta, content_hash = r.content_hash "
-            "FROM temp.replacements r WHERE documents.doc_id = r.doc_id"
-        )
+        if replacing:
+            _apply_replacements(db, path)
         if import_id is not None:
             db.conn.execute("UPDATE imports SET finished_at = ? WHERE id = ?", [now(), import_id])
+
+
+def _apply_replacements(db: sqlite_utils.Database, path: Path) -> None:
+    """Write the kept replacements over the stored documents (inside the final transaction)."""
+    judged = db.conn.execute(
+        "SELECT r.doc_id, r.line FROM temp.replacements r JOIN documents d ON d.doc_id = r.doc_id "
+        "WHERE d.content_hash != r.content_hash AND EXISTS (SELECT 1 FROM judgments j WHERE j.doc_id = r.doc_id) "
+        "ORDER BY r.line LIMIT 1"
+    ).fetchone()
+    if judged is not None:  # labelled while the import ran
+        _refuse_if_judged(db, path, judged[1], "doc_id", judged[0])
+    db.conn.execute(
+        "UPDATE documents SET title = r.title, text = r.text, meta = r.meta, content_hash = r.content_hash "
+        "FROM temp.replacements r WHERE documents.doc_id = r.doc_id"
+    )
 
 
 def add_queries(
