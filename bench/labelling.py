@@ -13,17 +13,31 @@ them (assignments, holds, 20% overlap, rubric hash). Then:
 
 Also shown: ``progress`` (the labelling page draws it on every item) and the first call of
 each annotator, which finds their place and the project's first open query and stores both.
+
+Then, busy: one annotator keeps pressing keys (a key every 50 ms) while, in two other
+processes on the same file, ``goldpool import-corpus`` reads a synthetic corpus of 1M chunks
+(written by the bench into a temporary directory) and ``goldpool build-pool`` (BM25) runs:
+key press latency p50, p95 and max, against the same annotator's presses with nothing else
+running (the baseline, measured just before). ``--busy-only`` runs only this part on a
+project built before; ``--chunks N`` changes the corpus size.
+
 The machine is shared: compare the numbers with each other, not across runs.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import multiprocessing
+import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +45,7 @@ OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 
 from labeler.store import connect, init_db, now  # noqa: E402
+from labeler.store.schema import start_checkpointer  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.assign import is_overlap  # noqa: E402
 
@@ -179,9 +194,94 @@ def _ms(values: list[float], q: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def write_corpus(path: Path, n: int) -> None:
+    """``n`` synthetic chunks as JSONL, ~20 words each, under ids no earlier run used."""
+    rng, run = random.Random(7), int(time.time())
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            out.write(json.dumps({"doc_id": f"big{run}-{i:07d}", "text": _text(rng, 20)}) + "\n")
+
+
+SLOW: list[tuple[float, float, float]] = []  # (seconds since start, label, next item) of presses > 1 s
+
+
+def _keep_pressing(path: Path, annotator_id: int, until: Callable[[], bool], pause: float = 0.05) -> list[float]:
+    """Press a key every ``pause`` seconds until ``until()``; the latency of each press.
+
+    The connection is configured as the app's are: no checkpoint on commit, a checkpointer
+    thread beside it.
+    """
+    db = connect(path, autocheckpoint=False)
+    start_checkpointer(path)
+    item, waits, n, start = labels.next_item(db, annotator_id), [], 0, time.perf_counter()
+    while not until() and item is not None:
+        began = time.perf_counter()
+        labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, n % 4, 5.0)
+        saved = time.perf_counter()
+        item = labels.next_item(db, annotator_id)
+        waits.append(time.perf_counter() - began)
+        if waits[-1] > 1:
+            SLOW.append((began - start, saved - began, time.perf_counter() - saved))
+        n += 1
+        time.sleep(pause)
+    db.close()
+    return waits
+
+
+def busy(path: Path, annotator_id: int, chunks: int) -> dict[str, object]:
+    """Key presses alone, then beside an import of ``chunks`` chunks and a BM25 pool build."""
+    goldpool = Path(sys.executable).with_name("goldpool")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "big.jsonl"
+        began = time.perf_counter()
+        write_corpus(corpus, chunks)
+        print(f"\nbusy: {chunks:,} chunks written ({corpus.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - began:.0f} s")
+        stop_at = time.monotonic() + 20
+        alone = _keep_pressing(path, annotator_id, lambda: time.monotonic() > stop_at)
+        started = time.perf_counter()
+        importer = subprocess.Popen([str(goldpool), "import-corpus", str(path), str(corpus)], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        builder = subprocess.Popen([str(goldpool), "build-pool", str(path), "--dense-depth", "0", "--run-depth", "0",
+                                    "--no-progress"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        ended: dict[str, float] = {}
+
+        def done() -> bool:
+            for name, proc in (("import-corpus", importer), ("build-pool", builder)):
+                if name not in ended and proc.poll() is not None:
+                    ended[name] = time.perf_counter() - started
+            return len(ended) == 2
+
+        beside = _keep_pressing(path, annotator_id, done)
+        outputs = {name: proc.communicate()[0].strip().splitlines()[-1:] for name, proc in
+                   (("import-corpus", importer), ("build-pool", builder))}
+        codes = {"import-corpus": importer.returncode, "build-pool": builder.returncode}
+    return {"alone": alone, "beside": beside, "ended": ended, "outputs": outputs, "codes": codes}
+
+
+def _print_busy(result: dict[str, object]) -> None:
+    print(f"\n{'key press (label -> next item)':<44}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'>1 s':>6}")
+    for name, values in (("alone", result["alone"]), ("beside import-corpus 1M + build-pool", result["beside"])):
+        values = list(values)  # type: ignore[arg-type]
+        print(f"{name:<44}{len(values):>6}{_ms(values, 0.5):>9.1f}{_ms(values, 0.95):>9.1f}"
+              f"{1000 * max(values):>9.1f}{sum(v > 1 for v in values):>6}")
+    for at, save, following in SLOW:
+        print(f"  slow press at {at:.1f} s: label {1000 * save:.0f} ms, next item {1000 * following:.0f} ms")
+    for name, seconds in result["ended"].items():  # type: ignore[union-attr]
+        print(f"{name}: exit {result['codes'][name]} after {seconds:.0f} s: {' '.join(result['outputs'][name])}")  # type: ignore[index]
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--busy-only", action="store_true", help="only the busy part, on the project built before")
+    parser.add_argument("--chunks", type=int, default=1_000_000, help="chunks imported beside the key presses")
+    args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "labelling.db"
+    if args.busy_only:
+        people = [a.id for a in labels.list_annotators(connect(path), caller=labels.OWNER)]
+        _print_busy(busy(path, people[-1], args.chunks))
+        return
     began = time.perf_counter()
     people = build(path)
     db = connect(path)
@@ -210,6 +310,7 @@ def main() -> None:
         f"{locked} 'database is locked' errors"
     )
     print(f"mean label -> next item, one annotator: {1000 * statistics.fmean(alone['press']):.1f} ms")
+    _print_busy(busy(path, people[-1], args.chunks))
 
 
 if __name__ == "__main__":

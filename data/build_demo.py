@@ -7,7 +7,15 @@ kind of corpus a RAG system over documentation retrieves from.
 
 Usage::
 
-    python data/build_demo.py            # writes data/demo/corpus.jsonl
+    python data/build_demo.py                # writes data/demo/corpus.jsonl
+    python data/build_demo.py --embeddings   # writes data/demo/embeddings/ from the corpus
+
+The embeddings are those ``goldpool build-pool`` computes for the demo corpus and queries with
+the default model (all-MiniLM-L6-v2), in the format of its embedding cache (one folder per
+model identity: ``vectors.f32``, ``keys.txt`` with each text's content hash, ``meta.json``).
+``goldpool demo`` seeds the project's cache with them, so its first pool build encodes
+nothing; a chunk changed since only has its own vector computed. A test re-encodes a sample
+and compares.
 
 The committed file was built with the Python named in each chunk's ``python`` field; another
 Python version gives slightly different text, so the committed file is what the demo and the
@@ -142,7 +150,39 @@ def main(out: Path) -> int:
     return n
 
 
+def build_embeddings(demo_dir: Path) -> int:
+    """Encode the demo corpus and queries into ``demo_dir/embeddings`` (replaced whole)."""
+    import shutil
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pooling.dense import DenseRetriever
+    from pooling.readers import read_corpus, read_queries
+    from pooling.retrieve import query_key
+    from pooling.types import search_text
+
+    documents = list(read_corpus(demo_dir / "corpus.jsonl"))
+    queries = list(read_queries(demo_dir / "queries.jsonl"))
+    with tempfile.TemporaryDirectory() as tmp:
+        retriever = DenseRetriever(tmp, progress=True)
+        doc_texts = [search_text(d.title, d.text) for d in documents]
+        retriever.embed([d.content_hash for d in documents], lambda ps: [doc_texts[p] for p in ps])
+        q_texts = [q.text for q in queries]
+        retriever.embed([query_key(t) for t in q_texts], lambda ps: [q_texts[p] for p in ps])
+        built = Path(tmp) / retriever.identity
+        # No machine's path in a shipped file: the model is named, not located.
+        (built / "meta.json").write_text(json.dumps({"dim": retriever.cache.dim, "model": "all-MiniLM-L6-v2"}))
+        target = demo_dir / "embeddings"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(built, target / retriever.identity)
+        return len(retriever.cache)
+
+
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "demo" / "corpus.jsonl"
-    count = main(target)
-    print(f"wrote {count} chunks to {target}")
+    if sys.argv[1:] == ["--embeddings"]:
+        demo = Path(__file__).parent / "demo"
+        print(f"wrote {build_embeddings(demo)} vectors to {demo / 'embeddings'}")
+    else:
+        target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "demo" / "corpus.jsonl"
+        count = main(target)
+        print(f"wrote {count} chunks to {target}")

@@ -11,6 +11,7 @@ reaches an admin page, or a closed task's page, by its address is refused by the
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
 import sqlite_utils
@@ -21,11 +22,17 @@ from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.views import golden as _golden
 from labeler.views import faithfulness, judges, pairwise, tasks
-from labeler.store import StoreError, connect
+from labeler.store import StoreBusy, StoreError, connect
 from labeler.store.assign import enabled_tasks
+from labeler.store.schema import busy_timeout, start_checkpointer
 from labeler.store.labels import Annotator
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
+
+#: Longest wait (seconds) of a key press for another writer's lock before the press is kept
+#: in the session and saved later: an annotator is told at once instead of staring at a
+#: page that hangs for the whole busy timeout.
+APP_BUSY_WAIT = 5.0
 
 
 def database() -> sqlite_utils.Database | None:
@@ -41,12 +48,19 @@ def database() -> sqlite_utils.Database | None:
     if cached is not None and cached[0] == path:
         return cached[1]
     try:
-        db = connect(path)
+        db = connect(path, busy_timeout=min(busy_timeout(), APP_BUSY_WAIT), autocheckpoint=False)
     except StoreError as exc:
         st.error(f"Cannot open the project database: {exc}")
         return None
+    _checkpointer(path)
     st.session_state[state.DB] = (path, db)
     return db
+
+
+@st.cache_resource
+def _checkpointer(path: str) -> object:
+    """One WAL checkpointer per served project (sessions' commits never checkpoint)."""
+    return start_checkpointer(path)
 
 
 def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> None:
@@ -61,7 +75,14 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
     if task is not None and user.role != "admin" and task not in enabled_tasks(db):
         st.info(f"The {task} task is not open in this project.")
         return
-    render(db, user)
+    try:
+        render(db, user)
+    except StoreBusy:
+        # Another program holds the write lock (e.g. a large import): say so, try again.
+        # Nothing was written; any key press made meanwhile is kept by the labelling page.
+        st.info(label.BUSY_NOTICE, icon="⏳")
+        time.sleep(label.RETRY_EVERY)
+        st.rerun()
 
 
 def login_page() -> None:

@@ -48,7 +48,7 @@ def import_corpus(db: sqlite_utils.Database, path: str | Path, *, replace: bool 
             change to a document that already has judgments; nothing is written.
     """
     path = Path(path)
-    return corpus.add_documents(db, path, read_corpus(path), replace=replace)
+    return corpus.add_documents(db, path, lambda: read_corpus(path), replace=replace)
 
 
 def import_queries(db: sqlite_utils.Database, path: str | Path, *, replace: bool = False) -> ImportResult:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import sqlite_utils
 
-from labeler.store import StoreError
+from labeler.store import StoreBusy, StoreError
 from labeler.store import labels
 from labeler.store.labels import Annotator, Item
 
@@ -44,9 +45,28 @@ RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
 RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
 TASKS_INPUT = "gp_tasks"  # widget: the admin's choice of task pages annotators see
 TASKS_SAVE = "gp_tasks_save"  # widget: save that choice
+PENDING = "gp_pending"  # [Pending, ...]: key presses kept while the project was busy, oldest first
 
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
+
+#: Shown while key presses wait for a busy project.
+BUSY_MESSAGE = (
+    "The project is busy (another program is writing to it). Your key press is kept and will "
+    "be saved, in order, as soon as the project is free; this page retries by itself."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A grade (or, with ``relevance`` None, a skip) pressed while the project was busy."""
+
+    annotator_id: int
+    query_id: str
+    doc_id: str
+    relevance: int | None
+    seconds: float | None
+    note: str
 
 
 def grade_key(relevance: int) -> str:
@@ -175,7 +195,8 @@ def label(
     if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
         return None
     note = str(session.get(NOTE) or "").strip()
-    row_id = labels.record_judgment(db, annotator_id, query_id, doc_id, relevance, _seconds(session, clock), note)
+    press = Pending(annotator_id, query_id, doc_id, relevance, _seconds(session, clock), note)
+    row_id = _save_or_keep(session, db, press)
     _forget_item(session)
     return row_id
 
@@ -192,9 +213,64 @@ def skip(
     if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
         return
     note = str(session.get(NOTE) or "").strip()
-    labels.record_skip(db, annotator_id, query_id, doc_id, _seconds(session, clock), note)
+    _save_or_keep(session, db, Pending(annotator_id, query_id, doc_id, None, _seconds(session, clock), note))
     _forget_item(session)
-    session[FLASH] = "Skipped."
+    session.setdefault(FLASH, "Skipped.")
+
+
+def _write(db: sqlite_utils.Database, press: Pending) -> int | None:
+    if press.relevance is None:
+        labels.record_skip(db, press.annotator_id, press.query_id, press.doc_id, press.seconds, press.note)
+        return None
+    return labels.record_judgment(
+        db, press.annotator_id, press.query_id, press.doc_id, press.relevance, press.seconds, press.note
+    )
+
+
+def _save_or_keep(session: Session, db: sqlite_utils.Database, press: Pending) -> int | None:
+    """Write ``press`` now, or keep it in the session's queue when the project is busy.
+
+    Presses kept earlier go first, so labels reach the database in the order they were
+    pressed; while any are waiting, a new one joins the end of the queue.
+    """
+    queue: list[Pending] = session.setdefault(PENDING, [])
+    if not queue:
+        try:
+            return _write(db, press)
+        except StoreBusy:
+            pass
+    queue.append(press)
+    session[FLASH] = BUSY_MESSAGE
+    return None
+
+
+def pending(session: Session) -> int:
+    """How many key presses wait for the project to be free."""
+    return len(session.get(PENDING) or [])
+
+
+def flush_pending(session: Session, db: sqlite_utils.Database) -> int:
+    """Write the kept key presses, oldest first, until done or the project is busy again.
+
+    Each write is its own transaction and leaves the queue only once committed, so a press
+    is written once: never lost, never twice. A press the store refuses for good (the
+    annotator deactivated meanwhile, the item taken away) is dropped with a message.
+
+    Returns:
+        How many presses still wait.
+    """
+    queue: list[Pending] = session.get(PENDING) or []
+    while queue:
+        try:
+            _write(db, queue[0])
+        except StoreBusy:
+            break
+        except StoreError as exc:
+            session[FLASH] = f"Not saved: {exc}"
+        queue.pop(0)
+    if not queue:
+        session.pop(PENDING, None)
+    return len(queue)
 
 
 def back(

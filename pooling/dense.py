@@ -139,6 +139,32 @@ def _write_at(path: Path, offset: int, data: bytes) -> None:
         out.truncate()
 
 
+def merge_cache(source: str | Path, target: str | Path) -> int:
+    """Add the vectors of the cache at ``source`` to the cache at ``target``.
+
+    Both are cache directories (one subdirectory per model identity). Only keys ``target``
+    lacks are added, so merging twice, or into a cache that has them already, adds nothing;
+    a model ``source`` has no vectors for is left alone. Used to seed a project's cache with
+    embeddings shipped beside a corpus (the demo's), so its first build encodes nothing.
+
+    Returns:
+        The number of vectors added.
+    """
+    added = 0
+    for folder in sorted(p for p in Path(source).iterdir() if (p / "keys.txt").is_file()):
+        shipped = EmbeddingCache(source, folder.name, "")
+        if not len(shipped) or shipped.dim is None:
+            continue
+        keys = (folder / "keys.txt").read_text(encoding="utf-8").splitlines()[: len(shipped)]
+        meta = json.loads((folder / "meta.json").read_text())
+        cache = EmbeddingCache(target, folder.name, str(meta.get("model", "")))
+        missing = [i for i, row in enumerate(cache.rows(keys).tolist()) if row < 0]
+        if missing:
+            cache.append([keys[i] for i in missing], np.asarray(shipped.matrix()[missing]))
+            added += len(missing)
+    return added
+
+
 class DenseRetriever:
     """Encodes chunks and queries through the cache and searches by cosine similarity.
 

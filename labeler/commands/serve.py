@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import subprocess
 import sys
@@ -43,6 +44,27 @@ def streamlit_command(host: str, port: int) -> list[str]:
     ]
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` keeps the app on this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: reachable from elsewhere as far as we know
+
+
+def clear_text_warning(host: str) -> str | None:
+    """The warning ``serve`` prints when ``host`` is reachable from the network, else None."""
+    if is_loopback(host):
+        return None
+    return (
+        f"Warning: serving on {host}: access tokens and labels travel in clear text (plain HTTP) to "
+        "anyone on the network path. For a team, keep the app on 127.0.0.1 behind a TLS reverse "
+        "proxy (README: \"Serving a team\")."
+    )
+
+
 def run_app(
     db_path: str | Path, host: str = "127.0.0.1", port: int = 8501, extra_env: Mapping[str, str] | None = None
 ) -> int:
@@ -62,6 +84,9 @@ def run_app(
 
     path = Path(db_path).resolve()
     connect(path).close()  # a clear error now beats an error page in the browser later
+    warning = clear_text_warning(host)
+    if warning:
+        click.echo(warning, err=True)
     env = {**os.environ, **(extra_env or {}), DB_ENV_VAR: str(path)}
     try:
         return subprocess.run(streamlit_command(host, port), env=env, check=False).returncode

@@ -13,6 +13,6 @@ beside it that can be rebuilt.
 
 from __future__ import annotations
 
-from labeler.store.schema import SCHEMA_VERSION, StoreError, connect, init_db, now, transaction
+from labeler.store.schema import SCHEMA_VERSION, StoreBusy, StoreError, connect, init_db, now, transaction
 
-__all__ = ["SCHEMA_VERSION", "StoreError", "connect", "init_db", "now", "transaction"]
+__all__ = ["SCHEMA_VERSION", "StoreBusy", "StoreError", "connect", "init_db", "now", "transaction"]

@@ -16,7 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import Annotator, Owner, require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
 
 Caller = Annotator | int | Owner
 Item = tuple[str, str]
@@ -107,7 +107,7 @@ def texts(
     queries = {q: queries[q] for q in wanted_q if q in queries}
     docs: dict[str, tuple[str, str]] = {}
     wanted_d = None if doc_ids is None else set(doc_ids)
-    for d, title, text in db.execute("SELECT doc_id, title, text FROM documents ORDER BY doc_id"):
+    for d, title, text in db.execute(f"SELECT doc_id, title, text FROM documents WHERE {VISIBLE_DOCUMENTS} ORDER BY doc_id"):
         if wanted_d is None or d in wanted_d:
             docs[d] = (title, text)
     return queries, docs

@@ -54,13 +54,21 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   response A is shown on the left, ``BA`` otherwise), assigned_at. One row per (item_id,
   annotator_id).
 - ``verdict_skips``: id, item_id, annotator_id, at, seconds, note. Append-only.
+- ``imports``: id, path, started_at, finished_at (NULL while running), pid, host. A corpus
+  import writes its documents in many short transactions, each row carrying the import's id
+  (``documents.import_id``); rows of an import that has not finished are invisible
+  (:data:`VISIBLE_DOCUMENTS`), and are deleted when it fails, or, after ``kill -9``, by the
+  next import once the process named by ``pid`` on ``host`` is gone.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -89,6 +97,54 @@ class StoreError(Exception):
         super().__init__(located(message, path=path, line=line, field=field))
 
 
+class StoreBusy(StoreError):
+    """Another process held the project's write lock for longer than the busy timeout.
+
+    Nothing was written; the same call can simply be made again later.
+    """
+
+
+#: Environment variable: seconds a write waits for another writer's lock before giving up
+#: with :class:`StoreBusy` (default :data:`DEFAULT_BUSY_TIMEOUT`).
+BUSY_TIMEOUT_ENV = "GOLDPOOL_BUSY_TIMEOUT"
+DEFAULT_BUSY_TIMEOUT = 30.0
+
+
+def busy_timeout() -> float:
+    """The busy timeout in seconds: ``GOLDPOOL_BUSY_TIMEOUT`` if set, else 30.
+
+    Raises:
+        StoreError: the variable is set but is not a number of seconds >= 0.
+    """
+    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_BUSY_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise StoreError(f"{BUSY_TIMEOUT_ENV}={raw!r}: expected a number of seconds (0 or more)")
+    return seconds
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite giving up on a lock another connection holds."""
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "database is locked" in str(exc) or "database is busy" in str(exc)
+    )
+
+
+def busy_error(conn: sqlite3.Connection, exc: BaseException | None = None) -> StoreBusy:
+    """The one-line :class:`StoreBusy` for the project open on ``conn``."""
+    main = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "") or "the project"
+    waited = conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
+    return StoreBusy(
+        f"{main}: the project is busy (another process has held its write lock for more than "
+        f"{waited:g} s); nothing was written, try again in a moment"
+    )
+
+
 def now() -> str:
     """The current UTC time as the store writes it."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -100,14 +156,35 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
 
     ``BEGIN IMMEDIATE`` takes the write lock up front, so two writers queue on
     ``busy_timeout`` instead of one failing half-way with "database is locked".
+
+    Raises:
+        StoreBusy: another process kept the write lock past the busy timeout (at the start,
+            or at any statement inside); nothing of the block was written.
     """
-    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        db.conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise _lock_error(db.conn, exc) from exc
     try:
         yield db
-    except BaseException:
-        db.conn.execute("ROLLBACK")
+        db.conn.execute("COMMIT")
+    except BaseException as exc:
+        if db.conn.in_transaction:
+            db.conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError):
+            raise _lock_error(db.conn, exc) from exc
         raise
-    db.conn.execute("COMMIT")
+
+
+def _lock_error(conn: sqlite3.Connection, exc: sqlite3.OperationalError) -> Exception:
+    """What a user is told when a write cannot start or finish: busy, read-only, or the
+    original error (a bug) unchanged."""
+    if is_busy(exc):
+        return busy_error(conn, exc)
+    if "readonly" in str(exc) or "read-only" in str(exc):
+        main = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+        return StoreError(f"{main or 'the project'}: the project is read-only here; it can be read, not changed")
+    return exc
 
 
 _M1_INITIAL = """
@@ -371,6 +448,26 @@ _M_VERDICT_QUEUE = """
             BEGIN SELECT RAISE(ABORT, 'skips are append-only'); END;
 """
 
+# A corpus import commits in short transactions so labelling never waits on it: its rows
+# carry the import's id and stay invisible until the import is marked finished.
+_M_IMPORTS = """
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL
+        );
+        ALTER TABLE documents ADD COLUMN import_id INTEGER REFERENCES imports(id);
+        CREATE INDEX documents_import ON documents(import_id);
+"""
+
+#: SQL condition true for a ``documents`` row that belongs to the project: added before
+#: imports were tracked, or by an import that finished. Every reader of the whole corpus
+#: (counts, builds, id checks) filters on it.
+VISIBLE_DOCUMENTS = "coalesce(import_id, 0) NOT IN (SELECT id FROM imports WHERE finished_at IS NULL)"
+
 #: The current label of each (item, annotator): the judgments row with the highest id per
 #: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
 #: ``f"SELECT ... FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id"``.
@@ -415,15 +512,15 @@ _M_GOLDEN = """
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
+    _M_IMPORTS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _configure(conn: sqlite3.Connection) -> None:
+def _configure(conn: sqlite3.Connection, timeout: float) -> None:
     # WAL lets annotators read while one of them writes; busy_timeout makes concurrent
     # writers wait their turn instead of failing with "database is locked".
-    conn.execute("PRAGMA busy_timeout=30000")
-    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
 
@@ -449,7 +546,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     return SCHEMA_VERSION - current
 
 
-def _open(path: Path, *, existing: bool = False) -> sqlite_utils.Database:
+def _open(path: Path, *, existing: bool = False, timeout: float | None = None) -> sqlite_utils.Database:
     """Connect to ``path``; with ``existing``, refuse a file that is no goldpool project
     before changing anything in it (WAL mode is written into the file)."""
     try:
@@ -459,11 +556,14 @@ def _open(path: Path, *, existing: bool = False) -> sqlite_utils.Database:
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the project database ({exc})") from exc
     try:
+        _configure(conn, busy_timeout() if timeout is None else timeout)
         if existing and conn.execute("PRAGMA user_version").fetchone()[0] == 0:
             raise StoreError(f"{path}: not a goldpool project (create one with `goldpool init`)")
-        _configure(conn)
+        conn.execute("PRAGMA journal_mode=WAL")
     except sqlite3.OperationalError as exc:
         conn.close()
+        if is_busy(exc):
+            raise busy_error_for(path) from exc
         raise StoreError(f"{path}: cannot open the project database ({exc})") from exc
     except sqlite3.DatabaseError as exc:
         # SQLite's "file is not a database": a corpus or run file given in place of DB.
@@ -473,6 +573,49 @@ def _open(path: Path, *, existing: bool = False) -> sqlite_utils.Database:
         conn.close()
         raise
     return sqlite_utils.Database(conn)
+
+
+def _writable(path: Path) -> bool:
+    """Whether SQLite can write ``path`` and create its -wal and -shm files beside it."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def _open_readonly(path: Path) -> sqlite_utils.Database:
+    """Open an archived (read-only) project for reading.
+
+    A WAL database is read through its ``-shm`` index; when that cannot be created (a
+    read-only directory, a project closed cleanly so the file is gone), the file is opened
+    ``immutable``: nobody can write it, so SQLite may skip locking altogether.
+    """
+    uri = path.resolve().as_uri()
+    last: sqlite3.Error | None = None
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(f"{uri}?{query}", uri=True, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            last = exc
+            continue
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: not a goldpool project database ({exc})") from exc
+        if version == 0:
+            conn.close()
+            raise StoreError(f"{path}: not a goldpool project (create one with `goldpool init`)")
+        if version != SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(
+                f"{path}: read-only project at schema version {version}, this goldpool reads "
+                f"{SCHEMA_VERSION}; make the file writable once to {'upgrade it' if version < SCHEMA_VERSION else 'check'}"
+            )
+        return sqlite_utils.Database(conn)
+    raise StoreError(f"{path}: cannot open the read-only project database ({last})")
 
 
 def init_db(path: str | Path) -> sqlite_utils.Database:
@@ -489,15 +632,106 @@ def init_db(path: str | Path) -> sqlite_utils.Database:
     return db
 
 
-def connect(path: str | Path) -> sqlite_utils.Database:
+def connect(
+    path: str | Path, *, busy_timeout: float | None = None, autocheckpoint: bool = True
+) -> sqlite_utils.Database:
     """Open an existing project database, refusing a file that is not one.
+
+    A file that cannot be written (an archived project: a read-only file or directory) is
+    opened read-only: every read works, every write is refused with a :class:`StoreError`.
+
+    Args:
+        path: the project database.
+        busy_timeout: seconds a write waits for another writer before :class:`StoreBusy`;
+            ``GOLDPOOL_BUSY_TIMEOUT`` (else 30 s) when None.
+        autocheckpoint: let this connection's commits copy the WAL into the database file
+            when it has grown (SQLite's default). The app turns it off for its sessions and
+            runs :func:`start_checkpointer` instead, so a key press never pays for copying
+            the pages of an import that ran meanwhile.
 
     Raises:
         StoreError: the file is missing or is not a goldpool project.
+        StoreBusy: another process holds the lock needed to open or upgrade it.
     """
     path = Path(path)
     if not path.is_file():
         raise StoreError(f"{path}: no such project database (create it with `goldpool init {path}`)")
-    db = _open(path, existing=True)
-    migrate(db.conn)
+    if not _writable(path):
+        return _open_readonly(path)
+    db = _open(path, existing=True, timeout=busy_timeout)
+    if not autocheckpoint:
+        db.conn.execute("PRAGMA wal_autocheckpoint=0")
+    try:
+        migrate(db.conn)
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if is_busy(exc):
+            raise busy_error_for(path) from exc
+        raise StoreError(f"{path}: cannot upgrade the project database ({exc})") from exc
     return db
+
+
+def start_checkpointer(path: str | Path, every: float = 1.0) -> threading.Thread:
+    """A daemon thread that copies the project's WAL into its file every ``every`` seconds.
+
+    A passive checkpoint never waits for nor blocks readers or writers; it copies what no
+    reader still needs. With it, connections opened with ``autocheckpoint=False`` keep the
+    WAL bounded without any of their own commits doing the copying.
+    """
+
+    def run() -> None:
+        db = connect(path)
+        while True:
+            time.sleep(every)
+            try:
+                db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error:
+                pass  # read-only or busy: nothing to do now; try again next time
+
+    thread = threading.Thread(target=run, name="goldpool-checkpoint", daemon=True)
+    thread.start()
+    return thread
+
+
+def busy_error_for(path: Path) -> StoreBusy:
+    """:class:`StoreBusy` for ``path`` when no connection is at hand."""
+    return StoreBusy(f"{path}: the project is busy (another process holds its write lock); try again in a moment")
+
+
+def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
+    """Copy the project to ``dest`` with SQLite's online backup, while others keep working.
+
+    The copy is one consistent snapshot (a read transaction: in WAL mode writers go on
+    meanwhile) written to ``<dest>.partial`` and moved into place once checked, so ``dest``
+    is either the previous file or a whole, valid project. A plain file copy of a database
+    being written can catch half a transaction, or miss what still sits in the ``-wal`` file.
+
+    Returns:
+        The number of pages copied.
+
+    Raises:
+        StoreError: ``dest`` cannot be written, or the copy fails its integrity check.
+    """
+    target = Path(dest)
+    partial = target.with_name(target.name + ".partial")
+    try:
+        partial.unlink(missing_ok=True)
+        copy = sqlite3.connect(str(partial), isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"{target}: cannot write the backup ({exc})") from exc
+    try:
+        db.conn.backup(copy)
+        # A copy is a project file like any other: rows from the WAL folded in, nothing beside it.
+        copy.execute("PRAGMA journal_mode=DELETE")
+        pages = copy.execute("PRAGMA page_count").fetchone()[0]
+        verdict = copy.execute("PRAGMA quick_check").fetchone()[0]
+        copy.close()
+        if verdict != "ok":
+            raise StoreError(f"{target}: the backup failed its integrity check ({verdict})")
+        os.replace(partial, target)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"{target}: cannot write the backup ({exc})") from exc
+    finally:
+        copy.close()
+        partial.unlink(missing_ok=True)
+    return int(pages)

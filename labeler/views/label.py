@@ -29,6 +29,9 @@ _BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
     """Draw the annotator's current item, or a thank-you when no work is left."""
     session = st.session_state
+    if state.pending(session):
+        busy_wait(db)
+        return
     item = state.current_item(session, db, user.id)
     flash = state.pop_flash(session)
     if flash:  # a toast, not an element: the page layout must not move between items
@@ -48,6 +51,30 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     )
     _grade_buttons(db, user, item)
     _other_keys(db, user, item)
+
+
+#: Shown when the page itself meets a busy project (it needed to write, e.g. a new batch).
+BUSY_NOTICE = "The project is busy (another program is writing to it); this page tries again by itself."
+
+#: Seconds between two attempts to save key presses kept while the project is busy.
+RETRY_EVERY = 1.0
+
+
+@st.fragment(run_every=RETRY_EVERY)
+def busy_wait(db: sqlite_utils.Database) -> None:
+    """Say that key presses are kept, and save them as soon as the project is free.
+
+    Runs again every ``RETRY_EVERY`` seconds on its own; once every kept press is saved, the
+    whole page is drawn again and labelling goes on with the next item.
+    """
+    session = st.session_state
+    if session.get(state.FLASH) == state.BUSY_MESSAGE:
+        session.pop(state.FLASH)  # the notice below says it; no toast on top
+    if state.flush_pending(session, db) == 0:
+        st.rerun()
+    waiting = state.pending(session)
+    kept = f" {waiting} key press{'es' if waiting != 1 else ''} waiting." if waiting else ""
+    st.info(state.BUSY_MESSAGE + kept, icon="⏳")
 
 
 def _progress(overall: labels.Progress, item: Item) -> None:

@@ -1,0 +1,121 @@
+"""A grade pressed in real Chromium while another process holds the write lock.
+
+The server runs with a 1 s busy timeout and the lock is held about 8 s, so the press outlasts
+the timeout: the page must keep the grade, say it will be saved, never show a traceback, and
+the grade must be in the database once the lock is free.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app_fixtures import Project, build_project
+from labeler import state
+from labeler.store import connect
+from labeler.store.schema import BUSY_TIMEOUT_ENV
+from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _sign_in, _wait_healthy
+from test_busy import HOLDER
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
+    ),
+]
+
+LOCK_SECONDS = 8.0  # the notice comes after two 1 s waits for the lock; a busy machine adds to that
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Project, str]]:
+    project = build_project(tmp_path)
+    port = _free_port()
+    goldpool = Path(sys.executable).with_name("goldpool")
+    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR}
+    env[BUSY_TIMEOUT_ENV] = "1"
+    log = (tmp_path / "serve.log").open("wb")
+    server = subprocess.Popen(
+        [str(goldpool), "serve", str(project.path), "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
+        yield project, f"http://127.0.0.1:{port}/"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+        log.close()
+
+
+def _rows(project: Project) -> list[tuple[str, str, int]]:
+    with connect(project.path) as db:
+        return db.execute("SELECT query_id, doc_id, relevance FROM judgments ORDER BY id").fetchall()
+
+
+def _no_traceback(page) -> None:  # noqa: ANN001 - playwright's Page
+    assert page.get_by_test_id("stException").count() == 0
+    body = page.locator("body").inner_text()
+    assert "Traceback" not in body and "OperationalError" not in body and "database is locked" not in body
+
+
+def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Project, str]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    project, url = served
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            _sign_in(page, url, project.annotator_token)
+            expect(page.get_by_text("Labelled 0 of", exact=False)).to_be_visible()
+            _idle(page)
+            chunk = page.locator(".gp-chunk").inner_text()
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLDER, str(project.path), str(LOCK_SECONDS)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+                held_from = time.monotonic()
+                page.keyboard.press("2")
+                expect(page.get_by_text("Your key press is kept", exact=False)).to_be_visible()
+                assert time.monotonic() - held_from < LOCK_SECONDS, "the notice came only after the lock was gone"
+                assert _rows(project) == []
+                while holder.poll() is None:
+                    _no_traceback(page)
+                    page.wait_for_timeout(200)
+            finally:
+                holder.kill()
+                holder.wait()
+            expect(page.get_by_text("Labelled 1 of", exact=False)).to_be_visible()
+            _idle(page)
+            _no_traceback(page)
+            rows = _rows(project)
+            assert len(rows) == 1 and rows[0][2] == 2
+            assert page.locator(".gp-chunk").inner_text() != chunk
+            # Labelling goes on normally afterwards.
+            page.keyboard.press("1")
+            expect(page.get_by_text("Labelled 2 of", exact=False)).to_be_visible()
+            assert [r[2] for r in _rows(project)] == [2, 1]
+            _no_traceback(page)
+        finally:
+            browser.close()

@@ -1,0 +1,189 @@
+"""A project whose write lock another process holds past the busy timeout.
+
+The store says so with :class:`StoreBusy` (nothing written), the command line in one line,
+and the labelling app keeps every key press and saves it, in order and once, when the lock
+is free. The lock holder is a real second connection (another process in the CLI test).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from streamlit.testing.v1 import AppTest
+
+import labeler
+from app_fixtures import Project, build_project
+from labeler import state
+from labeler.cli import cli
+from labeler.store import StoreBusy, StoreError, connect
+from labeler.store import labels
+from labeler.store.schema import BUSY_TIMEOUT_ENV, busy_timeout
+
+APP = Path(labeler.__file__).parent / "app.py"
+
+HOLDER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO settings (key, value) VALUES ('held', '1')")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "0.2")
+    built = build_project(tmp_path)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
+    return built
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[sqlite3.Connection]:
+    """Hold the project's write lock (one row written, not committed) for the block."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO settings (key, value) VALUES ('held', '1')")
+    try:
+        yield conn
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def _count(path: Path, table: str) -> int:
+    with connect(path) as db:
+        return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_busy_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(BUSY_TIMEOUT_ENV, raising=False)
+    assert busy_timeout() == 30.0
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "1.5")
+    assert busy_timeout() == 1.5
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "soon")
+    with pytest.raises(StoreError, match="GOLDPOOL_BUSY_TIMEOUT='soon'"):
+        busy_timeout()
+
+
+def test_a_write_past_the_busy_timeout_is_store_busy_and_writes_nothing(project: Project) -> None:
+    db = connect(project.path)
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 200
+    item = labels.next_item(db, project.annotator_id)
+    with locked(project.path):
+        began = time.monotonic()
+        with pytest.raises(StoreBusy, match=r"project\.db: the project is busy"):
+            labels.record_judgment(db, project.annotator_id, item.query_id, item.doc_id, 2, 1.0)
+        assert time.monotonic() - began < 5
+        assert not db.conn.in_transaction
+    assert _count(project.path, "judgments") == 0
+    # The connection is usable as soon as the lock is free: the same call now succeeds.
+    labels.record_judgment(db, project.annotator_id, item.query_id, item.doc_id, 2, 1.0)
+    assert _count(project.path, "judgments") == 1
+
+
+def test_cli_says_in_one_line_that_the_project_is_busy(project: Project) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(project.path), "20"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        result = CliRunner().invoke(cli, ["add-annotator", str(project.path), "carol"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert "the project is busy" in lines[0] and "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)
+    with connect(project.path) as db:
+        assert "carol" not in {a.name for a in labels.list_annotators(db, caller=labels.OWNER)}
+
+
+def test_a_grade_pressed_while_busy_is_kept_and_saved_once(project: Project) -> None:
+    db = connect(project.path)
+    session: dict = {}
+    who = project.annotator_id
+    first = state.current_item(session, db, who)
+    session[state.NOTE] = "typed while busy"
+    with locked(project.path):
+        assert state.label(session, db, who, first.query_id, first.doc_id, 3) is None
+        assert state.pending(session) == 1
+        assert session[state.FLASH] == state.BUSY_MESSAGE
+        # A second tap of the key for the same showing is dropped, not queued twice.
+        assert state.label(session, db, who, first.query_id, first.doc_id, 3) is None
+        assert state.pending(session) == 1
+        assert state.flush_pending(session, db) == 1  # still busy: kept, not dropped
+    assert _count(project.path, "judgments") == 0
+    assert state.flush_pending(session, db) == 0
+    assert state.flush_pending(session, db) == 0  # flushing again writes nothing twice
+    with connect(project.path) as check:
+        rows = check.execute("SELECT query_id, doc_id, relevance, note FROM judgments").fetchall()
+    assert rows == [(first.query_id, first.doc_id, 3, "typed while busy")]
+    assert (state.current_item(session, db, who).doc_id) != first.doc_id
+
+
+def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
+    db = connect(project.path)
+    who = project.annotator_id
+    items = []
+    for _ in range(3):  # three items handed out and on this annotator's list
+        session: dict = {}
+        item = state.current_item(session, db, who)
+        items.append(item)
+        labels.record_skip(db, who, item.query_id, item.doc_id, 1.0)
+    session = {}
+    with locked(project.path):
+        for grade, item in zip((1, 3, 0), items):
+            session[state.CURRENT] = (item.query_id, item.doc_id)
+            session[state.SHOWN_LABEL] = (None, "")
+            state.label(session, db, who, item.query_id, item.doc_id, grade)
+        assert state.pending(session) == 3
+    assert state.flush_pending(session, db) == 0
+    with connect(project.path) as check:
+        rows = check.execute("SELECT doc_id, relevance FROM judgments ORDER BY id").fetchall()
+    assert rows == [(items[0].doc_id, 1), (items[1].doc_id, 3), (items[2].doc_id, 0)]
+
+
+def test_a_skip_made_while_busy_keeps_its_note(project: Project) -> None:
+    db = connect(project.path)
+    session: dict = {}
+    item = state.current_item(session, db, project.annotator_id)
+    session[state.NOTE] = "unclear question"
+    with locked(project.path):
+        state.skip(session, db, project.annotator_id, item.query_id, item.doc_id)
+    assert state.flush_pending(session, db) == 0
+    with connect(project.path) as check:
+        assert check.execute("SELECT doc_id, note FROM skips").fetchall() == [(item.doc_id, "unclear question")]
+
+
+def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Project) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=30).run()
+    at.text_input(key=state.TOKEN_INPUT).input(project.annotator_token)
+    at.button(key=state.LOGIN_SUBMIT).click().run()
+    shown = at.session_state[state.CURRENT]
+    with locked(project.path):
+        at.button(key=state.grade_key(2)).click().run()
+        assert not at.exception
+        assert state.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
+        assert _count(project.path, "judgments") == 0
+        at.run()  # the page redraws (a retry) while still busy: still kept, no error
+        assert not at.exception and at.session_state[state.PENDING]
+    at.run()  # the retry after the lock is free saves it and moves on
+    assert not at.exception
+    assert state.PENDING not in at.session_state
+    with connect(project.path) as db:
+        rows = db.execute("SELECT query_id, doc_id, relevance FROM judgments").fetchall()
+    assert rows == [(*shown, 2)]
+    assert at.session_state[state.CURRENT] != shown
