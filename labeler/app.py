@@ -3,12 +3,19 @@
 The project database comes from the ``GOLDPOOL_DB`` environment variable, which ``serve``
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
-everyone gets the labelling page and admins also get the admin pages. An annotator who
-reaches an admin page by its address is refused by the page itself.
+annotators get the labelling page, admins land on Progress and label only when they open the
+labelling page. An annotator who reaches an admin page by its address is refused by the page
+itself.
+
+A sign-in is kept across reloads and typed addresses: the browser holds a random session
+secret in a cookie (``state.COOKIE``; see ``labeler.store.sessions``), never the access token,
+and never anything in an address. Streamlit reads cookies (``st.context.cookies``) but cannot
+set them, so the page sets and clears the cookie with a few lines of script.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 
@@ -19,7 +26,9 @@ from labeler import state
 from labeler.highlight import markdown_escape
 from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.store import StoreError, connect
+from labeler.store import labels as store_labels
 from labeler.store.labels import Annotator
+from labeler.store.sessions import SESSION_HOURS
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -54,6 +63,8 @@ def _signed_in_page(render: Render, admin: bool) -> None:
         st.rerun()  # signed out meanwhile: back to the sign-in form
     if admin and not admin_only(user):
         return
+    if admin:  # an admin who left the labelling page holds nothing others could label
+        store_labels.release_holds(db, user.id)
     render(db, user)
 
 
@@ -120,32 +131,102 @@ def _pages(user: Annotator | None) -> list[st.Page]:
     Signed out, every address shows the sign-in form and keeps its path, so a link to an
     admin page leads there after signing in. Admin pages exist for everyone but are listed
     only for admins: an annotator who reaches one by its address meets the page's refusal.
+    Admins land on Progress: the labelling page hands out work, so they get it only by
+    choosing it.
     """
     if user is None:
         return [
-            st.Page(login_page, title="Sign in", url_path="labelling", default=True),
+            st.Page(login_page, title="Sign in", default=True),
+            st.Page(login_page, title="Label", url_path="labelling", visibility="hidden"),
             *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u in _admin_pages()),
         ]
-    visibility = "visible" if user.role == "admin" else "hidden"
+    if user.role != "admin":
+        return [
+            st.Page(label_page, title="Label", default=True),
+            st.Page(label_page, title="Label", url_path="labelling", visibility="hidden"),
+            *(st.Page(f, title=t, url_path=u, visibility="hidden") for f, t, u in _admin_pages()),
+        ]
+    admin_pages = [st.Page(f, title=t, url_path=u) for f, t, u in _admin_pages()]
+
+    def landing() -> None:
+        st.switch_page(admin_pages[0])
+
     return [
-        st.Page(label_page, title="Label", url_path="labelling", default=True),
-        *(st.Page(f, title=t, url_path=u, visibility=visibility) for f, t, u in _admin_pages()),
+        st.Page(landing, title="goldpool", default=True, visibility="hidden"),
+        admin_pages[0],
+        st.Page(label_page, title="Label", url_path="labelling"),
+        *admin_pages[1:],
     ]
+
+
+# The grade, back and skip buttons answer their own keys (0-3, u, s) only: they are taken out
+# of the Tab order, and Enter or Space on one of them (after a click focused it) does nothing,
+# so leaving the note field with Tab can never grade an item.
+_KEY_GUARD = """<script>
+(function () {
+  if (window.__goldpoolKeyGuard) { return; }
+  window.__goldpoolKeyGuard = true;
+  var picked = '[class*="st-key-gp_grade_"] button, .st-key-gp_back button, .st-key-gp_skip button';
+  function untab() {
+    document.querySelectorAll(picked).forEach(function (b) { if (b.tabIndex !== -1) { b.tabIndex = -1; } });
+  }
+  new MutationObserver(untab).observe(document.body, {childList: true, subtree: true});
+  untab();
+  function block(e) {
+    if ((e.key === 'Enter' || e.key === ' ' || e.key === 'Spacebar') && e.target && e.target.closest
+        && e.target.closest(picked)) { e.preventDefault(); e.stopImmediatePropagation(); }
+  }
+  document.addEventListener('keydown', block, true);
+  document.addEventListener('keyup', block, true);
+  document.addEventListener('keypress', block, true);
+})();
+</script>"""
+
+
+def _cookie_script(value: str, max_age: int) -> str:
+    """Script that sets (or with max_age 0 clears) the session cookie of this browser.
+
+    SameSite=Strict keeps other sites from sending it; Secure when served over HTTPS.
+    """
+    return (
+        "<script>(function () { var secure = location.protocol === 'https:' ? '; Secure' : '';"
+        f" document.cookie = {json.dumps(state.COOKIE)} + '=' + {json.dumps(value)}"
+        f" + '; Max-Age={int(max_age)}; Path=/; SameSite=Strict' + secure; }})();</script>"
+    )
+
+
+def _cookie() -> None:
+    """Write a new session secret into the browser's cookie, or clear it after sign-out."""
+    secret = st.session_state.pop(state.COOKIE_SET, None)
+    if secret:
+        st.html(_cookie_script(secret, int(SESSION_HOURS * 3600)), unsafe_allow_javascript=True)
+    elif st.session_state.pop(state.COOKIE_CLEAR, None):
+        st.html(_cookie_script("", 0), unsafe_allow_javascript=True)
+
+
+def _sign_out() -> None:
+    db = database()
+    state.sign_out(st.session_state, db)
 
 
 def main() -> None:
     """Route the visitor: sign-in form, or the pages their role allows."""
-    st.set_page_config(page_title="goldpool", layout="centered")
+    st.set_page_config(page_title="goldpool", layout="wide")
     db = database()
     if db is None:
         st.stop()
     user = state.signed_in(st.session_state, db)
+    if user is None and not st.session_state.get(state.COOKIE_CLEAR):
+        user = state.resume(st.session_state, db, st.context.cookies.get(state.COOKIE))
     if user is None:
+        _cookie()
         st.navigation(_pages(None), position="hidden").run()
         return
     with st.sidebar:
         st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
-        st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
+        st.button("Sign out", key=state.LOGOUT, on_click=_sign_out)
+        _cookie()
+        st.html(_KEY_GUARD, unsafe_allow_javascript=True)
     position = "sidebar" if user.role == "admin" else "hidden"
     st.navigation(_pages(user), position=position).run()
 

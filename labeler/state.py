@@ -19,11 +19,14 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store import StoreError
-from labeler.store import labels
+from labeler.store import labels, sessions
 from labeler.store.labels import Annotator, Item
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
 DB_ENV_VAR = "GOLDPOOL_DB"
+
+#: Cookie holding the browser's session secret (``labeler.store.sessions``); never the token.
+COOKIE = "goldpool_session"
 
 # Keys of st.session_state. Widget keys are the ones a test drives.
 DB = "gp_db"  # (path, sqlite_utils.Database): one connection per browser session
@@ -42,6 +45,15 @@ BACK = "gp_back"  # widget: the `u` button
 SKIP = "gp_skip"  # widget: the `s` button
 RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
 RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
+TOKEN_FP = "gp_token_fp"  # fingerprint of the access token the user signed in with
+SESSION_SECRET = "gp_session_secret"  # secret of this browser's kept sign-in (sessions table)
+COOKIE_SET = "gp_cookie_set"  # session secret to write into the browser's cookie on the next render
+COOKIE_CLEAR = "gp_cookie_clear"  # set at sign-out: the next render clears the cookie
+HIGHLIGHT = "gp_highlight"  # widget: the annotator's "mark query words" switch
+ISSUED = "gp_issued"  # (name, token) just issued on the Annotators page, shown once
+NEW_NAME = "gp_new_name"  # widget: name of the annotator to add
+NEW_ROLE = "gp_new_role"  # widget: their role
+ADD_SUBMIT = "gp_add_annotator"  # widget: add them
 
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
@@ -57,31 +69,70 @@ def active_key(annotator_id: int) -> str:
     return f"gp_active_{annotator_id}"
 
 
+def reissue_key(annotator_id: int) -> str:
+    """Widget key of an annotator's "New token" button on the admin page."""
+    return f"gp_reissue_{annotator_id}"
+
+
 def adjudication_key(query_id: str, doc_id: str) -> str:
     """Widget key prefix of one item's controls in the adjudication queue."""
     return f"gp_adj::{query_id}::{doc_id}"
 
 
 def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotator | None:
-    """Check ``token``; on success keep the annotator in the session, else keep an error."""
+    """Check ``token``; on success keep the annotator in the session, else keep an error.
+
+    A successful sign-in also opens a kept sign-in (``labeler.store.sessions``) whose secret
+    the app writes into the browser's cookie (``COOKIE_SET``), so a reload or a link typed
+    in the address bar finds the annotator signed in.
+    """
     user = labels.authenticate(db, token.strip()) if token.strip() else None
     if user is None:
         session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
         return None
-    session.pop(LOGIN_ERROR, None)
-    _forget_item(session)
-    session.pop(DRAFTS, None)
-    session[USER] = user
+    secret = sessions.open_session(db, user)
+    _enter(session, db, user, sessions.token_fingerprint(db, user.id) or "", secret)
+    session[COOKIE_SET] = secret
     return user
 
 
-def sign_out(session: Session) -> None:
+def resume(session: Session, db: sqlite_utils.Database, secret: str | None) -> Annotator | None:
+    """Sign in with the browser's session secret (from its cookie), if it is still good."""
+    if not isinstance(secret, str) or not secret:
+        return None
+    found = sessions.resume_session(db, secret)
+    if found is None:
+        return None
+    _enter(session, db, found[0], found[1], secret)
+    return found[0]
+
+
+def _enter(session: Session, db: sqlite_utils.Database, user: Annotator, fingerprint: str, secret: str) -> None:
+    session.pop(LOGIN_ERROR, None)
+    session.pop(COOKIE_CLEAR, None)
+    _forget_item(session)
+    session.pop(DRAFTS, None)
+    session[USER] = user
+    session[TOKEN_FP] = fingerprint
+    session[SESSION_SECRET] = secret
+
+
+def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     """Forget the signed-in annotator, the item on screen and any unsaved notes.
 
     Unsaved notes go too: the next person at this browser must neither see them nor save
-    them under their own name.
+    them under their own name. With ``db``, the kept sign-in ends as well (its secret signs
+    nobody in again) and the annotator's idle holds lapse, so nobody waits for them.
     """
-    session.pop(USER, None)
+    user = session.pop(USER, None)
+    secret = session.pop(SESSION_SECRET, None)
+    if db is not None and secret:
+        sessions.end_session(db, secret)
+    if db is not None and user is not None:
+        labels.release_holds(db, user.id)
+    session.pop(TOKEN_FP, None)
+    session.pop(COOKIE_SET, None)
+    session[COOKIE_CLEAR] = True
     _forget_item(session)
     session.pop(DRAFTS, None)
 
@@ -89,8 +140,8 @@ def sign_out(session: Session) -> None:
 def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
     """The signed-in annotator, re-read from the database on every run.
 
-    Re-reading means a deactivation or a role change takes effect at the next click, not
-    at the next sign-in.
+    Re-reading means a deactivation, a role change or a new access token takes effect at
+    the next click, not at the next sign-in.
     """
     user = session.get(USER)
     if user is None:
@@ -100,8 +151,26 @@ def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
         sign_out(session)
         session[LOGIN_ERROR] = "This access token has been deactivated."
         return None
+    if session.get(TOKEN_FP) != sessions.token_fingerprint(db, user.id):
+        sign_out(session)
+        session[LOGIN_ERROR] = "A new access token was issued for you: sign in with the new one."
+        return None
     session[USER] = fresh
     return fresh
+
+
+def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Annotator) -> None:
+    """Keep the signed-in user signed in after they gave themselves a new token (they hold it):
+    a new kept sign-in replaces the ones the new token ended."""
+    secret = sessions.open_session(db, user)
+    session[TOKEN_FP] = sessions.token_fingerprint(db, user.id)
+    session[SESSION_SECRET] = secret
+    session[COOKIE_SET] = secret
+
+
+def highlighting(db: sqlite_utils.Database, annotator_id: int) -> bool:
+    """Whether this annotator wants the query's words marked in chunks (their saved choice)."""
+    return bool(sessions.preference(db, annotator_id, "highlight"))
 
 
 def current_item(

@@ -34,13 +34,15 @@ from labeler.store.access import (
     annotator_by_id,
     authenticate,
     find_annotator,
+    issue_annotator,
     list_annotators,
+    reissue_token,
     require_active,
     require_admin,
     rotate_token,
     set_active,
 )
-from labeler.store.assign import Settings, get_settings
+from labeler.store.assign import Settings, get_settings, release_holds
 from labeler.store.review import (
     Adjudication,
     AnnotatorProgress,
@@ -85,6 +87,7 @@ __all__ = [
     "disagreements",
     "export_judgments",
     "find_annotator",
+    "issue_annotator",
     "get_item",
     "get_settings",
     "latest_judgments",
@@ -97,6 +100,8 @@ __all__ = [
     "record_adjudication",
     "record_judgment",
     "record_skip",
+    "reissue_token",
+    "release_holds",
     "require_admin",
     "rotate_token",
     "rubric_hash",
@@ -128,6 +133,8 @@ class Progress:
     assigned: int  # items assigned to this annotator so far
     query_done: int  # of the current query's batch
     query_total: int
+    pool_size: int = 0  # pool entries of the whole project
+    pool_done: int = 0  # pool entries labelled by anyone
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +351,8 @@ def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None 
     """
     params: dict[str, object] = {"annotator": annotator_id}
     done = db.execute(_DONE.format(extra=""), params).fetchone()[0]
+    pool_size = db.execute("SELECT count(*) FROM pool").fetchone()[0]
+    pool_done = db.execute("SELECT count(*) FROM (SELECT DISTINCT query_id, doc_id FROM judgments)").fetchone()[0]
     assigned = db.execute(
         "SELECT count(*) FROM assignments WHERE annotator_id = ? AND shown_order > 0", [annotator_id]
     ).fetchone()[0]
@@ -353,14 +362,14 @@ def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None 
         ).fetchone()
         query_id = None if row is None else row[0]
     if query_id is None:
-        return Progress(done, assigned, 0, 0)
+        return Progress(done, assigned, 0, 0, pool_size, pool_done)
     params["query"] = query_id
     query_done = db.execute(_DONE.format(extra="AND a.query_id = :query"), params).fetchone()[0]
     query_total = db.execute(
         "SELECT count(*) FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0",
         [query_id, annotator_id],
     ).fetchone()[0]
-    return Progress(done, assigned, query_done, query_total)
+    return Progress(done, assigned, query_done, query_total, pool_size, pool_done)
 
 
 _LATEST = f"""
