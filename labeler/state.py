@@ -168,6 +168,21 @@ def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Anno
     session[COOKIE_SET] = secret
 
 
+def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:
+    """Refuse an action of a browser signed in with an access token that has since been
+    replaced. Button callbacks run before the page checks who is signed in, so each action
+    checks for itself.
+
+    A session without a fingerprint never passes :func:`signed_in`, so it never drew the
+    buttons whose callbacks call this; such a session (a test's plain dict) is let through.
+
+    Raises:
+        StoreError: the token this session signed in with is no longer the annotator's.
+    """
+    if TOKEN_FP in session and session[TOKEN_FP] != sessions.token_fingerprint(db, annotator_id):
+        raise StoreError("a new access token was issued for you: sign in with the new one")
+
+
 def highlighting(db: sqlite_utils.Database, annotator_id: int) -> bool:
     """Whether this annotator wants the query's words marked in chunks (their saved choice)."""
     return bool(sessions.preference(db, annotator_id, "highlight"))
@@ -306,6 +321,7 @@ def _on_screen(
     Raises:
         StoreError: the item is no longer assigned to this annotator at all.
     """
+    check_token(session, db, annotator_id)
     if session.get(CURRENT) != (query_id, doc_id):
         session[FLASH] = "That key came before the next item was on screen, so nothing was saved."
         return False

@@ -284,7 +284,7 @@ def test_progress_page_shows_agreement_on_the_overlap(project: Project) -> None:
     at = _signed_in_page(project, "progress_page", project.admin_token)
     people, _, agreement = (d.value for d in at.dataframe)
     assert sorted(people["annotator"]) == ["ada", "bob"]
-    assert list(people["median s/label"]) == [4.0, 4.0]
+    assert list(people["median s/label"]) == ["4.0", "4.0"]
     overall = agreement.iloc[0]
     kappa = cohen_kappa_score(list(BOB.values()), list(ADA.values()), weights="quadratic")
     assert overall["n"] == 4

@@ -72,6 +72,7 @@ def _add_form(db: sqlite_utils.Database, user: Annotator) -> None:
         submitted = st.form_submit_button("Add", key=state.ADD_SUBMIT)
     if submitted:
         try:
+            state.check_token(st.session_state, db, user.id)
             added, token = labels.issue_annotator(db, name or "", role, caller=user)
         except StoreError as exc:
             st.error(f"Not added: {exc}")
@@ -82,6 +83,7 @@ def _add_form(db: sqlite_utils.Database, user: Annotator) -> None:
 
 def _on_reissue(db: sqlite_utils.Database, annotator: Annotator, user: Annotator) -> None:
     try:
+        state.check_token(st.session_state, db, user.id)
         token = labels.reissue_token(db, annotator.id, caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not changed: {exc}"
@@ -93,6 +95,7 @@ def _on_reissue(db: sqlite_utils.Database, annotator: Annotator, user: Annotator
 
 def _on_toggle(db: sqlite_utils.Database, annotator_id: int, user: Annotator) -> None:
     try:
+        state.check_token(st.session_state, db, user.id)
         labels.set_active(db, annotator_id, bool(st.session_state[state.active_key(annotator_id)]), caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not changed: {exc}"

@@ -25,8 +25,9 @@ UNDEFINED = "undefined (one grade only)"
 MISSING = "—"
 
 
-def _figure(value: float | None) -> object:
-    return MISSING if value is None else round(value, 1)
+def _figure(value: float | None) -> str:
+    # Text throughout: a column mixing numbers and "—" cannot be shown as a table.
+    return MISSING if value is None else f"{value:.1f}"
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
