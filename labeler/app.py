@@ -160,8 +160,9 @@ def _pages(user: Annotator | None) -> list[st.Page]:
 
 
 # The grade, back and skip buttons answer their own keys (0-3, u, s) only: they are taken out
-# of the Tab order, and Enter or Space on one of them (after a click focused it) does nothing,
-# so leaving the note field with Tab can never grade an item.
+# of the Tab order, and Enter or Space on one of them (after a click focused it) does nothing.
+# Tab in the note field leaves it for nowhere (the field loses focus and its text is kept), so
+# the next key is a grade key again and Enter or Space after Tab can never grade an item.
 _KEY_GUARD = """<script>
 (function () {
   if (window.__goldpoolKeyGuard) { return; }
@@ -176,6 +177,11 @@ _KEY_GUARD = """<script>
     if ((e.key === 'Enter' || e.key === ' ' || e.key === 'Spacebar') && e.target && e.target.closest
         && e.target.closest(picked)) { e.preventDefault(); e.stopImmediatePropagation(); }
   }
+  document.addEventListener('keydown', function (e) {
+    if (e.key === 'Tab' && !e.shiftKey && e.target && e.target.closest && e.target.closest('.st-key-gp_note')) {
+      e.preventDefault(); e.target.blur();
+    }
+  }, true);
   document.addEventListener('keydown', block, true);
   document.addEventListener('keyup', block, true);
   document.addEventListener('keypress', block, true);
@@ -195,12 +201,16 @@ def _cookie_script(value: str, max_age: int) -> str:
     )
 
 
-def _cookie() -> None:
-    """Write a new session secret into the browser's cookie, or clear it after sign-out."""
-    secret = st.session_state.pop(state.COOKIE_SET, None)
-    if secret:
+def _cookie(user: Annotator | None) -> None:
+    """Keep this browser's session secret in its cookie while signed in; clear it after sign-out.
+
+    Drawn on every run with the same text, so the script runs once per page load (a run cut
+    short by a page switch cannot lose it).
+    """
+    secret = st.session_state.get(state.SESSION_SECRET)
+    if user is not None and secret:
         st.html(_cookie_script(secret, int(SESSION_HOURS * 3600)), unsafe_allow_javascript=True)
-    elif st.session_state.pop(state.COOKIE_CLEAR, None):
+    elif user is None and st.session_state.get(state.COOKIE_CLEAR):
         st.html(_cookie_script("", 0), unsafe_allow_javascript=True)
 
 
@@ -219,13 +229,13 @@ def main() -> None:
     if user is None and not st.session_state.get(state.COOKIE_CLEAR):
         user = state.resume(st.session_state, db, st.context.cookies.get(state.COOKIE))
     if user is None:
-        _cookie()
+        _cookie(None)
         st.navigation(_pages(None), position="hidden").run()
         return
     with st.sidebar:
         st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
         st.button("Sign out", key=state.LOGOUT, on_click=_sign_out)
-        _cookie()
+        _cookie(user)
         st.html(_KEY_GUARD, unsafe_allow_javascript=True)
     position = "sidebar" if user.role == "admin" else "hidden"
     st.navigation(_pages(user), position=position).run()

@@ -47,7 +47,6 @@ RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
 RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
 TOKEN_FP = "gp_token_fp"  # fingerprint of the access token the user signed in with
 SESSION_SECRET = "gp_session_secret"  # secret of this browser's kept sign-in (sessions table)
-COOKIE_SET = "gp_cookie_set"  # session secret to write into the browser's cookie on the next render
 COOKIE_CLEAR = "gp_cookie_clear"  # set at sign-out: the next render clears the cookie
 HIGHLIGHT = "gp_highlight"  # widget: the annotator's "mark query words" switch
 ISSUED = "gp_issued"  # (name, token) just issued on the Annotators page, shown once
@@ -83,7 +82,7 @@ def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotato
     """Check ``token``; on success keep the annotator in the session, else keep an error.
 
     A successful sign-in also opens a kept sign-in (``labeler.store.sessions``) whose secret
-    the app writes into the browser's cookie (``COOKIE_SET``), so a reload or a link typed
+    the app keeps in the browser's cookie (``SESSION_SECRET``), so a reload or a link typed
     in the address bar finds the annotator signed in.
     """
     user = labels.authenticate(db, token.strip()) if token.strip() else None
@@ -92,7 +91,6 @@ def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotato
         return None
     secret = sessions.open_session(db, user)
     _enter(session, db, user, sessions.token_fingerprint(db, user.id) or "", secret)
-    session[COOKIE_SET] = secret
     return user
 
 
@@ -131,7 +129,6 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     if db is not None and user is not None:
         labels.release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
-    session.pop(COOKIE_SET, None)
     session[COOKIE_CLEAR] = True
     _forget_item(session)
     session.pop(DRAFTS, None)
@@ -165,7 +162,6 @@ def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Anno
     secret = sessions.open_session(db, user)
     session[TOKEN_FP] = sessions.token_fingerprint(db, user.id)
     session[SESSION_SECRET] = secret
-    session[COOKIE_SET] = secret
 
 
 def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:

@@ -187,7 +187,7 @@ def test_a_kept_sign_in_resumes_in_a_new_browser_session(project: Project) -> No
     first: dict[str, object] = {}
     with connect(project.path) as db:
         user = state.sign_in(first, db, project.annotator_token)
-        secret = first[state.COOKIE_SET]
+        secret = first[state.SESSION_SECRET]
         assert project.annotator_token not in str(secret)
         reloaded: dict[str, object] = {}
         assert state.resume(reloaded, db, secret) == user

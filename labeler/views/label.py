@@ -126,10 +126,16 @@ def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> No
 
 
 def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
-    back, skip, rubric = st.columns(3)
-    back.button("Back", key=state.BACK, shortcut="u", on_click=_on_back, args=(db, user.id, item.query_id, item.doc_id))
-    skip.button("Skip", key=state.SKIP, shortcut="s", on_click=_on_skip, args=(db, user.id, item.query_id, item.doc_id))
-    with rubric.popover("Rubric"):
+    back, skip = st.columns(2)
+    back.button(
+        "Back", key=state.BACK, shortcut="u", width="stretch", on_click=_on_back,
+        args=(db, user.id, item.query_id, item.doc_id),
+    )
+    skip.button(
+        "Skip", key=state.SKIP, shortcut="s", width="stretch", on_click=_on_skip,
+        args=(db, user.id, item.query_id, item.doc_id),
+    )
+    with st.popover("Rubric", width="stretch"):
         try:
             current = labels.current_rubric(db)
         except StoreError as exc:
