@@ -237,6 +237,7 @@ def test_screenshots_of_a_code_chunk_and_issuing_a_token(served: tuple[Project, 
             admin.get_by_label("Name").fill("cy")
             admin.get_by_role("button", name="Add").click()
             expect(admin.get_by_text("shown only this once", exact=False)).to_be_visible()
+            expect(admin.locator("[data-testid='stCode'] code")).to_contain_text("gp")
             _idle(admin)
             admin.screenshot(path=str(ARTIFACTS / "annotators-token.png"), animations="disabled", full_page=True)
             token = admin.locator("[data-testid='stCode'] code").inner_text().strip()
