@@ -53,6 +53,10 @@ ISSUED = "gp_issued"  # (name, token) just issued on the Annotators page, shown 
 NEW_NAME = "gp_new_name"  # widget: name of the annotator to add
 NEW_ROLE = "gp_new_role"  # widget: their role
 ADD_SUBMIT = "gp_add_annotator"  # widget: add them
+PROJECT = "gp_project"  # (clock, pool size, pool labelled, own labels then): the project figure
+
+#: Seconds between two full counts of the project's labelled pool entries for one session.
+PROJECT_REFRESH = 30.0
 
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
@@ -162,6 +166,25 @@ def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Anno
     secret = sessions.open_session(db, user)
     session[TOKEN_FP] = sessions.token_fingerprint(db, user.id)
     session[SESSION_SECRET] = secret
+
+
+def project_counts(
+    session: Session, db: sqlite_utils.Database, own_done: int, clock: Clock = time.monotonic
+) -> tuple[int, int]:
+    """(pool entries, pool entries labelled by anyone) for the progress line.
+
+    Counting every label takes tens of milliseconds on a large project, too slow for every
+    key press: the count is taken at most every ``PROJECT_REFRESH`` seconds, and in between
+    the annotator's own new labels are added to it (a second copy of an overlap item counts
+    once more until the next count).
+    """
+    cached = session.get(PROJECT)
+    if cached is None or clock() - cached[0] > PROJECT_REFRESH or own_done < cached[3]:
+        size, labelled = labels.pool_progress(db)
+        session[PROJECT] = (clock(), size, labelled, own_done)
+        return size, labelled
+    _, size, labelled, done_then = cached
+    return size, min(size, labelled + own_done - done_then)
 
 
 def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:

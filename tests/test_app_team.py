@@ -197,3 +197,14 @@ def test_a_kept_sign_in_resumes_in_a_new_browser_session(project: Project) -> No
         assert state.signed_in(reloaded, db) == user  # still signed in this session...
         labels.rotate_token(db, "bob")
         assert state.signed_in(reloaded, db) is None  # ...until the token changes
+
+
+def test_the_project_figure_is_counted_now_and_then_and_adds_own_labels_between(project: Project) -> None:
+    session: dict[str, object] = {}
+    now = [100.0]
+    with connect(project.path) as db:
+        assert state.project_counts(session, db, 0, clock=lambda: now[0]) == (15, 0)
+        add_judgments(project.path, project.admin_id, {("q2", "q2-d1"): 1})  # someone else labels
+        assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 2)  # own two added
+        now[0] += state.PROJECT_REFRESH + 1
+        assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 1)  # counted afresh

@@ -49,12 +49,13 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if flash:  # a toast, not an element: the page layout must not move between items
         st.toast(flash)
     overall = labels.progress(db, user.id, item.query_id if item else None)
+    project = state.project_counts(session, db, overall.done)
     if item is None:
-        st.progress(1.0, text=project_line(overall))
+        st.progress(1.0, text=project_line(overall, project))
         st.success("Nothing left to label. Thank you!")
         return
     st.html(_STYLE)
-    _progress(overall, item)
+    _progress(overall, project, item)
     st.html(f'<div class="gp-query" style="font-size:1.15rem">{query_html(item.query_text)}</div>')
     text, keys = st.columns([3, 1], gap="medium")
     with text:
@@ -85,19 +86,17 @@ def batch_line(overall: labels.Progress, item: Item) -> str:
     )
 
 
-def project_line(overall: labels.Progress) -> str:
-    """The whole pool: labelled by anyone, and the annotator's own share."""
-    share = f" ({overall.pool_done / overall.pool_size:.0%})" if overall.pool_size else ""
-    return (
-        f"Project: {overall.pool_done:,} of {overall.pool_size:,} pool items labelled{share} · "
-        f"you: {overall.done:,} labelled"
-    )
+def project_line(overall: labels.Progress, project: tuple[int, int]) -> str:
+    """The whole pool (size, labelled by anyone), and the annotator's own share."""
+    size, labelled = project
+    share = f" ({labelled / size:.0%})" if size else ""
+    return f"Project: {labelled:,} of {size:,} pool items labelled{share} · you: {overall.done:,} labelled"
 
 
-def _progress(overall: labels.Progress, item: Item) -> None:
-    batch, project = st.columns(2)
+def _progress(overall: labels.Progress, project: tuple[int, int], item: Item) -> None:
+    batch, whole = st.columns(2)
     batch.progress(min(overall.query_done / max(overall.query_total, 1), 1.0), text=batch_line(overall, item))
-    project.progress(min(overall.pool_done / max(overall.pool_size, 1), 1.0), text=project_line(overall))
+    whole.progress(min(project[1] / max(project[0], 1), 1.0), text=project_line(overall, project))
 
 
 def _chunk(item: Item, marks: bool) -> None:
