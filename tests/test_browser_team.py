@@ -59,6 +59,11 @@ def _count(project: Project, sql: str, *args: object) -> int:
         return db.execute(sql, list(args)).fetchone()[0]
 
 
+def _kept(page) -> None:  # noqa: ANN001
+    """Wait until the page has stored its kept sign-in in the cookie."""
+    page.wait_for_function("document.cookie.includes('goldpool_session=')")
+
+
 def _press(page, key: str) -> None:  # noqa: ANN001
     _idle(page)
     page.keyboard.press(key)
@@ -130,7 +135,7 @@ def test_a_sign_in_survives_a_reload_and_a_typed_address_until_sign_out(served: 
             page = _page(context)
             _sign_in(page, url, project.admin_token)
             expect(page.get_by_role("heading", name="Progress")).to_be_visible()
-            _idle(page)
+            _kept(page)
             page.reload()
             expect(page.get_by_role("heading", name="Progress")).to_be_visible()
             page.goto(url + "annotators")  # typed in the address bar
@@ -150,7 +155,7 @@ def test_a_sign_in_survives_a_reload_and_a_typed_address_until_sign_out(served: 
             bob = _page(context)
             _sign_in(bob, url, project.annotator_token)
             expect(bob.locator(".gp-chunk")).to_be_visible()
-            _idle(bob)
+            _kept(bob)
             bob.reload()
             expect(bob.locator(".gp-chunk")).to_be_visible()
             with connect(project.path) as db:
@@ -231,6 +236,7 @@ def test_screenshots_of_a_code_chunk_and_issuing_a_token(served: tuple[Project, 
             admin = _page(browser.new_context(viewport=WIDE))
             _sign_in(admin, url, project.admin_token)
             expect(admin.get_by_role("heading", name="Progress")).to_be_visible()
+            _kept(admin)
             admin.goto(url + "annotators")
             expect(admin.get_by_role("heading", name="Annotators")).to_be_visible()
             _idle(admin)
