@@ -127,12 +127,12 @@ def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> No
 
 
 def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
-    back, skip = st.columns(2)
-    back.button(
+    # One per row: side by side they get cut off ("B… U") in a narrow window.
+    st.button(
         "Back", key=state.BACK, shortcut="u", width="stretch", on_click=_on_back,
         args=(db, user.id, item.query_id, item.doc_id),
     )
-    skip.button(
+    st.button(
         "Skip", key=state.SKIP, shortcut="s", width="stretch", on_click=_on_skip,
         args=(db, user.id, item.query_id, item.doc_id),
     )
