@@ -3,13 +3,20 @@
 The project database comes from the ``GOLDPOOL_DB`` environment variable, which ``serve``
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
-everyone gets the task pages the project's admins opened (relevance labelling, faithfulness,
-pairwise; the ``tasks`` setting) and admins also get the admin pages. An annotator who
-reaches an admin page, or a closed task's page, by its address is refused by the page itself.
+annotators get the task pages the project's admins opened (relevance labelling, faithfulness,
+pairwise; the ``tasks`` setting); admins land on Progress and label only when they open a task
+page. An annotator who reaches an admin page, or a closed task's page, by its address is
+refused by the page itself.
+
+A sign-in is kept across reloads and typed addresses: the browser holds a random session
+secret in a cookie (``state.COOKIE``; see ``labeler.store.sessions``), never the access token,
+and never anything in an address. Streamlit reads cookies (``st.context.cookies``) but cannot
+set them, so the page sets and clears the cookie with a few lines of script.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -23,9 +30,11 @@ from labeler.views import adjudicate, admin_only, annotators, calibration, label
 from labeler.views import golden as _golden
 from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
+from labeler.store import labels as store_labels
 from labeler.store.assign import enabled_tasks
 from labeler.store.schema import busy_timeout, start_checkpointer
 from labeler.store.labels import Annotator
+from labeler.store.sessions import SESSION_HOURS
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -76,6 +85,8 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         st.info(f"The {task} task is not open in this project.")
         return
     try:
+        if admin:  # an admin who left the labelling page holds nothing others could label
+            store_labels.release_holds(db, user.id)
         render(db, user)
     except StoreBusy:
         # Another program holds the write lock (e.g. a large import): say so, try again.
@@ -179,11 +190,15 @@ def _task_specs(open_tasks: tuple[str, ...]) -> list[tuple[Callable[[], None], s
     return [(f, t, u, f is listed[0][0], (f, t, u, k) in listed) for f, t, u, k in _TASK_PAGES]
 
 
-def _task_pages(open_tasks: tuple[str, ...]) -> list[st.Page]:
-    return [
-        st.Page(f, title=t, url_path=u, default=default, visibility="visible" if shown else "hidden")
-        for f, t, u, default, shown in _task_specs(open_tasks)
-    ]
+def _task_pages(open_tasks: tuple[str, ...], *, admin: bool) -> list[st.Page]:
+    """The task pages at their own addresses; for an annotator, the first open one also at the
+    root (the default page), so ``/labelling`` and the other addresses keep working."""
+    specs = _task_specs(open_tasks)
+    pages = [st.Page(f, title=t, url_path=u, visibility="visible" if shown else "hidden") for f, t, u, _, shown in specs]
+    if admin:
+        return pages
+    first = next(spec for spec in specs if spec[3])
+    return [st.Page(first[0], title=first[1], default=True, visibility="hidden"), *pages]
 
 
 def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",)) -> list[st.Page]:
@@ -192,19 +207,92 @@ def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",))
     Signed out, every address shows the sign-in form and keeps its path, so a link to an
     admin page leads there after signing in. Admin pages exist for everyone but are listed
     only for admins: an annotator who reaches one by its address meets the page's refusal.
-    Task pages are listed only for the tasks open in the project (``open_tasks``).
+    Task pages are listed only for the tasks open in the project (``open_tasks``). Admins land
+    on Progress: the task pages hand out work, so they get it only by choosing it.
     """
     if user is None:
         return [
-            st.Page(login_page, title="Sign in", url_path="labelling", default=True),
+            st.Page(login_page, title="Sign in", default=True),
+            st.Page(login_page, title="Label", url_path="labelling", visibility="hidden"),
             *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u, _ in _TASK_PAGES[1:]),
             *(st.Page(login_page, title=t, url_path=u, visibility="hidden") for _, t, u in _admin_pages()),
         ]
-    visibility = "visible" if user.role == "admin" else "hidden"
+    if user.role != "admin":
+        return [
+            *_task_pages(open_tasks, admin=False),
+            *(st.Page(f, title=t, url_path=u, visibility="hidden") for f, t, u in _admin_pages()),
+        ]
+    admin_pages = [st.Page(f, title=t, url_path=u) for f, t, u in _admin_pages()]
+
+    def landing() -> None:
+        st.switch_page(admin_pages[0])
+
     return [
-        *_task_pages(open_tasks),
-        *(st.Page(f, title=t, url_path=u, visibility=visibility) for f, t, u in _admin_pages()),
+        st.Page(landing, title="goldpool", default=True, visibility="hidden"),
+        admin_pages[0],
+        *_task_pages(open_tasks, admin=True),
+        *admin_pages[1:],
     ]
+
+
+# The grade, back and skip buttons answer their own keys (0-3, u, s) only: they are taken out
+# of the Tab order, and Enter or Space on one of them (after a click focused it) does nothing.
+# Tab in the note field leaves it for nowhere (the field loses focus and its text is kept), so
+# the next key is a grade key again and Enter or Space after Tab can never grade an item.
+_KEY_GUARD = """<script>
+(function () {
+  if (window.__goldpoolKeyGuard) { return; }
+  window.__goldpoolKeyGuard = true;
+  var picked = '[class*="st-key-gp_grade_"] button, .st-key-gp_back button, .st-key-gp_skip button';
+  function untab() {
+    document.querySelectorAll(picked).forEach(function (b) { if (b.tabIndex !== -1) { b.tabIndex = -1; } });
+  }
+  new MutationObserver(untab).observe(document.body, {childList: true, subtree: true});
+  untab();
+  function block(e) {
+    if ((e.key === 'Enter' || e.key === ' ' || e.key === 'Spacebar') && e.target && e.target.closest
+        && e.target.closest(picked)) { e.preventDefault(); e.stopImmediatePropagation(); }
+  }
+  document.addEventListener('keydown', function (e) {
+    if (e.key === 'Tab' && !e.shiftKey && e.target && e.target.closest && e.target.closest('.st-key-gp_note')) {
+      e.preventDefault(); e.target.blur();
+    }
+  }, true);
+  document.addEventListener('keydown', block, true);
+  document.addEventListener('keyup', block, true);
+  document.addEventListener('keypress', block, true);
+})();
+</script>"""
+
+
+def _cookie_script(value: str, max_age: int) -> str:
+    """Script that sets (or with max_age 0 clears) the session cookie of this browser.
+
+    SameSite=Strict keeps other sites from sending it; Secure when served over HTTPS.
+    """
+    return (
+        "<script>(function () { var secure = location.protocol === 'https:' ? '; Secure' : '';"
+        f" document.cookie = {json.dumps(state.COOKIE)} + '=' + {json.dumps(value)}"
+        f" + '; Max-Age={int(max_age)}; Path=/; SameSite=Strict' + secure; }})();</script>"
+    )
+
+
+def _cookie(user: Annotator | None) -> None:
+    """Keep this browser's session secret in its cookie while signed in; clear it after sign-out.
+
+    Drawn on every run with the same text, so the script runs once per page load (a run cut
+    short by a page switch cannot lose it).
+    """
+    secret = st.session_state.get(state.SESSION_SECRET)
+    if user is not None and secret:
+        st.html(_cookie_script(secret, int(SESSION_HOURS * 3600)), unsafe_allow_javascript=True)
+    elif user is None and st.session_state.get(state.COOKIE_CLEAR):
+        st.html(_cookie_script("", 0), unsafe_allow_javascript=True)
+
+
+def _sign_out() -> None:
+    db = database()
+    state.sign_out(st.session_state, db)
 
 
 def main() -> None:
@@ -214,12 +302,17 @@ def main() -> None:
     if db is None:
         st.stop()
     user = state.signed_in(st.session_state, db)
+    if user is None and not st.session_state.get(state.COOKIE_CLEAR):
+        user = state.resume(st.session_state, db, st.context.cookies.get(state.COOKIE))
     if user is None:
+        _cookie(None)
         st.navigation(_pages(None), position="hidden").run()
         return
     with st.sidebar:
         st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
-        st.button("Sign out", key=state.LOGOUT, on_click=state.sign_out, args=(st.session_state,))
+        st.button("Sign out", key=state.LOGOUT, on_click=_sign_out)
+        _cookie(user)
+        st.html(_KEY_GUARD, unsafe_allow_javascript=True)
     open_tasks = enabled_tasks(db)
     position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
     st.navigation(_pages(user, open_tasks), position=position).run()

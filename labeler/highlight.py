@@ -44,6 +44,8 @@ def highlight(text: str, query: str) -> str:
     '<mark>Water</mark> &lt;b&gt;boils&lt;/b&gt; at 100 C'
     """
     terms = query_terms(query)
+    if not query:
+        return html.escape(text)
     if not terms:
         return html.escape(text)
     pattern = re.compile(
@@ -72,6 +74,62 @@ def chunk_html(title: str, text: str, query: str) -> str:
     """
     heading = f"<strong>{html.escape(title)}</strong>\n" if title else ""
     return heading + highlight(text, query)
+
+
+_CODE_LINE = re.compile(
+    r"""^\s*(?:def |class |import |from \S+ import |return\b|#include|public |private |function\b|var |let |const |"""
+    r"""SELECT |CREATE |for\s*\(|if\s*\(|while\s*\(|\$ |>>> )|[;{}]\s*$|^\s*[}\])]"""
+)
+
+
+def preformatted(text: str) -> bool:
+    r"""Whether ``text`` has code or aligned columns, which need a monospace font and kept lines.
+
+    Signs: a code fence or a tab; two or more lines that are indented by four spaces, that
+    align columns with runs of spaces or ``|``, or that read like code.
+
+    >>> preformatted("Water boils at 100 C.  At altitude it boils lower.")
+    False
+    >>> preformatted("def f(x):\n    return x + 1\n")
+    True
+    >>> preformatted("name    size\nalpha   10\nbeta    200")
+    True
+    """
+    if "```" in text or "\t" in text:
+        return True
+    lines = [line for line in text.splitlines() if line.strip()]
+    indented = sum(1 for line in lines if line.startswith("    "))
+    aligned = sum(1 for line in lines if re.search(r"\S {3,}\S", line) or line.count("|") >= 2)
+    code = sum(1 for line in lines if _CODE_LINE.search(line))
+    return indented >= 2 or aligned >= 2 or code >= 2
+
+
+def chunk_body_html(text: str, query: str, marks: bool) -> str:
+    """A chunk's text as escaped HTML, the query's words marked when ``marks`` is on.
+
+    >>> chunk_body_html("<b>water</b>", "water", marks=False)
+    '&lt;b&gt;water&lt;/b&gt;'
+    """
+    return highlight(text, query) if marks else html.escape(text)
+
+
+_IMAGE = re.compile(r"(?<!\\)((?:\\\\)*)!\[")
+
+
+def safe_markdown(text: str) -> str:
+    r"""Markdown with every image turned into a plain link, so showing it fetches nothing.
+
+    An image (``![alt](url)``, ``![alt][ref]``) loads its address as soon as it is shown; a
+    link is opened only when clicked. Raw HTML (``<img src=...>``) is never rendered by
+    Streamlit's Markdown without ``unsafe_allow_html``, which goldpool never passes. An
+    exclamation mark already escaped stays as it is.
+
+    >>> safe_markdown("see ![chart](http://x/c.png)")
+    'see \\![chart](http://x/c.png)'
+    >>> safe_markdown(r"not an image: \![x](u)")
+    'not an image: \\![x](u)'
+    """
+    return _IMAGE.sub(lambda m: m.group(1) + "\\![", text)
 
 
 def markdown_escape(text: str) -> str:

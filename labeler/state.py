@@ -20,11 +20,14 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store import StoreBusy, StoreError
-from labeler.store import labels
+from labeler.store import labels, sessions
 from labeler.store.labels import Annotator, Item
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
 DB_ENV_VAR = "GOLDPOOL_DB"
+
+#: Cookie holding the browser's session secret (``labeler.store.sessions``); never the token.
+COOKIE = "goldpool_session"
 
 # Keys of st.session_state. Widget keys are the ones a test drives.
 DB = "gp_db"  # (path, sqlite_utils.Database): one connection per browser session
@@ -46,6 +49,18 @@ RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
 TASKS_INPUT = "gp_tasks"  # widget: the admin's choice of task pages annotators see
 TASKS_SAVE = "gp_tasks_save"  # widget: save that choice
 PENDING = "gp_pending"  # [Pending, ...]: key presses kept while the project was busy, oldest first
+TOKEN_FP = "gp_token_fp"  # fingerprint of the access token the user signed in with
+SESSION_SECRET = "gp_session_secret"  # secret of this browser's kept sign-in (sessions table)
+COOKIE_CLEAR = "gp_cookie_clear"  # set at sign-out: the next render clears the cookie
+HIGHLIGHT = "gp_highlight"  # widget: the annotator's "mark query words" switch
+ISSUED = "gp_issued"  # (name, token) just issued on the Annotators page, shown once
+NEW_NAME = "gp_new_name"  # widget: name of the annotator to add
+NEW_ROLE = "gp_new_role"  # widget: their role
+ADD_SUBMIT = "gp_add_annotator"  # widget: add them
+PROJECT = "gp_project"  # (clock, pool size, pool labelled, own labels then): the project figure
+
+#: Seconds between two full counts of the project's labelled pool entries for one session.
+PROJECT_REFRESH = 30.0
 
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
@@ -94,32 +109,69 @@ def active_key(annotator_id: int) -> str:
     return f"gp_active_{annotator_id}"
 
 
+def reissue_key(annotator_id: int) -> str:
+    """Widget key of an annotator's "New token" button on the admin page."""
+    return f"gp_reissue_{annotator_id}"
+
+
 def adjudication_key(query_id: str, doc_id: str) -> str:
     """Widget key prefix of one item's controls in the adjudication queue."""
     return f"gp_adj::{query_id}::{doc_id}"
 
 
 def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotator | None:
-    """Check ``token``; on success keep the annotator in the session, else keep an error."""
+    """Check ``token``; on success keep the annotator in the session, else keep an error.
+
+    A successful sign-in also opens a kept sign-in (``labeler.store.sessions``) whose secret
+    the app keeps in the browser's cookie (``SESSION_SECRET``), so a reload or a link typed
+    in the address bar finds the annotator signed in.
+    """
     user = labels.authenticate(db, token.strip()) if token.strip() else None
     if user is None:
         session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
         return None
+    secret = sessions.open_session(db, user)
+    _enter(session, db, user, sessions.token_fingerprint(db, user.id) or "", secret)
+    return user
+
+
+def resume(session: Session, db: sqlite_utils.Database, secret: str | None) -> Annotator | None:
+    """Sign in with the browser's session secret (from its cookie), if it is still good."""
+    if not isinstance(secret, str) or not secret:
+        return None
+    found = sessions.resume_session(db, secret)
+    if found is None:
+        return None
+    _enter(session, db, found[0], found[1], secret)
+    return found[0]
+
+
+def _enter(session: Session, db: sqlite_utils.Database, user: Annotator, fingerprint: str, secret: str) -> None:
     session.pop(LOGIN_ERROR, None)
+    session.pop(COOKIE_CLEAR, None)
     _forget_item(session)
     session.pop(DRAFTS, None)
     forget_tasks(session)
     session[USER] = user
-    return user
+    session[TOKEN_FP] = fingerprint
+    session[SESSION_SECRET] = secret
 
 
-def sign_out(session: Session) -> None:
+def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     """Forget the signed-in annotator, the item on screen and any unsaved notes.
 
     Unsaved notes go too: the next person at this browser must neither see them nor save
-    them under their own name.
+    them under their own name. With ``db``, the kept sign-in ends as well (its secret signs
+    nobody in again) and the annotator's idle holds lapse, so nobody waits for them.
     """
-    session.pop(USER, None)
+    user = session.pop(USER, None)
+    secret = session.pop(SESSION_SECRET, None)
+    if db is not None and secret:
+        sessions.end_session(db, secret)
+    if db is not None and user is not None:
+        labels.release_holds(db, user.id)
+    session.pop(TOKEN_FP, None)
+    session[COOKIE_CLEAR] = True
     _forget_item(session)
     session.pop(DRAFTS, None)
     forget_tasks(session)
@@ -135,8 +187,8 @@ def forget_tasks(session: Session) -> None:
 def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
     """The signed-in annotator, re-read from the database on every run.
 
-    Re-reading means a deactivation or a role change takes effect at the next click, not
-    at the next sign-in.
+    Re-reading means a deactivation, a role change or a new access token takes effect at
+    the next click, not at the next sign-in.
     """
     user = session.get(USER)
     if user is None:
@@ -146,8 +198,59 @@ def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
         sign_out(session)
         session[LOGIN_ERROR] = "This access token has been deactivated."
         return None
+    if session.get(TOKEN_FP) != sessions.token_fingerprint(db, user.id):
+        sign_out(session)
+        session[LOGIN_ERROR] = "A new access token was issued for you: sign in with the new one."
+        return None
     session[USER] = fresh
     return fresh
+
+
+def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Annotator) -> None:
+    """Keep the signed-in user signed in after they gave themselves a new token (they hold it):
+    a new kept sign-in replaces the ones the new token ended."""
+    secret = sessions.open_session(db, user)
+    session[TOKEN_FP] = sessions.token_fingerprint(db, user.id)
+    session[SESSION_SECRET] = secret
+
+
+def project_counts(
+    session: Session, db: sqlite_utils.Database, own_done: int, clock: Clock = time.monotonic
+) -> tuple[int, int]:
+    """(pool entries, pool entries labelled by anyone) for the progress line.
+
+    Counting every label takes tens of milliseconds on a large project, too slow for every
+    key press: the count is taken at most every ``PROJECT_REFRESH`` seconds, and in between
+    the annotator's own new labels are added to it (a second copy of an overlap item counts
+    once more until the next count).
+    """
+    cached = session.get(PROJECT)
+    if cached is None or clock() - cached[0] > PROJECT_REFRESH or own_done < cached[3]:
+        size, labelled = labels.pool_progress(db)
+        session[PROJECT] = (clock(), size, labelled, own_done)
+        return size, labelled
+    _, size, labelled, done_then = cached
+    return size, min(size, labelled + own_done - done_then)
+
+
+def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:
+    """Refuse an action of a browser signed in with an access token that has since been
+    replaced. Button callbacks run before the page checks who is signed in, so each action
+    checks for itself.
+
+    A session without a fingerprint never passes :func:`signed_in`, so it never drew the
+    buttons whose callbacks call this; such a session (a test's plain dict) is let through.
+
+    Raises:
+        StoreError: the token this session signed in with is no longer the annotator's.
+    """
+    if TOKEN_FP in session and session[TOKEN_FP] != sessions.token_fingerprint(db, annotator_id):
+        raise StoreError("a new access token was issued for you: sign in with the new one")
+
+
+def highlighting(db: sqlite_utils.Database, annotator_id: int) -> bool:
+    """Whether this annotator wants the query's words marked in chunks (their saved choice)."""
+    return bool(sessions.preference(db, annotator_id, "highlight"))
 
 
 def current_item(
@@ -339,6 +442,7 @@ def _on_screen(
     Raises:
         StoreError: the item is no longer assigned to this annotator at all.
     """
+    check_token(session, db, annotator_id)
     if session.get(CURRENT) != (query_id, doc_id):
         session[FLASH] = "That key came before the next item was on screen, so nothing was saved."
         return False

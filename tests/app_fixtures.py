@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from labeler import state
 from labeler.store import connect, init_db, now
 from labeler.store import labels
 
@@ -133,3 +134,15 @@ def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, 
         verdicts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         import_verdicts(db, verdicts, judge=JUDGE_NAME, caller=OWNER)
     db.close()
+
+
+def signed_in_as(at: "AppTest", path: Path, token: str) -> None:
+    """Put the annotator of ``token`` into ``at``'s session as a sign-in would (user and the
+    fingerprint of the token in force, which every run re-checks)."""
+    from labeler.store import sessions
+
+    with connect(path) as db:
+        user = labels.authenticate(db, token)
+        assert user is not None, "the fixture's token does not sign in"
+        at.session_state[state.USER] = user
+        at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)

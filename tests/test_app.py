@@ -20,7 +20,7 @@ from labeler import state
 from labeler.highlight import highlight, query_terms
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
-from labeler.store import labels
+from labeler.store import labels, sessions
 from labeler.store.labels import Item
 from app_fixtures import QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, build_project
 
@@ -72,7 +72,9 @@ def _page_script(page: str) -> None:
 def _signed_in_page(project: Project, page: str, token: str) -> AppTest:
     at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
     with connect(project.path) as db:
-        at.session_state[state.USER] = labels.authenticate(db, token)
+        user = labels.authenticate(db, token)
+        at.session_state[state.USER] = user
+        at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)
     return at.run()
 
 
@@ -197,7 +199,8 @@ def test_script_payload_in_a_chunk_is_escaped(project: Project) -> None:
     assert "&amp; more" in chunk
     assert "<mark>Water</mark>" in chunk  # the query term is still marked
     text = _page_text(at)
-    assert "<script" not in text and "<img" not in text
+    # The page's own script (keys and cookie) is the only one; the chunk brings none.
+    assert "<script>alert" not in text and "<img" not in text
     assert XSS_PAYLOAD not in text
     assert not at.exception
 
@@ -281,7 +284,7 @@ def test_progress_page_shows_agreement_on_the_overlap(project: Project) -> None:
     at = _signed_in_page(project, "progress_page", project.admin_token)
     people, _, agreement = (d.value for d in at.dataframe)
     assert sorted(people["annotator"]) == ["ada", "bob"]
-    assert list(people["median s/label"]) == [4.0, 4.0]
+    assert list(people["median s/label"]) == ["4.0", "4.0"]
     overall = agreement.iloc[0]
     kappa = cohen_kappa_score(list(BOB.values()), list(ADA.values()), weights="quadratic")
     assert overall["n"] == 4

@@ -133,7 +133,7 @@ def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
             page.set_default_timeout(UI_TIMEOUT_MS)
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             _sign_in(page, url, project.annotator_token)
-            expect(page.get_by_text("Labelled 0 of", exact=False)).to_be_visible()
+            expect(page.get_by_text("you: 0 labelled", exact=False)).to_be_visible()
             _label_ten(page, project, seen)
             _idle(page)
             page.screenshot(path=str(SCREENSHOT), animations="disabled")
@@ -158,7 +158,7 @@ def _label_ten(page, project: Project, seen: list[str]) -> None:  # noqa: ANN001
     keys = [str(n % 4) for n in range(10)]
     for done, key in enumerate(keys, start=1):
         _press(page, key, seen)
-        expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
+        expect(page.get_by_text(f"you: {done} labelled", exact=False)).to_be_visible()
     rows = _judgments(project)
     assert [str(r["relevance"]) for r in rows] == keys
     assert len({(r["query_id"], r["doc_id"]) for r in rows}) == 10
@@ -189,8 +189,9 @@ def _note_does_not_fire_keys(page, project: Project, seen: list[str]) -> None:  
     page.keyboard.type("0123 us")
     assert len(_judgments(project)) == 11
     page.keyboard.press("Tab")  # leaves the field; the grade keys work again
+    _idle(page)  # the note reaches the server when the field is left
     _press(page, "2", seen)
-    expect(page.get_by_text("Labelled 11 of", exact=False)).to_be_visible()
+    expect(page.get_by_text("you: 11 labelled", exact=False)).to_be_visible()
     last = _judgments(project)[-1]
     assert (last["relevance"], last["note"]) == (2, "0123 us")
 
@@ -205,7 +206,7 @@ def _skip_one_and_finish(page, project: Project, seen: list[str]) -> None:  # no
     expect(page.locator(".gp-chunk")).not_to_have_text(before)
     for done in range(12, project.n_items + 1):
         _press(page, "1", seen)
-        expect(page.get_by_text(f"Labelled {done} of", exact=False)).to_be_visible()
+        expect(page.get_by_text(f"you: {done} labelled", exact=False)).to_be_visible()
     expect(page.get_by_text("Nothing left to label")).to_be_visible()
     with connect(project.path) as db:
         skips = db.execute("SELECT count(*) FROM skips WHERE annotator_id = ?", [project.annotator_id])

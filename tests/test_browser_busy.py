@@ -85,7 +85,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
             page = browser.new_page(viewport={"width": 1100, "height": 900})
             page.set_default_timeout(UI_TIMEOUT_MS)
             _sign_in(page, url, project.annotator_token)
-            expect(page.get_by_text("Labelled 0 of", exact=False)).to_be_visible()
+            expect(page.get_by_text("This batch: 0 of", exact=False)).to_be_visible()
             _idle(page)
             chunk = page.locator(".gp-chunk").inner_text()
             holder = subprocess.Popen(
@@ -106,7 +106,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
             finally:
                 holder.kill()
                 holder.wait()
-            expect(page.get_by_text("Labelled 1 of", exact=False)).to_be_visible()
+            expect(page.get_by_text("This batch: 1 of", exact=False)).to_be_visible()
             _idle(page)
             _no_traceback(page)
             rows = _rows(project)
@@ -114,7 +114,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
             assert page.locator(".gp-chunk").inner_text() != chunk
             # Labelling goes on normally afterwards.
             page.keyboard.press("1")
-            expect(page.get_by_text("Labelled 2 of", exact=False)).to_be_visible()
+            expect(page.get_by_text("This batch: 2 of", exact=False)).to_be_visible()
             assert [r[2] for r in _rows(project)] == [2, 1]
             _no_traceback(page)
         finally:

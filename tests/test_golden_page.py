@@ -11,7 +11,7 @@ from labeler import state
 from labeler.store import connect, now
 from labeler.store import labels
 from labeler.views import ADMIN_REFUSAL
-from app_fixtures import Project, build_project
+from app_fixtures import Project, build_project, signed_in_as
 
 TIMEOUT = 30
 
@@ -24,8 +24,7 @@ def _page_script() -> None:
 
 def _open(project: Project, token: str) -> AppTest:
     at = AppTest.from_function(_page_script, default_timeout=TIMEOUT)
-    with connect(project.path) as db:
-        at.session_state[state.USER] = labels.authenticate(db, token)
+    signed_in_as(at, project.path, token)
     return at.run()
 
 

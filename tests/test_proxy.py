@@ -95,10 +95,10 @@ def test_label_through_the_readme_nginx_proxy(served: tuple[Project, str], tmp_p
                 assert page.url.startswith("https://")
                 page.get_by_label("Access token").fill(project.annotator_token)
                 page.keyboard.press("Enter")
-                expect(page.get_by_text("Labelled 0 of", exact=False)).to_be_visible()
+                expect(page.get_by_text("This batch: 0 of", exact=False)).to_be_visible()
                 _idle(page)
                 page.keyboard.press("3")
-                expect(page.get_by_text("Labelled 1 of", exact=False)).to_be_visible()
+                expect(page.get_by_text("This batch: 1 of", exact=False)).to_be_visible()
             finally:
                 browser.close()
     finally:

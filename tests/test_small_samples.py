@@ -87,7 +87,7 @@ def test_one_item_through_agree_lists_why(tmp_path: Path) -> None:
 def test_the_app_says_why_and_warns(tmp_path: Path, monkeypatch) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from app_fixtures import add_judgments, build_project
+    from app_fixtures import add_judgments, build_project, signed_in_as
     from labeler import state
     from labeler.store import connect, labels
 
@@ -104,8 +104,7 @@ def test_the_app_says_why_and_warns(tmp_path: Path, monkeypatch) -> None:
             getattr(app, page)()
 
         at = AppTest.from_function(script, args=(name,), default_timeout=30)
-        with connect(project.path) as db:
-            at.session_state[state.USER] = labels.authenticate(db, project.admin_token)
+        signed_in_as(at, project.path, project.admin_token)
         return at.run()
 
     calibration = page("calibration_page")

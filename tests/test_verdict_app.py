@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project
+from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project, signed_in_as
 from labeler import state
 from labeler.judge.report import judge_report, task_dict
 from labeler.store import connect
@@ -36,8 +36,7 @@ def _page_script(page: str) -> None:
 
 def _open(project: Project, page: str, token: str) -> AppTest:
     at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
-    with connect(project.path) as db:
-        at.session_state[state.USER] = labels.authenticate(db, token)
+    signed_in_as(at, project.path, token)
     return at.run()
 
 

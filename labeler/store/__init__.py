@@ -2,7 +2,8 @@
 
 Every SQL statement goldpool runs lives in this package. ``schema`` creates and migrates the
 tables; ``corpus`` holds documents, queries, runs and the pool; ``labels`` holds annotators,
-assignments, judgments, adjudications and rubrics. Reading input files and running retrieval
+assignments, judgments, adjudications and rubrics; ``sessions`` holds sign-ins kept across
+reloads and each annotator's display choices. Reading input files and running retrieval
 is not the store's job (see :mod:`labeler.build`); the store raises only :class:`StoreError`.
 Functions that check rights take the required keyword ``caller`` (an annotator, or
 ``OWNER`` for the command line).

@@ -159,7 +159,40 @@ def rotate_token(db: sqlite_utils.Database, name: str) -> str:
             "UPDATE annotators SET token_salt = ?, token_hash = ? WHERE id = ?",
             [salt.hex(), hashed, annotator.id],
         )
+        # Browsers signed in with the old token are out too (labeler.store.sessions).
+        end_sessions(db, annotator.id)
     return f"gp{annotator.id}.{secret}"
+
+
+def end_sessions(db: sqlite_utils.Database, annotator_id: int) -> None:
+    """Forget every kept sign-in of one annotator (``sessions`` table); runs inside the
+    caller's transaction."""
+    db.execute("DELETE FROM sessions WHERE annotator_id = ?", [annotator_id])
+
+
+def issue_annotator(
+    db: sqlite_utils.Database, name: str, role: Role = "annotator", *, caller: Caller
+) -> tuple[Annotator, str]:
+    """:func:`add_annotator` for an admin in the app: the new annotator and its one-time token.
+
+    Raises:
+        StoreError: the caller is not an active admin, or as :func:`add_annotator`.
+    """
+    require_admin(db, caller)
+    return add_annotator(db, name, role)
+
+
+def reissue_token(db: sqlite_utils.Database, annotator_id: int, *, caller: Caller) -> str:
+    """:func:`rotate_token` for an admin in the app: the annotator's new one-time token.
+
+    Raises:
+        StoreError: the caller is not an active admin, or no such annotator.
+    """
+    require_admin(db, caller)
+    found = _find(db, annotator_id)
+    if found is None:
+        raise StoreError(f"no annotator with id {annotator_id}")
+    return rotate_token(db, found.name)
 
 
 def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
@@ -205,6 +238,7 @@ def set_active(db: sqlite_utils.Database, annotator_id: int, active: bool, *, ca
             raise StoreError(f"no annotator with id {annotator_id}")
         db.execute("UPDATE annotators SET active = ? WHERE id = ?", [int(bool(active)), annotator_id])
         if not active:
+            end_sessions(db, annotator_id)
             # Their unlabelled copies may sit in queries the assignment frontier has passed.
             assign.forget_frontier(db)
 

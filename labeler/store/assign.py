@@ -12,6 +12,10 @@ The rules (issue 3, item 3):
   entry, which go to ``overlap_k`` annotators for agreement. When an overlap entry is first
   handed out, its other copies go at once to the annotators who share the fewest entries with
   the first one so far, so every pair of annotators ends up overlapping.
+- An overlap entry handed out while fewer than ``overlap_k`` annotators label (one person
+  started alone, the others come later) waits in ``overlap_waiting``: its next copies go to
+  the next *other* annotator who asks for work, whenever they arrive, before any new work.
+  Admins are never handed copies they did not ask for: they get work only by labelling.
 - A single-label entry is held by one annotator at a time (``reservations``). The hold lasts
   ``reservation_minutes`` after the holder last labelled or skipped in that query; an unlabelled
   entry whose hold has lapsed goes to the next annotator who asks. The previous holder's
@@ -265,10 +269,11 @@ def _scan(entries: list[_Entry], settings: Settings, needed: int, at: str) -> tu
 
 
 def _labellers(db: sqlite_utils.Database, annotator_id: int) -> list[int]:
-    """Active annotators who label (have work already), plus the one asking."""
+    """Active annotators who label (have work already), plus the one asking; admins only
+    when asking, as they get work only when they choose to label."""
     rows = db.execute(
-        "SELECT id FROM annotators n WHERE active = 1 AND (id = ? OR EXISTS "
-        "(SELECT 1 FROM assignments a WHERE a.annotator_id = n.id)) ORDER BY id",
+        "SELECT id FROM annotators n WHERE active = 1 AND (id = ? OR (role <> 'admin' AND EXISTS "
+        "(SELECT 1 FROM assignments a WHERE a.annotator_id = n.id))) ORDER BY id",
         [annotator_id],
     ).fetchall()
     return [r[0] for r in rows]
@@ -296,6 +301,9 @@ def assign_batch(db: sqlite_utils.Database, annotator_id: int, shared: Counter[i
     """
     settings = get_settings(db)
     now_dt = datetime.now(UTC)
+    waiting = _hand_out_waiting(db, annotator_id, settings, now_dt)
+    if waiting:
+        return waiting
     at = _stamp(now_dt)
     labellers = _labellers(db, annotator_id)
     needed = min(settings.overlap_k, len(labellers))
@@ -361,6 +369,61 @@ def _hand_out(
         start = _next_order(db, partner)
         for offset, doc_id in enumerate(sorted(doc_ids, key=lambda d: shuffle_key(partner, query_id, d))):
             _assign(db, query_id, doc_id, partner, start + offset, at)
+    for entry in ordered:
+        if entry.holder is None and (entry.holders > 0 or is_overlap(query_id, entry.doc_id, settings.overlap)):
+            _settle_waiting(db, query_id, entry.doc_id, settings.overlap_k)
+
+
+# The first query (in import order) with an overlap copy waiting that the annotator has not had.
+_WAITING_QUERY = """
+SELECT w.query_id FROM overlap_waiting w JOIN queries q ON q.query_id = w.query_id
+WHERE NOT EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = w.query_id AND a.doc_id = w.doc_id
+                  AND a.annotator_id = :annotator)
+ORDER BY q.rowid LIMIT 1
+"""
+
+_WAITING_ENTRIES = """
+SELECT w.doc_id FROM overlap_waiting w JOIN pool p ON p.query_id = w.query_id AND p.doc_id = w.doc_id
+WHERE w.query_id = :query AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = w.query_id
+                                          AND a.doc_id = w.doc_id AND a.annotator_id = :annotator)
+ORDER BY p.position LIMIT :limit
+"""
+
+
+def _hand_out_waiting(db: sqlite_utils.Database, annotator_id: int, settings: Settings, now_dt: datetime) -> int:
+    """Give the annotator waiting overlap copies of one query (up to a batch); return how many."""
+    row = db.execute(_WAITING_QUERY, {"annotator": annotator_id}).fetchone()
+    if row is None:
+        return 0
+    query_id = row[0]
+    doc_ids = [
+        r[0]
+        for r in db.execute(
+            _WAITING_ENTRIES, {"query": query_id, "annotator": annotator_id, "limit": settings.batch_size}
+        )
+    ]
+    base = _next_order(db, annotator_id)
+    _set_state(db, _cursor_key(annotator_id), base)
+    at = _stamp(now_dt)
+    for offset, doc_id in enumerate(sorted(doc_ids, key=lambda d: shuffle_key(annotator_id, query_id, d))):
+        _assign(db, query_id, doc_id, annotator_id, base + offset, at)
+        _settle_waiting(db, query_id, doc_id, settings.overlap_k)
+    return len(doc_ids)
+
+
+def _settle_waiting(db: sqlite_utils.Database, query_id: str, doc_id: str, overlap_k: int) -> None:
+    """Keep an overlap entry in ``overlap_waiting`` exactly while it has fewer than
+    ``overlap_k`` copies that count (held by an active annotator, or labelled)."""
+    copies = db.execute(
+        "SELECT count(*) FROM assignments a JOIN annotators n ON n.id = a.annotator_id "
+        "WHERE a.query_id = ? AND a.doc_id = ? AND (n.active OR EXISTS (SELECT 1 FROM judgments j "
+        "WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id))",
+        [query_id, doc_id],
+    ).fetchone()[0]
+    if copies < overlap_k:
+        db.execute("INSERT OR IGNORE INTO overlap_waiting (query_id, doc_id) VALUES (?, ?)", [query_id, doc_id])
+    else:
+        db.execute("DELETE FROM overlap_waiting WHERE query_id = ? AND doc_id = ?", [query_id, doc_id])
 
 
 def _assign(db: sqlite_utils.Database, query_id: str, doc_id: str, annotator_id: int, order: int, at: str) -> None:
@@ -410,6 +473,21 @@ class _Partners:
             self._shared[candidate] += 1
             self._load[candidate] += 1
         return chosen
+
+
+def release_holds(db: sqlite_utils.Database, annotator_id: int) -> None:
+    """Let the annotator's holds on unlabelled entries lapse now (they stopped labelling):
+    the next annotator who asks may take them. A label they still send is recorded."""
+    at = _stamp(datetime.now(UTC))
+    held = "SELECT 1 FROM reservations WHERE annotator_id = ? AND expires_at > ? LIMIT 1"
+    if db.execute(held, [annotator_id, at]).fetchone() is None:
+        return  # nothing held: no write lock taken
+    with transaction(db):
+        db.execute(
+            "UPDATE reservations SET expires_at = ? WHERE annotator_id = ? AND expires_at > ? AND NOT EXISTS "
+            "(SELECT 1 FROM judgments j WHERE j.query_id = reservations.query_id AND j.doc_id = reservations.doc_id)",
+            [at, annotator_id, at],
+        )
 
 
 def renew_holds(db: sqlite_utils.Database, annotator_id: int, query_id: str, expires: str) -> None:

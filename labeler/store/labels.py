@@ -36,13 +36,15 @@ from labeler.store.access import (
     annotator_by_id,
     authenticate,
     find_annotator,
+    issue_annotator,
     list_annotators,
+    reissue_token,
     require_active,
     require_admin,
     rotate_token,
     set_active,
 )
-from labeler.store.assign import Settings, get_settings
+from labeler.store.assign import Settings, get_settings, release_holds
 from labeler.store.review import (
     Adjudication,
     AnnotatorProgress,
@@ -87,18 +89,22 @@ __all__ = [
     "disagreements",
     "export_judgments",
     "find_annotator",
+    "issue_annotator",
     "get_item",
     "get_settings",
     "latest_judgments",
     "list_annotators",
     "next_item",
     "overlap_labels",
+    "pool_progress",
     "previous_item",
     "progress",
     "progress_report",
     "record_adjudication",
     "record_judgment",
     "record_skip",
+    "reissue_token",
+    "release_holds",
     "require_admin",
     "rotate_token",
     "rubric_hash",
@@ -373,6 +379,14 @@ def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None 
         [query_id, annotator_id],
     ).fetchone()[0]
     return Progress(done, assigned, query_done, query_total)
+
+
+def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
+    """(pool entries of the whole project, entries labelled by anyone). Reads every label:
+    tens of milliseconds on a large project, so callers refresh it now and then."""
+    size = db.execute("SELECT count(*) FROM pool").fetchone()[0]
+    labelled = db.execute("SELECT count(*) FROM (SELECT DISTINCT query_id, doc_id FROM judgments)").fetchone()[0]
+    return size, labelled
 
 
 _LATEST = f"""

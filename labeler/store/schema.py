@@ -59,6 +59,13 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   (``documents.import_id``); rows of an import that has not finished are invisible
   (:data:`VISIBLE_DOCUMENTS`), and are deleted when it fails, or, after ``kill -9``, by the
   next import once the process named by ``pid`` on ``host`` is gone.
+- ``sessions``: id, secret_hash (sha256 of the browser's random session secret; the secret
+  itself is never stored), annotator_id, token_fingerprint (of the access token in force at
+  sign-in, so a new token ends the session), created_at, expires_at. A sign-in kept across
+  reloads; deleted by sign-out, deactivation and a new token.
+- ``preferences``: annotator_id, key, value (JSON). One annotator's own display choices.
+- ``overlap_waiting``: query_id, doc_id. Overlap entries handed out to fewer annotators than
+  ``overlap_k``: their next copies go to the next other annotator who asks for work.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -468,6 +475,37 @@ _M_IMPORTS = """
 #: (counts, builds, id checks) filters on it.
 VISIBLE_DOCUMENTS = "coalesce(import_id, 0) NOT IN (SELECT id FROM imports WHERE finished_at IS NULL)"
 
+# Sign-ins kept across reloads, per-annotator display choices, and overlap copies waiting for
+# an annotator who has not arrived yet (filled from the assignments made so far).
+_M_SESSIONS = """
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            secret_hash TEXT NOT NULL UNIQUE,
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            token_fingerprint TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        );
+        CREATE INDEX sessions_annotator ON sessions(annotator_id);
+        CREATE TABLE preferences (
+            annotator_id INTEGER NOT NULL REFERENCES annotators(id),
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (annotator_id, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE overlap_waiting (
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            PRIMARY KEY (query_id, doc_id),
+            FOREIGN KEY (query_id, doc_id) REFERENCES pool(query_id, doc_id)
+        ) WITHOUT ROWID;
+        INSERT INTO overlap_waiting (query_id, doc_id)
+            SELECT a.query_id, a.doc_id FROM assignments a
+            WHERE NOT EXISTS (SELECT 1 FROM reservations r WHERE r.query_id = a.query_id AND r.doc_id = a.doc_id)
+            GROUP BY a.query_id, a.doc_id
+            HAVING count(*) < coalesce((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'overlap_k'), 2);
+"""
+
 #: The current label of each (item, annotator): the judgments row with the highest id per
 #: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
 #: ``f"SELECT ... FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id"``.
@@ -512,7 +550,7 @@ _M_GOLDEN = """
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
-    _M_IMPORTS,
+    _M_IMPORTS, _M_SESSIONS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

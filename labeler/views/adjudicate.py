@@ -86,6 +86,7 @@ def _on_record(db: sqlite_utils.Database, user: Annotator, query_id: str, doc_id
         st.session_state[state.FLASH] = f"{query_id} / {doc_id}: choose a grade first; nothing was recorded."
         return
     try:
+        state.check_token(st.session_state, db, user.id)
         labels.record_adjudication(
             db, query_id, doc_id, int(grade), st.session_state.get(f"{prefix}:note", ""), caller=user
         )

@@ -1,7 +1,8 @@
-"""Admin page: the annotator list, with activate/deactivate.
+"""Admin page: the annotator list, with activate/deactivate, new annotators and new tokens.
 
-Tokens are created on the command line (``goldpool add-annotator``), where the one-time
-token can be copied once and is never shown again.
+A token is shown once, right after it is made (adding someone or giving them a new token),
+to be passed on to its holder; only its hash is kept. A new token ends every browser
+session opened with the old one at its next click.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     flash = state.pop_flash(st.session_state)
     if flash:
         st.warning(flash)
+    _issued()
     st.caption("A deactivated token stops working at its holder's next click; labels are kept.")
     for annotator in labels.list_annotators(db, caller=user):
-        name, role, active = st.columns([3, 1, 1])
+        name, role, active, token = st.columns([3, 1, 1, 1])
         name.markdown(f"**{markdown_escape(annotator.name)}**")
         role.write(annotator.role)
         active.toggle(
@@ -39,11 +41,61 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
             on_change=_on_toggle,
             args=(db, annotator.id, user),
         )
-    st.caption("Add people with `goldpool add-annotator DB NAME [--role admin]`.")
+        token.button(
+            "New token",
+            key=state.reissue_key(annotator.id),
+            help="Replace this person's access token; the old one stops working at once.",
+            on_click=_on_reissue,
+            args=(db, annotator, user),
+        )
+    _add_form(db, user)
+
+
+def _issued() -> None:
+    """The token just made, shown this once (it is not kept anywhere)."""
+    issued = st.session_state.pop(state.ISSUED, None)
+    if issued is None:
+        return
+    name, token = issued
+    st.success(
+        f"Access token for **{markdown_escape(name)}**. Copy it now and pass it on privately: "
+        "it is shown only this once."
+    )
+    st.code(token, language=None)
+
+
+def _add_form(db: sqlite_utils.Database, user: Annotator) -> None:
+    st.subheader("Add an annotator")
+    with st.form("add_annotator", clear_on_submit=True):
+        name = st.text_input("Name", key=state.NEW_NAME, max_chars=100)
+        role = st.selectbox("Role", ["annotator", "admin"], key=state.NEW_ROLE)
+        submitted = st.form_submit_button("Add", key=state.ADD_SUBMIT)
+    if submitted:
+        try:
+            state.check_token(st.session_state, db, user.id)
+            added, token = labels.issue_annotator(db, name or "", role, caller=user)
+        except StoreError as exc:
+            st.error(f"Not added: {exc}")
+            return
+        st.session_state[state.ISSUED] = (added.name, token)
+        st.rerun()
+
+
+def _on_reissue(db: sqlite_utils.Database, annotator: Annotator, user: Annotator) -> None:
+    try:
+        state.check_token(st.session_state, db, user.id)
+        token = labels.reissue_token(db, annotator.id, caller=user)
+    except StoreError as exc:
+        st.session_state[state.FLASH] = f"Not changed: {exc}"
+        return
+    st.session_state[state.ISSUED] = (annotator.name, token)
+    if annotator.id == user.id:  # the admin holds the new token: this browser stays signed in
+        state.keep_after_new_token(st.session_state, db, user)
 
 
 def _on_toggle(db: sqlite_utils.Database, annotator_id: int, user: Annotator) -> None:
     try:
+        state.check_token(st.session_state, db, user.id)
         labels.set_active(db, annotator_id, bool(st.session_state[state.active_key(annotator_id)]), caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not changed: {exc}"

@@ -2,28 +2,46 @@
 
 Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are Streamlit's own
 button shortcuts (``st.button(shortcut=...)``), whose handler ignores a key without Ctrl, Alt
-or Cmd while focus is in a text field, so typing a note never fires a label. The annotator
+or Cmd while focus is in a text field, so typing a note never fires a label. No other key
+grades: the app's key guard (``labeler.app``) takes these buttons out of the Tab order, makes
+Enter and Space do nothing on them, and lets Tab in the note field drop the focus. The annotator
 sees the query, the chunk and their own work only: no retriever, rank, score, priority or
 anyone else's label. The layout is the same for every item (messages are toasts), because a
 button that moves on the page re-binds its key and can miss a press meanwhile.
+
+Layout (wide): the chunk on the left in a box of fixed height that scrolls on its own, so
+the grade buttons on the right stay in view however long the chunk; the chunk's title above
+it; its text with whitespace kept, in a monospace font when it holds code or aligned
+columns. Query words are marked faintly, and each annotator can switch that off.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 
 import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.highlight import chunk_html, query_html
+from labeler.highlight import chunk_body_html, preformatted, query_html, safe_markdown
 from labeler.query_fields import query_fields_html
 from labeler.store import StoreError
-from labeler.store import labels
+from labeler.store import labels, sessions
 from labeler.grades import GRADE_HELP, GRADES
 from labeler.store.labels import Annotator, Item
 
-_BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space:pre-wrap;"
+# Style only (no script): st.html sends it without taking room on the page.
+_STYLE = """<style>
+.block-container { padding-top: 2.5rem; }
+.gp-chunk { border: 1px solid #ddd; border-radius: 6px; }
+.gp-title { font-weight: 600; padding: 0.5rem 1rem; border-bottom: 1px solid #eee; overflow-wrap: anywhere; }
+.gp-body { height: calc(100vh - 19rem); min-height: 10rem; overflow: auto; padding: 0.75rem 1rem;
+           white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.5; }
+.gp-body.gp-mono { white-space: pre; overflow-wrap: normal; font-size: 0.88rem;
+                   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+.gp-body mark { background: rgba(250, 204, 21, 0.22); color: inherit; padding: 0; border-radius: 2px; }
+</style>"""
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
@@ -37,20 +55,36 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if flash:  # a toast, not an element: the page layout must not move between items
         st.toast(flash)
     overall = labels.progress(db, user.id, item.query_id if item else None)
+    project = state.project_counts(session, db, overall.done)
     if item is None:
-        st.progress(1.0, text=f"Labelled {overall.done} of {overall.assigned}")
+        st.progress(1.0, text=project_line(overall, project))
         st.success("Nothing left to label. Thank you!")
         return
-    _progress(overall, item)
-    _texts(item)
-    st.text_input(
-        "Note (optional)",
-        key=state.NOTE,
-        placeholder="Type a note, press Tab to leave the field, then a grade key",
-        max_chars=2000,
+    st.html(_STYLE)
+    _progress(overall, project, item)
+    st.html(
+        f'<div class="gp-query" style="font-size:1.15rem">{query_html(item.query_text)}</div>'
+        + query_fields_html(item.query_meta)
     )
-    _grade_buttons(db, user, item)
-    _other_keys(db, user, item)
+    text, keys = st.columns([3, 1], gap="medium")
+    with text:
+        _chunk(item, state.highlighting(db, user.id))
+    with keys:
+        _grade_buttons(db, user, item)
+        _other_keys(db, user, item)
+        st.text_input(
+            "Note (optional)",
+            key=state.NOTE,
+            placeholder="Type a note, press Tab to leave the field, then a grade key",
+            max_chars=2000,
+        )
+        st.toggle(
+            "Mark query words",
+            value=state.highlighting(db, user.id),
+            key=state.HIGHLIGHT,
+            on_change=_on_highlight,
+            args=(db, user),
+        )
 
 
 #: Shown when the page itself meets a busy project (it needed to write, e.g. a new batch).
@@ -77,30 +111,38 @@ def busy_wait(db: sqlite_utils.Database) -> None:
     st.info(state.BUSY_MESSAGE + kept, icon="⏳")
 
 
-def _progress(overall: labels.Progress, item: Item) -> None:
-    assigned = max(overall.assigned, 1)
-    st.progress(min(overall.done / assigned, 1.0), text=f"Labelled {overall.done} of {overall.assigned}")
-    st.progress(
-        min(item.position / max(item.batch_size, 1), 1.0),
-        text=f"This query: item {item.position} of {item.batch_size} · {overall.query_done} labelled",
+def batch_line(overall: labels.Progress, item: Item) -> str:
+    """This batch (the annotator's items of the current query): labelled, and where we are."""
+    return (
+        f"This batch: {overall.query_done} of {overall.query_total} labelled · "
+        f"item {item.position} of {item.batch_size}"
     )
 
 
-def _texts(item: Item) -> None:
+def project_line(overall: labels.Progress, project: tuple[int, int]) -> str:
+    """The whole pool (size, labelled by anyone), and the annotator's own share."""
+    size, labelled = project
+    share = f" ({labelled / size:.0%})" if size else ""
+    return f"Project: {labelled:,} of {size:,} pool items labelled{share} · you: {overall.done:,} labelled"
+
+
+def _progress(overall: labels.Progress, project: tuple[int, int], item: Item) -> None:
+    batch, whole = st.columns(2)
+    batch.progress(min(overall.query_done / max(overall.query_total, 1), 1.0), text=batch_line(overall, item))
+    whole.progress(min(project[1] / max(project[0], 1), 1.0), text=project_line(overall, project))
+
+
+def _chunk(item: Item, marks: bool) -> None:
     # Corpus and query text are untrusted: everything is escaped before it becomes HTML.
-    st.html(
-        f'<div class="gp-query" style="font-size:1.15rem;margin-bottom:0.25rem">{query_html(item.query_text)}</div>'
-        + query_fields_html(item.query_meta)
-    )
-    st.html(f'<div class="gp-chunk" style="{_BOX}">{chunk_html(item.doc_title, item.doc_text, item.query_text)}</div>')
-    # Always present, so the buttons below never move (a moved button re-binds its key).
-    mine = "not labelled yet" if item.relevance is None else f"{item.relevance} · {GRADES[item.relevance]}"
-    st.caption(f"Your label: {mine}")
+    mono = " gp-mono" if preformatted(item.doc_text) else ""
+    title = f'<div class="gp-title">{html.escape(item.doc_title)}</div>' if item.doc_title.strip() else ""
+    body = chunk_body_html(item.doc_text, item.query_text, marks)
+    st.html(f'<div class="gp-chunk">{title}<div class="gp-body{mono}">{body}</div></div>')
 
 
 def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
-    for column, (grade, name) in zip(st.columns(len(GRADES)), GRADES.items(), strict=True):
-        column.button(
+    for grade, name in GRADES.items():
+        st.button(
             f"{grade} · {name}",
             key=state.grade_key(grade),
             shortcut=str(grade),
@@ -110,21 +152,36 @@ def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> No
             on_click=_on_label,
             args=(db, user.id, item.query_id, item.doc_id, grade),
         )
-    st.caption(" · ".join(f"**{g}** {meaning}" for g, meaning in GRADE_HELP.items()))
+    # Always present, so the buttons never move (a moved button re-binds its key).
+    mine = "not labelled yet" if item.relevance is None else f"{item.relevance} · {GRADES[item.relevance]}"
+    st.caption(f"Your label: {mine}")
 
 
 def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
-    back, skip, rubric = st.columns(3)
-    back.button("Back", key=state.BACK, shortcut="u", on_click=_on_back, args=(db, user.id, item.query_id, item.doc_id))
-    skip.button("Skip", key=state.SKIP, shortcut="s", on_click=_on_skip, args=(db, user.id, item.query_id, item.doc_id))
-    with rubric.popover("Rubric"):
+    # One per row: side by side they get cut off ("B… U") in a narrow window.
+    st.button(
+        "Back", key=state.BACK, shortcut="u", width="stretch", on_click=_on_back,
+        args=(db, user.id, item.query_id, item.doc_id),
+    )
+    st.button(
+        "Skip", key=state.SKIP, shortcut="s", width="stretch", on_click=_on_skip,
+        args=(db, user.id, item.query_id, item.doc_id),
+    )
+    with st.popover("Rubric", width="stretch"):
         try:
             current = labels.current_rubric(db)
         except StoreError as exc:
             st.warning(str(exc))
         else:
-            st.markdown(current.text)
+            st.markdown(safe_markdown(current.text))
             st.caption(f"Rubric version {current.hash}")
+
+
+def _on_highlight(db: sqlite_utils.Database, user: Annotator) -> None:
+    try:
+        sessions.set_preference(db, "highlight", bool(st.session_state[state.HIGHLIGHT]), caller=user)
+    except StoreError as exc:
+        st.session_state[state.FLASH] = f"Not saved: {exc}"
 
 
 def _on_label(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, grade: int) -> None:

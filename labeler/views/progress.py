@@ -22,6 +22,14 @@ from labeler.views import admin_only
 #: What the table shows for a statistic that is undefined (every label the same grade).
 UNDEFINED = "undefined (one grade only)"
 
+#: What a table shows for a figure that does not exist yet (no label, no time measured).
+MISSING = "—"
+
+
+def _figure(value: float | None) -> str:
+    # Text throughout: a column mixing numbers and "—" cannot be shown as a table.
+    return MISSING if value is None else f"{value:.1f}"
+
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
     """Show progress tables and agreement statistics."""
@@ -51,8 +59,8 @@ def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:
                 "active": a.active,
                 "done": a.done,
                 "assigned": a.assigned,
-                "labels/hour": None if a.labels_per_hour is None else round(a.labels_per_hour, 1),
-                "median s/label": None if a.median_seconds is None else round(a.median_seconds, 1),
+                "labels/hour": _figure(a.labels_per_hour),
+                "median s/label": _figure(a.median_seconds),
             }
             for a in report.annotators
         ],

@@ -10,6 +10,7 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
+from labeler.highlight import safe_markdown
 from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
@@ -35,4 +36,4 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         else:
             st.success(f"Saved as version {saved.hash}. New labels record it from now on.")
     with st.expander("Preview"):
-        st.markdown(text)
+        st.markdown(safe_markdown(text))  # images become links: the preview fetches nothing

@@ -1,0 +1,210 @@
+"""The app for a team's first day (Streamlit's AppTest): admins land on Progress, new tokens
+end open sessions, the chunk is readable, progress has a fixed target, admins issue tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import labeler
+from labeler import state
+from labeler.highlight import preformatted
+from labeler.store import connect
+from labeler.store import labels, sessions
+from app_fixtures import Project, add_judgments, build_project
+
+APP = Path(labeler.__file__).parent / "app.py"
+TIMEOUT = 30
+
+CODE = 'def boil(water):\n    """Heat until it boils."""\n    while water.temp < 100:\n        water.heat(1)\n'
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    built = build_project(tmp_path)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
+    return built
+
+
+def _sign_in(token: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    at.text_input(key=state.TOKEN_INPUT).input(token)
+    at.button(key=state.LOGIN_SUBMIT).click().run()
+    return at
+
+
+def _page_script(page: str) -> None:
+    from labeler import app
+
+    getattr(app, page)()
+
+
+def _signed_in_page(project: Project, page: str, token: str) -> AppTest:
+    at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
+    with connect(project.path) as db:
+        user = labels.authenticate(db, token)
+        at.session_state[state.USER] = user
+        at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)
+    return at.run()
+
+
+def _chunk_html(at: AppTest) -> str:
+    return next(h.proto.body for h in at.html if "gp-chunk" in h.proto.body)
+
+
+def _judgments(project: Project, annotator_id: int) -> int:
+    with connect(project.path) as db:
+        return db.execute("SELECT count(*) FROM judgments WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+
+
+def test_a_new_token_signs_out_the_browser_that_used_the_old_one(project: Project) -> None:
+    bob = _sign_in(project.annotator_token)
+    bob.button(key=state.grade_key(2)).click().run()
+    assert _judgments(project, project.annotator_id) == 1
+    with connect(project.path) as db:
+        labels.rotate_token(db, "bob")
+    bob.button(key=state.grade_key(3)).click().run()  # the next action meets the sign-in form
+    assert _judgments(project, project.annotator_id) == 1
+    assert state.USER not in bob.session_state
+    assert "new access token" in bob.error[0].value
+    assert bob.text_input(key=state.TOKEN_INPUT).label == "Access token"
+    assert not bob.exception
+
+
+def test_an_admin_lands_on_progress_and_is_handed_no_work(project: Project) -> None:
+    at = _sign_in(project.admin_token)
+    assert [t.value for t in at.title] == ["Progress"]
+    with connect(project.path) as db:
+        held = db.execute("SELECT count(*) FROM assignments WHERE annotator_id = ?", [project.admin_id]).fetchone()
+    assert held[0] == 0
+    assert not at.exception
+
+
+def test_an_admin_page_lets_the_admins_idle_holds_lapse(project: Project) -> None:
+    with connect(project.path) as db:
+        labels.next_item(db, project.admin_id)  # the admin opened the labelling page once
+        held = "SELECT count(*) FROM reservations WHERE annotator_id = ? AND expires_at > ?"
+        assert db.execute(held, [project.admin_id, labels.now()]).fetchone()[0] > 0
+    _signed_in_page(project, "progress_page", project.admin_token)
+    with connect(project.path) as db:
+        assert db.execute(held, [project.admin_id, labels.now()]).fetchone()[0] == 0
+        assert labels.next_item(db, project.annotator_id) is not None  # bob may take them
+
+
+def test_a_code_chunk_keeps_its_layout_and_its_title_shows_escaped(project: Project) -> None:
+    with connect(project.path) as db:
+        db.execute("UPDATE documents SET title = '<Boiler> guide', text = ? WHERE doc_id LIKE 'q1-%'", [CODE])
+    at = _sign_in(project.annotator_token)
+    chunk = _chunk_html(at)
+    assert '<div class="gp-title">&lt;Boiler&gt; guide</div>' in chunk
+    assert 'class="gp-body gp-mono"' in chunk
+    assert "    while <mark>water</mark>.temp &lt; 100:\n        <mark>water</mark>.heat(1)" in chunk
+    assert preformatted(CODE) and not preformatted("Plain prose for q1 number 1.  Two spaces.")
+
+
+def test_marking_query_words_is_switched_off_per_annotator_and_stays_off(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    assert "<mark>" in _chunk_html(at)
+    at.toggle(key=state.HIGHLIGHT).set_value(False).run()
+    assert "<mark>" not in _chunk_html(at)
+    again = _sign_in(project.annotator_token)  # another browser, later
+    assert "<mark>" not in _chunk_html(again)
+    assert again.toggle(key=state.HIGHLIGHT).value is False
+    with connect(project.path) as db:
+        assert sessions.preference(db, project.admin_id, "highlight") is True
+    assert not at.exception
+
+
+def test_progress_shows_this_batch_and_the_whole_project(project: Project) -> None:
+    at = _sign_in(project.annotator_token)
+    texts = [p.proto.text for p in at.get("progress")]
+    assert texts == [
+        "This batch: 0 of 5 labelled · item 1 of 5",
+        "Project: 0 of 15 pool items labelled (0%) · you: 0 labelled",
+    ]
+    at.button(key=state.grade_key(1)).click().run()
+    texts = [p.proto.text for p in at.get("progress")]
+    assert texts[0].startswith("This batch: 1 of 5 labelled · item ")
+    assert texts[1] == "Project: 1 of 15 pool items labelled (7%) · you: 1 labelled"
+
+
+def test_the_progress_table_shows_a_dash_for_missing_figures(project: Project) -> None:
+    add_judgments(project.path, project.annotator_id, {("q1", "q1-d1"): 2})
+    at = _signed_in_page(project, "progress_page", project.admin_token)
+    people = at.dataframe[0].value
+    ada = people[people["annotator"] == "ada"].iloc[0]
+    assert (ada["labels/hour"], ada["median s/label"]) == ("—", "—")
+    assert people[people["annotator"] == "bob"].iloc[0]["median s/label"] == "4.0"
+
+
+def test_an_admin_adds_an_annotator_and_sees_the_token_once(project: Project) -> None:
+    at = _signed_in_page(project, "annotators_page", project.admin_token)
+    at.text_input(key=state.NEW_NAME).input("<cy>")
+    at.selectbox(key=state.NEW_ROLE).set_value("annotator")
+    at.button(key=state.ADD_SUBMIT).click().run()
+    shown = [c.value for c in at.code]
+    assert len(shown) == 1
+    with connect(project.path) as db:
+        cy = labels.authenticate(db, shown[0])
+    assert cy is not None and cy.name == "<cy>" and cy.role == "annotator"
+    at.run()
+    assert [c.value for c in at.code] == []  # shown once only
+    assert not at.exception
+
+
+def test_an_admin_reissues_a_token_and_the_old_one_stops(project: Project) -> None:
+    at = _signed_in_page(project, "annotators_page", project.admin_token)
+    at.button(key=state.reissue_key(project.annotator_id)).click().run()
+    (token,) = [c.value for c in at.code]
+    with connect(project.path) as db:
+        assert labels.authenticate(db, token).id == project.annotator_id
+        assert labels.authenticate(db, project.annotator_token) is None
+    # An admin who renews their own token stays signed in with it.
+    at.button(key=state.reissue_key(project.admin_id)).click().run()
+    (own,) = [c.value for c in at.code]
+    at.run()
+    assert [t.value for t in at.title] == ["Annotators"]
+    with connect(project.path) as db:
+        assert labels.authenticate(db, own).id == project.admin_id
+    assert not at.exception
+
+
+def test_the_rubric_shows_no_remote_image(project: Project) -> None:
+    rubric = "# Rubric\n\n![tracker](http://203.0.113.9/pixel.png)\n\n[guide](http://203.0.113.9/guide)"
+    with connect(project.path) as db:
+        labels.set_rubric(db, rubric, caller=labels.OWNER)
+    at = _sign_in(project.annotator_token)
+    shown = [m.value for m in at.markdown if "tracker" in m.value]
+    assert shown == ["# Rubric\n\n\\![tracker](http://203.0.113.9/pixel.png)\n\n[guide](http://203.0.113.9/guide)"]
+    admin = _signed_in_page(project, "rubric_page", project.admin_token)
+    preview = [m.value for m in admin.markdown if "tracker" in m.value]
+    assert preview and all("\\![tracker]" in p for p in preview)
+
+
+def test_a_kept_sign_in_resumes_in_a_new_browser_session(project: Project) -> None:
+    first: dict[str, object] = {}
+    with connect(project.path) as db:
+        user = state.sign_in(first, db, project.annotator_token)
+        secret = first[state.SESSION_SECRET]
+        assert project.annotator_token not in str(secret)
+        reloaded: dict[str, object] = {}
+        assert state.resume(reloaded, db, secret) == user
+        assert state.signed_in(reloaded, db) == user
+        state.sign_out(first, db)
+        assert state.resume({}, db, secret) is None
+        assert state.signed_in(reloaded, db) == user  # still signed in this session...
+        labels.rotate_token(db, "bob")
+        assert state.signed_in(reloaded, db) is None  # ...until the token changes
+
+
+def test_the_project_figure_is_counted_now_and_then_and_adds_own_labels_between(project: Project) -> None:
+    session: dict[str, object] = {}
+    now = [100.0]
+    with connect(project.path) as db:
+        assert state.project_counts(session, db, 0, clock=lambda: now[0]) == (15, 0)
+        add_judgments(project.path, project.admin_id, {("q2", "q2-d1"): 1})  # someone else labels
+        assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 2)  # own two added
+        now[0] += state.PROJECT_REFRESH + 1
+        assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 1)  # counted afresh
