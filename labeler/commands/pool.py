@@ -98,6 +98,12 @@ def import_run(db: str, file: str, name: str) -> None:
 @click.option("--dense-depth", default=50, show_default=True, help="Dense documents per query (0: off).")
 @click.option("--run-depth", default=50, show_default=True, help="Documents per query from each run (0: off).")
 @click.option(
+    "--candidate-depth",
+    default=200,
+    show_default=True,
+    help="Keep each source's ranking to this depth beside the pool (adaptive pooling draws from it).",
+)
+@click.option(
     "--model",
     type=click.Path(file_okay=False),
     help="sentence-transformers model directory [default: all-MiniLM-L6-v2, bundled].",
@@ -109,6 +115,7 @@ def build_pool(
     bm25_depth: int,
     dense_depth: int,
     run_depth: int,
+    candidate_depth: int,
     model: str | None,
     cache_dir: str | None,
     no_progress: bool,
@@ -126,6 +133,7 @@ def build_pool(
             bm25_depth=bm25_depth,
             dense_depth=dense_depth,
             run_depth=run_depth,
+            candidate_depth=candidate_depth,
             model=model,
             cache_dir=cache_dir,
             progress=not no_progress,
