@@ -18,7 +18,9 @@ A project whose pool was built before candidate lists were kept has its pool pro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sqlite_utils
@@ -31,7 +33,10 @@ if TYPE_CHECKING:
     from pooling.stopping import Estimate
     from pooling.strategies import Candidates
 
-__all__ = ["QueryStatus", "load_candidates", "pick", "query_status", "stop_line"]
+__all__ = ["QueryStatus", "load_candidates", "pick", "query_status", "simulate", "stop_line"]
+
+#: Default replay budget of ``simulate-pooling``, in judgments of the depth union.
+BUDGET_FACTOR = 1.25
 
 
 def load_candidates(db: sqlite_utils.Database, query_id: str, *, with_texts: bool = False) -> Candidates:
@@ -151,3 +156,58 @@ def stop_line(status: QueryStatus) -> str:
     if not status.stopping:
         return head
     return f"{head}; {'stop' if e.stop else 'go on'}"
+
+
+def simulate(
+    db: sqlite_utils.Database,
+    qrels_path: str | Path,
+    strategies: Sequence[str],
+    *,
+    budgets: Sequence[int] = (),
+    stop_every: int = 10,
+) -> dict:
+    """Replay ``strategies`` over the project's candidate lists against full qrels.
+
+    The queries replayed are the pooled ones the qrels file names (a query absent from it
+    has unknown relevance, not none); a candidate absent from the qrels counts as not
+    relevant, a grade of 1 or more as relevant. The baseline is the union of every source to
+    the pool depth of the latest build, judged in full (:func:`pooling.replay.replay`).
+
+    Args:
+        db: the project.
+        qrels_path: TREC qrels file.
+        strategies: names from :data:`pooling.strategies.STRATEGIES`.
+        budgets: total judgments per strategy; the largest caps the replay (default:
+            :data:`BUDGET_FACTOR` times the baseline's judgments) and each is reported under
+            ``found_at_budget``.
+        stop_every: ask the stopping rule after every n-th judgment of a query (0: never).
+
+    Returns:
+        :func:`pooling.replay.to_json`'s shape, plus ``queries``, ``budget`` and, per
+        strategy, ``found_at_budget`` ({budget: relevant found}).
+
+    Raises:
+        PoolingError: a bad qrels file, an unknown strategy, a budget below 1, or no pooled
+            query in the qrels.
+    """
+    from pooling import PoolingError
+    from pooling.qrels import read_qrels
+    from pooling.replay import found_at, replay, to_json
+
+    if any(b < 1 for b in budgets):
+        raise PoolingError(f"a budget must be 1 or more, got {min(budgets)}")
+    graded = read_qrels(qrels_path)
+    queries = [q for q in store.candidate_queries(db) if q in graded]
+    if not queries:
+        raise PoolingError("no pooled query of the project is in the qrels", path=Path(qrels_path))
+    cands = [load_candidates(db, q, with_texts="active" in strategies) for q in queries]
+    qrels = {q: {d for d, g in graded[q].items() if g >= 1} for q in queries}
+    baseline = replay(cands, qrels, [], stop_every=0).baseline_judgments
+    budget = max(budgets) if budgets else max(1, round(BUDGET_FACTOR * baseline))
+    result = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every)
+    out = to_json(result)
+    out["queries"] = len(queries)
+    out["budget"] = budget
+    for name, r in result.strategies.items():
+        out["strategies"][name]["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from labeler.commands import adaptive as _adaptive
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import demo as _demo
 from labeler.commands import judge as _judge
@@ -26,7 +27,7 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _calibrate, _golden, _verdicts, _judge, _demo):
+for _module in (_pool, _label, _serve, _calibrate, _golden, _verdicts, _judge, _demo, _adaptive):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 
