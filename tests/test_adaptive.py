@@ -103,3 +103,47 @@ def test_status_needs_the_admin(project: Project) -> None:
     db = connect(project.path)
     with pytest.raises(StoreError):
         adaptive.query_status(db, caller=project.annotator_id)
+
+
+def _label_q1(db: sqlite_utils.Database, annotator_id: int) -> None:
+    labels.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
+    for doc_id in _batch(db, annotator_id):
+        labels.record_judgment(db, annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
+
+
+def test_stats_prints_each_labelled_query_estimate(project: Project) -> None:
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+
+    db = connect(project.path)
+    _label_q1(db, project.annotator_id)
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    line = adaptive.stop_line(adaptive.query_status(db, caller=OWNER)[0])
+    e = adaptive.query_status(db, caller=OWNER)[0].estimate
+    assert line == f"q1: ~{round(100 * e.recall)}% of relevant found [{round(100 * e.recall_low)}, {round(100 * e.recall_high)}]; stop"
+    assert e.found == 2 and e.judged == 4 and e.recall_low <= e.recall <= e.recall_high
+    out = CliRunner().invoke(cli, ["stats", str(project.path)]).output
+    assert out.endswith(f"within the candidate lists):\n  {line}\n")  # q2 and q3 have no labels: not listed
+
+
+def test_progress_page_shows_the_estimate(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from labeler import state
+
+    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
+    db = connect(project.path)
+    _label_q1(db, project.annotator_id)
+    at = AppTest.from_function(_progress_page, default_timeout=60)
+    at.session_state[state.USER] = labels.authenticate(db, project.admin_token)
+    at.run()
+    assert not at.exception
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("q1: ~") and "% of relevant found [" in t for t in texts), texts
+
+
+def _progress_page() -> None:
+    from labeler import app
+
+    app.progress_page()

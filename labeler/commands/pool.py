@@ -167,15 +167,33 @@ def export_pool(db: str, output: str | None) -> None:
 @click.command()
 @db_argument
 def stats(db: str) -> None:
-    """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries."""
+    """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries.
+
+    With labels, also each labelled query's estimated share of relevant chunks found (the
+    stopping rule's, with its interval, and whether it says stop when ``stop_recall`` is set).
+    """
     from labeler.store import connect
     from labeler.store.corpus import stats as run
 
     with user_errors():
-        counts = run(connect(db))
+        store = connect(db)
+        counts = run(store)
+        lines = _stop_lines(store) if counts.get("judged_entries") else []
     width = max(len(name) for name in counts)
     for name, count in counts.items():
         click.echo(f"{name + ':':<{width + 1}} {count}")
+    if lines:
+        click.echo("relevant found per labelled query (stopping rule, within the candidate lists):")
+        for line in lines:
+            click.echo(f"  {line}")
+
+
+def _stop_lines(store: Any) -> list[str]:
+    """``q17: ~90% of relevant found [82, 96]; stop`` for every query with labels."""
+    from labeler.adaptive import query_status, stop_line
+    from labeler.store.access import OWNER
+
+    return [stop_line(s) for s in query_status(store, caller=OWNER) if s.estimate.judged]
 
 
 COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, build_pool, export_pool, stats]
