@@ -20,8 +20,9 @@ from pathlib import Path
 
 import sqlite_utils
 
-from labeler.store import corpus
+from labeler.store import candidates, corpus
 from labeler.store.corpus import ImportResult, Recorded
+from labeler.store.schema import transaction
 from pooling import PoolingError
 from pooling.pool import RRF_K, Rankings, grown, merge
 from pooling.readers import read_corpus, read_queries
@@ -104,6 +105,7 @@ class PoolBuildResult:
         per_source: documents each source put forward (summed over queries).
         encoded: texts the dense model encoded (0 on a warm cache).
         seconds: wall time per stage, and ``total``.
+        candidates: candidate rows kept (each source's ranking to the candidate depth).
     """
 
     build_id: int
@@ -113,6 +115,7 @@ class PoolBuildResult:
     per_source: dict[str, int] = field(default_factory=dict)
     encoded: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    candidates: int = 0
 
 
 def default_cache_dir(db: sqlite_utils.Database) -> Path:
@@ -150,6 +153,7 @@ def build_pool(
     bm25_depth: int = 50,
     dense_depth: int = 50,
     run_depth: int = 50,
+    candidate_depth: int = 200,
     model: str | Path | None = None,
     cache_dir: str | Path | None = None,
     progress: bool = True,
@@ -160,10 +164,17 @@ def build_pool(
     added, after the query's existing positions (see :mod:`pooling.pool`). A depth of 0
     turns a source off.
 
+    Beside the pool, each source's ranking is kept to ``candidate_depth`` (or its pool depth,
+    if deeper) in the ``candidates`` table: what an adaptive pooling strategy may draw from
+    (:mod:`labeler.adaptive`). They are written just after the pool, replacing the rankings
+    those sources had from an earlier build.
+
     Raises:
         PoolingError: no queries or documents, a negative depth, or an unusable model.
     """
-    for name, depth in (("bm25_depth", bm25_depth), ("dense_depth", dense_depth), ("run_depth", run_depth)):
+    checked = (("bm25_depth", bm25_depth), ("dense_depth", dense_depth), ("run_depth", run_depth),
+               ("candidate_depth", candidate_depth))
+    for name, depth in checked:
         if depth < 0:
             raise PoolingError(f"{name} must be 0 (off) or more, not {depth}")
     started = time.perf_counter()
@@ -178,16 +189,25 @@ def build_pool(
         doc_keys,
         lambda: (search_text(title, text) for title, text in corpus.document_texts(db)),
         _fetcher(db, doc_ids),
-        bm25_depth=bm25_depth,
-        dense_depth=dense_depth,
+        bm25_depth=_deeper(bm25_depth, candidate_depth),
+        dense_depth=_deeper(dense_depth, candidate_depth),
         model=model,
         cache_dir=(cache_dir if cache_dir is not None else default_cache_dir(db)) if dense_depth > 0 else None,
         progress=progress,
     )
-    rankings = {**found.rankings, **corpus.run_rankings(db, run_depth)}
-    depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth}
+    deep = {**found.rankings, **corpus.run_rankings(db, _deeper(run_depth, candidate_depth))}
+    cut = {"bm25": bm25_depth, "dense": dense_depth}
+    rankings = {s: {q: list(d[: cut.get(s, run_depth)]) for q, d in r.items()} for s, r in deep.items()}
+    depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth, "candidate_depth": candidate_depth}
     params = {**depths, "model": found.model, "model_identity": found.model_identity, "sources": sorted(rankings), "rrf_k": RRF_K}
     build_id, added, kept = corpus.add_pool_build(db, _planner(rankings), params)
+    with transaction(db):
+        kept_candidates = candidates.replace_rankings(db, deep)
     per_source = {s: sum(len(d) for d in r.values()) for s, r in sorted(rankings.items())}
     seconds = {**found.seconds, "total": time.perf_counter() - started}
-    return PoolBuildResult(build_id, len(queries), added, kept, per_source, found.encoded, seconds)
+    return PoolBuildResult(build_id, len(queries), added, kept, per_source, found.encoded, seconds, kept_candidates)
+
+
+def _deeper(depth: int, candidate_depth: int) -> int:
+    """How deep to retrieve a source: 0 stays off, else the deeper of pool and candidate depth."""
+    return max(depth, candidate_depth) if depth > 0 else 0

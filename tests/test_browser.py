@@ -118,6 +118,13 @@ def _idle(page) -> None:  # noqa: ANN001 - playwright's Page
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
 
 
+def _settle(page) -> None:  # noqa: ANN001 - playwright's Page
+    """Wait for the run that leaving a text field (or loading a page) starts, then for the app
+    to finish it: that run may begin a moment after the event, after ``_idle`` already passed."""
+    page.wait_for_timeout(500)
+    _idle(page)
+
+
 def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -189,7 +196,7 @@ def _note_does_not_fire_keys(page, project: Project, seen: list[str]) -> None:  
     page.keyboard.type("0123 us")
     assert len(_judgments(project)) == 11
     page.keyboard.press("Tab")  # leaves the field; the grade keys work again
-    _idle(page)  # the note reaches the server when the field is left
+    _settle(page)  # the note reaches the server when the field is left
     _press(page, "2", seen)
     expect(page.get_by_text("you: 11 labelled", exact=False)).to_be_visible()
     last = _judgments(project)[-1]

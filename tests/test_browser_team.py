@@ -17,7 +17,7 @@ from labeler.store import connect
 from labeler.store import labels
 from labeler.store.assign import is_overlap
 from labels_fixtures import label_all
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, served  # noqa: F401
+from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, served  # noqa: F401
 
 pytestmark = [
     pytest.mark.browser,
@@ -160,6 +160,7 @@ def test_a_sign_in_survives_a_reload_and_a_typed_address_until_sign_out(served: 
             expect(bob.locator(".gp-chunk")).to_be_visible()
             with connect(project.path) as db:
                 labels.rotate_token(db, "bob")
+            _settle(bob)
             _press(bob, "2")
             expect(bob.get_by_label("Access token")).to_be_visible()
             bob.reload()
@@ -185,6 +186,7 @@ def test_a_note_comes_back_with_u_and_tab_then_enter_grades_nothing(served: tupl
             note.focus()
             page.keyboard.type("only the title matches")
             page.keyboard.press("Tab")
+            _settle(page)
             _press(page, "2")
             expect(page.get_by_text("you: 1 labelled", exact=False)).to_be_visible()
             expect(note).to_have_value("")

@@ -86,11 +86,18 @@ def test_label_settings_shows_and_changes(tmp_path: Path) -> None:
     assert _run("label-settings", str(path)).output == (
         "overlap = 0.2\noverlap_k = 2\nreservation_minutes = 30.0\nbatch_size = 10\n"
         "tasks = relevance (not chosen: every task with items)\n"
+        "strategy = depth\nstop_recall = off\nstop_confidence = 0.9\n"
     )
     assert _run("label-settings", str(path), "overlap=0.3", "batch_size=5").output == (
         "overlap = 0.3\noverlap_k = 2\nreservation_minutes = 30.0\nbatch_size = 5\n"
         "tasks = relevance (not chosen: every task with items)\n"
+        "strategy = depth\nstop_recall = off\nstop_confidence = 0.9\n"
     )
+    changed = _run("label-settings", str(path), "strategy=mtf", "stop_recall=0.9").output
+    assert "strategy = mtf\nstop_recall = 0.9\nstop_confidence = 0.9\n" in changed
+    assert "stop_recall = off\n" in _run("label-settings", str(path), "stop_recall=off", "strategy=depth").output
+    wrong = _run("label-settings", str(path), "strategy=best")
+    assert wrong.exit_code == 1 and wrong.output.startswith("Error: setting strategy: unknown strategy 'best'")
     bad = _run("label-settings", str(path), "overlap=2")
     assert bad.exit_code == 1 and bad.output == "Error: setting overlap: 2.0 is outside [0.0, 1.0]\n"
     assert _run("label-settings", str(path), "overlap").exit_code == 2

@@ -114,6 +114,12 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
     batch_size           entries of one query (or verdict items) handed out at a time (10)
     tasks                task pages annotators see, e.g. tasks=relevance,pairwise
                          (default: every task the project has items for)
+    strategy             how a query's next entries are chosen (depth): depth (pool
+                         order), rrf, mtf, bandit, hedge or active, drawing on the
+                         candidate lists kept by build-pool --candidate-depth
+    stop_recall          stop offering a query's entries once the stopping rule says
+                         this share of its relevant chunks is found (off)
+    stop_confidence      ... with this confidence (0.9)
 
     Changes apply to work handed out from now on.
     """
@@ -137,6 +143,8 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
     for key, value in asdict(current).items():
         if key == "tasks":
             value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
+        if key == "stop_recall" and value is None:
+            value = "off"
         click.echo(f"{key} = {value}")
 
 

@@ -117,6 +117,12 @@ def remove_run(db: str, name: str) -> None:
 @click.option("--dense-depth", default=50, show_default=True, help="Dense documents per query (0: off).")
 @click.option("--run-depth", default=50, show_default=True, help="Documents per query from each run (0: off).")
 @click.option(
+    "--candidate-depth",
+    default=200,
+    show_default=True,
+    help="Keep each source's ranking to this depth beside the pool (adaptive pooling draws from it).",
+)
+@click.option(
     "--model",
     type=click.Path(file_okay=False),
     help="sentence-transformers model directory [default: all-MiniLM-L6-v2, bundled].",
@@ -128,6 +134,7 @@ def build_pool(
     bm25_depth: int,
     dense_depth: int,
     run_depth: int,
+    candidate_depth: int,
     model: str | None,
     cache_dir: str | None,
     no_progress: bool,
@@ -145,6 +152,7 @@ def build_pool(
             bm25_depth=bm25_depth,
             dense_depth=dense_depth,
             run_depth=run_depth,
+            candidate_depth=candidate_depth,
             model=model,
             cache_dir=cache_dir,
             progress=not no_progress,
@@ -178,15 +186,33 @@ def export_pool(db: str, output: str | None) -> None:
 @click.command()
 @db_argument
 def stats(db: str) -> None:
-    """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries."""
+    """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries.
+
+    With labels, also each labelled query's estimated share of relevant chunks found (the
+    stopping rule's, with its interval, and whether it says stop when ``stop_recall`` is set).
+    """
     from labeler.store import connect
     from labeler.store.corpus import stats as run
 
     with user_errors():
-        counts = run(connect(db))
+        store = connect(db)
+        counts = run(store)
+        lines = _stop_lines(store) if counts.get("judged_entries") else []
     width = max(len(name) for name in counts)
     for name, count in counts.items():
         click.echo(f"{name + ':':<{width + 1}} {count}")
+    if lines:
+        click.echo("relevant found per labelled query (stopping rule, within the candidate lists):")
+        for line in lines:
+            click.echo(f"  {line}")
+
+
+def _stop_lines(store: Any) -> list[str]:
+    """``q17: ~90% of relevant found [82, 96]; stop`` for every query with labels."""
+    from labeler.adaptive import query_status, stop_line
+    from labeler.store.access import OWNER
+
+    return [stop_line(s) for s in query_status(store, caller=OWNER) if s.estimate.judged]
 
 
 COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, remove_run, build_pool, export_pool, stats]

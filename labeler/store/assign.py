@@ -55,6 +55,9 @@ class Settings:
     reservation_minutes: float = 30.0  # an idle hold on a single-label entry lapses after this
     batch_size: int = 10  # entries of one query handed out at a time
     tasks: tuple[str, ...] | None = None  # task pages annotators see; None: every task with work
+    strategy: str = "depth"  # adaptive pooling strategy (labeler.adaptive); depth: pool order
+    stop_recall: float | None = None  # stop offering a query's candidates at this recall; None: off
+    stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
 
 
 #: The labelling tasks, in the order their pages are listed.
@@ -103,6 +106,16 @@ def _tasks(raw: object) -> tuple[str, ...]:
     return tuple(t for t in TASKS if t in clean)
 
 
+def _strategy(raw: object) -> str:
+    """Parse the ``strategy`` setting: one of :data:`pooling.strategies.STRATEGIES`."""
+    from pooling.strategies import STRATEGIES
+
+    name = str(raw).strip()
+    if name not in STRATEGIES:
+        raise StoreError(f"setting strategy: unknown strategy {name!r}; strategies are: {', '.join(STRATEGIES)}")
+    return name
+
+
 def validate_settings(values: dict[str, object]) -> dict[str, object]:
     """Check setting values, converting numeric strings (from the CLI); return them typed.
 
@@ -115,13 +128,17 @@ def validate_settings(values: dict[str, object]) -> dict[str, object]:
         "reservation_minutes": (float, 0.01, 7 * 24 * 60),
         "batch_size": (int, 1, 10_000),
     }
+    rules.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
     clean: dict[str, object] = {}
     for key, raw in values.items():
-        if key == "tasks":
-            clean[key] = _tasks(raw)
+        if key in ("tasks", "strategy"):
+            clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw)
+            continue
+        if key == "stop_recall" and str(raw).strip().lower() in ("off", "none", ""):
+            clean[key] = None
             continue
         if key not in rules:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*rules, 'tasks'])}")
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*rules, 'tasks', 'strategy'])}")
         kind, low, high = rules[key]
         try:
             if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
@@ -311,6 +328,8 @@ def assign_batch(db: sqlite_utils.Database, annotator_id: int, shared: Counter[i
     frontier, advancing, taken = start, True, 0
     for rowid, query_id in db.execute("SELECT rowid, query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start]):
         available, finished = _scan(_entries(db, query_id, annotator_id), settings, needed, at)
+        if settings.strategy != "depth" or settings.stop_recall is not None:  # adaptive pooling
+            available, finished = _adaptive(db, query_id, annotator_id, settings, needed, at)
         if advancing and finished:
             frontier = rowid + 1
         advancing = advancing and finished
@@ -324,6 +343,29 @@ def assign_batch(db: sqlite_utils.Database, annotator_id: int, shared: Counter[i
     if _state(db, _FRONTIER) != {"build": build, "rowid": frontier}:
         _set_state(db, _FRONTIER, {"build": build, "rowid": frontier})
     return taken
+
+
+def _adaptive(
+    db: sqlite_utils.Database, query_id: str, annotator_id: int, settings: Settings, needed: int, at: str
+) -> tuple[list[_Entry], bool]:
+    """A query's entries under a strategy or stopping rule (:mod:`labeler.adaptive`).
+
+    Entries already handed out to someone (lapsed holds, overlap copies) come first, in pool
+    order; then the fresh entries the strategy picks, in its order (it may add candidates to
+    the pool). The query is finished when nothing handed out is unfinished and the strategy
+    (or the stopping rule) offers nothing more.
+    """
+    from labeler.adaptive import pick  # a service over this store: imported when used
+
+    def fresh(entry: _Entry) -> bool:
+        return entry.holder is None and entry.holders == 0
+
+    picked = pick(db, query_id, settings)
+    entries = _entries(db, query_id, annotator_id)
+    started, finished = _scan([e for e in entries if not fresh(e)], settings, needed, at)
+    by_id = {e.doc_id: e for e in entries if fresh(e)}
+    chosen = [by_id[d] for d in picked if d in by_id]
+    return started + chosen, finished and not chosen
 
 
 def _next_order(db: sqlite_utils.Database, annotator_id: int) -> int:

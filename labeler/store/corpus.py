@@ -452,6 +452,7 @@ def remove_run(db: sqlite_utils.Database, name: str) -> RunRemoval:
             raise StoreError(f"no run named {name!r}{known}")
         n_entries = db.conn.execute("DELETE FROM run_entries WHERE run = ?", [name]).rowcount
         db.conn.execute("DELETE FROM runs WHERE name = ?", [name])
+        db.conn.execute("DELETE FROM candidates WHERE source = ?", [name])  # adaptive pooling's lists
         found = db.conn.execute(
             "SELECT query_id, doc_id, sources FROM pool WHERE sources LIKE ?", [f"%{json.dumps(name)}%"]
         ).fetchall()

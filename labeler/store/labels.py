@@ -415,4 +415,6 @@ def set_settings(
     with transaction(db):
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
+        if clean.keys() & {"strategy", "stop_recall", "stop_confidence"}:
+            assign.forget_frontier(db)  # a query finished under the old rule may have work again
     return get_settings(db)

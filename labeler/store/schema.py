@@ -66,6 +66,10 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``preferences``: annotator_id, key, value (JSON). One annotator's own display choices.
 - ``overlap_waiting``: query_id, doc_id. Overlap entries handed out to fewer annotators than
   ``overlap_k``: their next copies go to the next other annotator who asks for work.
+- ``candidates``: query_id, source, doc_id, rank (1-based): each pool source's ranking of a
+  query to the candidate depth (``build-pool --candidate-depth``), deeper than the pool. What
+  an adaptive pooling strategy may draw from; a build replaces the rankings of the sources it
+  ran. One row per (query_id, source, doc_id).
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -547,10 +551,22 @@ _M_GOLDEN = """
             BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
 """
 
+# Each pool source's ranking of a query to the candidate depth (adaptive pooling draws from it).
+_M_CANDIDATES = """
+        CREATE TABLE candidates (
+            query_id TEXT NOT NULL REFERENCES queries(query_id),
+            source TEXT NOT NULL,
+            doc_id TEXT NOT NULL REFERENCES documents(doc_id),
+            rank INTEGER NOT NULL,
+            PRIMARY KEY (query_id, source, doc_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX candidates_rank ON candidates(query_id, source, rank);
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
-    _M_IMPORTS, _M_SESSIONS,
+    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

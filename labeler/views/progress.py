@@ -41,6 +41,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     st.dataframe(_annotator_table(report), hide_index=True)
     st.subheader("Queries")
     st.dataframe(_query_table(report), hide_index=True)
+    _relevant_found(db, user)
     st.subheader("Agreement on the overlap")
     try:
         report = project_report(labels.latest_judgments(db, caller=user), grades=tuple(GRADES))
@@ -48,6 +49,23 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         st.warning(str(exc))
         return
     _agreement(report)
+
+
+def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
+    """Per query with labels: the stopping rule's share of relevant chunks found, and its call."""
+    from labeler.adaptive import query_status, stop_line
+
+    st.subheader("Relevant found")
+    statuses = [s for s in query_status(db, caller=user) if s.estimate.judged]
+    if not statuses:
+        st.info("No query has labels yet.")
+        return
+    st.text("\n".join(stop_line(s) for s in statuses))
+    st.caption(
+        "Estimated share of each query's relevant chunks found so far, within the candidate lists, "
+        "with its interval (quantile method). On public test collections the rule stops below its "
+        "target recall more often than its stated confidence allows: treat a stop as a hint."
+    )
 
 
 def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:

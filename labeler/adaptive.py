@@ -1,0 +1,213 @@
+"""Adaptive pooling in a project: which chunks of a query go out next, and when to stop.
+
+An application service: it reads a query's candidate lists and labels so far through
+:mod:`labeler.store.candidates`, asks :mod:`pooling.strategies` for the next chunks (and
+:mod:`pooling.stopping` whether to stop), and writes chosen candidates that are not yet in
+the pool back through the store, after the query's existing positions, with their
+provenance from the candidate lists. Assignment (:mod:`labeler.store.assign`) calls
+:func:`pick` when the project's ``strategy`` is not ``depth`` or a stopping rule is set; the
+order on screen stays the per-annotator shuffle, and nothing about the strategy is shown.
+
+Labels are binary for the strategies: relevant when the grade is 1 or more (the latest
+adjudication, else at least half the annotators' latest judgments). Chunks handed out but
+not yet judged are *pending*: never picked twice, and no evidence either way.
+
+A project whose pool was built before candidate lists were kept has its pool provenance
+(``{source: rank}``) as its candidate lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import sqlite_utils
+
+from labeler.store import candidates as store
+from labeler.store.access import Caller, require_admin
+from labeler.store.assign import Settings, get_settings
+
+if TYPE_CHECKING:
+    from pooling.stopping import Estimate
+    from pooling.strategies import Candidates
+
+__all__ = ["QueryStatus", "load_candidates", "pick", "query_status", "simulate", "stop_line"]
+
+#: Default replay budget of ``simulate-pooling``, in judgments of the depth union.
+BUDGET_FACTOR = 1.25
+
+
+def load_candidates(db: sqlite_utils.Database, query_id: str, *, with_texts: bool = False) -> Candidates:
+    """The query's candidate lists as :class:`pooling.strategies.Candidates`.
+
+    Pool entries missing from the lists (added by an earlier strategy, or a pool built
+    before lists were kept) are included from their provenance.
+    """
+    from pooling.strategies import Candidates
+
+    rankings = store.query_rankings(db, query_id)
+    listed = {d for ranking in rankings.values() for d in ranking}
+    extra: dict[str, list[tuple[int, str]]] = {}
+    for doc_id, sources in store.pool_sources(db, query_id).items():
+        if doc_id not in listed:
+            for source, rank in sources.items():
+                extra.setdefault(source, []).append((int(rank), doc_id))
+    for source, ranked in extra.items():
+        merged = [(i + 1, d) for i, d in enumerate(rankings.get(source, []))] + ranked
+        rankings[source] = [d for _, d in sorted(merged)]
+    texts: dict[str, str] = {}
+    text = ""
+    if with_texts:
+        texts = store.texts(db, {d for ranking in rankings.values() for d in ranking})
+        text = store.query_text(db, query_id)
+    return Candidates(query_id, rankings, text, texts, store.pool_depth(db))
+
+
+def pick(db: sqlite_utils.Database, query_id: str, settings: Settings) -> list[str]:
+    """The next ``batch_size`` chunks of a query to hand out, best first ([]: none, or stop).
+
+    Must run inside the assignment's write transaction: chosen candidates not yet in the
+    pool are added to it (after the query's last position) before they are handed out.
+    """
+    from pooling.pool import rrf_priority
+    from pooling.strategies import next_chunks
+
+    cands = load_candidates(db, query_id, with_texts=settings.strategy == "active")
+    labels = store.labels(db, query_id)
+    if settings.stop_recall is not None and _estimate(cands, labels, settings).stop:
+        return []
+    pending = store.pending(db, query_id)
+    if settings.strategy == "depth":  # pool order, as without a stopping rule
+        in_pool = store.pool_sources(db, query_id)
+        ordered = sorted(in_pool, key=lambda d: _position(db, query_id, d))
+        picked = [d for d in ordered if d not in labels and d not in pending][: settings.batch_size]
+        return picked
+    picked = next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending)
+    provenance = _provenance(cands)
+    store.add_to_pool(db, query_id, [(d, provenance[d], rrf_priority(provenance[d])) for d in picked])
+    return picked
+
+
+def _position(db: sqlite_utils.Database, query_id: str, doc_id: str) -> int:
+    row = db.execute("SELECT position FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone()
+    return int(row[0])
+
+
+def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
+    found: dict[str, dict[str, int]] = {}
+    for source in sorted(cands.rankings):
+        for rank, doc_id in enumerate(cands.rankings[source], start=1):
+            found.setdefault(doc_id, {}).setdefault(source, rank)
+    return found
+
+
+def _estimate(cands: Candidates, labels: dict[str, bool], settings: Settings) -> Estimate:
+    from pooling.stopping import TARGET, estimate
+
+    target = settings.stop_recall if settings.stop_recall is not None else TARGET
+    return estimate(cands, labels, target=target, confidence=settings.stop_confidence)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryStatus:
+    """Where one query stands under the stopping rule.
+
+    Attributes:
+        query_id: the query.
+        estimate: :class:`pooling.stopping.Estimate` (recall within the candidates).
+        stopping: whether the project's stopping rule is on (``stop_recall`` set).
+    """
+
+    query_id: str
+    estimate: Estimate
+    stopping: bool
+
+
+def query_status(db: sqlite_utils.Database, *, caller: Caller) -> list[QueryStatus]:
+    """The stopping rule's estimate for every pooled query, in import order (admin only).
+
+    With no ``stop_recall`` set, the estimate uses the default target (0.8) and the
+    project's ``stop_confidence``, and decides nothing.
+    """
+    require_admin(db, caller)
+    settings = get_settings(db)
+    out = []
+    for query_id in store.candidate_queries(db):
+        cands = load_candidates(db, query_id)
+        out.append(QueryStatus(query_id, _estimate(cands, store.labels(db, query_id), settings), settings.stop_recall is not None))
+    return out
+
+
+def stop_line(status: QueryStatus) -> str:
+    """One line: ``q17: ~90% of relevant found [82, 96]; stop`` (or ``; go on``).
+
+    Before a relevant and a non-relevant chunk are both judged there is no estimate.
+    """
+    e = status.estimate
+    if e.recall is None or e.recall_low is None or e.recall_high is None:
+        head = f"{e.query_id}: no estimate yet ({e.judged} judged, {e.found} relevant)"
+    else:
+        head = (
+            f"{e.query_id}: ~{round(100 * e.recall)}% of relevant found "
+            f"[{round(100 * e.recall_low)}, {round(100 * e.recall_high)}]"
+        )
+    if not status.stopping:
+        return head
+    return f"{head}; {'stop' if e.stop else 'go on'}"
+
+
+def simulate(
+    db: sqlite_utils.Database,
+    qrels_path: str | Path,
+    strategies: Sequence[str],
+    *,
+    budgets: Sequence[int] = (),
+    stop_every: int = 10,
+) -> dict:
+    """Replay ``strategies`` over the project's candidate lists against full qrels.
+
+    The queries replayed are the pooled ones the qrels file names (a query absent from it
+    has unknown relevance, not none); a candidate absent from the qrels counts as not
+    relevant, a grade of 1 or more as relevant. The baseline is the union of every source to
+    the pool depth of the latest build, judged in full (:func:`pooling.replay.replay`).
+
+    Args:
+        db: the project.
+        qrels_path: TREC qrels file.
+        strategies: names from :data:`pooling.strategies.STRATEGIES`.
+        budgets: total judgments per strategy; the largest caps the replay (default:
+            :data:`BUDGET_FACTOR` times the baseline's judgments) and each is reported under
+            ``found_at_budget``.
+        stop_every: ask the stopping rule after every n-th judgment of a query (0: never).
+
+    Returns:
+        :func:`pooling.replay.to_json`'s shape, plus ``queries``, ``budget`` and, per
+        strategy, ``found_at_budget`` ({budget: relevant found}).
+
+    Raises:
+        PoolingError: a bad qrels file, an unknown strategy, a budget below 1, or no pooled
+            query in the qrels.
+    """
+    from pooling import PoolingError
+    from pooling.qrels import read_qrels
+    from pooling.replay import found_at, replay, to_json
+
+    if any(b < 1 for b in budgets):
+        raise PoolingError(f"a budget must be 1 or more, got {min(budgets)}")
+    graded = read_qrels(qrels_path)
+    queries = [q for q in store.candidate_queries(db) if q in graded]
+    if not queries:
+        raise PoolingError("no pooled query of the project is in the qrels", path=Path(qrels_path))
+    cands = [load_candidates(db, q, with_texts="active" in strategies) for q in queries]
+    qrels = {q: {d for d, g in graded[q].items() if g >= 1} for q in queries}
+    baseline = replay(cands, qrels, [], stop_every=0).baseline_judgments
+    budget = max(budgets) if budgets else max(1, round(BUDGET_FACTOR * baseline))
+    result = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every)
+    out = to_json(result)
+    out["queries"] = len(queries)
+    out["budget"] = budget
+    for name, r in result.strategies.items():
+        out["strategies"][name]["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
+    return out

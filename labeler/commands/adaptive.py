@@ -1,0 +1,58 @@
+"""Adaptive pooling commands: replay the strategies on a project whose full qrels are known."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from labeler.commands.common import db_argument, output_file, user_errors
+
+
+@click.command("simulate-pooling")
+@db_argument
+@click.option("--qrels", "qrels", required=True, type=click.Path(dir_okay=False), help="TREC qrels, complete for the project.")
+@click.option("--strategy", "strategies", multiple=True, help="Strategy to replay (repeatable) [default: all].")
+@click.option("--budget", "budgets", multiple=True, type=int, help="Total judgments per strategy (repeatable; the largest caps the replay) [default: 1.25x the baseline].")
+@click.option("--stop-every", default=10, show_default=True, help="Ask the stopping rule after every n-th judgment of a query (0: never).")
+@click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write a page with the plot here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def simulate_pooling(
+    db: str, qrels: str, strategies: tuple[str, ...], budgets: tuple[int, ...], stop_every: int, html: str | None, as_json: bool
+) -> None:
+    """Replay pooling strategies on DB's candidate lists, judged by the full qrels in FILE.
+
+    Each strategy picks one query's next chunk at a time, the qrels answer (a candidate
+    absent from them is not relevant), queries take turns. Reported per strategy: relevant
+    found against judgments spent, judgments needed to find 90% of what the baseline (the
+    union at the pool's depth, judged in full) finds, relevant found at the baseline's
+    budget, and how often the stopping rule reached its target recall where it said stop.
+    """
+    from labeler.adaptive import simulate
+    from labeler.store import connect
+    from pooling.strategies import STRATEGIES
+
+    with user_errors():
+        result = simulate(connect(db), qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every)
+        if html:
+            from labeler.pooling_report import simulation_html
+
+            with output_file(html) as out:
+                out.write(simulation_html(result))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    base = result["baseline"]
+    click.echo(f"baseline: {base['judgments']} judgments, {base['relevant_found']} relevant found "
+               f"({result['queries']} queries, budget {result['budget']})")
+    for name, s in result["strategies"].items():
+        to90 = "never" if s["judgments_to_90"] is None else s["judgments_to_90"]
+        share = s["stopping"]["share_at_or_above_target"]
+        click.echo(f"{name}: 90% of baseline after {to90} judgments; {s['found_at_baseline_budget']} relevant at the "
+                   f"baseline's budget; stopped on {s['stopping']['stopped']} queries"
+                   + ("" if share is None else f", {share:.0%} of them at or above target recall"))
+    if html:
+        click.echo(f"{html}: plot written", err=True)
+
+
+COMMANDS: list[click.Command] = [simulate_pooling]

@@ -1,0 +1,167 @@
+"""Adaptive pooling in a project: the assignment draws from a strategy over the candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from adaptive_fixtures import build_adaptive_project
+from app_fixtures import Project, signed_in_as
+from labeler import adaptive
+from labeler.store import StoreError, connect, labels
+from labeler.store.access import OWNER
+from pooling.strategies import next_chunks
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return build_adaptive_project(tmp_path)
+
+
+def _batch(db: sqlite_utils.Database, annotator_id: int) -> list[str]:
+    """Hand out the annotator's next batch; its doc_ids in the order shown."""
+    labels.next_item(db, annotator_id)
+    rows = db.execute(
+        "SELECT doc_id FROM assignments WHERE annotator_id = ? AND shown_order > 0 AND NOT EXISTS "
+        "(SELECT 1 FROM judgments j WHERE j.query_id = assignments.query_id AND j.doc_id = assignments.doc_id) "
+        "ORDER BY shown_order",
+        [annotator_id],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_strategy_setting_is_checked() -> None:
+    from labeler.store.assign import validate_settings
+
+    assert validate_settings({"strategy": "mtf", "stop_recall": "off"}) == {"strategy": "mtf", "stop_recall": None}
+    assert validate_settings({"stop_recall": "0.9"}) == {"stop_recall": 0.9}
+    with pytest.raises(StoreError, match="unknown strategy 'best'"):
+        validate_settings({"strategy": "best"})
+    with pytest.raises(StoreError, match="stop_confidence"):
+        validate_settings({"stop_confidence": "1.5"})
+
+
+def test_default_depth_hands_out_pool_order(project: Project) -> None:
+    db = connect(project.path)
+    labels.set_settings(db, {"batch_size": 3}, caller=OWNER)
+    assert sorted(_batch(db, project.annotator_id)) == ["q1-d1", "q1-d2", "q1-d3"]
+    assert db.execute("SELECT count(*) FROM pool").fetchone()[0] == 15  # nothing added
+
+
+def test_a_strategy_draws_candidates_beyond_the_pool(project: Project) -> None:
+    db = connect(project.path)
+    labels.set_settings(db, {"batch_size": 3, "strategy": "rrf", "overlap": 0}, caller=OWNER)
+    expected = next_chunks("rrf", adaptive.load_candidates(db, "q1"), {}, 3)
+    assert "q1-d8" in expected  # the dense list's first chunk, outside the pool (RRF ties d1)
+    shown = _batch(db, project.annotator_id)
+    assert sorted(shown) == sorted(expected)
+    row = db.execute("SELECT sources, position, build_id FROM pool WHERE doc_id = 'q1-d8'").fetchone()
+    # Appended after the query's five positions, provenance from the candidate lists.
+    assert row[0] == '{"bm25": 8, "dense-minilm": 1}' and row[1] == 6 and row[2] == 1
+
+
+def test_switching_strategy_keeps_every_label_and_assignment(project: Project) -> None:
+    db = connect(project.path)
+    labels.set_settings(db, {"batch_size": 2, "overlap": 0}, caller=OWNER)
+    seen: dict[str, int] = {}
+    for strategy, grade in (("depth", 2), ("mtf", 0), ("active", 3), ("rrf", 1), ("depth", 0)):
+        labels.set_settings(db, {"strategy": strategy}, caller=OWNER)
+        judgments_before = db.execute("SELECT * FROM judgments ORDER BY id").fetchall()
+        assignments_before = set(db.execute("SELECT * FROM assignments").fetchall())
+        for doc_id in _batch(db, project.annotator_id):
+            assert doc_id not in seen, f"{doc_id} handed out twice"
+            labels.record_judgment(db, project.annotator_id, doc_id.split("-")[0], doc_id, grade, 3.0)
+            seen[doc_id] = grade
+        assert db.execute("SELECT * FROM judgments ORDER BY id").fetchall()[: len(judgments_before)] == judgments_before
+        assert assignments_before <= set(db.execute("SELECT * FROM assignments").fetchall())
+    latest = dict(db.execute("SELECT doc_id, relevance FROM judgments").fetchall())
+    assert latest == seen and len(seen) == 10
+    # Every label made still counts for the strategy, whichever strategy caused it.
+    assert adaptive.store.labels(db, "q1") == {d: g >= 1 for d, g in seen.items() if d.startswith("q1")}
+
+
+def test_the_stopping_rule_stops_offering_a_query(project: Project) -> None:
+    db = connect(project.path)
+    labels.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
+    first = _batch(db, project.annotator_id)
+    assert {d.split("-")[0] for d in first} == {"q1"}
+    for doc_id in first:  # the top of both lists relevant, the rest not
+        labels.record_judgment(db, project.annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
+    status = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    now_status = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}
+    assert now_status["q1"].estimate.stop, adaptive.stop_line(now_status["q1"])
+    assert not status["q1"].stopping and now_status["q1"].stopping
+    # q1 has candidates left, but the rule said stop: the next batch is from q2.
+    assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}
+    assert adaptive.stop_line(now_status["q1"]).endswith("; stop")
+
+
+def test_status_needs_the_admin(project: Project) -> None:
+    db = connect(project.path)
+    with pytest.raises(StoreError):
+        adaptive.query_status(db, caller=project.annotator_id)
+
+
+def _label_q1(db: sqlite_utils.Database, annotator_id: int) -> None:
+    labels.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
+    for doc_id in _batch(db, annotator_id):
+        labels.record_judgment(db, annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
+
+
+def test_stats_prints_each_labelled_query_estimate(project: Project) -> None:
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+
+    db = connect(project.path)
+    _label_q1(db, project.annotator_id)
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    line = adaptive.stop_line(adaptive.query_status(db, caller=OWNER)[0])
+    e = adaptive.query_status(db, caller=OWNER)[0].estimate
+    assert line == f"q1: ~{round(100 * e.recall)}% of relevant found [{round(100 * e.recall_low)}, {round(100 * e.recall_high)}]; stop"
+    assert e.found == 2 and e.judged == 4 and e.recall_low <= e.recall <= e.recall_high
+    out = CliRunner().invoke(cli, ["stats", str(project.path)]).output
+    assert out.endswith(f"within the candidate lists):\n  {line}\n")  # q2 and q3 have no labels: not listed
+
+
+def test_progress_page_shows_the_estimate(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from labeler import state
+
+    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
+    db = connect(project.path)
+    _label_q1(db, project.annotator_id)
+    at = AppTest.from_function(_progress_page, default_timeout=60)
+    signed_in_as(at, project.path, project.admin_token)
+    at.run()
+    assert not at.exception
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("q1: ~") and "% of relevant found [" in t for t in texts), texts
+
+
+def _progress_page() -> None:
+    from labeler import app
+
+    app.progress_page()
+
+
+def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project) -> None:
+    db = connect(project.path)
+    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    first = _batch(db, project.annotator_id)
+    assert sorted(first) == ["q1-d1", "q1-d2"]  # pool order, nothing added to the pool
+    for doc_id in first:
+        labels.record_judgment(db, project.annotator_id, "q1", doc_id, 3 if doc_id == "q1-d1" else 0, 3.0)
+    second = _batch(db, project.annotator_id)
+    assert sorted(second) == ["q1-d3", "q1-d4"]
+    for doc_id in second:
+        labels.record_judgment(db, project.annotator_id, "q1", doc_id, 0, 3.0)
+    # d1 relevant, d2-d4 not: the rule says stop at target 0.5, confidence 0.5, so q1's
+    # fifth pool entry is never offered and the next batch is q2's.
+    assert adaptive.query_status(db, caller=OWNER)[0].estimate.stop
+    assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}
+    assert db.execute("SELECT count(*) FROM pool").fetchone()[0] == 15
