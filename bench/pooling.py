@@ -85,15 +85,18 @@ def fresh_project(name: str) -> tuple[object, Path]:
     return init_db(path), path
 
 
-def fill_cache_randomly(db: object, cache_dir: Path) -> None:
-    """Random unit vectors for every document, under the default model's identity."""
+def fill_cache_randomly(db: object, cache_dir: Path, *, queries: bool = False) -> None:
+    """Random unit vectors for every document (and query), under the default model's identity."""
     from pooling.dense import EmbeddingCache, default_model_path, model_identity
+    from pooling.retrieve import query_key
 
     model = str(default_model_path())
     cache = EmbeddingCache(cache_dir, model_identity(model), model)
     rng = np.random.default_rng(7)
     cursor = db.conn.execute("SELECT content_hash FROM documents ORDER BY doc_id")
-    while keys := [row[0] for row in cursor.fetchmany(50_000)]:
+    q_keys = [query_key(t) for (t,) in db.conn.execute("SELECT text FROM queries")] if queries else []
+    while keys := [row[0] for row in cursor.fetchmany(50_000)] or q_keys:
+        q_keys = [] if keys is q_keys else q_keys
         vectors = rng.standard_normal((len(keys), 384), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         cache.append(keys, vectors)
@@ -289,7 +292,51 @@ def case_vaswani() -> dict:
     return result
 
 
-CASES = {"bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani}
+def case_prepare(n_docs: int, n_queries: int) -> dict:
+    """Import a synthetic corpus and fill its cache (chunks and queries): a warm project."""
+    from labeler.store import corpus as store
+
+    corpus, queries = synthesize(n_docs, n_queries, OUT)
+    db, path = fresh_project(f"warm-{n_docs}")
+    clock = time.perf_counter()
+    store.import_corpus(db, corpus)
+    store.import_queries(db, queries)
+    fill_cache_randomly(db, Path(str(path) + ".cache"), queries=True)
+    return {"import_s": time.perf_counter() - clock, "peak_rss_mb": peak_rss_mb()}
+
+
+def case_warm(n_docs: int) -> dict:
+    """One build-pool of a prepared project, from a warm cache, alone in its process."""
+    from labeler.store import connect
+    from labeler.store import corpus as store
+
+    db = connect(OUT / f"warm-{n_docs}.db")
+    result = store.build_pool(db, progress=False)
+    return {**{f"s_{k}": v for k, v in result.seconds.items()}, "encoded": result.encoded,
+            "documents": store.stats(db)["documents"], "queries": result.queries, "peak_rss_mb": peak_rss_mb()}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def case_bm25_memory(n_docs: int) -> dict:
+    """Memory of today's BM25 index: peak while building, and what it keeps once built."""
+    from pooling.bm25 import BM25Index
+
+    corpus, _ = synthesize(n_docs, 1000, OUT)
+    ids = [json.loads(line)["doc_id"] for line in corpus.open()]
+    before = _rss_mb()
+    clock = time.perf_counter()
+    index = BM25Index(ids, (json.loads(line)["text"] for line in corpus.open()))
+    seconds = time.perf_counter() - clock
+    return {"documents": len(index), "index_s": seconds, "rss_before_mb": before,
+            "rss_index_mb": _rss_mb(), "peak_rss_mb": peak_rss_mb()}
+
+
+CASES = {"bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
+         "prepare": case_prepare, "warm": case_warm, "bm25_memory": case_bm25_memory}
 
 
 def run_case(name: str, *args: object) -> dict:
