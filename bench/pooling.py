@@ -15,6 +15,7 @@ measured on real text in the ``encode`` case. Vaswani uses real embeddings end t
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import resource
 import shutil
@@ -94,9 +95,10 @@ def fill_cache_randomly(db: object, cache_dir: Path, *, queries: bool = False) -
     cache = EmbeddingCache(cache_dir, model_identity(model), model)
     rng = np.random.default_rng(7)
     cursor = db.conn.execute("SELECT content_hash FROM documents ORDER BY doc_id")
-    q_keys = [query_key(t) for (t,) in db.conn.execute("SELECT text FROM queries")] if queries else []
-    while keys := [row[0] for row in cursor.fetchmany(50_000)] or q_keys:
-        q_keys = [] if keys is q_keys else q_keys
+    blocks = iter(lambda: [row[0] for row in cursor.fetchmany(50_000)], [])
+    if queries:
+        blocks = itertools.chain(blocks, [[query_key(t) for (t,) in db.conn.execute("SELECT text FROM queries")]])
+    for keys in blocks:
         vectors = rng.standard_normal((len(keys), 384), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         cache.append(keys, vectors)
@@ -335,7 +337,49 @@ def case_bm25_memory(n_docs: int) -> dict:
             "rss_index_mb": _rss_mb(), "peak_rss_mb": peak_rss_mb()}
 
 
-CASES = {"bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
+def _corpus_files(name: str) -> tuple[Path, Path]:
+    if name == "demo":
+        return ROOT / "data" / "demo" / "corpus.jsonl", ROOT / "data" / "demo" / "queries.jsonl"
+    root = next(p for p in VASWANI if p.is_dir())
+    return root / "corpus" / "doc-text.trec", root / "query-text.trec"
+
+
+def case_engines(name: str, workers: int = 2) -> dict:
+    """The same pool built with the local engine and with --engine ray (local Ray instance).
+
+    Both start from an empty cache and encode every chunk and query; the encode stage's
+    chunks/s of each is their throughput (Ray's includes starting the instance and actors).
+    """
+    from labeler.store import corpus as store
+    from pooling.dense import DenseRetriever
+    from pooling.ray_engine import RayOptions
+
+    corpus, queries = _corpus_files(name)
+    result: dict = {"corpus": name, "workers": workers}
+    pools, caches = [], []
+    for engine in ("local", "ray"):
+        db, path = fresh_project(f"engines-{name}-{engine}")
+        store.import_corpus(db, corpus)
+        store.import_queries(db, queries)
+        options = RayOptions(num_workers=workers) if engine == "ray" else None
+        built = store.build_pool(db, progress=False, ray=options)
+        encode_s = built.seconds.get("encode_ray", 0.0) + built.seconds["encode"]
+        result[f"{engine}_encoded"] = built.encoded
+        result[f"{engine}_encode_s"] = encode_s
+        result[f"{engine}_cps"] = built.encoded / encode_s
+        sql = "SELECT query_id, doc_id, sources, position FROM pool ORDER BY query_id, position"
+        pools.append(db.conn.execute(sql).fetchall())
+        caches.append(DenseRetriever(Path(str(path) + ".cache"), progress=False).cache)
+        keys = [row[0] for row in db.conn.execute("SELECT content_hash FROM documents ORDER BY doc_id")]
+    a, b = (c.matrix()[c.rows(keys)] for c in caches)
+    result["pool_entries"] = len(pools[0])
+    result["same_pool"] = pools[0] == pools[1]
+    result["max_cosine_gap"] = float(np.max(np.abs(np.sum(a * b, axis=1) - 1.0)))
+    result["ray_vs_local"] = result["ray_cps"] / result["local_cps"]
+    return result
+
+
+CASES = {"engines": case_engines, "bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
          "prepare": case_prepare, "warm": case_warm, "bm25_memory": case_bm25_memory}
 
 
@@ -377,12 +421,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--encode-texts", type=int, default=200, help="demo chunks encoded per round")
     parser.add_argument("--no-vaswani", action="store_true")
+    parser.add_argument("--ray", action="store_true", help="also build the demo (and Vaswani) pool with --engine ray")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
-    parser.add_argument("args", nargs="*", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if options.case:
-        print(json.dumps(CASES[options.case](*options.args)))
+        print(json.dumps(CASES[options.case](*(int(a) if a.isdigit() else a for a in options.args))))
         return
 
     bm25 = run_case("bm25", options.docs, options.queries)
@@ -419,11 +464,6 @@ def main() -> None:
     if not options.no_vaswani and any(p.is_dir() for p in VASWANI):
         vaswani = run_case("vaswani")
         rows.append(_pool_row("Vaswani", vaswani, cps, True))
-    if options.million:
-        million = run_case("pool", 1_000_000, options.queries)
-        rows.append(_pool_row("synthetic 1,000,000", million, cps, False))
-        print(f"1M: projected encode time {1_000_000 / cps / 3600:.1f} h at {cps:,.0f} chunks/s; "
-              f"import peak RSS {million['import_rss_mb']:,.0f} MB")
     print(_table(header, rows))
     print("(proj.: the synthetic caches hold random vectors; their first build adds the encode time "
           "projected from goldpool's chunks/s above)")
@@ -431,6 +471,38 @@ def main() -> None:
         print(f"\nVaswani pool recall at depth 50 ({vaswani['relevant']:,} known relevant (query, doc) pairs): "
               f"BM25 {vaswani['recall_bm25']:.3f}, dense {vaswani['recall_dense']:.3f}, "
               f"union {vaswani['recall_union']:.3f}; pool {vaswani['pool_entries']:,} entries")
+    _warm_builds([options.docs] + ([1_000_000] if options.million else []), options.queries, cps)
+    if options.ray:
+        _engines(["demo"] + (["vaswani"] if not options.no_vaswani and any(p.is_dir() for p in VASWANI) else []))
+
+
+def _warm_builds(sizes: list[int], n_queries: int, cps: float) -> None:
+    """build-pool from a warm cache, each alone in its process: time and peak RSS."""
+    rows = []
+    for n in sizes:
+        prepared = run_case("prepare", n, n_queries)
+        warm = run_case("warm", n)
+        memory = run_case("bm25_memory", n)
+        rows.append([f"{n:,}", f"{n_queries:,}", f"{prepared['import_s']:.0f}", f"{warm['s_total']:.0f}",
+                     f"{warm['s_bm25_index']:.0f}", f"{warm['s_dense_search']:.0f}", f"{warm['peak_rss_mb']:,.0f}",
+                     f"{memory['peak_rss_mb']:,.0f} / {memory['rss_index_mb'] - memory['rss_before_mb']:,.0f}",
+                     f"{n / cps / 3600:.1f} h"])
+    print("\nbuild-pool from a warm cache (synthetic chunks, random unit vectors), each in a fresh process")
+    print(_table(["chunks", "queries", "import+fill s", "build s", "BM25 index s", "dense search s",
+                  "peak RSS MB", "BM25 alone: peak / kept MB", "encode would take"], rows))
+
+
+def _engines(corpora: list[str]) -> None:
+    """The local engine and --engine ray (a local 2-CPU instance) on real corpora."""
+    rows = []
+    for name in corpora:
+        r = run_case("engines", name)
+        rows.append([name, f"{r['local_encoded']:,}", f"{r['local_cps']:.1f}", f"{r['ray_cps']:.1f}",
+                     f"{r['ray_vs_local']:.2f}", "identical" if r["same_pool"] else "DIFFERENT",
+                     f"{r['pool_entries']:,}", f"{r['max_cosine_gap']:.1e}"])
+    print("\nLocal engine vs --engine ray (local instance, 2 actors), empty cache, same run")
+    print(_table(["corpus", "encoded", "local chunks/s", "Ray chunks/s", "Ray / local", "pool", "entries",
+                  "max |cosine - 1|"], rows))
 
 
 if __name__ == "__main__":
