@@ -379,7 +379,49 @@ def case_engines(name: str, workers: int = 2) -> dict:
     return result
 
 
-CASES = {"engines": case_engines, "bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
+def case_engine_speed(n_texts: int, rounds: int = 4, workers: int = 2) -> dict:
+    """Chunks/s of the local engine and of --engine ray on a sample of the synthetic 100k chunks.
+
+    Ray's local instance is started once (its start-up is reported apart); each round encodes
+    the sample under fresh keys, so everything is really encoded, and starts a new actor pool
+    (its model loads included; the local engine's model is loaded once, beforehand). The engines alternate and who goes first alternates too.
+    """
+    import tempfile
+
+    import ray
+
+    from pooling.dense import DenseRetriever
+    from pooling.ray_engine import RayOptions, _start, encode_missing
+
+    corpus, _ = synthesize(100_000, 1000, OUT)
+    with corpus.open() as lines:
+        texts = [json.loads(next(lines))["text"] for _ in range(n_texts)]
+    options = RayOptions(num_workers=workers)
+    clock = time.perf_counter()
+    _start(ray, options)
+    result: dict = {"texts": n_texts, "rounds": rounds, "ray_start_s": time.perf_counter() - clock}
+    speeds: dict[str, list[float]] = {"local": [], "ray": []}
+    with tempfile.TemporaryDirectory() as cache:
+        retriever = DenseRetriever(cache, progress=False)
+        retriever.encode(texts[:8])  # the local model loads once, before the clock
+        for number in range(rounds):
+            for engine in (("local", "ray") if number % 2 == 0 else ("ray", "local")):
+                keys = [f"{engine}{number}-{i}" for i in range(n_texts)]
+                fetch = lambda ps: [texts[p] for p in ps]  # noqa: E731
+                clock = time.perf_counter()
+                if engine == "local":
+                    retriever.embed(keys, fetch)
+                else:
+                    encode_missing(retriever.cache, [(keys, fetch, "ray")], retriever.model_path, options, progress=False)
+                speeds[engine].append(n_texts / (time.perf_counter() - clock))
+    ray.shutdown()
+    ratios = sorted(r / loc for r, loc in zip(speeds["ray"], speeds["local"]))
+    result.update({"local_cps": max(speeds["local"]), "ray_cps": max(speeds["ray"]),
+                   "median_ratio": ratios[len(ratios) // 2], "speeds": speeds})
+    return result
+
+
+CASES = {"engines": case_engines, "engine_speed": case_engine_speed, "bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
          "prepare": case_prepare, "warm": case_warm, "bm25_memory": case_bm25_memory}
 
 
