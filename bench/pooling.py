@@ -15,6 +15,7 @@ measured on real text in the ``encode`` case. Vaswani uses real embeddings end t
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import resource
 import shutil
@@ -86,15 +87,19 @@ def fresh_project(name: str) -> tuple[object, Path]:
     return init_db(path), path
 
 
-def fill_cache_randomly(db: object, cache_dir: Path) -> None:
-    """Random unit vectors for every document, under the default model's identity."""
+def fill_cache_randomly(db: object, cache_dir: Path, *, queries: bool = False) -> None:
+    """Random unit vectors for every document (and query), under the default model's identity."""
     from pooling.dense import EmbeddingCache, default_model_path, model_identity
+    from pooling.retrieve import query_key
 
     model = str(default_model_path())
     cache = EmbeddingCache(cache_dir, model_identity(model), model)
     rng = np.random.default_rng(7)
     cursor = db.conn.execute("SELECT content_hash FROM documents ORDER BY doc_id")
-    while keys := [row[0] for row in cursor.fetchmany(50_000)]:
+    blocks = iter(lambda: [row[0] for row in cursor.fetchmany(50_000)], [])
+    if queries:
+        blocks = itertools.chain(blocks, [[query_key(t) for (t,) in db.conn.execute("SELECT text FROM queries")]])
+    for keys in blocks:
         vectors = rng.standard_normal((len(keys), 384), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         cache.append(keys, vectors)
@@ -103,8 +108,8 @@ def fill_cache_randomly(db: object, cache_dir: Path) -> None:
 # --------------------------------------------------------------------------- cases
 
 
-def case_bm25(n_docs: int, n_queries: int) -> dict:
-    """rank-bm25, rank-bm25-rs (goldpool's) and bm25s on the same tokens."""
+def case_bm25(n_docs: int, n_queries: int, rounds: int = 6) -> dict:
+    """rank-bm25, raw rank-bm25-rs, goldpool (rank-bm25-rs + tokeniser + top-k) and bm25s."""
     import rank_bm25
     import rank_bm25_rs
 
@@ -127,12 +132,38 @@ def case_bm25(n_docs: int, n_queries: int) -> dict:
     index = BM25Index(ids, texts)
     result["goldpool_index_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    index.ranked_ids([(str(n), q) for n, q in enumerate(q_texts)], 50)
-    result["goldpool_qps"] = len(q_texts) / (time.perf_counter() - clock)
-
-    clock = time.perf_counter()
-    rs = rank_bm25_rs.BM25Okapi(tokens)
+    rs = rank_bm25_rs.BM25Okapi(tokens)  # the same index (same tokens and parameters), driven directly
     result["rs_index_s"] = time.perf_counter() - clock
+    pairs = [(str(n), q) for n, q in enumerate(q_texts)]
+
+    def goldpool() -> None:
+        index.ranked_ids(pairs, 50)
+
+    def raw() -> None:  # scores only, pre-tokenised, in its fastest batch size: no selection at all
+        for start in range(0, len(q_tokens), 16):
+            rs.get_scores_many(q_tokens[start : start + 16])
+
+    def raw_top50() -> None:  # the same, plus the plain NumPy top-50 a direct user would write
+        for start in range(0, len(q_tokens), 16):
+            for row in rs.get_scores_many(q_tokens[start : start + 16]):
+                best = np.argpartition(-row, 50)[:50]
+                best[np.argsort(-row[best], kind="stable")]
+
+    # The machine is shared: the three alternate, who goes first rotates, best round counts.
+    sides = {"goldpool": goldpool, "rs": raw, "rs_top50": raw_top50}
+    speeds: dict[str, list[float]] = {name: [] for name in sides}
+    for number in range(rounds):
+        names = list(sides)[number % 3 :] + list(sides)[: number % 3]
+        for name in names:
+            clock = time.perf_counter()
+            sides[name]()
+            speeds[name].append(len(q_texts) / (time.perf_counter() - clock))
+    for name, values in speeds.items():
+        result[f"{name}_qps"] = max(values)
+    for name in ("rs", "rs_top50"):
+        ratios = sorted(o / t for o, t in zip(speeds["goldpool"], speeds[name]))
+        result[f"goldpool_vs_{name}_median"] = ratios[len(ratios) // 2]
+    result["rounds"] = rounds
 
     try:  # bm25s is only compared here, not a goldpool dependency
         import bm25s
@@ -158,6 +189,10 @@ def case_bm25(n_docs: int, n_queries: int) -> dict:
     result["rank_bm25_qps"] = len(sample) / (time.perf_counter() - clock)
 
     result["rs_identical"] = all(np.array_equal(rs.get_scores(q), r) for q, r in zip(sample, ref_scores))
+    top50 = index.ranked_ids(pairs[:20], 50)
+    result["goldpool_top50_identical"] = all(
+        top50[str(n)] == [ids[i] for i in top_k(r, 50, index.ties).tolist()] for n, r in enumerate(ref_scores)
+    )
     result["goldpool_identical"] = all(
         np.array_equal(index.scores(t), r) for t, r in zip(q_texts[:20], ref_scores)
     )
@@ -261,7 +296,136 @@ def case_vaswani() -> dict:
     return result
 
 
-CASES = {"bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani}
+def case_prepare(n_docs: int, n_queries: int) -> dict:
+    """Import a synthetic corpus and fill its cache (chunks and queries): a warm project."""
+    from labeler import build as store
+
+    corpus, queries = synthesize(n_docs, n_queries, OUT)
+    db, path = fresh_project(f"warm-{n_docs}")
+    clock = time.perf_counter()
+    store.import_corpus(db, corpus)
+    store.import_queries(db, queries)
+    fill_cache_randomly(db, Path(str(path) + ".cache"), queries=True)
+    return {"import_s": time.perf_counter() - clock, "peak_rss_mb": peak_rss_mb()}
+
+
+def case_warm(n_docs: int) -> dict:
+    """One build-pool of a prepared project, from a warm cache, alone in its process."""
+    from labeler import build
+    from labeler.store import connect
+    from labeler.store import corpus as store
+
+    db = connect(OUT / f"warm-{n_docs}.db")
+    result = build.build_pool(db, progress=False)
+    return {**{f"s_{k}": v for k, v in result.seconds.items()}, "encoded": result.encoded,
+            "documents": store.stats(db)["documents"], "queries": result.queries, "peak_rss_mb": peak_rss_mb()}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def case_bm25_memory(n_docs: int) -> dict:
+    """Memory of today's BM25 index: peak while building, and what it keeps once built."""
+    from pooling.bm25 import BM25Index
+
+    corpus, _ = synthesize(n_docs, 1000, OUT)
+    ids = [json.loads(line)["doc_id"] for line in corpus.open()]
+    before = _rss_mb()
+    clock = time.perf_counter()
+    index = BM25Index(ids, (json.loads(line)["text"] for line in corpus.open()))
+    seconds = time.perf_counter() - clock
+    return {"documents": len(index), "index_s": seconds, "rss_before_mb": before,
+            "rss_index_mb": _rss_mb(), "peak_rss_mb": peak_rss_mb()}
+
+
+def _corpus_files(name: str) -> tuple[Path, Path]:
+    if name == "demo":
+        return ROOT / "data" / "demo" / "corpus.jsonl", ROOT / "data" / "demo" / "queries.jsonl"
+    root = next(p for p in VASWANI if p.is_dir())
+    return root / "corpus" / "doc-text.trec", root / "query-text.trec"
+
+
+def case_engines(name: str, workers: int = 2) -> dict:
+    """The same pool built with the local engine and with --engine ray (local Ray instance).
+
+    Both start from an empty cache and encode every chunk and query; the encode stage's
+    chunks/s of each is their throughput (Ray's includes starting the instance and actors).
+    """
+    from labeler import build as store
+    from pooling.dense import DenseRetriever
+    from pooling.ray_engine import RayOptions
+
+    corpus, queries = _corpus_files(name)
+    result: dict = {"corpus": name, "workers": workers}
+    pools, caches = [], []
+    for engine in ("local", "ray"):
+        db, path = fresh_project(f"engines-{name}-{engine}")
+        store.import_corpus(db, corpus)
+        store.import_queries(db, queries)
+        options = RayOptions(num_workers=workers) if engine == "ray" else None
+        built = store.build_pool(db, progress=False, ray=options)
+        encode_s = built.seconds.get("encode_ray", 0.0) + built.seconds["encode"]
+        result[f"{engine}_encoded"] = built.encoded
+        result[f"{engine}_encode_s"] = encode_s
+        result[f"{engine}_cps"] = built.encoded / encode_s
+        sql = "SELECT query_id, doc_id, sources, position FROM pool ORDER BY query_id, position"
+        pools.append(db.conn.execute(sql).fetchall())
+        caches.append(DenseRetriever(Path(str(path) + ".cache"), progress=False).cache)
+        keys = [row[0] for row in db.conn.execute("SELECT content_hash FROM documents ORDER BY doc_id")]
+    a, b = (c.matrix()[c.rows(keys)] for c in caches)
+    result["pool_entries"] = len(pools[0])
+    result["same_pool"] = pools[0] == pools[1]
+    result["max_cosine_gap"] = float(np.max(np.abs(np.sum(a * b, axis=1) - 1.0)))
+    result["ray_vs_local"] = result["ray_cps"] / result["local_cps"]
+    return result
+
+
+def case_engine_speed(n_texts: int, rounds: int = 4, workers: int = 2) -> dict:
+    """Chunks/s of the local engine and of --engine ray on a sample of the synthetic 100k chunks.
+
+    Ray's local instance is started once (its start-up is reported apart); each round encodes
+    the sample under fresh keys, so everything is really encoded, and starts a new actor pool
+    (its model loads included; the local engine's model is loaded once, beforehand). The engines alternate and who goes first alternates too.
+    """
+    import tempfile
+
+    import ray
+
+    from pooling.dense import DenseRetriever
+    from pooling.ray_engine import RayOptions, _start, encode_missing
+
+    corpus, _ = synthesize(100_000, 1000, OUT)
+    with corpus.open() as lines:
+        texts = [json.loads(next(lines))["text"] for _ in range(n_texts)]
+    options = RayOptions(num_workers=workers)
+    clock = time.perf_counter()
+    _start(ray, options)
+    result: dict = {"texts": n_texts, "rounds": rounds, "ray_start_s": time.perf_counter() - clock}
+    speeds: dict[str, list[float]] = {"local": [], "ray": []}
+    with tempfile.TemporaryDirectory() as cache:
+        retriever = DenseRetriever(cache, progress=False)
+        retriever.encode(texts[:8])  # the local model loads once, before the clock
+        for number in range(rounds):
+            for engine in (("local", "ray") if number % 2 == 0 else ("ray", "local")):
+                keys = [f"{engine}{number}-{i}" for i in range(n_texts)]
+                fetch = lambda ps: [texts[p] for p in ps]  # noqa: E731
+                clock = time.perf_counter()
+                if engine == "local":
+                    retriever.embed(keys, fetch)
+                else:
+                    encode_missing(retriever.cache, [(keys, fetch, "ray")], retriever.model_path, options, progress=False)
+                speeds[engine].append(n_texts / (time.perf_counter() - clock))
+    ray.shutdown()
+    ratios = sorted(r / loc for r, loc in zip(speeds["ray"], speeds["local"]))
+    result.update({"local_cps": max(speeds["local"]), "ray_cps": max(speeds["ray"]),
+                   "median_ratio": ratios[len(ratios) // 2], "speeds": speeds})
+    return result
+
+
+CASES = {"engines": case_engines, "engine_speed": case_engine_speed, "bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
+         "prepare": case_prepare, "warm": case_warm, "bm25_memory": case_bm25_memory}
 
 
 def run_case(name: str, *args: object) -> dict:
@@ -302,12 +466,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--encode-texts", type=int, default=200, help="demo chunks encoded per round")
     parser.add_argument("--no-vaswani", action="store_true")
+    parser.add_argument("--ray", action="store_true", help="also build the demo (and Vaswani) pool with --engine ray")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
-    parser.add_argument("args", nargs="*", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if options.case:
-        print(json.dumps(CASES[options.case](*options.args)))
+        print(json.dumps(CASES[options.case](*(int(a) if a.isdigit() else a for a in options.args))))
         return
 
     bm25 = run_case("bm25", options.docs, options.queries)
@@ -316,12 +481,19 @@ def main() -> None:
         ["backend", "index s", "top-50 q/s", "scores vs rank-bm25"],
         [
             ["rank-bm25 (oracle)", f"{bm25['rank_bm25_index_s']:.1f}", f"{bm25['rank_bm25_qps']:,.1f}", "-"],
-            ["rank-bm25-rs", f"{bm25['rs_index_s']:.1f}", "-", "identical" if bm25["rs_identical"] else "DIFFERENT"],
+            ["rank-bm25-rs (scores only)", f"{bm25['rs_index_s']:.1f}", f"{bm25['rs_qps']:,.0f}",
+             "identical" if bm25["rs_identical"] else "DIFFERENT"],
+            ["rank-bm25-rs + NumPy top-50", "-", f"{bm25['rs_top50_qps']:,.0f}", "identical"],
             ["goldpool (rank-bm25-rs + tokeniser)", f"{bm25['goldpool_index_s']:.1f}", f"{bm25['goldpool_qps']:,.0f}",
-             "identical" if bm25["goldpool_identical"] else "DIFFERENT"],
+             ("identical" if bm25["goldpool_identical"] else "DIFFERENT")
+             + (", same top-50" if bm25["goldpool_top50_identical"] else ", OTHER TOP-50")],
         ] + ([["bm25s (robertson, float64)", f"{bm25['bm25s_index_s']:.1f}", f"{bm25['bm25s_qps']:,.0f}",
                f"max |diff| {bm25['bm25s_max_abs_diff']:.3g}"]] if "bm25s_qps" in bm25 else []),
     ))
+    print(f"goldpool / rank-bm25: {bm25['goldpool_qps'] / bm25['rank_bm25_qps']:,.0f}x; goldpool / rank-bm25-rs + NumPy "
+          f"top-50: {bm25['goldpool_qps'] / bm25['rs_top50_qps']:.2f} (median per-round {bm25['goldpool_vs_rs_top50_median']:.2f}); "
+          f"goldpool / rank-bm25-rs scores only: {bm25['goldpool_qps'] / bm25['rs_qps']:.2f} (median per-round "
+          f"{bm25['goldpool_vs_rs_median']:.2f}); best of {bm25['rounds']} rotating rounds")
     print(f"(tokenising the corpus: {bm25['tokenize_s']:.1f} s, included in goldpool's index time only)\n")
 
     enc = run_case("encode", options.encode_texts)
@@ -337,11 +509,6 @@ def main() -> None:
     if not options.no_vaswani and VASWANI.is_dir():
         vaswani = run_case("vaswani")
         rows.append(_pool_row("Vaswani", vaswani, cps, True))
-    if options.million:
-        million = run_case("pool", 1_000_000, options.queries)
-        rows.append(_pool_row("synthetic 1,000,000", million, cps, False))
-        print(f"1M: projected encode time {1_000_000 / cps / 3600:.1f} h at {cps:,.0f} chunks/s; "
-              f"import peak RSS {million['import_rss_mb']:,.0f} MB")
     print(_table(header, rows))
     print("(proj.: the synthetic caches hold random vectors; their first build adds the encode time "
           "projected from goldpool's chunks/s above)")
@@ -349,6 +516,38 @@ def main() -> None:
         print(f"\nVaswani pool recall at depth 50 ({vaswani['relevant']:,} known relevant (query, doc) pairs): "
               f"BM25 {vaswani['recall_bm25']:.3f}, dense {vaswani['recall_dense']:.3f}, "
               f"union {vaswani['recall_union']:.3f}; pool {vaswani['pool_entries']:,} entries")
+    _warm_builds([options.docs] + ([1_000_000] if options.million else []), options.queries, cps)
+    if options.ray:
+        _engines(["demo"] + (["vaswani"] if not options.no_vaswani and any(p.is_dir() for p in VASWANI) else []))
+
+
+def _warm_builds(sizes: list[int], n_queries: int, cps: float) -> None:
+    """build-pool from a warm cache, each alone in its process: time and peak RSS."""
+    rows = []
+    for n in sizes:
+        prepared = run_case("prepare", n, n_queries)
+        warm = run_case("warm", n)
+        memory = run_case("bm25_memory", n)
+        rows.append([f"{n:,}", f"{n_queries:,}", f"{prepared['import_s']:.0f}", f"{warm['s_total']:.0f}",
+                     f"{warm['s_bm25_index']:.0f}", f"{warm['s_dense_search']:.0f}", f"{warm['peak_rss_mb']:,.0f}",
+                     f"{memory['peak_rss_mb']:,.0f} / {memory['rss_index_mb'] - memory['rss_before_mb']:,.0f}",
+                     f"{n / cps / 3600:.1f} h"])
+    print("\nbuild-pool from a warm cache (synthetic chunks, random unit vectors), each in a fresh process")
+    print(_table(["chunks", "queries", "import+fill s", "build s", "BM25 index s", "dense search s",
+                  "peak RSS MB", "BM25 alone: peak / kept MB", "encode would take"], rows))
+
+
+def _engines(corpora: list[str]) -> None:
+    """The local engine and --engine ray (a local 2-CPU instance) on real corpora."""
+    rows = []
+    for name in corpora:
+        r = run_case("engines", name)
+        rows.append([name, f"{r['local_encoded']:,}", f"{r['local_cps']:.1f}", f"{r['ray_cps']:.1f}",
+                     f"{r['ray_vs_local']:.2f}", "identical" if r["same_pool"] else "DIFFERENT",
+                     f"{r['pool_entries']:,}", f"{r['max_cosine_gap']:.1e}"])
+    print("\nLocal engine vs --engine ray (local instance, 2 actors), empty cache, same run")
+    print(_table(["corpus", "encoded", "local chunks/s", "Ray chunks/s", "Ray / local", "pool", "entries",
+                  "max |cosine - 1|"], rows))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlite_utils
 
@@ -29,6 +30,9 @@ from pooling.readers import read_corpus, read_queries
 from pooling.retrieve import retrieve
 from pooling.trec import rank_run, read_run
 from pooling.types import PoolEntry, RunRow, ScoredDoc, search_text
+
+if TYPE_CHECKING:
+    from pooling.ray_engine import RayOptions
 
 __all__ = [
     "PoolBuildResult",
@@ -157,12 +161,14 @@ def build_pool(
     model: str | Path | None = None,
     cache_dir: str | Path | None = None,
     progress: bool = True,
+    ray: RayOptions | None = None,
 ) -> PoolBuildResult:
     """Pool every query: union of BM25, dense and every run's top-k, ordered by RRF.
 
     Existing pool entries are kept exactly as they are; only new (query, doc) pairs are
     added, after the query's existing positions (see :mod:`pooling.pool`). A depth of 0
-    turns a source off.
+    turns a source off. With ``ray``, the chunks and queries the embedding cache lacks are
+    encoded on Ray (:mod:`pooling.ray_engine`); the pool is the same.
 
     Beside the pool, each source's ranking is kept to ``candidate_depth`` (or its pool depth,
     if deeper) in the ``candidates`` table: what an adaptive pooling strategy may draw from
@@ -194,6 +200,7 @@ def build_pool(
         model=model,
         cache_dir=(cache_dir if cache_dir is not None else default_cache_dir(db)) if dense_depth > 0 else None,
         progress=progress,
+        ray=ray,
     )
     deep = {**found.rankings, **corpus.run_rankings(db, _deeper(run_depth, candidate_depth))}
     cut = {"bm25": bm25_depth, "dense": dense_depth}

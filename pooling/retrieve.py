@@ -20,6 +20,7 @@ from pooling.bm25 import BM25Index, tie_ranks
 
 if TYPE_CHECKING:
     from pooling.dense import DenseRetriever
+    from pooling.ray_engine import RayOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,7 @@ def retrieve(
     model: str | Path | None = None,
     cache_dir: str | Path | None = None,
     progress: bool = True,
+    ray: RayOptions | None = None,
 ) -> Retrieval:
     """BM25 and dense top-k of every query over the corpus.
 
@@ -72,7 +74,13 @@ def retrieve(
         model: sentence-transformers model directory (default model when ``None``).
         cache_dir: embedding cache directory (required when ``dense_depth`` > 0).
         progress: show progress bars.
+        ray: encode the chunks and queries the cache lacks on Ray (see
+            :mod:`pooling.ray_engine`) instead of in this process; search is the same.
     """
+    if ray is not None and dense_depth > 0:
+        from pooling.ray_engine import check
+
+        check(ray)  # a missing Ray fails now, not after the BM25 stage
     rankings: dict[str, dict[str, list[str]]] = {}
     seconds: dict[str, float] = {}
     if bm25_depth > 0:
@@ -90,8 +98,31 @@ def retrieve(
     from pooling.dense import DenseRetriever
 
     retriever = DenseRetriever(cache_dir, model, progress=progress)
+    encoded = _encode_on_ray(retriever, ray, queries, doc_keys, fetch, seconds) if ray is not None else 0
     rankings["dense"] = _dense(retriever, queries, doc_ids, doc_keys, fetch, dense_depth, seconds)
-    return Retrieval(rankings, seconds, retriever.encoded, retriever.model_path, retriever.identity)
+    return Retrieval(rankings, seconds, encoded + retriever.encoded, retriever.model_path, retriever.identity)
+
+
+def _encode_on_ray(
+    retriever: DenseRetriever,
+    options: RayOptions,
+    queries: Sequence[tuple[str, str]],
+    doc_keys: Sequence[str],
+    fetch: Callable[[Sequence[int]], Sequence[str]],
+    seconds: dict[str, float],
+) -> int:
+    """Fill the cache on Ray, so the local stage after it finds every vector cached."""
+    from pooling.ray_engine import encode_missing
+
+    clock = time.perf_counter()
+    q_texts = [text for _, text in queries]
+    jobs = [
+        (doc_keys, fetch, "encode chunks on Ray"),
+        ([query_key(t) for t in q_texts], lambda ps: [q_texts[p] for p in ps], "encode queries on Ray"),
+    ]
+    encoded = encode_missing(retriever.cache, jobs, retriever.model_path, options, progress=retriever.progress)
+    seconds["encode_ray"] = time.perf_counter() - clock
+    return encoded
 
 
 def _dense(

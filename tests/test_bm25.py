@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from pooling.bm25 import BM25Index, top_k
+from pooling.bm25 import BM25Index, top_k, top_k_rows
 from pooling.tokenize import tokenize
 from pooling.types import search_text
 
@@ -86,6 +86,37 @@ def test_top_k_equals_a_full_sort(scores: list[float], k: int, seed: int) -> Non
     array = np.array(scores, dtype=np.float64)
     expected = sorted((i for i in range(len(scores)) if scores[i] > 0), key=lambda i: (-scores[i], -ties[i]))[:k]
     assert top_k(array, k, ties).tolist() == expected
+
+
+@given(
+    shape=st.tuples(st.integers(1, 6), st.integers(0, 90)),
+    k=st.integers(min_value=0, max_value=14),
+    group=st.integers(min_value=1, max_value=7),
+    seed=st.integers(min_value=0, max_value=1000),
+)
+def test_top_k_rows_equals_top_k_of_each_row(shape: tuple[int, int], k: int, group: int, seed: int) -> None:
+    # Few distinct values: ties at the cut, zeros and negatives (never retrieved) are common.
+    rng = np.random.default_rng(seed)
+    matrix = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, -0.25], size=shape)
+    ties = rng.permutation(shape[1])
+    best, scores = top_k_rows(matrix, k, ties, group=group)
+    assert len(best) == len(scores) == shape[0]
+    for row, got, got_scores in zip(matrix, best, scores):
+        expected = top_k(row, k, ties)
+        assert got.tolist() == expected.tolist()
+        assert got_scores.tolist() == row[expected].tolist()
+
+
+def test_batched_search_equals_one_query_at_a_time(real: tuple[BM25Index, BM25Okapi, list[str]]) -> None:
+    # A depth of at most n // 64 takes the lane path of top_k_rows (the demo corpus: 19).
+    index, oracle, queries = real
+    depth = max(1, min(20, len(index) // 64))
+    hits = index.search([(str(n), q) for n, q in enumerate(queries)], depth)
+    for n, query in enumerate(queries):
+        theirs = oracle.get_scores(tokenize(query))
+        expected = top_k(theirs, depth, index.ties)
+        assert [d.doc_id for d in hits[str(n)]] == [index.doc_ids[i] for i in expected.tolist()]
+        assert [d.score for d in hits[str(n)]] == theirs[expected].tolist()
 
 
 def test_tokenizer_is_casefolded_word_runs() -> None:

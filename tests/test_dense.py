@@ -130,6 +130,48 @@ def test_blocked_top_k_equals_brute_force(m: int, n: int, k: int, block: int, se
     np.testing.assert_allclose(np.take_along_axis(full, best, axis=1), scores, rtol=1e-5, atol=1e-6)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    m=st.integers(1, 4),
+    n=st.integers(1, 70),
+    k=st.integers(1, 15),
+    block=st.integers(1, 23),
+    seed=st.integers(0, 10_000),
+)
+def test_blocked_top_k_is_the_full_sort_ties_included(m: int, n: int, k: int, block: int, seed: int) -> None:
+    # Small integer vectors: every dot product is exact in float32 and ties are frequent, so
+    # the blocked search must pick exactly the documents a full sort picks at the cut.
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(-1, 2, size=(n + 5, 4)).astype(np.float32)
+    rows = rng.permutation(n + 5)[:n]
+    queries = rng.integers(-1, 2, size=(m, 4)).astype(np.float32)
+    ties = rng.permutation(n)
+    best, scores = top_k_cosine(queries, matrix, rows, k, ties, block=block)
+    full = queries @ matrix[rows].T
+    for q in range(m):
+        expected = sorted(range(n), key=lambda i: (-full[q, i], -ties[i]))[: min(k, n)]
+        assert best[q].tolist() == expected
+        assert scores[q].tolist() == full[q, expected].tolist()
+
+
+def test_search_of_a_memory_mapped_cache_equals_the_unblocked_search(tmp_path: Path) -> None:
+    from pooling.dense import EmbeddingCache
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((500, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    cache = EmbeddingCache(tmp_path, "model-x", "path/to/model")
+    cache.append([f"k{i}" for i in range(500)], vectors)
+    queries = vectors[:7] + 0.1 * rng.standard_normal((7, 16)).astype(np.float32)
+    ties = np.arange(450)
+    for rows in (np.arange(50, 500), rng.permutation(500)[:450]):  # a contiguous and a scattered corpus
+        one, one_s = top_k_cosine(queries, vectors, rows, 20, ties, block=len(rows))
+        blocked, blocked_s = top_k_cosine(queries, cache.matrix(), rows, 20, ties, block=37)
+        assert isinstance(cache.matrix(), np.memmap)
+        np.testing.assert_array_equal(blocked, one)
+        np.testing.assert_allclose(blocked_s, one_s, rtol=0, atol=1e-6)
+
+
 def test_cache_stores_a_repeated_key_once_and_survives_reopening(tmp_path: Path) -> None:
     from pooling.dense import EmbeddingCache
 

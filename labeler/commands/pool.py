@@ -129,6 +129,17 @@ def remove_run(db: str, name: str) -> None:
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Embedding cache [default: DB.cache].")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where chunks missing from the embedding cache are encoded: here, or on Ray (pip install 'goldpool[ray]').",
+)
+@click.option("--ray-address", help="Ray cluster to use with --engine ray [default: start a local instance].")
+@click.option("--num-gpus", type=float, help="GPUs per encoding actor with --engine ray [default: 0, CPU].")
+@click.option("--num-workers", type=int, help="Encoding actors with --engine ray (and CPUs of a local instance) [default: CPU count].")
+@click.option("--batch-size", type=int, help="Texts per forward pass on an actor with --engine ray [default: 32].")
 def build_pool(
     db: str,
     bm25_depth: int,
@@ -138,14 +149,22 @@ def build_pool(
     model: str | None,
     cache_dir: str | None,
     no_progress: bool,
+    engine: str,
+    ray_address: str | None,
+    num_gpus: float | None,
+    num_workers: int | None,
+    batch_size: int | None,
 ) -> None:
     """Pool every query of DB: union of BM25, dense and run top-k, ordered by RRF.
 
     Rebuilding keeps every existing pool entry (and its labels) and only adds new ones.
+    With --engine ray the chunks not yet in the embedding cache are encoded on a Ray cluster
+    (or a local Ray instance) and written to the same cache; the pool is the same.
     """
     from labeler.store import connect
     from labeler.build import build_pool as run
 
+    ray = _ray_options(engine, ray_address, num_gpus, num_workers, batch_size)
     with user_errors():
         result = run(
             connect(db),
@@ -156,6 +175,7 @@ def build_pool(
             model=model,
             cache_dir=cache_dir,
             progress=not no_progress,
+            ray=ray,
         )
     click.echo(
         f"pool build {result.build_id}: {plural(result.queries, 'query', 'queries')}, "
@@ -163,6 +183,19 @@ def build_pool(
     )
     for source, count in result.per_source.items():
         click.echo(f"  {source}: {plural(count, 'document')}")
+
+
+def _ray_options(engine: str, address: str | None, gpus: float | None, workers: int | None, batch: int | None) -> Any:
+    """The Ray options of build-pool, or None for the local engine (which takes none of them)."""
+    given = {"--ray-address": address, "--num-gpus": gpus, "--num-workers": workers, "--batch-size": batch}
+    if engine == "local":
+        named = [name for name, value in given.items() if value is not None]
+        if named:
+            raise click.ClickException(f"{named[0]} needs --engine ray")
+        return None
+    from pooling.ray_engine import RayOptions
+
+    return RayOptions(address=address, num_workers=workers, num_gpus=gpus or 0.0, batch_size=batch or 32)
 
 
 @click.command("export-pool")
