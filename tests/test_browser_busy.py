@@ -21,7 +21,7 @@ from app_fixtures import Project, build_project
 from labeler import state
 from labeler.store import connect
 from labeler.store.schema import BUSY_TIMEOUT_ENV
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _sign_in, _wait_healthy
+from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _settle, _sign_in, _wait_healthy
 from test_busy import HOLDER
 
 pytestmark = [
@@ -86,7 +86,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
             page.set_default_timeout(UI_TIMEOUT_MS)
             _sign_in(page, url, project.annotator_token)
             expect(page.get_by_text("This batch: 0 of", exact=False)).to_be_visible()
-            _idle(page)
+            _settle(page)  # the run that writes the kept sign-in cookie may start after load
             chunk = page.locator(".gp-chunk").inner_text()
             holder = subprocess.Popen(
                 [sys.executable, "-c", HOLDER, str(project.path), str(LOCK_SECONDS)],
