@@ -25,6 +25,9 @@ from pooling.strategies import next_chunks
 from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _sign_in, _wait_healthy
 
 pytestmark = [
+    # A real browser against a real server on a loaded machine: a run that fails on timing is
+    # tried again (at most twice more; pytest reports every rerun).
+    pytest.mark.flaky(reruns=2),
     pytest.mark.browser,
     pytest.mark.skipif(
         not CHROMIUM.exists(),

@@ -25,6 +25,9 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _id
 from test_busy import HOLDER
 
 pytestmark = [
+    # A real browser against a real server on a loaded machine: a run that fails on timing is
+    # tried again (at most twice more; pytest reports every rerun).
+    pytest.mark.flaky(reruns=2),
     pytest.mark.browser,
     pytest.mark.skipif(
         not CHROMIUM.exists(),

@@ -20,6 +20,9 @@ from labels_fixtures import label_all
 from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, served  # noqa: F401
 
 pytestmark = [
+    # A real browser against a real server on a loaded machine: a run that fails on timing is
+    # tried again (at most twice more; pytest reports every rerun).
+    pytest.mark.flaky(reruns=2),
     pytest.mark.browser,
     pytest.mark.skipif(
         not CHROMIUM.exists(),
