@@ -184,6 +184,57 @@ def run(name: str, strategies: list[str], stop_every: int, budget_factor: float)
     return out
 
 
+def run_stopping(name: str, strategies: list[str], stop_every: int) -> dict:
+    """Every query labelled until the rule says stop (no budget), as a project with the rule on."""
+    from pooling.replay import replay
+
+    candidates, qrels = candidates_for(name)
+    clock = time.perf_counter()
+    out: dict = {"collection": name, "stop_every": stop_every, "strategies": {}}
+    previous = OUT / f"{name}-stopping.json"
+    if previous.exists():
+        kept = json.loads(previous.read_text())
+        if kept.get("stop_every") == stop_every:
+            out["strategies"] = {s: v for s, v in kept["strategies"].items() if s not in strategies}
+    base = replay(candidates, qrels, [], stop_every=0)
+    out["baseline"] = {"judgments": base.baseline_judgments, "relevant_found": base.baseline_found}
+    for strategy in strategies:
+        r = replay(candidates, qrels, [strategy], stop_every=stop_every, until_stop=True).strategies[strategy]
+        traces = [t for t in r.traces if t.findable]
+        at_stop = [(sum(t.relevant[: t.stop_at or len(t.judged)]) / t.findable, t.stop_at or len(t.judged)) for t in traces]
+        out["strategies"][strategy] = {
+            "queries": len(traces),
+            "said_stop": sum(t.stop_at is not None for t in traces),
+            "at_or_above_target": sum(x >= STOP_TARGET - 1e-12 for x, _ in at_stop),
+            "mean_recall": sum(x for x, _ in at_stop) / len(at_stop),
+            "judgments": sum(n for _, n in at_stop),
+            "relevant_found": sum(sum(t.relevant) for t in r.traces),
+        }
+        print(f"  {name} {strategy} (until stop): {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
+    out["strategies"] = {s: out["strategies"][s] for s in sorted(out["strategies"], key=_ORDER.index)}
+    previous.write_text(json.dumps(out))
+    return out
+
+
+def print_stopping(results: list[dict]) -> None:
+    rows = []
+    totals = [0, 0]
+    for r in results:
+        base = r["baseline"]
+        for strategy, s in r["strategies"].items():
+            totals[0] += s["at_or_above_target"]
+            totals[1] += s["queries"]
+            rows.append([r["collection"], strategy, f"{s['queries']}", f"{s['at_or_above_target']} ({s['at_or_above_target'] / s['queries']:.0%})",
+                         f"{s['mean_recall']:.2f}", f"{s['judgments']:,} ({s['judgments'] / base['judgments']:.2f}x)",
+                         f"{s['relevant_found']:,} ({s['relevant_found'] / base['relevant_found']:.2f}x)"])
+    print(f"\nStopping rule, every query labelled until it says stop (target recall {STOP_TARGET}, "
+          f"stated confidence {STOP_CONFIDENCE:.0%}, recall within the candidates):")
+    print(_table(["collection", "strategy", "queries", "stopped at/above target", "mean recall at stop",
+                  "judgments (vs depth-50)", "relevant found (vs depth-50)"], rows))
+    if totals[1]:
+        print(f"All: {totals[0]} of {totals[1]} queries ({totals[0] / totals[1]:.1%}) stopped at or above the target.")
+
+
 def main() -> None:
     from pooling.strategies import STRATEGIES
 
@@ -193,8 +244,15 @@ def main() -> None:
     parser.add_argument("--stop-every", type=int, default=10, help="ask the stopping rule every n judgments of a query")
     parser.add_argument("--budget-factor", type=float, default=1.25, help="replay budget, in depth-50 unions")
     parser.add_argument("--report", action="store_true", help="print the tables of the last runs, replay nothing")
+    parser.add_argument("--stopping", action="store_true",
+                        help="only the stopping rule: every query labelled until it says stop, no budget")
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if options.stopping:
+        results = [json.loads((OUT / f"{n}-stopping.json").read_text()) if options.report
+                   else run_stopping(n, options.strategies, options.stop_every) for n in options.collections]
+        print_stopping(results)
+        return
     rows, stops = [], []
     for name in options.collections:
         if options.report:
@@ -227,6 +285,7 @@ def main() -> None:
 
 
 TARGET_TEXT = "0.8"
+from pooling.stopping import CONFIDENCE as STOP_CONFIDENCE, TARGET as STOP_TARGET  # noqa: E402
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,9 @@ A project whose pool was built before candidate lists were kept has its pool pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from pooling.stopping import Estimate
     from pooling.strategies import Candidates
 
-__all__ = ["QueryStatus", "load_candidates", "pick", "query_status", "simulate", "stop_line"]
+__all__ = ["QueryStatus", "decide", "load_candidates", "pick", "prepare", "query_status", "simulate", "stop_line"]
 
 #: Default replay budget of ``simulate-pooling``, in judgments of the depth union.
 BUDGET_FACTOR = 1.25
@@ -69,25 +71,90 @@ def pick(db: sqlite_utils.Database, query_id: str, settings: Settings) -> list[s
     """The next ``batch_size`` chunks of a query to hand out, best first ([]: none, or stop).
 
     Must run inside the assignment's write transaction: chosen candidates not yet in the
-    pool are added to it (after the query's last position) before they are handed out.
+    pool are added to it (after the query's last position) before they are handed out. The
+    costly part (the stopping rule's model, ``active``'s classifier) is the pure
+    :func:`decide`, which :func:`prepare` runs before the write lock is taken; here it is
+    then only looked up, unless the labels or hand-outs changed in between.
     """
     from pooling.pool import rrf_priority
-    from pooling.strategies import next_chunks
 
-    cands = load_candidates(db, query_id, with_texts=settings.strategy == "active")
-    labels = store.labels(db, query_id)
-    if settings.stop_recall is not None and _estimate(cands, labels, settings).stop:
-        return []
-    pending = store.pending(db, query_id)
-    if settings.strategy == "depth":  # pool order, as without a stopping rule
-        in_pool = store.pool_sources(db, query_id)
-        ordered = sorted(in_pool, key=lambda d: _position(db, query_id, d))
-        picked = [d for d in ordered if d not in labels and d not in pending][: settings.batch_size]
+    cands, picked = decide(db, query_id, settings)
+    if settings.strategy == "depth" or not picked:
         return picked
-    picked = next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending)
     provenance = _provenance(cands)
     store.add_to_pool(db, query_id, [(d, provenance[d], rrf_priority(provenance[d])) for d in picked])
     return picked
+
+
+#: Decisions of :func:`decide` by their inputs, newest last (shared by the server's threads).
+_DECISIONS: OrderedDict[tuple, list[str]] = OrderedDict()
+_DECISIONS_KEPT = 256
+_DECISIONS_LOCK = threading.Lock()
+
+
+def decide(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tuple[Candidates, list[str]]:
+    """The query's candidates and the next chunks to hand out, without writing anything.
+
+    Reads the candidate lists, labels and hand-outs, and asks the stopping rule and the
+    strategy. The answer is a function of what was read, so it is kept (by those inputs) and
+    the same reads later answer at once: :func:`prepare` computes it outside the write
+    transaction and :func:`pick` finds it inside.
+    """
+    cands = load_candidates(db, query_id, with_texts=settings.strategy == "active")
+    labels = store.labels(db, query_id)
+    pending = store.pending(db, query_id)
+    ordered: list[str] | None = None
+    if settings.strategy == "depth":  # pool order, as without a stopping rule
+        in_pool = store.pool_sources(db, query_id)
+        ordered = sorted(in_pool, key=lambda d: _position(db, query_id, d))
+    key = (
+        _identity(db), query_id, settings.strategy, settings.batch_size, settings.stop_recall,
+        settings.stop_confidence, tuple(sorted((s, tuple(r)) for s, r in cands.rankings.items())),
+        cands.query_text, cands.pool_depth, frozenset(labels.items()), frozenset(pending), tuple(ordered or ()),
+    )
+    with _DECISIONS_LOCK:
+        known = _DECISIONS.get(key)
+        if known is not None:
+            _DECISIONS.move_to_end(key)
+            return cands, list(known)
+    picked = _choose(cands, labels, pending, settings, ordered)
+    with _DECISIONS_LOCK:
+        _DECISIONS[key] = picked
+        while len(_DECISIONS) > _DECISIONS_KEPT:
+            _DECISIONS.popitem(last=False)
+    return cands, list(picked)
+
+
+def _choose(
+    cands: Candidates, labels: dict[str, bool], pending: set[str], settings: Settings, ordered: list[str] | None
+) -> list[str]:
+    from pooling.strategies import next_chunks
+
+    if settings.stop_recall is not None and _estimate(cands, labels, settings).stop:
+        return []
+    if ordered is not None:
+        return [d for d in ordered if d not in labels and d not in pending][: settings.batch_size]
+    return next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending)
+
+
+def _identity(db: sqlite_utils.Database) -> object:
+    """The database file (the connection itself for an in-memory one)."""
+    row = db.execute("PRAGMA database_list").fetchone()
+    return row[2] if row and row[2] else id(db.conn)
+
+
+def prepare(db: sqlite_utils.Database, query_ids: Iterable[str], settings: Settings, *, limit: int = 20) -> int:
+    """Run :func:`decide` for the queries a hand-out will visit, before its write lock.
+
+    ``query_ids`` in the order the hand-out visits them; stops at the first query with
+    chunks to offer, or after ``limit`` queries. Returns the queries decided.
+    """
+    done = 0
+    for query_id in query_ids:
+        done += 1
+        if decide(db, query_id, settings)[1] or done >= limit:
+            break
+    return done
 
 
 def _position(db: sqlite_utils.Database, query_id: str, doc_id: str) -> int:

@@ -104,12 +104,14 @@ def replay_query(
     target: float = TARGET,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    until_stop: bool = False,
 ) -> QueryTrace:
     """Replay one query judgment by judgment until its candidates or ``budget`` run out.
 
     The strategy is asked for :func:`batch_size` chunks at a time, all are judged, then it
     is asked again. The stopping rule is asked whenever the judgments pass a multiple of
-    ``stop_every`` (0: never).
+    ``stop_every`` (0: never); with ``until_stop`` the query ends where it first says stop,
+    as it does in a project whose stopping rule is on.
 
     >>> c = Candidates("q", {"a": ["x", "y"], "b": ["y", "z"]}, pool_depth=1)
     >>> t = replay_query("depth", c, {"y", "z"}, stop_every=0)
@@ -131,6 +133,8 @@ def replay_query(
         if stop_at is None and stop_every and len(order) // stop_every > before // stop_every:
             if estimate(candidates, labels, target=target, confidence=confidence, seed=seed).stop:
                 stop_at = len(order)
+                if until_stop:
+                    break
     findable = len(candidates.doc_ids & set(relevant))
     interval = None
     if stop_every:
@@ -213,6 +217,7 @@ def replay(
     target: float = TARGET,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    until_stop: bool = False,
 ) -> Replay:
     """Replay ``strategies`` over every query of ``candidates`` (see the module doc).
 
@@ -225,6 +230,7 @@ def replay(
         stop_every: ask the stopping rule after every n-th judgment of a query (0: never).
         target, confidence: the stopping rule's settings.
         seed: passed to the strategies and the rule.
+        until_stop: end each query where the rule first says stop (:func:`replay_query`).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
@@ -238,7 +244,7 @@ def replay(
     for name in strategies:
         traces = [
             replay_query(name, c, qrels.get(c.query_id, ()), budget=cap, stop_every=stop_every,
-                         target=target, confidence=confidence, seed=seed)
+                         target=target, confidence=confidence, seed=seed, until_stop=until_stop)
             for c in ordered
         ]
         curve = round_robin(traces)

@@ -165,3 +165,31 @@ def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project)
     assert adaptive.query_status(db, caller=OWNER)[0].estimate.stop
     assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}
     assert db.execute("SELECT count(*) FROM pool").fetchone()[0] == 15
+
+
+@pytest.mark.parametrize("strategy", ["active", "mtf"])
+def test_models_run_before_the_write_lock_not_under_it(project: Project, monkeypatch: pytest.MonkeyPatch, strategy: str) -> None:
+    """The stopping rule and the strategy (``active`` trains a classifier) are decided outside
+    the hand-out's write transaction; inside it the decision is only looked up."""
+    db = connect(project.path)
+    labels.set_settings(db, {"batch_size": 2, "strategy": strategy, "overlap": 0, "stop_recall": 0.8}, caller=OWNER)
+    choose = adaptive._choose
+    calls: list[bool] = []
+
+    def spy(*args, **kwargs):
+        calls.append(db.conn.in_transaction)
+        return choose(*args, **kwargs)
+
+    monkeypatch.setattr(adaptive, "_choose", spy)
+    for round_ in range(4):
+        shown = _batch(db, project.annotator_id)
+        assert shown, f"round {round_}: nothing handed out"
+        for n, doc_id in enumerate(shown):
+            query_id = doc_id.split("-")[0]
+            labels.record_judgment(db, project.annotator_id, query_id, doc_id, (n + round_) % 2 * 2, 3.0)
+    assert calls and not any(calls), f"{sum(calls)} of {len(calls)} decisions were made holding the write lock"
+    # A kept decision is the one a fresh one would be.
+    settings = adaptive.get_settings(db)
+    kept = {q: adaptive.decide(db, q, settings)[1] for q in ("q1", "q2", "q3")}
+    adaptive._DECISIONS.clear()
+    assert {q: adaptive.decide(db, q, settings)[1] for q in kept} == kept

@@ -77,3 +77,14 @@ def test_json_has_the_contract_keys():
 def test_unknown_strategy():
     with pytest.raises(PoolingError, match="unknown strategy 'best'"):
         replay([Q1], QRELS, ["best"])
+
+
+def test_until_stop_ends_each_query_where_the_rule_first_says_stop():
+    docs = [f"d{i:02d}" for i in range(40)]
+    c = Candidates("q", {"bm25": docs, "dense": docs[::-1]})
+    relevant = {"d00", "d01", "d02", "d39"}
+    full = replay_query("rrf", c, relevant, stop_every=5, target=0.5, confidence=0.5)
+    assert full.stop_at is not None and full.stop_at < len(full.judged) == 40
+    cut = replay_query("rrf", c, relevant, stop_every=5, target=0.5, confidence=0.5, until_stop=True)
+    assert cut.stop_at == full.stop_at == len(cut.judged)
+    assert cut.judged == full.judged[: cut.stop_at]  # the same order, only shorter

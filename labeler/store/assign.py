@@ -222,6 +222,7 @@ def next_assignment(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, 
     if found is not None:
         return found
     shared = shared_counts(db, annotator_id)
+    _prepare_adaptive(db)
     with transaction(db):
         # Re-check under the write lock: the same annotator may be signed in twice.
         found = _pending(db, annotator_id)
@@ -231,6 +232,23 @@ def next_assignment(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, 
         return found
     row = db.execute(_SKIPPED, {"annotator": annotator_id}).fetchone()
     return None if row is None else (row[0], row[1])
+
+
+def _prepare_adaptive(db: sqlite_utils.Database) -> None:
+    """Under adaptive pooling, decide the next picks before the write lock is taken.
+
+    The stopping rule and ``active``'s classifier take tens to hundreds of milliseconds;
+    :func:`labeler.adaptive.prepare` runs them now, so the hand-out inside the transaction
+    only looks their answers up and other writers wait for milliseconds, not for a model.
+    """
+    settings = get_settings(db)
+    if settings.strategy == "depth" and settings.stop_recall is None:
+        return
+    from labeler.adaptive import prepare  # a service over this store: imported when used
+
+    start = _frontier(db)[1]
+    query_ids = [r[0] for r in db.execute("SELECT query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start])]
+    prepare(db, query_ids, settings)
 
 
 @dataclass(frozen=True, slots=True)
