@@ -201,13 +201,15 @@ def run_stopping(name: str, strategies: list[str], stop_every: int) -> dict:
     for strategy in strategies:
         r = replay(candidates, qrels, [strategy], stop_every=stop_every, until_stop=True).strategies[strategy]
         traces = [t for t in r.traces if t.findable]
-        at_stop = [(sum(t.relevant[: t.stop_at or len(t.judged)]) / t.findable, t.stop_at or len(t.judged)) for t in traces]
+        said = [t for t in traces if t.stop_at is not None]
+        recall = [sum(t.relevant[: t.stop_at]) / t.findable for t in said]
         out["strategies"][strategy] = {
             "queries": len(traces),
-            "said_stop": sum(t.stop_at is not None for t in traces),
-            "at_or_above_target": sum(x >= STOP_TARGET - 1e-12 for x, _ in at_stop),
-            "mean_recall": sum(x for x, _ in at_stop) / len(at_stop),
-            "judgments": sum(n for _, n in at_stop),
+            "said_stop": len(said),
+            "at_or_above_target": sum(x >= STOP_TARGET - 1e-12 for x in recall),
+            "mean_recall": sum(recall) / len(recall) if recall else None,
+            "ran_out": len(traces) - len(said),
+            "judgments": sum(len(t.judged) for t in r.traces),
             "relevant_found": sum(sum(t.relevant) for t in r.traces),
         }
         print(f"  {name} {strategy} (until stop): {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
@@ -223,16 +225,20 @@ def print_stopping(results: list[dict]) -> None:
         base = r["baseline"]
         for strategy, s in r["strategies"].items():
             totals[0] += s["at_or_above_target"]
-            totals[1] += s["queries"]
-            rows.append([r["collection"], strategy, f"{s['queries']}", f"{s['at_or_above_target']} ({s['at_or_above_target'] / s['queries']:.0%})",
-                         f"{s['mean_recall']:.2f}", f"{s['judgments']:,} ({s['judgments'] / base['judgments']:.2f}x)",
+            totals[1] += s["said_stop"]
+            share = f" ({s['at_or_above_target'] / s['said_stop']:.0%})" if s["said_stop"] else ""
+            rows.append([r["collection"], strategy, f"{s['queries']}", f"{s['said_stop']}",
+                         f"{s['at_or_above_target']}{share}", "-" if s["mean_recall"] is None else f"{s['mean_recall']:.2f}",
+                         f"{s['ran_out']}", f"{s['judgments']:,} ({s['judgments'] / base['judgments']:.2f}x)",
                          f"{s['relevant_found']:,} ({s['relevant_found'] / base['relevant_found']:.2f}x)"])
     print(f"\nStopping rule, every query labelled until it says stop (target recall {STOP_TARGET}, "
-          f"stated confidence {STOP_CONFIDENCE:.0%}, recall within the candidates):")
-    print(_table(["collection", "strategy", "queries", "stopped at/above target", "mean recall at stop",
-                  "judgments (vs depth-50)", "relevant found (vs depth-50)"], rows))
+          f"stated confidence {STOP_CONFIDENCE:.0%}, recall within the candidates; `depth` cannot leave "
+          f"the depth-{POOL_DEPTH} union, so it mostly runs out first):")
+    print(_table(["collection", "strategy", "queries", "said stop", "of those at/above target", "mean recall there",
+                  "ran out first", "judgments (vs depth-50)", "relevant found (vs depth-50)"], rows))
     if totals[1]:
-        print(f"All: {totals[0]} of {totals[1]} queries ({totals[0] / totals[1]:.1%}) stopped at or above the target.")
+        print(f"All: where the rule said stop, {totals[0]} of {totals[1]} queries ({totals[0] / totals[1]:.1%}) "
+              f"were at or above the target recall.")
 
 
 def main() -> None:

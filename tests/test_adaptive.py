@@ -151,7 +151,7 @@ def _progress_page() -> None:
 
 def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project) -> None:
     db = connect(project.path)
-    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.6}, caller=OWNER)
     first = _batch(db, project.annotator_id)
     assert sorted(first) == ["q1-d1", "q1-d2"]  # pool order, nothing added to the pool
     for doc_id in first:
@@ -160,8 +160,8 @@ def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project)
     assert sorted(second) == ["q1-d3", "q1-d4"]
     for doc_id in second:
         labels.record_judgment(db, project.annotator_id, "q1", doc_id, 0, 3.0)
-    # d1 relevant, d2-d4 not: the rule says stop at target 0.5, confidence 0.5, so q1's
-    # fifth pool entry is never offered and the next batch is q2's.
+    # d1 relevant, d2 not: go on (above); d3 and d4 not either: the rule says stop at target
+    # 0.5, confidence 0.6, so q1's fifth pool entry is never offered and the next batch is q2's.
     assert adaptive.query_status(db, caller=OWNER)[0].estimate.stop
     assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}
     assert db.execute("SELECT count(*) FROM pool").fetchone()[0] == 15

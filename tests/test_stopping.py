@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from pooling import PoolingError
-from pooling.stopping import _decide, estimate, poisson_binomial, unfound_probabilities
+from pooling.stopping import _decide, estimate, fit_logistic, mixture, poisson_binomial, unfound_draws, unfound_probabilities
 from pooling.strategies import Candidates
 
 
@@ -71,3 +71,49 @@ def test_relevance_at_the_top_only_says_little_remains_below():
 def test_bad_settings_are_a_pooling_error():
     with pytest.raises(PoolingError, match="target must be in"):
         estimate(_ranked(3), {}, target=1.5)
+
+
+def test_map_fit_equals_scikit_learn_with_the_same_penalty():
+    """sklearn's L2 logistic regression minimises ||w||^2 / 2 + C * log-loss with the intercept
+    unpenalised: the MAP under N(0, C) slope priors and a flat intercept prior."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(80, 2))
+    y = (rng.random(80) < 1 / (1 + np.exp(-(0.5 + x @ [1.5, -1.0])))).astype(float)
+    reference = LogisticRegression(C=2.0, tol=1e-12, max_iter=10_000).fit(x, y)
+    theta, cov = fit_logistic(np.hstack([np.ones((80, 1)), x]), y, [1e8, 2.0**0.5, 2.0**0.5])
+    assert theta == pytest.approx([reference.intercept_[0], *reference.coef_[0]], abs=1e-6)
+    # The Laplace covariance is the inverse Hessian: check it against finite differences
+    # of the log posterior's gradient.
+    design = np.hstack([np.ones((80, 1)), x])
+    precision = np.array([1e-16, 0.5, 0.5])
+
+    def gradient(t: np.ndarray) -> np.ndarray:
+        return design.T @ (y - 1 / (1 + np.exp(-(design @ t)))) - precision * t
+
+    h = 1e-6
+    hessian = np.column_stack([(gradient(theta + h * e) - gradient(theta - h * e)) / (2 * h) for e in np.eye(3)])
+    assert np.linalg.inv(-hessian) == pytest.approx(cov, rel=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.floats(0, 1), min_size=5, max_size=5), min_size=1, max_size=4))
+def test_the_mixture_is_the_mean_of_each_draws_poisson_binomial(rows):
+    p = np.array(rows)
+    expected = np.mean([poisson_binomial(r) for r in rows], axis=0)
+    assert mixture(p) == pytest.approx(expected, abs=1e-12)
+    assert mixture(p, 2) == pytest.approx(expected[:3], abs=1e-12)  # cut short: exact below the cut
+
+
+def test_parameter_uncertainty_widens_the_interval():
+    """One fitted p (as a point estimate would) against the posterior draws: the same mean
+    remaining, a wider interval from the draws."""
+    c = _ranked(200)
+    labels = {f"d{i:03d}": i < 10 or i % 7 == 0 and i < 20 for i in range(40)}
+    draws = unfound_draws(c, labels)
+    assert draws.shape == (256, 160)
+    e = estimate(c, labels)
+    point = _decide("q", 40, sum(labels.values()), draws.mean(axis=0), 0.8, 0.9)
+    assert e.remaining == pytest.approx(point.remaining)
+    assert e.remaining_high - e.remaining_low > point.remaining_high - point.remaining_low
