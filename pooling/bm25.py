@@ -37,9 +37,12 @@ runs.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +60,8 @@ EPSILON = 0.25
 SHARD_DOCS = 500_000
 #: Documents tokenised together before their terms are counted in one vectorised pass.
 _BLOCK = 8192
-#: Bytes of score rows a batch of queries shares in :func:`_search_shard`.
-_ACC_BYTES = 16 << 20
+#: Queries scored together in :func:`_search_shard`.
+_QUERIES = 32
 _WORD = re.compile(r"\w+")
 
 Texts = Iterable[str] | Callable[[], Iterable[str]]
@@ -180,17 +183,21 @@ def _pairs(lengths: np.ndarray, ids: np.ndarray, width: int) -> tuple[np.ndarray
 
 @dataclass(frozen=True, slots=True)
 class _Shard:
-    """Postings of the documents ``start`` to ``start + size``: CSR by term id."""
+    """Postings of the documents ``start`` to ``start + size``.
+
+    ``matrix`` is terms x documents (scipy CSR): row t lists the shard-local documents
+    holding term t (its postings, ascending) and their weights w(t, D) (float64).
+    """
 
     start: int
     size: int
-    indptr: np.ndarray  # term id -> first posting (one more entry than terms)
-    docs: np.ndarray  # local document index of each posting (int32)
-    weights: np.ndarray  # w(q, D) of each posting (float64)
+    matrix: object
 
 
 def _build_shard(start: int, blocks: list[tuple[np.ndarray, np.ndarray]], stats: CollectionStats) -> _Shard:
     """One shard from its documents' token ids, weighted with the global ``stats``."""
+    from scipy.sparse import csr_array
+
     lengths = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.int64)
     ids = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.int64)
     del blocks[:]  # the caller's list: its arrays are freed as soon as they are joined
@@ -198,9 +205,31 @@ def _build_shard(start: int, blocks: list[tuple[np.ndarray, np.ndarray]], stats:
     term, doc, tf = _pairs(lengths, ids, max(size, 1))
     del ids
     weights = _weights(term, doc, tf, stats.lengths[start : start + size], stats)
-    indptr = np.zeros(len(stats.terms) + 1, dtype=np.int64)
+    index = np.int32 if max(term.shape[0], size, len(stats.terms)) < 2**31 - 1 else np.int64
+    indptr = np.zeros(len(stats.terms) + 1, dtype=index)
     np.cumsum(np.bincount(term, minlength=len(stats.terms)), out=indptr[1:])
-    return _Shard(start, size, indptr, doc.astype(np.int32), weights)
+    matrix = csr_array((weights, doc.astype(index), indptr), shape=(len(stats.terms), size))
+    return _Shard(start, size, matrix)
+
+
+def _scores(shard: _Shard, queries: Sequence[list[int]]) -> object:
+    """Queries x shard documents: each query's scores (CSR; documents it does not reach left out).
+
+    A query is a row of ones, one per term occurrence in query order, repeats kept (so not
+    summed into one entry); the product with the shard's terms x documents weights is
+    scipy's SMMP (Bank & Douglas, 1993), which for each row walks the row's entries in
+    stored order and adds each term's weights into a dense accumulator: per document, the
+    weights are summed term after term in query order, from 0.0, as rank-bm25 sums them
+    (``1.0 * w`` is exactly ``w``), so every score is bit-identical to rank-bm25's.
+    """
+    from scipy.sparse import csr_array
+
+    index = shard.matrix.indptr.dtype
+    indptr = np.zeros(len(queries) + 1, dtype=index)
+    np.cumsum([len(q) for q in queries], out=indptr[1:])
+    terms = np.fromiter(itertools.chain.from_iterable(queries), dtype=index, count=int(indptr[-1]))
+    rows = csr_array((np.ones(terms.shape[0]), terms, indptr), shape=(len(queries), shard.matrix.shape[0]))
+    return rows @ shard.matrix
 
 
 def _search_shard(
@@ -208,84 +237,47 @@ def _search_shard(
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Each query's top ``k`` in the shard: global document indices and scores.
 
-    Queries go in batches whose score rows (one per query, as long as the shard) fill about
-    16 MB, reused from batch to batch: only the entries a query's postings touch are written,
-    read back and cleared.
+    Queries go in batches of :data:`_QUERIES`, on as many threads as there are cores (the
+    sparse product and NumPy's array passes release the GIL).
     """
-    batch = max(1, min(64, _ACC_BYTES // (8 * max(shard.size, 1))))
-    acc = np.zeros(batch * shard.size, dtype=np.float64)
     shard_ties = ties[shard.start : shard.start + shard.size]
-    for first in range(0, len(queries), batch):
-        found = _search_batch(shard, queries[first : first + batch], k, shard_ties, acc)
-        for best, scores in found:
-            yield best + shard.start, scores
+    batches = range(0, len(queries), _QUERIES)
+
+    def run(first: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return _search_batch(shard, queries[first : first + _QUERIES], k, shard_ties)
+
+    threads = max(1, min(os.cpu_count() or 1, 8, len(batches)))
+    with ThreadPoolExecutor(threads) as pool:
+        for found in pool.map(run, batches):
+            for best, scores in found:
+                yield best + shard.start, scores
 
 
-def _postings_of(shard: _Shard, queries: Sequence[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every query term's postings, queries one after the other, terms in query order.
+def _search_batch(shard: _Shard, queries: Sequence[list[int]], k: int, ties: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Top ``k`` (shard-local indices, scores) of each query of a batch, in a few array passes.
 
-    Returns ``(positions, rows, distinct, terms)``: each posting's position in the shard's
-    arrays, its query's row in the batch, whether its term occurs for the first time in the
-    query (the candidates), and each query's number of distinct terms.
+    The scores come from :func:`_scores`. A histogram of each query's positive scores
+    (positive float64 bit patterns sort as the floats do) gives it a bucket above which at
+    least k documents lie: every document of its top k is at or above it. Those few are
+    ordered by query, score descending, then ``ties`` descending, and cut at k.
     """
-    terms, rows, new, counts = [], [], [], []
-    for row, term_ids in enumerate(queries):
-        seen: set[int] = set()
-        for term in term_ids:
-            terms.append(term)
-            rows.append(row)
-            new.append(term not in seen)
-            seen.add(term)
-        counts.append(len(seen))
-    term = np.array(terms, dtype=np.int64)
-    starts, ends = shard.indptr[term], shard.indptr[term + 1]
-    lengths = ends - starts
-    total = int(lengths.sum())
-    offsets = np.cumsum(lengths) - lengths
-    positions = np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
-    return positions, np.repeat(np.array(rows, np.int64), lengths), np.repeat(np.array(new, bool), lengths), np.array(counts, np.int64)
-
-
-def _search_batch(
-    shard: _Shard, queries: Sequence[list[int]], k: int, ties: np.ndarray, acc: np.ndarray
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Top ``k`` (shard-local indices, scores) of each query of a batch, all in a few array passes.
-
-    1. Every (query, term occurrence)'s weights are added into the query's score row with
-       ``np.add.at``, which adds in input order: per document, term after term in query
-       order, the order of rank-bm25's sum, so the scores are bit-identical.
-    2. The candidates are the postings of each query's distinct terms (a document appears
-       at most once per distinct term). A histogram of their scores per query (positive
-       float64 bit patterns sort as the floats do) gives each query a bucket above which at
-       least k x (distinct terms) candidates lie, hence at least k documents: every
-       document of the top k is at or above it.
-    3. Those few are ordered by score descending, then ``ties`` descending (a document's
-       copies side by side), and deduplicated.
-    """
-    n = shard.size
     empty = [(np.empty(0, np.int64), np.empty(0, np.float64))] * len(queries)
-    if k <= 0 or n == 0:
+    if k <= 0 or shard.size == 0:
         return empty
-    positions, rows, distinct, terms = _postings_of(shard, queries)
-    keys = rows * n + shard.docs[positions]
-    np.add.at(acc, keys, shard.weights[positions])
-    keys, rows = keys[distinct], rows[distinct]
-    scores = acc[keys]
-    acc[keys] = 0.0
-    positive = scores > 0
-    keys, rows, scores = keys[positive], rows[positive], scores[positive]
-    if keys.shape[0] == 0:
+    found = _scores(shard, queries)
+    rows = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(found.indptr))
+    docs, scores = found.indices, found.data
+    if scores.shape[0] == 0:
         return empty
-    keep = _above_cut(scores, rows, k * terms)
-    keys, rows, scores = keys[keep], rows[keep], scores[keep]
-    docs = keys - rows * n
-    order = np.lexsort((-ties[docs], -scores, rows))  # a document's copies end up side by side
+    if scores.min() <= 0:  # only a term of negative IDF brings a score to 0 or below
+        positive = scores > 0
+        docs, rows, scores = docs[positive], rows[positive], scores[positive]
+        if docs.shape[0] == 0:
+            return empty
+    keep = _above_cut(scores, rows, np.full(len(queries), k))
+    docs, rows, scores = docs[keep].astype(np.int64), rows[keep], scores[keep]
+    order = np.lexsort((-ties[docs], -scores, rows))
     rows, docs, scores = rows[order], docs[order], scores[order]
-    single = np.empty(rows.shape[0], dtype=bool)
-    single[0] = True
-    np.not_equal(docs[1:], docs[:-1], out=single[1:])
-    single[1:] |= rows[1:] != rows[:-1]
-    rows, docs, scores = rows[single], docs[single], scores[single]
     starts = np.searchsorted(rows, np.arange(len(queries) + 1))
     kept = np.arange(rows.shape[0]) - starts[rows] < k
     cuts = np.minimum(np.diff(starts), k).cumsum()[:-1]
@@ -402,10 +394,8 @@ class BM25Index:
         scores = np.zeros(len(self.doc_ids))
         term_ids = self.stats.query_terms(text)
         for shard in self._each_shard():
-            part = scores[shard.start : shard.start + shard.size]
-            for term in term_ids:
-                lo, hi = shard.indptr[term], shard.indptr[term + 1]
-                part[shard.docs[lo:hi]] += shard.weights[lo:hi]
+            found = _scores(shard, [term_ids])
+            scores[shard.start + found.indices] = found.data
         return scores
 
     def top(self, queries: Sequence[tuple[str, str]], k: int, *, progress: bool = False) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
