@@ -13,12 +13,14 @@ occurrence of a term in the query counts.
 The index stores, per term, the documents holding it (its postings) and each one's weight
 ``w(q, D)``, computed once with the same floating-point operations, in the same order, as
 rank-bm25 computes them. A query adds its terms' weights into the documents of their postings,
-term after term in query order, so each document's sum is built exactly as rank-bm25 builds it
+term after term in query order (a sparse product of query rows and the terms x documents
+weights, done by scipy), so each document's sum is built exactly as rank-bm25 builds it
 (rank-bm25 also adds 0.0 for every document lacking the term, which changes no sum): the
 scores are bit-identical (``tests/test_bm25.py`` checks them against rank-bm25 on real text,
 repeated and negative-IDF query terms included), and a query costs the length of its terms'
-postings instead of the size of the corpus. ``bench/pooling.py`` compares it with rank-bm25,
-rank-bm25-rs and bm25s.
+postings instead of the size of the corpus. The top k of each query is then selected among
+the documents it reached. ``bench/pooling.py`` compares it with rank-bm25, rank-bm25-rs and
+bm25s.
 
 Sharding. The statistics that make a document's score depend on the rest of the corpus (the
 number of documents N, the average length avgdl, the document frequencies n(q) and hence the
@@ -61,7 +63,7 @@ SHARD_DOCS = 500_000
 #: Documents tokenised together before their terms are counted in one vectorised pass.
 _BLOCK = 8192
 #: Queries scored together in :func:`_search_shard`.
-_QUERIES = 32
+_QUERIES = 256
 _WORD = re.compile(r"\w+")
 
 Texts = Iterable[str] | Callable[[], Iterable[str]]
@@ -228,8 +230,9 @@ def _scores(shard: _Shard, queries: Sequence[list[int]]) -> object:
     indptr = np.zeros(len(queries) + 1, dtype=index)
     np.cumsum([len(q) for q in queries], out=indptr[1:])
     terms = np.fromiter(itertools.chain.from_iterable(queries), dtype=index, count=int(indptr[-1]))
-    rows = csr_array((np.ones(terms.shape[0]), terms, indptr), shape=(len(queries), shard.matrix.shape[0]))
-    return rows @ shard.matrix
+    matrix = shard.matrix
+    rows = csr_array((np.ones(terms.shape[0]), terms, indptr), shape=(len(queries), matrix.shape[0]))
+    return rows @ matrix
 
 
 def _search_shard(
@@ -254,49 +257,37 @@ def _search_shard(
 
 
 def _search_batch(shard: _Shard, queries: Sequence[list[int]], k: int, ties: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Top ``k`` (shard-local indices, scores) of each query of a batch, in a few array passes.
+    """Top ``k`` (shard-local indices, scores) of each query of a batch.
 
-    The scores come from :func:`_scores`. A histogram of each query's positive scores
-    (positive float64 bit patterns sort as the floats do) gives it a bucket above which at
-    least k documents lie: every document of its top k is at or above it. Those few are
-    ordered by query, score descending, then ``ties`` descending, and cut at k.
+    The scores come from :func:`_scores`, one row per query holding only the documents it
+    reached. In a row longer than ``k``, the k-th best score is found by partitioning, and
+    every document at or above it is a candidate (so ties at the cut are all there). The
+    candidates of all rows are ordered at once by row, score descending, then ``ties``
+    descending, and each row is cut at ``k``.
     """
     empty = [(np.empty(0, np.int64), np.empty(0, np.float64))] * len(queries)
     if k <= 0 or shard.size == 0:
         return empty
     found = _scores(shard, queries)
-    rows = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(found.indptr))
     docs, scores = found.indices, found.data
-    if scores.shape[0] == 0:
-        return empty
-    if scores.min() <= 0:  # only a term of negative IDF brings a score to 0 or below
-        positive = scores > 0
-        docs, rows, scores = docs[positive], rows[positive], scores[positive]
-        if docs.shape[0] == 0:
-            return empty
-    keep = _above_cut(scores, rows, np.full(len(queries), k))
-    docs, rows, scores = docs[keep].astype(np.int64), rows[keep], scores[keep]
-    order = np.lexsort((-ties[docs], -scores, rows))
-    rows, docs, scores = rows[order], docs[order], scores[order]
+    indptr = found.indptr.tolist()
+    cuts = [-np.inf] * len(queries)
+    for row, (start, end) in enumerate(zip(indptr, indptr[1:])):
+        if end - start > k:
+            part = scores[start:end].copy()
+            part.partition(end - start - k)
+            cuts[row] = part[end - start - k]
+    rows = np.repeat(np.arange(len(queries)), np.diff(found.indptr))
+    where = scores >= np.repeat(np.array(cuts), np.diff(found.indptr))
+    rows, docs, scores = rows[where], docs[where].astype(np.int64), scores[where]
+    positive = scores > 0  # only a term of negative IDF brings a score to 0 or below
+    order = np.lexsort((-ties[docs], -scores, ~positive, rows))
+    rows, docs, scores, positive = rows[order], docs[order], scores[order], positive[order]
     starts = np.searchsorted(rows, np.arange(len(queries) + 1))
-    kept = np.arange(rows.shape[0]) - starts[rows] < k
-    cuts = np.minimum(np.diff(starts), k).cumsum()[:-1]
-    return list(zip(np.split(docs[kept], cuts), np.split(scores[kept], cuts)))
-
-
-def _above_cut(scores: np.ndarray, rows: np.ndarray, need: np.ndarray) -> np.ndarray:
-    """Mask of the entries in or above each row's highest score bucket reached by ``need[row]`` entries."""
-    bits = scores.view(np.int64) >> 45  # sign (0), exponent, 7 mantissa bits: monotone
-    low = bits.min()
-    buckets = bits - low
-    width = int(buckets.max()) + 1
-    shift = max(0, (width - 1).bit_length() - 12)  # at most 4,096 buckets per row
-    buckets >>= shift
-    width = ((width - 1) >> shift) + 1
-    counts = np.bincount(rows * width + buckets, minlength=need.shape[0] * width).reshape(need.shape[0], width)
-    from_top = counts[:, ::-1].cumsum(axis=1) >= need[:, None]
-    cut = np.where(from_top.any(axis=1), width - 1 - from_top.argmax(axis=1), 0)
-    return buckets >= cut[rows]
+    kept = (np.arange(rows.shape[0]) - starts[rows] < k) & positive
+    rows, docs, scores = rows[kept], docs[kept], scores[kept]
+    bounds = np.searchsorted(rows, np.arange(len(queries) + 1)).tolist()
+    return [(docs[a:b], scores[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
 def _merge(found: tuple[np.ndarray, np.ndarray], more: tuple[np.ndarray, np.ndarray], k: int, ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
