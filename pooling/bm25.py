@@ -58,8 +58,8 @@ K1 = 1.5
 B = 0.75
 EPSILON = 0.25
 #: Documents per shard: larger corpora given as a re-readable source are searched one shard
-#: at a time (about 1 GB per shard of chunks of 40-160 words while it is built).
-SHARD_DOCS = 500_000
+#: at a time (a shard of 200,000 chunks of 40-160 words takes about 0.6 GB while it is built).
+SHARD_DOCS = 200_000
 #: Documents tokenised together before their terms are counted in one vectorised pass.
 _BLOCK = 8192
 #: Queries scored together in :func:`_search_shard`.
@@ -196,21 +196,33 @@ class _Shard:
     matrix: object
 
 
-def _build_shard(start: int, blocks: list[tuple[np.ndarray, np.ndarray]], stats: CollectionStats) -> _Shard:
-    """One shard from its documents' token ids, weighted with the global ``stats``."""
+def _build_shard(start: int, blocks: Iterable[tuple[np.ndarray, np.ndarray]], stats: CollectionStats) -> _Shard:
+    """One shard from its documents' token ids (block by block), weighted with the global ``stats``.
+
+    Each block is reduced to its (term, document, frequency) triples at once, so a shard never
+    holds its token ids whole; the triples are then ordered by term (blocks are in document
+    order and each is sorted by term, then document: a stable sort keeps documents ascending).
+    """
     from scipy.sparse import csr_array
 
-    lengths = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    ids = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    del blocks[:]  # the caller's list: its arrays are freed as soon as they are joined
-    size = lengths.shape[0]
-    term, doc, tf = _pairs(lengths, ids, max(size, 1))
-    del ids
+    terms, docs, tfs = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
+    size = 0
+    for lengths, ids in blocks:
+        term, doc, tf = _pairs(lengths, ids, lengths.shape[0])
+        terms.append(term.astype(np.int32))
+        docs.append((doc + size).astype(np.int32))
+        tfs.append(tf.astype(np.int32))
+        size += lengths.shape[0]
+    term = np.concatenate(terms)
+    del terms
+    order = np.argsort(term, kind="stable")
+    term, doc, tf = term[order], np.concatenate(docs)[order], np.concatenate(tfs)[order]
+    del docs, tfs, order
     weights = _weights(term, doc, tf, stats.lengths[start : start + size], stats)
     index = np.int32 if max(term.shape[0], size, len(stats.terms)) < 2**31 - 1 else np.int64
     indptr = np.zeros(len(stats.terms) + 1, dtype=index)
     np.cumsum(np.bincount(term, minlength=len(stats.terms)), out=indptr[1:])
-    matrix = csr_array((weights, doc.astype(index), indptr), shape=(len(stats.terms), size))
+    matrix = csr_array((weights, doc.astype(index, copy=False), indptr), shape=(len(stats.terms), size))
     return _Shard(start, size, matrix)
 
 
@@ -372,10 +384,17 @@ class BM25Index:
         tokens = _Tokens(dict(self.stats.terms))
         for start in range(0, len(self.doc_ids), self.shard_docs):
             limit = min(self.shard_docs, len(self.doc_ids) - start)
-            blocks = list(tokens.blocks(stream, limit))
-            if sum(b[0].shape[0] for b in blocks) != limit or len(tokens.terms) != len(self.stats.terms):
+            shard = _build_shard(start, self._same_terms(tokens, tokens.blocks(stream, limit)), self.stats)
+            if shard.size != limit:
                 raise PoolingError("the texts changed between two readings")
-            yield _build_shard(start, blocks, self.stats)
+            yield shard
+
+    def _same_terms(self, tokens: _Tokens, blocks: Iterator[tuple[np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``blocks``, refusing a term the first reading did not have."""
+        for block in blocks:
+            if len(tokens.terms) != len(self.stats.terms):
+                raise PoolingError("the texts changed between two readings")
+            yield block
 
     def __len__(self) -> int:
         return len(self.doc_ids)
