@@ -6,6 +6,16 @@
 Each case runs in its own process, so its peak RSS is its own. Inputs and databases go to
 bench/out/. Speeds are ratios within one run (the machine is shared; absolute numbers vary).
 
+BM25 (``--case bm25 DOCS QUERIES [ROUNDS]``): goldpool's index (one shard, and the same corpus
+in four shards) against rank-bm25-rs driven directly on the same tokens (its scores alone, and
+with a NumPy top-50), rounds alternating, who goes first rotating; each side's best round and
+the median of the per-round ratios are reported. rank-bm25 (the oracle: scores and top-50 are
+checked against it bit for bit) and bm25s are timed once, for the record. rank-bm25-rs and
+bm25s are baselines only, not goldpool dependencies: absent, their rows are left out.
+``--case bm25_memory DOCS kept|streamed``: peak RSS of building the index and searching 1,000
+queries, with every shard kept in memory or (as ``build-pool`` does beyond one shard) built
+one at a time from a re-readable text source.
+
 Dense on the synthetic corpora: the embedding cache is filled with random unit vectors (the
 text is random words, so real embeddings would mean nothing, and encoding 1M chunks takes
 hours on two cores); the encode time such a build would need is projected from the chunks/s

@@ -131,7 +131,16 @@ class CollectionStats:
 
 
 def _idf(df: np.ndarray, n: int) -> np.ndarray:
-    """IDFs exactly as rank-bm25 computes them (same functions, same summation order)."""
+    """IDFs exactly as rank-bm25 computes them (same functions, same summation order).
+
+    ``ln(N - n + 0.5) - ln(n + 0.5)`` per term (document frequency n, by term id); a negative
+    one becomes epsilon times the mean over the vocabulary (Robertson et al., 1994; rank-bm25).
+    With N = 3: n = 1 gives ln 2.5 - ln 1.5 = 0.5108; n = 2 gives -0.5108, floored to
+    0.25 * (0.5108 - 0.5108) / 2 = 0.
+
+    >>> _idf(np.array([1, 2]), 3).round(4).tolist()
+    [0.5108, 0.0]
+    """
     log = math.log
     values = [log(n - f + 0.5) - log(f + 0.5) for f in df.tolist()]
     total = 0.0

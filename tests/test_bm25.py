@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +143,25 @@ def test_sharded_top_k_equals_one_index_and_rank_bm25(
         by_id = sorted((i for i in range(len(docs)) if theirs[i] > 0), key=lambda i: doc_ids[i], reverse=True)
         expected = sorted(by_id, key=lambda i: -theirs[i])[:k]
         assert [(d.doc_id, d.score) for d in one[str(n)]] == [(doc_ids[i], float(theirs[i])) for i in expected]
+
+
+def test_build_pool_searches_a_corpus_beyond_one_shard_shard_by_shard(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pooling.bm25
+    from pooling.retrieve import retrieve
+
+    doc_ids, texts, queries = _real_corpus()
+    pairs = [(str(n), q) for n, q in enumerate(queries)]
+    expected = BM25Index(doc_ids, texts).ranked_ids(pairs, 10)
+    readings = []
+
+    def source() -> Iterator[str]:
+        readings.append(1)
+        return iter(texts)
+
+    monkeypatch.setattr(pooling.bm25, "SHARD_DOCS", 17)
+    found = retrieve(pairs, doc_ids, doc_ids, source, lambda ps: [texts[p] for p in ps], bm25_depth=10, dense_depth=0, progress=False)
+    assert found.rankings["bm25"] == expected
+    assert len(readings) == 2  # the collection statistics, then the shards one by one
 
 
 def test_texts_that_change_between_readings_are_refused() -> None:
