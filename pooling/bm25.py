@@ -311,15 +311,6 @@ def _search_batch(shard: _Shard, queries: Sequence[list[int]], k: int, ties: np.
     return [(docs[a:b], scores[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
-def _merge(found: tuple[np.ndarray, np.ndarray], more: tuple[np.ndarray, np.ndarray], k: int, ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The top ``k`` of two disjoint top-k lists (different shards), as one index ranks them."""
-    if more[0].shape[0] == 0:
-        return found
-    if found[0].shape[0] == 0:
-        return more
-    return _best(np.concatenate([found[0], more[0]]), np.concatenate([found[1], more[1]]), k, ties)
-
-
 class BM25Index:
     """A BM25Okapi index over a fixed list of documents, in one shard or several.
 
@@ -426,15 +417,20 @@ class BM25Index:
             for (query_id, _), (best, scores) in zip(queries, bar):
                 yield query_id, best, scores
             return
-        empty = (np.empty(0, np.int64), np.empty(0, np.float64))
-        merged = [empty] * len(queries)
+        # Each shard's exact top k, then per query the top k of their union, which is one
+        # index's top k (the order is total: score, then the doc_id's rank).
+        found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in queries]
         with tqdm(total=len(self.doc_ids), desc="BM25 search", unit="doc", disable=not progress) as bar:
             for shard in self._each_shard():
-                for n, more in enumerate(_search_shard(shard, term_ids, k, self.ties)):
-                    merged[n] = _merge(merged[n], more, k, self.ties)
+                for n, (best, scores) in enumerate(_search_shard(shard, term_ids, k, self.ties)):
+                    if best.shape[0]:
+                        found[n].append((best, scores))
                 bar.update(shard.size)
-        for (query_id, _), (best, scores) in zip(queries, merged):
-            yield query_id, best, scores
+        for (query_id, _), parts in zip(queries, found):
+            if len(parts) > 1:
+                yield query_id, *_best(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), k, self.ties)
+            else:
+                yield query_id, *(parts[0] if parts else (np.empty(0, np.int64), np.empty(0, np.float64)))
 
     def search(self, queries: Sequence[tuple[str, str]], k: int, *, progress: bool = False) -> dict[str, list[ScoredDoc]]:
         """The top ``k`` documents of each ``(query_id, text)``, best first."""
