@@ -103,6 +103,21 @@ def test_top_k_equals_a_full_sort(scores: list[float], k: int, seed: int) -> Non
     assert top_k(array, k, ties).tolist() == expected
 
 
+def test_a_query_sums_its_terms_weights_in_query_order() -> None:
+    # Float addition is not associative: with weights a = 1e-17 and b = 0.1 of one document,
+    # the query "a b a" must give (0 + a + b) + a, as rank-bm25 adds term after term, not
+    # b + 2a (repeats merged) or (a + a) + b (terms sorted).
+    from scipy.sparse import csr_array
+
+    from pooling.bm25 import _scores, _Shard
+
+    weights = csr_array((np.array([1e-17, 0.1]), np.array([0, 0], np.int32), np.array([0, 1, 2], np.int32)), shape=(2, 1))
+    found = _scores(_Shard(0, 1, weights), [[0, 1, 0]])
+    in_order = ((0.0 + 1e-17) + 0.1) + 1e-17
+    assert in_order != 0.1 + 2e-17 and in_order != (1e-17 + 1e-17) + 0.1
+    assert found.data.tolist() == [in_order]
+
+
 def test_sharded_search_equals_one_index_on_real_text(real: tuple[BM25Index, BM25Okapi, list[str]]) -> None:
     index, _, queries = real
     texts = _real_corpus()[1]
