@@ -6,6 +6,16 @@
 Each case runs in its own process, so its peak RSS is its own. Inputs and databases go to
 bench/out/. Speeds are ratios within one run (the machine is shared; absolute numbers vary).
 
+BM25 (``--case bm25 DOCS QUERIES [ROUNDS]``): goldpool's index (one shard, and the same corpus
+in four shards) against rank-bm25-rs driven directly on the same tokens (its scores alone, and
+with a NumPy top-50), rounds alternating, who goes first rotating; each side's best round and
+the median of the per-round ratios are reported. rank-bm25 (the oracle: scores and top-50 are
+checked against it bit for bit) and bm25s are timed once, for the record. rank-bm25-rs and
+bm25s are baselines only, not goldpool dependencies: absent, their rows are left out.
+``--case bm25_memory DOCS kept|streamed``: peak RSS of building the index and searching 1,000
+queries, with every shard kept in memory or (as ``build-pool`` does beyond one shard) built
+one at a time from a re-readable text source.
+
 Dense on the synthetic corpora: the embedding cache is filled with random unit vectors (the
 text is random words, so real embeddings would mean nothing, and encoding 1M chunks takes
 hours on two cores); the encode time such a build would need is projected from the chunks/s
@@ -22,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -108,10 +119,9 @@ def fill_cache_randomly(db: object, cache_dir: Path, *, queries: bool = False) -
 # --------------------------------------------------------------------------- cases
 
 
-def case_bm25(n_docs: int, n_queries: int, rounds: int = 6) -> dict:
-    """rank-bm25, raw rank-bm25-rs, goldpool (rank-bm25-rs + tokeniser + top-k) and bm25s."""
+def case_bm25(n_docs: int, n_queries: int, rounds: int = 9) -> dict:
+    """rank-bm25, raw rank-bm25-rs, goldpool (one index and sharded) and bm25s, same tokens."""
     import rank_bm25
-    import rank_bm25_rs
 
     from pooling.bm25 import BM25Index, top_k
     from pooling.tokenize import Interner, tokenize
@@ -125,45 +135,59 @@ def case_bm25(n_docs: int, n_queries: int, rounds: int = 6) -> dict:
     intern = Interner()
     clock = time.perf_counter()
     tokens = [intern(t) for t in texts]
-    tokenize_s = time.perf_counter() - clock
-    result: dict = {"tokenize_s": tokenize_s}
+    result: dict = {"tokenize_s": time.perf_counter() - clock}
 
     clock = time.perf_counter()
     index = BM25Index(ids, texts)
     result["goldpool_index_s"] = time.perf_counter() - clock
+    shard_docs = -(-n_docs // 4)
     clock = time.perf_counter()
-    rs = rank_bm25_rs.BM25Okapi(tokens)  # the same index (same tokens and parameters), driven directly
-    result["rs_index_s"] = time.perf_counter() - clock
+    sharded = BM25Index(ids, texts, shard_docs=shard_docs)
+    result["sharded_index_s"] = time.perf_counter() - clock
     pairs = [(str(n), q) for n, q in enumerate(q_texts)]
+    sides = {
+        "goldpool": lambda: index.ranked_ids(pairs, 50),
+        "sharded": lambda: sharded.ranked_ids(pairs, 50),
+    }
+    try:  # rank-bm25-rs is the speed baseline here, not a goldpool dependency
+        import rank_bm25_rs
+    except ImportError:
+        rank_bm25_rs = None
+    if rank_bm25_rs is not None:
+        clock = time.perf_counter()
+        rs = rank_bm25_rs.BM25Okapi(tokens)  # the same corpus, tokens and parameters
+        result["rs_index_s"] = time.perf_counter() - clock
 
-    def goldpool() -> None:
-        index.ranked_ids(pairs, 50)
+        def raw() -> None:  # scores only, pre-tokenised, in its fastest batch size: no selection at all
+            for start in range(0, len(q_tokens), 16):
+                rs.get_scores_many(q_tokens[start : start + 16])
 
-    def raw() -> None:  # scores only, pre-tokenised, in its fastest batch size: no selection at all
-        for start in range(0, len(q_tokens), 16):
-            rs.get_scores_many(q_tokens[start : start + 16])
+        def raw_top50() -> None:  # the same, plus the plain NumPy top-50 a direct user would write
+            for start in range(0, len(q_tokens), 16):
+                for row in rs.get_scores_many(q_tokens[start : start + 16]):
+                    best = np.argpartition(-row, 50)[:50]
+                    best[np.argsort(-row[best], kind="stable")]
 
-    def raw_top50() -> None:  # the same, plus the plain NumPy top-50 a direct user would write
-        for start in range(0, len(q_tokens), 16):
-            for row in rs.get_scores_many(q_tokens[start : start + 16]):
-                best = np.argpartition(-row, 50)[:50]
-                best[np.argsort(-row[best], kind="stable")]
+        sides.update({"rs": raw, "rs_top50": raw_top50})
 
-    # The machine is shared: the three alternate, who goes first rotates, best round counts.
-    sides = {"goldpool": goldpool, "rs": raw, "rs_top50": raw_top50}
+    # The machine is shared: the sides alternate, who goes first rotates; each side's best
+    # round is its speed, and the median of the per-round ratios is reported beside it.
     speeds: dict[str, list[float]] = {name: [] for name in sides}
     for number in range(rounds):
-        names = list(sides)[number % 3 :] + list(sides)[: number % 3]
+        names = list(sides)[number % len(sides) :] + list(sides)[: number % len(sides)]
         for name in names:
             clock = time.perf_counter()
             sides[name]()
             speeds[name].append(len(q_texts) / (time.perf_counter() - clock))
     for name, values in speeds.items():
         result[f"{name}_qps"] = max(values)
-    for name in ("rs", "rs_top50"):
-        ratios = sorted(o / t for o, t in zip(speeds["goldpool"], speeds[name]))
-        result[f"goldpool_vs_{name}_median"] = ratios[len(ratios) // 2]
+        result[f"{name}_speeds"] = values
+    for name in ("rs", "rs_top50", "sharded"):
+        if name in speeds:
+            ratios = sorted(o / t for o, t in zip(speeds["goldpool"], speeds[name]))
+            result[f"goldpool_vs_{name}_median"] = ratios[len(ratios) // 2]
     result["rounds"] = rounds
+    result["shards"] = len(sharded._shards)
 
     try:  # bm25s is only compared here, not a goldpool dependency
         import bm25s
@@ -175,7 +199,7 @@ def case_bm25(n_docs: int, n_queries: int, rounds: int = 6) -> dict:
         s.index(tokens, show_progress=False)
         result["bm25s_index_s"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        s.retrieve(q_tokens, k=50, show_progress=False)
+        s.retrieve(q_tokens, k=50, show_progress=False, n_threads=0)
         result["bm25s_qps"] = len(q_tokens) / (time.perf_counter() - clock)
 
     clock = time.perf_counter()
@@ -188,14 +212,13 @@ def case_bm25(n_docs: int, n_queries: int, rounds: int = 6) -> dict:
         top_k(scores, 50, index.ties)
     result["rank_bm25_qps"] = len(sample) / (time.perf_counter() - clock)
 
-    result["rs_identical"] = all(np.array_equal(rs.get_scores(q), r) for q, r in zip(sample, ref_scores))
-    top50 = index.ranked_ids(pairs[:20], 50)
-    result["goldpool_top50_identical"] = all(
-        top50[str(n)] == [ids[i] for i in top_k(r, 50, index.ties).tolist()] for n, r in enumerate(ref_scores)
-    )
-    result["goldpool_identical"] = all(
-        np.array_equal(index.scores(t), r) for t, r in zip(q_texts[:20], ref_scores)
-    )
+    if rank_bm25_rs is not None:
+        result["rs_identical"] = all(np.array_equal(rs.get_scores(q), r) for q, r in zip(sample, ref_scores))
+    expected = [[ids[i] for i in top_k(r, 50, index.ties).tolist()] for r in ref_scores]
+    for name, which in (("goldpool", index), ("sharded", sharded)):
+        top50 = which.ranked_ids(pairs[:20], 50)
+        result[f"{name}_top50_identical"] = all(top50[str(n)] == e for n, e in enumerate(expected))
+        result[f"{name}_identical"] = all(np.array_equal(which.scores(t), r) for t, r in zip(q_texts[:20], ref_scores))
     if bm25s is not None:
         bm25s_scores = [s.get_scores(q) for q in sample]
         result["bm25s_max_abs_diff"] = max(float(np.max(np.abs(a - r))) for a, r in zip(bm25s_scores, ref_scores))
@@ -326,18 +349,34 @@ def _rss_mb() -> float:
         return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
 
 
-def case_bm25_memory(n_docs: int) -> dict:
-    """Memory of today's BM25 index: peak while building, and what it keeps once built."""
-    from pooling.bm25 import BM25Index
+def case_bm25_memory(n_docs: int, mode: str = "kept", n_queries: int = 1000) -> dict:
+    """Memory of the BM25 index: peak while building it and searching, and what it keeps.
 
-    corpus, _ = synthesize(n_docs, 1000, OUT)
+    ``kept``: the texts as one stream, every shard kept in memory (what a caller with a plain
+    iterable gets). ``streamed``: the texts as a re-readable source, as ``build-pool`` gives
+    them, so a corpus beyond one shard (:data:`pooling.bm25.SHARD_DOCS`) is searched one
+    shard at a time.
+    """
+    from pooling.bm25 import SHARD_DOCS, BM25Index
+
+    corpus, queries = synthesize(n_docs, n_queries, OUT)
     ids = [json.loads(line)["doc_id"] for line in corpus.open()]
+    pairs = [(str(n), json.loads(line)["text"]) for n, line in enumerate(queries.open())]
+
+    def texts() -> Iterator[str]:
+        with corpus.open() as lines:
+            yield from (json.loads(line)["text"] for line in lines)
+
     before = _rss_mb()
     clock = time.perf_counter()
-    index = BM25Index(ids, (json.loads(line)["text"] for line in corpus.open()))
+    index = BM25Index(ids, texts if mode == "streamed" else texts())
     seconds = time.perf_counter() - clock
-    return {"documents": len(index), "index_s": seconds, "rss_before_mb": before,
-            "rss_index_mb": _rss_mb(), "peak_rss_mb": peak_rss_mb()}
+    kept = _rss_mb()
+    clock = time.perf_counter()
+    index.ranked_ids(pairs, 50)
+    search_s = time.perf_counter() - clock
+    return {"documents": len(index), "mode": mode, "shard_docs": SHARD_DOCS, "index_s": seconds, "search_s": search_s,
+            "rss_before_mb": before, "rss_index_mb": kept, "peak_rss_mb": peak_rss_mb()}
 
 
 def _corpus_files(name: str) -> tuple[Path, Path]:
@@ -459,6 +498,37 @@ def _pool_row(label: str, r: dict, cps: float, measured_first: bool) -> list[str
     ]
 
 
+def _same(r: dict, name: str) -> str:
+    return ("identical" if r[f"{name}_identical"] else "DIFFERENT") + (", same top-50" if r[f"{name}_top50_identical"] else ", OTHER TOP-50")
+
+
+def _print_bm25(bm25: dict, n_docs: int, n_queries: int) -> None:
+    print(f"BM25 backends, synthetic {n_docs:,} chunks, top-50 over {n_queries:,} queries (rank-bm25: 20)")
+    rows = [["rank-bm25 (oracle)", f"{bm25['rank_bm25_index_s']:.1f}", f"{bm25['rank_bm25_qps']:,.1f}", "-"]]
+    if "rs_qps" in bm25:
+        rows += [
+            ["rank-bm25-rs (scores only)", f"{bm25['rs_index_s']:.1f}", f"{bm25['rs_qps']:,.0f}",
+             "identical" if bm25["rs_identical"] else "DIFFERENT"],
+            ["rank-bm25-rs + NumPy top-50", "-", f"{bm25['rs_top50_qps']:,.0f}", "identical"],
+        ]
+    rows += [
+        ["goldpool (inverted index, one shard)", f"{bm25['goldpool_index_s']:.1f}", f"{bm25['goldpool_qps']:,.0f}", _same(bm25, "goldpool")],
+        [f"goldpool, {bm25['shards']} shards", f"{bm25['sharded_index_s']:.1f}", f"{bm25['sharded_qps']:,.0f}", _same(bm25, "sharded")],
+    ]
+    if "bm25s_qps" in bm25:
+        rows.append(["bm25s (robertson, float64)", f"{bm25['bm25s_index_s']:.1f}", f"{bm25['bm25s_qps']:,.0f}",
+                     f"max |diff| {bm25['bm25s_max_abs_diff']:.3g}"])
+    print(_table(["backend", "index s", "top-50 q/s", "scores vs rank-bm25"], rows))
+    line = f"goldpool / rank-bm25: {bm25['goldpool_qps'] / bm25['rank_bm25_qps']:,.0f}x"
+    if "rs_qps" in bm25:
+        line += (f"; goldpool / rank-bm25-rs scores only: median per-round {bm25['goldpool_vs_rs_median']:.2f} (best rounds "
+                 f"{bm25['goldpool_qps'] / bm25['rs_qps']:.2f}); / rank-bm25-rs + NumPy top-50: median per-round "
+                 f"{bm25['goldpool_vs_rs_top50_median']:.2f}")
+    print(line + f"; one shard / {bm25['shards']} shards: median {bm25['goldpool_vs_sharded_median']:.2f}; "
+          f"{bm25['rounds']} rotating rounds")
+    print(f"(tokenising the corpus: {bm25['tokenize_s']:.1f} s, included in goldpool's index time)\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--million", action="store_true", help="also pool 1M chunks x 1,000 queries")
@@ -476,25 +546,7 @@ def main() -> None:
         return
 
     bm25 = run_case("bm25", options.docs, options.queries)
-    print(f"BM25 backends, synthetic {options.docs:,} chunks, top-50 over {options.queries:,} queries (rank-bm25: 20)")
-    print(_table(
-        ["backend", "index s", "top-50 q/s", "scores vs rank-bm25"],
-        [
-            ["rank-bm25 (oracle)", f"{bm25['rank_bm25_index_s']:.1f}", f"{bm25['rank_bm25_qps']:,.1f}", "-"],
-            ["rank-bm25-rs (scores only)", f"{bm25['rs_index_s']:.1f}", f"{bm25['rs_qps']:,.0f}",
-             "identical" if bm25["rs_identical"] else "DIFFERENT"],
-            ["rank-bm25-rs + NumPy top-50", "-", f"{bm25['rs_top50_qps']:,.0f}", "identical"],
-            ["goldpool (rank-bm25-rs + tokeniser)", f"{bm25['goldpool_index_s']:.1f}", f"{bm25['goldpool_qps']:,.0f}",
-             ("identical" if bm25["goldpool_identical"] else "DIFFERENT")
-             + (", same top-50" if bm25["goldpool_top50_identical"] else ", OTHER TOP-50")],
-        ] + ([["bm25s (robertson, float64)", f"{bm25['bm25s_index_s']:.1f}", f"{bm25['bm25s_qps']:,.0f}",
-               f"max |diff| {bm25['bm25s_max_abs_diff']:.3g}"]] if "bm25s_qps" in bm25 else []),
-    ))
-    print(f"goldpool / rank-bm25: {bm25['goldpool_qps'] / bm25['rank_bm25_qps']:,.0f}x; goldpool / rank-bm25-rs + NumPy "
-          f"top-50: {bm25['goldpool_qps'] / bm25['rs_top50_qps']:.2f} (median per-round {bm25['goldpool_vs_rs_top50_median']:.2f}); "
-          f"goldpool / rank-bm25-rs scores only: {bm25['goldpool_qps'] / bm25['rs_qps']:.2f} (median per-round "
-          f"{bm25['goldpool_vs_rs_median']:.2f}); best of {bm25['rounds']} rotating rounds")
-    print(f"(tokenising the corpus: {bm25['tokenize_s']:.1f} s, included in goldpool's index time only)\n")
+    _print_bm25(bm25, options.docs, options.queries)
 
     enc = run_case("encode", options.encode_texts)
     cps = enc["goldpool_cps"]
@@ -527,14 +579,15 @@ def _warm_builds(sizes: list[int], n_queries: int, cps: float) -> None:
     for n in sizes:
         prepared = run_case("prepare", n, n_queries)
         warm = run_case("warm", n)
-        memory = run_case("bm25_memory", n)
+        memory = {mode: run_case("bm25_memory", n, mode) for mode in ("kept", "streamed")}
         rows.append([f"{n:,}", f"{n_queries:,}", f"{prepared['import_s']:.0f}", f"{warm['s_total']:.0f}",
-                     f"{warm['s_bm25_index']:.0f}", f"{warm['s_dense_search']:.0f}", f"{warm['peak_rss_mb']:,.0f}",
-                     f"{memory['peak_rss_mb']:,.0f} / {memory['rss_index_mb'] - memory['rss_before_mb']:,.0f}",
+                     f"{warm['s_bm25_index']:.0f}", f"{warm['s_bm25_search']:.0f}", f"{warm['s_dense_search']:.0f}",
+                     f"{warm['peak_rss_mb']:,.0f}",
+                     *(f"{m['peak_rss_mb']:,.0f} / {m['rss_index_mb'] - m['rss_before_mb']:,.0f}" for m in memory.values()),
                      f"{n / cps / 3600:.1f} h"])
     print("\nbuild-pool from a warm cache (synthetic chunks, random unit vectors), each in a fresh process")
-    print(_table(["chunks", "queries", "import+fill s", "build s", "BM25 index s", "dense search s",
-                  "peak RSS MB", "BM25 alone: peak / kept MB", "encode would take"], rows))
+    print(_table(["chunks", "queries", "import+fill s", "build s", "BM25 index s", "BM25 search s", "dense search s",
+                  "peak RSS MB", "BM25 kept: peak / kept MB", "BM25 streamed: peak / kept MB", "encode would take"], rows))
 
 
 def _engines(corpora: list[str]) -> None:

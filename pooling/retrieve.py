@@ -30,7 +30,8 @@ class Retrieval:
     Attributes:
         rankings: source -> query_id -> doc_ids, best first.
         seconds: wall time per stage (``bm25_index``, ``bm25_search``, ``encode``,
-            ``dense_search``).
+            ``dense_search``). A corpus BM25 searches shard by shard (more chunks than
+            :data:`pooling.bm25.SHARD_DOCS`) builds its shards during ``bm25_search``.
         encoded: texts the model encoded (0 when the cache had them all).
         model: the dense model directory, if dense ran.
         model_identity: its cache identity.
@@ -85,12 +86,13 @@ def retrieve(
     seconds: dict[str, float] = {}
     if bm25_depth > 0:
         clock = time.perf_counter()
-        index = BM25Index(doc_ids, texts(), progress=progress)
+        # Given the text source itself, a corpus beyond one shard is searched shard by shard.
+        index = BM25Index(doc_ids, texts, progress=progress)
         seconds["bm25_index"] = time.perf_counter() - clock
         clock = time.perf_counter()
         rankings["bm25"] = index.ranked_ids(queries, bm25_depth, progress=progress)
         seconds["bm25_search"] = time.perf_counter() - clock
-        del index  # a million-chunk index is gigabytes; free it before the dense stage
+        del index  # free the index before the dense stage
     if dense_depth <= 0 or not queries or not doc_ids:
         return Retrieval(rankings, seconds, 0, None, None)
     if cache_dir is None:
