@@ -112,7 +112,7 @@ def test_parameter_uncertainty_widens_the_interval():
     c = _ranked(200)
     labels = {f"d{i:03d}": i < 10 or i % 7 == 0 and i < 20 for i in range(40)}
     draws = unfound_draws(c, labels)
-    assert draws.shape == (256, 160)
+    assert draws.shape == (64, 160)
     e = estimate(c, labels)
     point = _decide("q", 40, sum(labels.values()), draws.mean(axis=0), 0.8, 0.9)
     assert e.remaining == pytest.approx(point.remaining)
