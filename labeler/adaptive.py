@@ -170,11 +170,29 @@ def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
     return found
 
 
+#: Estimates by their inputs: the Progress page and ``stats`` ask for every query at once.
+_ESTIMATES: OrderedDict[tuple, Estimate] = OrderedDict()
+_ESTIMATES_KEPT = 4096
+
+
 def _estimate(cands: Candidates, labels: dict[str, bool], settings: Settings) -> Estimate:
+    """The stopping rule's estimate (a pure function of its inputs, so kept by them)."""
     from pooling.stopping import TARGET, estimate
 
     target = settings.stop_recall if settings.stop_recall is not None else TARGET
-    return estimate(cands, labels, target=target, confidence=settings.stop_confidence)
+    key = (cands.query_id, tuple(sorted((s, tuple(r)) for s, r in cands.rankings.items())),
+           frozenset(labels.items()), target, settings.stop_confidence)
+    with _DECISIONS_LOCK:
+        known = _ESTIMATES.get(key)
+        if known is not None:
+            _ESTIMATES.move_to_end(key)
+            return known
+    found = estimate(cands, labels, target=target, confidence=settings.stop_confidence)
+    with _DECISIONS_LOCK:
+        _ESTIMATES[key] = found
+        while len(_ESTIMATES) > _ESTIMATES_KEPT:
+            _ESTIMATES.popitem(last=False)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
