@@ -124,14 +124,31 @@ def _start(ray: Any, options: RayOptions) -> bool:
         if options.address:
             ray.init(address=options.address, **quiet)
         else:
-            # Workers of a local instance import this package from where the driver does.
-            here = str(Path(__file__).resolve().parent.parent)
-            path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
-            ray.init(num_cpus=options.workers(), runtime_env={"env_vars": {"PYTHONPATH": path}}, **quiet)
+            _start_local(ray, options.workers(), quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = options.address or "a local instance"
         raise PoolingError(f"cannot start Ray on {where}: {exc}".splitlines()[0]) from exc
     return True
+
+
+def _start_local(ray: Any, cpus: int, quiet: dict[str, Any]) -> None:
+    """Start a local instance whose workers import this package from where the driver does.
+
+    The path goes into the environment the instance inherits, not into a ``runtime_env``:
+    workers for a job's runtime env differ from the ones Ray starts ahead at launch, so a
+    runtime env made it start a second set of idle workers (four Python processes
+    importing Ray instead of two, on a 2-core machine that is also loading the model).
+    """
+    here = str(Path(__file__).resolve().parent.parent)
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, before) if p)
+    try:
+        ray.init(num_cpus=cpus, **quiet)
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def _blocks(ray: Any, keys: Sequence[str], todo: list[int], fetch: Callable[[Sequence[int]], Sequence[str]], size: int) -> list[Any]:
