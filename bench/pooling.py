@@ -344,8 +344,7 @@ def case_bm25_memory(n_docs: int) -> dict:
 def _corpus_files(name: str) -> tuple[Path, Path]:
     if name == "demo":
         return ROOT / "data" / "demo" / "corpus.jsonl", ROOT / "data" / "demo" / "queries.jsonl"
-    root = next(p for p in VASWANI if p.is_dir())
-    return root / "corpus" / "doc-text.trec", root / "query-text.trec"
+    return VASWANI / "corpus" / "doc-text.trec", VASWANI / "query-text.trec"
 
 
 def case_engines(name: str, workers: int = 2) -> dict:
@@ -530,6 +529,8 @@ def main() -> None:
     parser.add_argument("--encode-texts", type=int, default=200, help="demo chunks encoded per round")
     parser.add_argument("--no-vaswani", action="store_true")
     parser.add_argument("--ray", action="store_true", help="also build the demo (and Vaswani) pool with --engine ray")
+    parser.add_argument("--speed-texts", type=int, default=800, help="chunks per engine run in the Ray speed case")
+    parser.add_argument("--speed-rounds", type=int, default=4, help="alternating local/Ray rounds in the Ray speed case")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -581,7 +582,8 @@ def main() -> None:
               f"union {vaswani['recall_union']:.3f}; pool {vaswani['pool_entries']:,} entries")
     _warm_builds([options.docs] + ([1_000_000] if options.million else []), options.queries, cps)
     if options.ray:
-        _engines(["demo"] + (["vaswani"] if not options.no_vaswani and any(p.is_dir() for p in VASWANI) else []))
+        _engines(["demo"] + (["vaswani"] if not options.no_vaswani and VASWANI.is_dir() else []))
+        _engine_speed(options.speed_texts, options.speed_rounds)
 
 
 def _warm_builds(sizes: list[int], n_queries: int, cps: float) -> None:
@@ -611,6 +613,19 @@ def _engines(corpora: list[str]) -> None:
     print("\nLocal engine vs --engine ray (local instance, 2 actors), empty cache, same run")
     print(_table(["corpus", "encoded", "local chunks/s", "Ray chunks/s", "Ray / local", "pool", "entries",
                   "max |cosine - 1|"], rows))
+
+
+def _engine_speed(n_texts: int, rounds: int) -> None:
+    """Fixed cost and steady-state rate of each engine, and Ray / local projected to 100k chunks."""
+    r = run_case("engine_speed", n_texts, rounds)
+    print(f"\nEncoding speed, local engine vs --engine ray (local instance, 2 actors): {r['texts']:,} synthetic "
+          f"chunks of 80 words per run, each run in a fresh process, {r['rounds']} alternating rounds, medians; "
+          f"1-min load average {min(r['load_1min']):.1f}-{max(r['load_1min']):.1f}")
+    rows = [[engine, f"{r[f'{engine}_fixed_s']:.1f}", f"{r[f'{engine}_steady_cps']:.1f}", f"{r[f'{engine}_cps']:.1f}"]
+            for engine in ("local", "ray")]
+    print(_table(["engine", "fixed s", "steady chunks/s", "chunks/s on the sample"], rows))
+    print(f"Ray / local, median per round: {r['ratio_sample']:.2f} on the sample, {r['ratio_steady']:.2f} steady, "
+          f"{r['ratio_projected']:.2f} projected to {r['project']:,} chunks (fixed + chunks / steady rate)")
 
 
 if __name__ == "__main__":
