@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -382,8 +383,7 @@ def case_bm25_memory(n_docs: int, mode: str = "kept", n_queries: int = 1000) -> 
 def _corpus_files(name: str) -> tuple[Path, Path]:
     if name == "demo":
         return ROOT / "data" / "demo" / "corpus.jsonl", ROOT / "data" / "demo" / "queries.jsonl"
-    root = next(p for p in VASWANI if p.is_dir())
-    return root / "corpus" / "doc-text.trec", root / "query-text.trec"
+    return VASWANI / "corpus" / "doc-text.trec", VASWANI / "query-text.trec"
 
 
 def case_engines(name: str, workers: int = 2) -> dict:
@@ -421,49 +421,111 @@ def case_engines(name: str, workers: int = 2) -> dict:
     return result
 
 
-def case_engine_speed(n_texts: int, rounds: int = 4, workers: int = 2) -> dict:
-    """Chunks/s of the local engine and of --engine ray on a sample of the synthetic 100k chunks.
+def _speed_texts(n_texts: int, words: int = 80) -> list[str]:
+    """``n_texts`` synthetic chunks of exactly ``words`` words (the first so long, cut there).
 
-    Ray's local instance is started once (its start-up is reported apart); each round encodes
-    the sample under fresh keys, so everything is really encoded, and starts a new actor pool
-    (its model loads included; the local engine's model is loaded once, beforehand). The engines alternate and who goes first alternates too.
+    Equal lengths make the rate the same wherever a run is measured: each engine orders the
+    texts by length its own way (local longest first, Ray shortest first), which would
+    otherwise tilt a rate measured over part of a run.
+    """
+    corpus, _ = synthesize(100_000, 1000, OUT)
+    texts: list[str] = []
+    with corpus.open() as lines:
+        for line in lines:
+            tokens = json.loads(line)["text"].split()
+            if len(tokens) >= words:
+                texts.append(" ".join(tokens[:words]))
+                if len(texts) == n_texts:
+                    break
+    return texts
+
+
+def case_engine_run(engine: str, n_texts: int, workers: int = 2) -> dict:
+    """One encoding run of ``n_texts`` chunks, from a fresh process to the last vector written.
+
+    Everything a ``build-pool`` pays is inside the clock: importing torch (and Ray), loading
+    the model (in each actor), starting and shutting down the local Ray instance. The time at
+    which each batch of vectors is written gives the steady-state rate: chunks written after
+    the first quarter of them, over the time from then to the last write. The fixed cost is
+    the rest: ``total - n / steady``.
     """
     import tempfile
 
-    import ray
-
-    from pooling.dense import DenseRetriever
-    from pooling.ray_engine import RayOptions, _start, encode_missing
-
-    corpus, _ = synthesize(100_000, 1000, OUT)
-    with corpus.open() as lines:
-        texts = [json.loads(next(lines))["text"] for _ in range(n_texts)]
-    options = RayOptions(num_workers=workers)
+    texts = _speed_texts(n_texts)
     clock = time.perf_counter()
-    _start(ray, options)
-    result: dict = {"texts": n_texts, "rounds": rounds, "ray_start_s": time.perf_counter() - clock}
-    speeds: dict[str, list[float]] = {"local": [], "ray": []}
+    from pooling.dense import DenseRetriever
+    from pooling.ray_engine import RayOptions, encode_missing
+
+    keys = [f"{engine}-{i}" for i in range(n_texts)]
+    stamps: list[tuple[float, int]] = []
+
+    def fetch(positions: object) -> list[str]:
+        return [texts[p] for p in positions]  # type: ignore[attr-defined]
+
     with tempfile.TemporaryDirectory() as cache:
         retriever = DenseRetriever(cache, progress=False)
-        retriever.encode(texts[:8])  # the local model loads once, before the clock
-        for number in range(rounds):
-            for engine in (("local", "ray") if number % 2 == 0 else ("ray", "local")):
-                keys = [f"{engine}{number}-{i}" for i in range(n_texts)]
-                fetch = lambda ps: [texts[p] for p in ps]  # noqa: E731
-                clock = time.perf_counter()
-                if engine == "local":
-                    retriever.embed(keys, fetch)
-                else:
-                    encode_missing(retriever.cache, [(keys, fetch, "ray")], retriever.model_path, options, progress=False)
-                speeds[engine].append(n_texts / (time.perf_counter() - clock))
-    ray.shutdown()
-    ratios = sorted(r / loc for r, loc in zip(speeds["ray"], speeds["local"]))
-    result.update({"local_cps": max(speeds["local"]), "ray_cps": max(speeds["ray"]),
-                   "median_ratio": ratios[len(ratios) // 2], "speeds": speeds})
+        if engine == "local":
+            encode = retriever.encode  # stamped per forward pass (it writes per 4,096 chunks)
+
+            def stamped(batch: object, on_batch: object = None) -> np.ndarray:
+                return encode(batch, on_batch=lambda n: stamps.append((time.perf_counter(), n)))  # type: ignore[arg-type]
+
+            retriever.encode = stamped  # type: ignore[method-assign]
+            retriever.embed(keys, fetch)
+        else:
+            write = retriever.cache.append  # stamped per batch of vectors written
+
+            def timed(batch_keys: list[str], vectors: np.ndarray) -> None:
+                write(batch_keys, vectors)
+                stamps.append((time.perf_counter(), len(batch_keys)))
+
+            retriever.cache.append = timed  # type: ignore[method-assign]
+            encode_missing(retriever.cache, [(keys, fetch, "ray")], retriever.model_path,
+                           RayOptions(num_workers=workers), progress=False)
+        total = time.perf_counter() - clock
+        assert len(retriever.cache) == n_texts
+    written = np.cumsum([n for _, n in stamps])
+    first = int(np.searchsorted(written, n_texts / 4))
+    steady = (n_texts - written[first]) / (stamps[-1][0] - stamps[first][0])
+    return {"engine": engine, "texts": n_texts, "total_s": total, "steady_cps": float(steady),
+            "fixed_s": total - n_texts / steady, "cps": n_texts / total, "writes": len(stamps)}
+
+
+def case_engine_speed(n_texts: int = 800, rounds: int = 4, workers: int = 2, project: int = 100_000) -> dict:
+    """The local engine against --engine ray, each run in its own process, alternating.
+
+    Per round one run of each engine (who goes first alternates). Reported: the median over
+    rounds of each engine's fixed cost and steady-state chunks/s, the median per-round
+    ratio of Ray's to local's throughput on the sample as measured, and projected to
+    ``project`` chunks (``fixed + project / steady`` for each engine of the round).
+    """
+    runs: dict[str, list[dict]] = {"local": [], "ray": []}
+    load = [os.getloadavg()[0]]
+    for number in range(rounds):
+        for engine in (("local", "ray") if number % 2 == 0 else ("ray", "local")):
+            runs[engine].append(run_case("engine_run", engine, n_texts, workers))
+        load.append(os.getloadavg()[0])
+
+    def median(values: list[float]) -> float:
+        return float(np.median(values))
+
+    def projected(run: dict) -> float:
+        return project / (run["fixed_s"] + project / run["steady_cps"])
+
+    result: dict = {"texts": n_texts, "rounds": rounds, "workers": workers, "project": project,
+                    "load_1min": [round(x, 2) for x in load], "runs": runs}
+    for engine, done in runs.items():
+        result[f"{engine}_fixed_s"] = median([r["fixed_s"] for r in done])
+        result[f"{engine}_steady_cps"] = median([r["steady_cps"] for r in done])
+        result[f"{engine}_cps"] = median([r["cps"] for r in done])
+    pairs = list(zip(runs["ray"], runs["local"]))
+    result["ratio_sample"] = median([r["cps"] / loc["cps"] for r, loc in pairs])
+    result["ratio_steady"] = median([r["steady_cps"] / loc["steady_cps"] for r, loc in pairs])
+    result["ratio_projected"] = median([projected(r) / projected(loc) for r, loc in pairs])
     return result
 
 
-CASES = {"engines": case_engines, "engine_speed": case_engine_speed, "bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
+CASES = {"engines": case_engines, "engine_speed": case_engine_speed, "engine_run": case_engine_run, "bm25": case_bm25, "encode": case_encode, "pool": case_pool, "vaswani": case_vaswani,
          "prepare": case_prepare, "warm": case_warm, "bm25_memory": case_bm25_memory}
 
 
@@ -537,6 +599,8 @@ def main() -> None:
     parser.add_argument("--encode-texts", type=int, default=200, help="demo chunks encoded per round")
     parser.add_argument("--no-vaswani", action="store_true")
     parser.add_argument("--ray", action="store_true", help="also build the demo (and Vaswani) pool with --engine ray")
+    parser.add_argument("--speed-texts", type=int, default=800, help="chunks per engine run in the Ray speed case")
+    parser.add_argument("--speed-rounds", type=int, default=4, help="alternating local/Ray rounds in the Ray speed case")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -570,7 +634,8 @@ def main() -> None:
               f"union {vaswani['recall_union']:.3f}; pool {vaswani['pool_entries']:,} entries")
     _warm_builds([options.docs] + ([1_000_000] if options.million else []), options.queries, cps)
     if options.ray:
-        _engines(["demo"] + (["vaswani"] if not options.no_vaswani and any(p.is_dir() for p in VASWANI) else []))
+        _engines(["demo"] + (["vaswani"] if not options.no_vaswani and VASWANI.is_dir() else []))
+        _engine_speed(options.speed_texts, options.speed_rounds)
 
 
 def _warm_builds(sizes: list[int], n_queries: int, cps: float) -> None:
@@ -601,6 +666,19 @@ def _engines(corpora: list[str]) -> None:
     print("\nLocal engine vs --engine ray (local instance, 2 actors), empty cache, same run")
     print(_table(["corpus", "encoded", "local chunks/s", "Ray chunks/s", "Ray / local", "pool", "entries",
                   "max |cosine - 1|"], rows))
+
+
+def _engine_speed(n_texts: int, rounds: int) -> None:
+    """Fixed cost and steady-state rate of each engine, and Ray / local projected to 100k chunks."""
+    r = run_case("engine_speed", n_texts, rounds)
+    print(f"\nEncoding speed, local engine vs --engine ray (local instance, 2 actors): {r['texts']:,} synthetic "
+          f"chunks of 80 words per run, each run in a fresh process, {r['rounds']} alternating rounds, medians; "
+          f"1-min load average {min(r['load_1min']):.1f}-{max(r['load_1min']):.1f}")
+    rows = [[engine, f"{r[f'{engine}_fixed_s']:.1f}", f"{r[f'{engine}_steady_cps']:.1f}", f"{r[f'{engine}_cps']:.1f}"]
+            for engine in ("local", "ray")]
+    print(_table(["engine", "fixed s", "steady chunks/s", "chunks/s on the sample"], rows))
+    print(f"Ray / local, median per round: {r['ratio_sample']:.2f} on the sample, {r['ratio_steady']:.2f} steady, "
+          f"{r['ratio_projected']:.2f} projected to {r['project']:,} chunks (fixed + chunks / steady rate)")
 
 
 if __name__ == "__main__":

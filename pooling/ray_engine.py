@@ -49,6 +49,8 @@ class RayOptions:
         num_gpus: GPUs per actor (a fraction shares a GPU); 0 encodes on CPU.
         batch_size: texts per forward pass on an actor.
         block_size: texts per block read from the store into the object store.
+        search: run the dense top-k on Ray too (:func:`search_sharded`), one actor per
+            corpus shard; the cache must be readable where the actors run.
     """
 
     address: str | None = None
@@ -56,6 +58,7 @@ class RayOptions:
     num_gpus: float = 0.0
     batch_size: int = 32
     block_size: int = 4096
+    search: bool = False
 
     def workers(self) -> int:
         """Actors to start."""
@@ -124,14 +127,33 @@ def _start(ray: Any, options: RayOptions) -> bool:
         if options.address:
             ray.init(address=options.address, **quiet)
         else:
-            # Workers of a local instance import this package from where the driver does.
-            here = str(Path(__file__).resolve().parent.parent)
-            path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
-            ray.init(num_cpus=options.workers(), runtime_env={"env_vars": {"PYTHONPATH": path}}, **quiet)
+            _start_local(ray, options.workers(), quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = options.address or "a local instance"
         raise PoolingError(f"cannot start Ray on {where}: {exc}".splitlines()[0]) from exc
     return True
+
+
+def _start_local(ray: Any, cpus: int, quiet: dict[str, Any]) -> None:
+    """Start a local instance whose workers import this package from where the driver does.
+
+    The path goes into the environment the instance inherits, not into a ``runtime_env``:
+    workers for a job's runtime env differ from the ones Ray starts ahead at launch, so a
+    runtime env made it start a second set of idle workers (four Python processes
+    importing Ray instead of two, on a 2-core machine that is also loading the model).
+    Measured on a loaded 2-core machine, a whole run of 96 chunks (``bench/pooling.py
+    --case engine_run ray 96``) took 50 s instead of 62 s, median of 4 alternating rounds.
+    """
+    here = str(Path(__file__).resolve().parent.parent)
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, before) if p)
+    try:
+        ray.init(num_cpus=cpus, **quiet)
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def _blocks(ray: Any, keys: Sequence[str], todo: list[int], fetch: Callable[[Sequence[int]], Sequence[str]], size: int) -> list[Any]:
@@ -238,3 +260,92 @@ def _encode(
         seconds = time.perf_counter() - clock
         tqdm.write(f"{label}: {done} in {seconds:.1f} s ({done / max(seconds, 1e-9):.1f}/s)")
     return done
+
+
+class ShardSearcher:
+    """A Ray actor: exact top-k over one shard of the memory-mapped embedding cache.
+
+    Each actor maps ``vectors.f32`` itself (the path must be readable where the actor runs:
+    the same machine, or a file system every node shares) and searches its shard with the
+    local :func:`~pooling.dense.top_k_cosine`, so its memory stays one block of vectors.
+    """
+
+    def __init__(self, vectors: str, count: int, dim: int) -> None:
+        self.matrix = np.memmap(vectors, dtype=np.float32, mode="r", shape=(count, dim))
+
+    def search(self, queries: np.ndarray, rows: np.ndarray, k: int, ties: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` of ``queries`` over ``self.matrix[rows]``: positions into ``rows``, scores."""
+        from pooling.dense import top_k_cosine
+
+        return top_k_cosine(queries, self.matrix, rows, k, ties, block=block)
+
+
+def shard_bounds(n: int, shards: int, block: int) -> list[tuple[int, int]]:
+    """Cut ``n`` corpus positions into at most ``shards`` runs of whole blocks.
+
+    Every shard starts at a multiple of ``block``, so it multiplies exactly the blocks the
+    local search does and every score is the same float.
+
+    >>> shard_bounds(10, 2, 3)
+    [(0, 6), (6, 10)]
+    """
+    blocks = -(-n // block)
+    per = -(-blocks // max(1, shards)) * block
+    return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
+
+
+def search_sharded(
+    queries: np.ndarray,
+    cache: EmbeddingCache,
+    rows: np.ndarray,
+    k: int,
+    ties: np.ndarray,
+    options: RayOptions,
+    *,
+    block: int = 16384,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact dense top-k on Ray: one actor per corpus shard, per-shard top-k merged exactly.
+
+    The corpus positions are cut into ``options.workers()`` shards of whole blocks
+    (:func:`shard_bounds`); each actor returns its shard's top ``k`` ordered as the local
+    search orders (score descending, then ``ties`` descending), and the driver keeps the
+    best ``k`` of their union with :func:`~pooling.dense.best_k`. Every document of the
+    global top ``k`` is in its own shard's top ``k`` (fewer than ``k`` documents of its shard
+    come before it), and the scores are the same floats, so the result equals
+    :func:`~pooling.dense.top_k_cosine` over the whole corpus, ties at the cut included.
+
+    Args:
+        queries: (m x d) unit vectors.
+        cache: the embedding cache holding the corpus rows.
+        rows: (n,) cache rows of the corpus, in corpus order.
+        k: documents per query.
+        ties: (n,) tie-break keys; larger wins among equal scores.
+        options: cluster and number of actors (shards).
+        block: corpus rows multiplied at once in each actor.
+
+    Returns:
+        ``(indices, scores)``: (m x min(k, n)) positions into ``rows`` and their cosines.
+    """
+    from pooling.dense import best_k, top_k_cosine
+
+    n = rows.shape[0]
+    if min(k, n) <= 0 or queries.shape[0] == 0 or cache.dim is None:
+        return top_k_cosine(queries, cache.matrix(), rows, k, ties, block=block)
+    ray = require_ray()
+    started = _start(ray, options)
+    try:
+        bounds = shard_bounds(n, options.workers(), block)
+        actor = ray.remote(num_cpus=1)(ShardSearcher)
+        path = str(cache.directory / "vectors.f32")
+        searchers = [actor.remote(path, len(cache), cache.dim) for _ in bounds]
+        shared = ray.put(np.ascontiguousarray(queries, dtype=np.float32))
+        parts = ray.get([s.search.remote(shared, rows[lo:hi], k, ties[lo:hi], block) for s, (lo, hi) in zip(searchers, bounds)])
+    except ray.exceptions.RayError as exc:
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise PoolingError(f"search on Ray failed: {first}") from exc
+    finally:
+        if started:
+            ray.shutdown()
+    found = np.concatenate([index + lo for (index, _), (lo, _) in zip(parts, bounds)], axis=1)
+    scores = np.concatenate([score for _, score in parts], axis=1)
+    return best_k(scores, found, min(k, n), ties)

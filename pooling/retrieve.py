@@ -101,7 +101,8 @@ def retrieve(
 
     retriever = DenseRetriever(cache_dir, model, progress=progress)
     encoded = _encode_on_ray(retriever, ray, queries, doc_keys, fetch, seconds) if ray is not None else 0
-    rankings["dense"] = _dense(retriever, queries, doc_ids, doc_keys, fetch, dense_depth, seconds)
+    search = ray if ray is not None and ray.search else None
+    rankings["dense"] = _dense(retriever, queries, doc_ids, doc_keys, fetch, dense_depth, seconds, search)
     return Retrieval(rankings, seconds, encoded + retriever.encoded, retriever.model_path, retriever.identity)
 
 
@@ -135,6 +136,7 @@ def _dense(
     fetch: Callable[[Sequence[int]], Sequence[str]],
     depth: int,
     seconds: dict[str, float],
+    on_ray: RayOptions | None = None,
 ) -> dict[str, list[str]]:
     clock = time.perf_counter()
     doc_rows = retriever.embed(doc_keys, fetch, desc="encode chunks")
@@ -144,7 +146,13 @@ def _dense(
     seconds["encode"] = time.perf_counter() - clock
     clock = time.perf_counter()
     ties = np.arange(len(doc_ids)) if _sorted(doc_ids) else tie_ranks(doc_ids)
-    best, _ = retriever.search(q_rows, doc_rows, depth, ties)
+    if on_ray is None:
+        best, _ = retriever.search(q_rows, doc_rows, depth, ties)
+    else:
+        from pooling.ray_engine import search_sharded
+
+        queries_m = np.asarray(retriever.cache.matrix()[q_rows], dtype=np.float32)
+        best, _ = search_sharded(queries_m, retriever.cache, doc_rows, depth, ties, on_ray)
     seconds["dense_search"] = time.perf_counter() - clock
     return {q: [doc_ids[i] for i in row] for (q, _), row in zip(queries, best.tolist())}
 

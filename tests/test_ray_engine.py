@@ -77,7 +77,8 @@ def test_ray_engine_builds_the_local_pool_resumes_and_leaves_a_cache_the_local_e
     keys = [content_hash("", t) for t in CHUNKS]
     earlier = DenseRetriever(tmp_path / "ray.db.cache", progress=False)
     earlier.embed(keys[:6], lambda ps: [CHUNKS[p] for p in ps])
-    on_ray = corpus.build_pool(ray_db, bm25_depth=3, dense_depth=4, progress=False, ray=RayOptions(num_workers=2, batch_size=4))
+    options = RayOptions(num_workers=2, batch_size=4, search=True)  # the dense top-k on Ray too
+    on_ray = corpus.build_pool(ray_db, bm25_depth=3, dense_depth=4, progress=False, ray=options)
     assert on_ray.encoded == len(CHUNKS) - 6 + len(QUESTIONS)
 
     assert _pool(ray_db) == _pool(local_db)
@@ -108,6 +109,36 @@ def test_engine_ray_without_ray_installed_fails_with_one_line(tmp_path: Path, mo
 def test_ray_options_need_engine_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     _project(tmp_path, "p")
-    result = CliRunner().invoke(cli, ["build-pool", "p.db", "--num-workers", "2", "--no-progress"])
-    assert result.exit_code == 1
-    assert result.output.splitlines()[-1] == "Error: --num-workers needs --engine ray"
+    for option in (["--num-workers", "2"], ["--ray-search"]):
+        result = CliRunner().invoke(cli, ["build-pool", "p.db", *option, "--no-progress"])
+        assert result.exit_code == 1
+        assert result.output.splitlines()[-1] == f"Error: {option[0]} needs --engine ray"
+
+
+@needs_ray
+def test_search_sharded_on_ray_equals_the_local_blocked_search_ties_at_the_cut_included(tmp_path: Path) -> None:
+    from pooling.dense import EmbeddingCache, top_k_cosine
+    from pooling.ray_engine import RayOptions, search_sharded, shard_bounds
+
+    rng = np.random.default_rng(3)
+    # Five distinct unit vectors for 60 rows: every score is shared by many documents, so the
+    # k-th and (k+1)-th scores tie and only the tie-break keys decide who is kept.
+    distinct = rng.standard_normal((5, 16)).astype(np.float32)
+    distinct /= np.linalg.norm(distinct, axis=1, keepdims=True)
+    cache = EmbeddingCache(tmp_path / "cache", "model", "")
+    cache.append([f"r{i}" for i in range(60)], distinct[rng.integers(0, 5, size=60)])
+    rows = rng.permutation(60)[:50]  # the corpus: 50 of the cache's rows, out of order
+    ties = rng.permutation(50)
+    queries = rng.standard_normal((7, 16)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    k, block = 25, 4
+    assert shard_bounds(50, 3, block) == [(0, 20), (20, 40), (40, 50)]  # k exceeds the last shard
+
+    local_i, local_s = top_k_cosine(queries, cache.matrix(), rows, k, ties, block=block)
+    ray_i, ray_s = search_sharded(queries, cache, rows, k, ties, RayOptions(num_workers=3), block=block)
+
+    full = queries @ np.asarray(cache.matrix()[rows]).T
+    kth_ties = [np.sum(np.isclose(row, s[-1])) > np.sum(np.isclose(s, s[-1])) for row, s in zip(full, local_s)]
+    assert any(kth_ties)  # documents tied with the k-th score are left out: the tie-break decides
+    np.testing.assert_array_equal(ray_i, local_i)
+    np.testing.assert_array_equal(ray_s, local_s)

@@ -140,6 +140,12 @@ def remove_run(db: str, name: str) -> None:
 @click.option("--num-gpus", type=float, help="GPUs per encoding actor with --engine ray [default: 0, CPU].")
 @click.option("--num-workers", type=int, help="Encoding actors with --engine ray (and CPUs of a local instance) [default: CPU count].")
 @click.option("--batch-size", type=int, help="Texts per forward pass on an actor with --engine ray [default: 32].")
+@click.option(
+    "--ray-search",
+    is_flag=True,
+    default=None,
+    help="With --engine ray, also run the exact dense search on Ray, one actor per corpus shard (the cache must be readable on every node).",
+)
 def build_pool(
     db: str,
     bm25_depth: int,
@@ -154,17 +160,19 @@ def build_pool(
     num_gpus: float | None,
     num_workers: int | None,
     batch_size: int | None,
+    ray_search: bool | None,
 ) -> None:
     """Pool every query of DB: union of BM25, dense and run top-k, ordered by RRF.
 
     Rebuilding keeps every existing pool entry (and its labels) and only adds new ones.
     With --engine ray the chunks not yet in the embedding cache are encoded on a Ray cluster
-    (or a local Ray instance) and written to the same cache; the pool is the same.
+    (or a local Ray instance) and written to the same cache; the pool is the same. With
+    --ray-search the dense top-k runs there too, by corpus shard, merged exactly.
     """
     from labeler.store import connect
     from labeler.build import build_pool as run
 
-    ray = _ray_options(engine, ray_address, num_gpus, num_workers, batch_size)
+    ray = _ray_options(engine, ray_address, num_gpus, num_workers, batch_size, ray_search)
     with user_errors():
         result = run(
             connect(db),
@@ -185,9 +193,11 @@ def build_pool(
         click.echo(f"  {source}: {plural(count, 'document')}")
 
 
-def _ray_options(engine: str, address: str | None, gpus: float | None, workers: int | None, batch: int | None) -> Any:
+def _ray_options(
+    engine: str, address: str | None, gpus: float | None, workers: int | None, batch: int | None, search: bool | None
+) -> Any:
     """The Ray options of build-pool, or None for the local engine (which takes none of them)."""
-    given = {"--ray-address": address, "--num-gpus": gpus, "--num-workers": workers, "--batch-size": batch}
+    given = {"--ray-address": address, "--num-gpus": gpus, "--num-workers": workers, "--batch-size": batch, "--ray-search": search}
     if engine == "local":
         named = [name for name, value in given.items() if value is not None]
         if named:
@@ -195,7 +205,7 @@ def _ray_options(engine: str, address: str | None, gpus: float | None, workers: 
         return None
     from pooling.ray_engine import RayOptions
 
-    return RayOptions(address=address, num_workers=workers, num_gpus=gpus or 0.0, batch_size=batch or 32)
+    return RayOptions(address=address, num_workers=workers, num_gpus=gpus or 0.0, batch_size=batch or 32, search=bool(search))
 
 
 @click.command("export-pool")
