@@ -199,6 +199,7 @@ def _on_back(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id
 def _safely(action: Callable[..., object], *args: object) -> None:
     # A refused write (token deactivated meanwhile, item reassigned) becomes a message on
     # the next render instead of a traceback; nothing was written.
+    state.key_handled(st.session_state)  # the browser waits for this count (labeler.app)
     try:
         action(st.session_state, *args)
     except StoreError as exc:

@@ -77,6 +77,7 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
 
 def _safely(action: Callable[..., object], *args: object) -> None:
     # A refused write (token deactivated meanwhile) becomes a message, not a traceback.
+    state.key_handled(st.session_state)  # the browser waits for this count (labeler.app)
     try:
         action(st.session_state, *args)
     except StoreError as exc:
