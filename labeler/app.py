@@ -350,7 +350,7 @@ _KEY_GUARD = """<script>
     calm = busy() ? 0 : calm + 1;
     // Two calm looks 40 ms apart: the page has also applied what the run set (the note's reset).
     while (queue.length && calm >= 2) {
-      if (replay(queue.shift())) { calm = 0; }
+      try { if (replay(queue.shift())) { calm = 0; } } catch (err) { calm = 0; }
     }
     if (!queue.length) { virt = null; return; }
     timer = setTimeout(pump, 40);
