@@ -289,9 +289,9 @@ _KEY_GUARD = """<script>
     return !a || a.getAttribute('data-test-script-state') !== 'notRunning';
   }
   function busy() {
-    var n = handled();
-    if (n === null || running()) { stalled = 0; return true; }
-    if (expected === null || n >= expected) { stalled = 0; return false; }
+    if (running()) { stalled = 0; return true; }
+    var n = handled();  // no mark (a page that stopped on an error): nothing to wait for
+    if (n === null || expected === null || n >= expected) { stalled = 0; return false; }
     stalled += 1;  // the count never came (a new session after a reconnection): go on
     if (stalled > 200) { expected = n; return false; }
     return true;
