@@ -406,7 +406,6 @@ _KEY_GUARD = """<script>
 )
 
 
-
 def _handled_mark(count: int) -> str:
     """The hidden mark that tells the key guard how many item keys the server has handled."""
     return f'<span class="{HANDLED_MARK}" data-keys="{int(count)}" hidden></span>'

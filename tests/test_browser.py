@@ -278,8 +278,8 @@ def _press(page, key: str, seen: list[str]) -> None:  # noqa: ANN001 - playwrigh
     """Press ``key`` once the app has finished drawing, as a person would; first check the
     chunk on screen is inert text and note it in ``seen``.
 
-    A key pressed while Streamlit is still redrawing the page can miss its button; it is
-    then lost (never applied to the wrong item), and waiting for the drawn page avoids that.
+    Waiting lets the check read the chunk the key acts on; keys pressed without waiting are
+    the business of ``test_keys_and_notes_typed_ahead_of_a_slow_page_all_land``.
     """
     _idle(page)
     if page.locator(".gp-chunk").count():
