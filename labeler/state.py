@@ -58,6 +58,7 @@ NEW_NAME = "gp_new_name"  # widget: name of the annotator to add
 NEW_ROLE = "gp_new_role"  # widget: their role
 ADD_SUBMIT = "gp_add_annotator"  # widget: add them
 PROJECT = "gp_project"  # (clock, pool size, pool labelled, own labels then): the project figure
+KEYS_HANDLED = "gp_keys_handled"  # how many item keys (grade, verdict, back, skip) this session handled
 
 #: Seconds between two full counts of the project's labelled pool entries for one session.
 PROJECT_REFRESH = 30.0
@@ -394,6 +395,22 @@ def back(
     _keep_draft(session, annotator_id, query_id, doc_id)
     _show(session, annotator_id, previous, clock)
     return True
+
+
+def key_handled(session: Session) -> int:
+    """Count one item key (grade, verdict, back or skip) handled by the server; return the count.
+
+    The page shows the count at the end of every run (``labeler.app``), and the browser holds
+    the keys pressed after an item key until the page shows that key handled: see
+    ``labeler.app._KEY_GUARD`` for why.
+    """
+    session[KEYS_HANDLED] = int(session.get(KEYS_HANDLED) or 0) + 1
+    return session[KEYS_HANDLED]
+
+
+def keys_handled(session: Session) -> int:
+    """How many item keys this session has handled so far."""
+    return int(session.get(KEYS_HANDLED) or 0)
 
 
 def pop_flash(session: Session) -> str | None:

@@ -350,6 +350,20 @@ def test_seconds_run_from_first_render_to_key_press(project: Project) -> None:
     ]
 
 
+def _handled_marks(at: AppTest) -> list[str]:
+    return [h.proto.body for h in at.sidebar.html if 'class="gp-keys"' in h.proto.body]
+
+
+def test_every_item_key_is_counted_in_a_mark_drawn_after_the_page(project: Project) -> None:
+    """The browser's key guard waits for this count before it lets held keys go on."""
+    at = _sign_in(project.annotator_token)
+    assert _handled_marks(at) == ['<span class="gp-keys" data-keys="0" hidden></span>']
+    for pressed, key in enumerate([state.grade_key(2), state.BACK, state.SKIP, state.grade_key(0)], start=1):
+        _press(at, key)
+        assert _handled_marks(at) == [f'<span class="gp-keys" data-keys="{pressed}" hidden></span>']
+    assert at.session_state[state.KEYS_HANDLED] == 4
+
+
 def test_a_key_for_an_item_no_longer_on_screen_is_dropped(project: Project) -> None:
     session: dict[str, object] = {}
     with connect(project.path) as db:

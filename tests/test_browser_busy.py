@@ -25,9 +25,8 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _id
 from test_busy import HOLDER
 
 pytestmark = [
-    # A real browser against a real server on a loaded machine: a run that fails on timing is
-    # tried again (at most twice more; pytest reports every rerun).
-    pytest.mark.flaky(reruns=2),
+    # No reruns: the page holds keys pressed while a run is on its way and replays them once
+    # it is drawn, so these tests pass on a loaded machine as they are.
     pytest.mark.browser,
     pytest.mark.skipif(
         not CHROMIUM.exists(),
@@ -100,14 +99,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
                 assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
                 held_from = time.monotonic()
                 page.keyboard.press("2")
-                try:
-                    expect(page.get_by_text("Your key press is kept", exact=False)).to_be_visible()
-                except AssertionError:
-                    if _rows(project):
-                        # Known and open: the press reached the server only after the run that
-                        # preceded it, which the lock had already outlasted (seen under load).
-                        pytest.xfail("the key press reached the server late; it was saved, nothing lost")
-                    raise
+                expect(page.get_by_text("Your key press is kept", exact=False)).to_be_visible()
                 assert time.monotonic() - held_from < LOCK_SECONDS, "the notice came only after the lock was gone"
                 assert _rows(project) == []
                 while holder.poll() is None:

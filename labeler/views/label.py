@@ -1,10 +1,12 @@
 """The labelling page: one (query, chunk) at a time, keyboard first.
 
-Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are Streamlit's own
-button shortcuts (``st.button(shortcut=...)``), whose handler ignores a key without Ctrl, Alt
-or Cmd while focus is in a text field, so typing a note never fires a label. No other key
-grades: the app's key guard (``labeler.app``) takes these buttons out of the Tab order, makes
-Enter and Space do nothing on them, and lets Tab in the note field drop the focus. The annotator
+Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are button shortcuts
+(``st.button(shortcut=...)``) that the app's key guard (``labeler.app``) presses itself, one
+at a time, and only while focus is outside the text fields, so typing a note never fires a
+label. Keys and note typing that come while the previous key's run is still on its way are
+held in the page and replayed in order once it is drawn, so none is lost or lands on another
+item. No other key grades: the guard takes these buttons out of the Tab order, makes Enter
+and Space do nothing on them, and lets Tab in the note field drop the focus. The annotator
 sees the query, the chunk and their own work only: no retriever, rank, score, priority or
 anyone else's label. The layout is the same for every item (messages are toasts), because a
 button that moves on the page re-binds its key and can miss a press meanwhile.
@@ -199,6 +201,7 @@ def _on_back(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id
 def _safely(action: Callable[..., object], *args: object) -> None:
     # A refused write (token deactivated meanwhile, item reassigned) becomes a message on
     # the next render instead of a traceback; nothing was written.
+    state.key_handled(st.session_state)  # the browser waits for this count (labeler.app)
     try:
         action(st.session_state, *args)
     except StoreError as exc:

@@ -1,7 +1,9 @@
 """What the faithfulness and pairwise pages share: progress, note, keys, back, skip, rubric.
 
 Keyboard first like the relevance page: every choice is a Streamlit button with a one-key
-shortcut, ``u`` goes back and ``s`` skips; the layout is the same for every item (messages
+shortcut, ``u`` goes back and ``s`` skips, pressed through the app's key guard as on the
+relevance page (``labeler.app``: keys that come while a run is on its way are held and
+replayed in order, never lost); the layout is the same for every item (messages
 are toasts) so no button moves and re-binds its key. The annotator sees the item's texts and
 their own work only: never a model name, a judge verdict or anyone else's verdict. Every
 text is escaped and keeps its white space.
@@ -77,6 +79,7 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
 
 def _safely(action: Callable[..., object], *args: object) -> None:
     # A refused write (token deactivated meanwhile) becomes a message, not a traceback.
+    state.key_handled(st.session_state)  # the browser waits for this count (labeler.app)
     try:
         action(st.session_state, *args)
     except StoreError as exc:
