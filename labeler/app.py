@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 
@@ -53,16 +54,19 @@ def database() -> sqlite_utils.Database | None:
             f"(or set {state.DB_ENV_VAR} to the project's path)."
         )
         return None
+    # One connection per script thread: a rerun can start on a new thread while the run it
+    # replaces is still inside a write, and one connection cannot hold two transactions.
+    thread = threading.get_ident()
     cached = st.session_state.get(state.DB)
-    if cached is not None and cached[0] == path:
-        return cached[1]
+    if cached is not None and cached[:2] == (path, thread):
+        return cached[2]
     try:
         db = connect(path, busy_timeout=min(busy_timeout(), APP_BUSY_WAIT), autocheckpoint=False)
     except StoreError as exc:
         st.error(f"Cannot open the project database: {exc}")
         return None
     _checkpointer(path)
-    st.session_state[state.DB] = (path, db)
+    st.session_state[state.DB] = (path, thread, db)
     return db
 
 

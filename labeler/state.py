@@ -30,7 +30,7 @@ DB_ENV_VAR = "GOLDPOOL_DB"
 COOKIE = "goldpool_session"
 
 # Keys of st.session_state. Widget keys are the ones a test drives.
-DB = "gp_db"  # (path, sqlite_utils.Database): one connection per browser session
+DB = "gp_db"  # (path, thread id, sqlite_utils.Database): one connection per session and script thread
 USER = "gp_user"  # the signed-in Annotator
 LOGIN_ERROR = "gp_login_error"  # message of the last refused sign-in
 TOKEN_INPUT = "gp_token"  # widget: the "Access token" password field
