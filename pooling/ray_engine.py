@@ -20,6 +20,7 @@ batches; padding within a batch is masked out): cosines agree within 1e-5.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -220,19 +221,26 @@ def encode_missing(cache: EmbeddingCache, jobs: Sequence[Job], model_path: str, 
     if not todo:
         return 0
     ray = require_ray()
-    started = _start(ray, options)
     done = 0
-    try:
+    # An actor that cannot load the model or dies ends the run; what was written stays cached.
+    with _on_ray(ray, options, "encoding"):
         for keys, fetch, label, missing in todo:
             done += _encode(ray, cache, keys, fetch, missing, model_path, options, progress, label)
+    return done
+
+
+@contextlib.contextmanager
+def _on_ray(ray: Any, options: RayOptions, what: str) -> Iterator[None]:
+    """Ray started (a local instance unless connected), its errors one line, and stopped after."""
+    started = _start(ray, options)
+    try:
+        yield
     except ray.exceptions.RayError as exc:
-        # An actor could not load the model or died: what was written so far stays cached.
         first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise PoolingError(f"encoding on Ray failed: {first}") from exc
+        raise PoolingError(f"{what} on Ray failed: {first}") from exc
     finally:
         if started:
             ray.shutdown()
-    return done
 
 
 def _encode(
@@ -332,20 +340,13 @@ def search_sharded(
     if min(k, n) <= 0 or queries.shape[0] == 0 or cache.dim is None:
         return top_k_cosine(queries, cache.matrix(), rows, k, ties, block=block)
     ray = require_ray()
-    started = _start(ray, options)
-    try:
+    with _on_ray(ray, options, "search"):
         bounds = shard_bounds(n, options.workers(), block)
         actor = ray.remote(num_cpus=1)(ShardSearcher)
         path = str(cache.directory / "vectors.f32")
         searchers = [actor.remote(path, len(cache), cache.dim) for _ in bounds]
         shared = ray.put(np.ascontiguousarray(queries, dtype=np.float32))
         parts = ray.get([s.search.remote(shared, rows[lo:hi], k, ties[lo:hi], block) for s, (lo, hi) in zip(searchers, bounds)])
-    except ray.exceptions.RayError as exc:
-        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise PoolingError(f"search on Ray failed: {first}") from exc
-    finally:
-        if started:
-            ray.shutdown()
     found = np.concatenate([index + lo for (index, _), (lo, _) in zip(parts, bounds)], axis=1)
     scores = np.concatenate([score for _, score in parts], axis=1)
     return best_k(scores, found, min(k, n), ties)
