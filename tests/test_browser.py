@@ -6,6 +6,7 @@ The test installs nothing itself and is skipped, loudly, where the browser is mi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -74,32 +75,41 @@ def _wait_healthy(server: subprocess.Popen[bytes], url: str) -> None:
     pytest.fail(f"`goldpool serve` did not answer {url} within {STARTUP_LIMIT:.0f} s")
 
 
+@contextlib.contextmanager
+def serving(project: Project, log_path: Path, **env_extra: str) -> Iterator[str]:
+    """Run ``goldpool serve`` on the project until the block ends; yields its URL.
+
+    The server's output goes to ``log_path`` (for a failing run). It runs in a session of its
+    own, so the end stops ``serve`` and the Streamlit process it started.
+    """
+    port = _free_port()
+    goldpool = Path(sys.executable).with_name("goldpool")
+    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR} | env_extra
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [str(goldpool), "serve", str(project.path), "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
+            yield f"http://127.0.0.1:{port}/"
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=10)
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Project, str]]:
     project = build_project(tmp_path)
-    port = _free_port()
-    goldpool = Path(sys.executable).with_name("goldpool")
-    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR}
-    log = (tmp_path / "serve.log").open("wb")  # the server's output, for a failing run
-    # A session of its own, so teardown stops `serve` and the Streamlit process it started.
-    server = subprocess.Popen(
-        [str(goldpool), "serve", str(project.path), "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
-        yield project, f"http://127.0.0.1:{port}/"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
-        log.close()
+    with serving(project, tmp_path / "serve.log") as url:
+        yield project, url
 
 
 def _judgments(project: Project) -> list[dict]:

@@ -7,10 +7,6 @@ order, and nothing on the page says where a chunk came from or why.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,11 +14,11 @@ import pytest
 
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import SOURCE_MARKERS, Project, add_judgments
-from labeler import adaptive, state
+from labeler import adaptive
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _sign_in, _wait_healthy
+from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, serving
 
 pytestmark = [
     # A real browser against a real server on a loaded machine: a run that fails on timing is
@@ -54,25 +50,8 @@ def served(tmp_path: Path) -> Iterator[tuple[Project, str, str, list[str]]]:
         labels.set_settings(db, {"strategy": "mtf", "batch_size": BATCH, "overlap": 1.0}, caller=OWNER)
         _, second_token = labels.add_annotator(db, "cy")
         expected = next_chunks("mtf", adaptive.load_candidates(db, "q1"), {"q1-d1": False}, BATCH)
-    port = _free_port()
-    goldpool = Path(sys.executable).with_name("goldpool")
-    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR}
-    log = (tmp_path / "serve.log").open("wb")
-    server = subprocess.Popen(
-        [str(goldpool), "serve", str(project.path), "--port", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    try:
-        _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
-        yield project, second_token, f"http://127.0.0.1:{port}/", expected
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
-        log.close()
+    with serving(project, tmp_path / "serve.log") as url:
+        yield project, second_token, url, expected
 
 
 def _doc_id(text: str) -> str:

@@ -7,8 +7,6 @@ the grade must be in the database once the lock is free.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from app_fixtures import Project, build_project
-from labeler import state
 from labeler.store import connect
 from labeler.store.schema import BUSY_TIMEOUT_ENV
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _settle, _sign_in, _wait_healthy
+from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, serving
 from test_busy import HOLDER
 
 pytestmark = [
@@ -40,29 +37,8 @@ LOCK_SECONDS = 20.0  # the notice comes after two 1 s waits for the lock; a busy
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Project, str]]:
     project = build_project(tmp_path)
-    port = _free_port()
-    goldpool = Path(sys.executable).with_name("goldpool")
-    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR}
-    env[BUSY_TIMEOUT_ENV] = "1"
-    log = (tmp_path / "serve.log").open("wb")
-    server = subprocess.Popen(
-        [str(goldpool), "serve", str(project.path), "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
-        yield project, f"http://127.0.0.1:{port}/"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
-        log.close()
+    with serving(project, tmp_path / "serve.log", **{BUSY_TIMEOUT_ENV: "1"}) as url:
+        yield project, url
 
 
 def _rows(project: Project) -> list[tuple[str, str, int]]:
