@@ -6,7 +6,7 @@ Each run starts ``goldpool demo`` on a fresh project folder (no database, no emb
 of its own) from the checkout given (default: this one; for a fresh-clone figure, clone the
 repository and pass its path), reads an annotator's token from its output, and signs in with
 headless Chromium; the clock stops when the grade buttons of the first item are drawn. Prints
-each run and the median. Needs /usr/bin/chromium and Playwright (the test extras).
+each run and the median. Needs ``chromium`` on the PATH (Debian's package) and Playwright (the test extras).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -26,7 +27,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = shutil.which("chromium")
 TOKEN_LINE = re.compile(r"^\s+alice\s+(\S+)\s*$")
 
 
@@ -90,6 +91,8 @@ def main() -> None:
     parser.add_argument("--checkout", type=Path, default=ROOT, help="goldpool checkout to run the demo from")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    if CHROMIUM is None:
+        parser.error("no `chromium` on the PATH (apt-get install chromium)")
     times = []
     for n in range(1, args.runs + 1):
         with tempfile.TemporaryDirectory() as tmp:

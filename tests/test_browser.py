@@ -1,6 +1,6 @@
 """The real thing: `goldpool serve` driven by headless Chromium, keyboard only.
 
-Needs Debian's Chromium at /usr/bin/chromium (``apt-get install chromium``; CI installs it).
+Needs Debian's Chromium, ``chromium`` on the PATH (``apt-get install chromium``; CI installs it).
 The test installs nothing itself and is skipped, loudly, where the browser is missing.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,7 +26,8 @@ from labeler import state
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect
 
-CHROMIUM = Path("/usr/bin/chromium")
+#: The system's Chromium (Debian's ``chromium`` package), found on the PATH; None without it.
+CHROMIUM = shutil.which("chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -40,14 +42,16 @@ SCREENSHOT = Path(__file__).parent / "artifacts" / "labelling.png"
 STARTUP_LIMIT = 60.0  # seconds for the server to answer its health check
 UI_TIMEOUT_MS = 20_000  # generous: the machine running the test may be busy
 
+#: Marks of every real-browser test: skipped, saying why, where Chromium is missing.
+BROWSER = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="BROWSER TEST SKIPPED: no `chromium` on the PATH; run `apt-get install -y chromium`"),
+]
+
 pytestmark = [
     # No reruns: the page holds keys pressed while a run is on its way and replays them once
     # it is drawn, so these tests pass on a loaded machine as they are.
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
-    ),
+    *BROWSER,
 ]
 
 
@@ -146,7 +150,7 @@ def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
     expect.set_options(timeout=UI_TIMEOUT_MS)
     SCREENSHOT.parent.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
             page.set_default_timeout(UI_TIMEOUT_MS)
@@ -188,7 +192,7 @@ def test_keys_and_notes_typed_ahead_of_a_slow_page_all_land(served: tuple[Projec
     project, url = served
     expect.set_options(timeout=UI_TIMEOUT_MS * 2)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
             page.set_default_timeout(UI_TIMEOUT_MS * 2)

@@ -18,17 +18,13 @@ from labeler import adaptive
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, serving
+from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, serving
 
 pytestmark = [
     # A real browser against a real server on a loaded machine: a run that fails on timing is
     # tried again (at most twice more; pytest reports every rerun).
     pytest.mark.flaky(reruns=2),
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
-    ),
+    *BROWSER,
 ]
 
 BATCH = 4
@@ -95,7 +91,7 @@ def test_the_app_draws_from_the_strategy_shuffled_per_annotator(served) -> None:
     assert "q1-d8" in expected and "q1-d2" not in expected  # the dense list first, beyond the pool
     expect.set_options(timeout=UI_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             # Both sign in before labelling: the second gets the other copy of the first's batch.
             first = _open(browser, url, project.annotator_token)

@@ -18,17 +18,13 @@ import pytest
 from app_fixtures import Project, build_project
 from labeler.store import connect
 from labeler.store.schema import BUSY_TIMEOUT_ENV
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, serving
+from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, serving
 from test_busy import HOLDER
 
 pytestmark = [
     # No reruns: the page holds keys pressed while a run is on its way and replays them once
     # it is drawn, so these tests pass on a loaded machine as they are.
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
-    ),
+    *BROWSER,
 ]
 
 LOCK_SECONDS = 20.0  # the notice comes after two 1 s waits for the lock; a busy machine (or a slow run) adds to that
@@ -58,7 +54,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
     project, url = served
     expect.set_options(timeout=UI_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
             page.set_default_timeout(UI_TIMEOUT_MS)

@@ -17,17 +17,13 @@ from labeler.store import connect
 from labeler.store import labels
 from labeler.store.assign import is_overlap
 from labels_fixtures import label_all
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, served  # noqa: F401
+from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, served  # noqa: F401
 
 pytestmark = [
     # A real browser against a real server on a loaded machine: a run that fails on timing is
     # tried again (at most twice more; pytest reports every rerun).
     pytest.mark.flaky(reruns=2),
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
-    ),
+    *BROWSER,
 ]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -48,7 +44,7 @@ def _browser(playwright):  # noqa: ANN001, ANN202 - playwright objects
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT_MS)
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
 
 def _page(context):  # noqa: ANN001, ANN202

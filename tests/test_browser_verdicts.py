@@ -1,6 +1,6 @@
 """Faithfulness and pairwise pages in headless Chromium against `goldpool serve`, keyboard only.
 
-Needs Debian's Chromium at /usr/bin/chromium, like tests/test_browser.py (whose server fixture
+Needs Debian's Chromium on the PATH, like tests/test_browser.py (whose server fixture
 and helpers this module uses); skipped, loudly, where it is missing.
 """
 
@@ -12,7 +12,7 @@ import pytest
 
 from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items
 from labeler.store import connect
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, served  # noqa: F401 - fixture
+from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, served  # noqa: F401 - fixture
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
@@ -20,11 +20,7 @@ pytestmark = [
     # A real browser against a real server on a loaded machine: a run that fails on timing is
     # tried again (at most twice more; pytest reports every rerun).
     pytest.mark.flaky(reruns=2),
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="BROWSER TEST SKIPPED: /usr/bin/chromium is missing; run `apt-get install -y chromium`",
-    ),
+    *BROWSER,
 ]
 
 
@@ -125,7 +121,7 @@ def test_faithfulness_and_pairwise_by_keyboard_in_chromium(served: tuple[Project
     ARTIFACTS.mkdir(exist_ok=True)
     dialogs: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.set_default_timeout(UI_TIMEOUT_MS)
