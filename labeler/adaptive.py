@@ -18,12 +18,13 @@ A project whose pool was built before candidate lists were kept has its pool pro
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
@@ -59,12 +60,14 @@ def load_candidates(db: sqlite_utils.Database, query_id: str, *, with_texts: boo
     for source, ranked in extra.items():
         merged = [(i + 1, d) for i, d in enumerate(rankings.get(source, []))] + ranked
         rankings[source] = [d for _, d in sorted(merged)]
-    texts: dict[str, str] = {}
-    text = ""
-    if with_texts:
-        texts = store.texts(db, {d for ranking in rankings.values() for d in ranking})
-        text = store.query_text(db, query_id)
-    return Candidates(query_id, rankings, text, texts, store.pool_depth(db))
+    cands = Candidates(query_id, rankings, pool_depth=store.pool_depth(db))
+    return _with_texts(db, cands) if with_texts else cands
+
+
+def _with_texts(db: sqlite_utils.Database, cands: Candidates) -> Candidates:
+    """The candidates with their chunk texts and the query's text (what ``active`` reads)."""
+    texts = store.texts(db, cands.doc_ids)
+    return dataclasses.replace(cands, query_text=store.query_text(db, cands.query_id), texts=texts)
 
 
 def pick(db: sqlite_utils.Database, query_id: str, settings: Settings) -> list[str]:
@@ -86,10 +89,35 @@ def pick(db: sqlite_utils.Database, query_id: str, settings: Settings) -> list[s
     return picked
 
 
-#: Decisions of :func:`decide` by their inputs, newest last (shared by the server's threads).
-_DECISIONS: OrderedDict[tuple, list[str]] = OrderedDict()
-_DECISIONS_KEPT = 256
-_DECISIONS_LOCK = threading.Lock()
+class _Kept:
+    """The latest ``size`` answers of a pure function, by its inputs (shared by the server's threads)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.answers: OrderedDict[tuple, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self.lock:
+            if key in self.answers:
+                self.answers.move_to_end(key)
+            return self.answers.get(key)
+
+    def put(self, key: tuple, answer: Any) -> None:
+        with self.lock:
+            self.answers[key] = answer
+            while len(self.answers) > self.size:
+                self.answers.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.answers.clear()
+
+
+#: Decisions of :func:`decide`, and the stopping rule's estimates (the Progress page and
+#: ``stats`` ask for every query at once).
+_DECISIONS = _Kept(256)
+_ESTIMATES = _Kept(4096)
 
 
 def decide(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tuple[Candidates, list[str]]:
@@ -98,31 +126,30 @@ def decide(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tupl
     Reads the candidate lists, labels and hand-outs, and asks the stopping rule and the
     strategy. The answer is a function of what was read, so it is kept (by those inputs) and
     the same reads later answer at once: :func:`prepare` computes it outside the write
-    transaction and :func:`pick` finds it inside.
+    transaction and :func:`pick` finds it inside. Chunk texts (``active``) are read only
+    when the answer is computed.
     """
-    cands = load_candidates(db, query_id, with_texts=settings.strategy == "active")
+    cands = load_candidates(db, query_id)
     labels = store.labels(db, query_id)
     pending = store.pending(db, query_id)
-    ordered: list[str] | None = None
-    if settings.strategy == "depth":  # pool order, as without a stopping rule
-        in_pool = store.pool_sources(db, query_id)
-        ordered = sorted(in_pool, key=lambda d: _position(db, query_id, d))
+    # depth: pool order, as without a stopping rule
+    ordered = list(store.pool_sources(db, query_id)) if settings.strategy == "depth" else None
     key = (
         _identity(db), query_id, settings.strategy, settings.batch_size, settings.stop_recall,
-        settings.stop_confidence, tuple(sorted((s, tuple(r)) for s, r in cands.rankings.items())),
-        cands.query_text, cands.pool_depth, frozenset(labels.items()), frozenset(pending), tuple(ordered or ()),
+        settings.stop_confidence, _rankings_key(cands), cands.pool_depth, frozenset(labels.items()),
+        frozenset(pending), tuple(ordered or ()),
     )
-    with _DECISIONS_LOCK:
-        known = _DECISIONS.get(key)
-        if known is not None:
-            _DECISIONS.move_to_end(key)
-            return cands, list(known)
-    picked = _choose(cands, labels, pending, settings, ordered)
-    with _DECISIONS_LOCK:
-        _DECISIONS[key] = picked
-        while len(_DECISIONS) > _DECISIONS_KEPT:
-            _DECISIONS.popitem(last=False)
+    picked = _DECISIONS.get(key)
+    if picked is None:
+        if settings.strategy == "active":
+            cands = _with_texts(db, cands)
+        picked = _choose(cands, labels, pending, settings, ordered)
+        _DECISIONS.put(key, picked)
     return cands, list(picked)
+
+
+def _rankings_key(cands: Candidates) -> tuple:
+    return tuple(sorted((source, tuple(ranking)) for source, ranking in cands.rankings.items()))
 
 
 def _choose(
@@ -143,23 +170,22 @@ def _identity(db: sqlite_utils.Database) -> object:
     return row[2] if row and row[2] else id(db.conn)
 
 
-def prepare(db: sqlite_utils.Database, query_ids: Iterable[str], settings: Settings, *, limit: int = 20) -> int:
+#: Queries :func:`prepare` decides at most before a hand-out.
+PREPARED = 20
+
+
+def prepare(db: sqlite_utils.Database, query_ids: Iterable[str], settings: Settings) -> int:
     """Run :func:`decide` for the queries a hand-out will visit, before its write lock.
 
     ``query_ids`` in the order the hand-out visits them; stops at the first query with
-    chunks to offer, or after ``limit`` queries. Returns the queries decided.
+    chunks to offer, or after :data:`PREPARED` queries. Returns the queries decided.
     """
     done = 0
     for query_id in query_ids:
         done += 1
-        if decide(db, query_id, settings)[1] or done >= limit:
+        if decide(db, query_id, settings)[1] or done >= PREPARED:
             break
     return done
-
-
-def _position(db: sqlite_utils.Database, query_id: str, doc_id: str) -> int:
-    row = db.execute("SELECT position FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone()
-    return int(row[0])
 
 
 def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
@@ -170,28 +196,16 @@ def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
     return found
 
 
-#: Estimates by their inputs: the Progress page and ``stats`` ask for every query at once.
-_ESTIMATES: OrderedDict[tuple, Estimate] = OrderedDict()
-_ESTIMATES_KEPT = 4096
-
-
 def _estimate(cands: Candidates, labels: dict[str, bool], settings: Settings) -> Estimate:
     """The stopping rule's estimate (a pure function of its inputs, so kept by them)."""
     from pooling.stopping import TARGET, estimate
 
     target = settings.stop_recall if settings.stop_recall is not None else TARGET
-    key = (cands.query_id, tuple(sorted((s, tuple(r)) for s, r in cands.rankings.items())),
-           frozenset(labels.items()), target, settings.stop_confidence)
-    with _DECISIONS_LOCK:
-        known = _ESTIMATES.get(key)
-        if known is not None:
-            _ESTIMATES.move_to_end(key)
-            return known
-    found = estimate(cands, labels, target=target, confidence=settings.stop_confidence)
-    with _DECISIONS_LOCK:
-        _ESTIMATES[key] = found
-        while len(_ESTIMATES) > _ESTIMATES_KEPT:
-            _ESTIMATES.popitem(last=False)
+    key = (cands.query_id, _rankings_key(cands), frozenset(labels.items()), target, settings.stop_confidence)
+    found = _ESTIMATES.get(key)
+    if found is None:
+        found = estimate(cands, labels, target=target, confidence=settings.stop_confidence)
+        _ESTIMATES.put(key, found)
     return found
 
 

@@ -80,19 +80,14 @@ class Estimate:
 
 
 def poisson_binomial(p: Sequence[float]) -> np.ndarray:
-    """P(R = r), r = 0..n, for R a sum of independent Bernoulli(p_i), by convolution.
+    """P(R = r), r = 0..n, for R a sum of independent Bernoulli(p_i): :func:`mixture` of one draw.
 
     >>> [round(float(x), 4) for x in poisson_binomial([0.5, 0.5])]
     [0.25, 0.5, 0.25]
     >>> [round(float(x), 4) for x in poisson_binomial([0.2, 1.0])]  # 0.8*[0,1] + 0.2*[0,0,1]
     [0.0, 0.8, 0.2]
     """
-    dist = np.zeros(len(p) + 1)
-    dist[0] = 1.0
-    for n, pi in enumerate(p, start=1):
-        dist[1 : n + 1] = dist[1 : n + 1] * (1 - pi) + dist[:n] * pi
-        dist[0] *= 1 - pi
-    return dist
+    return mixture(np.atleast_2d(np.asarray(p, dtype=float)).reshape(1, -1))
 
 
 def rank_features(candidates: Candidates, doc_ids: Sequence[str]) -> np.ndarray:

@@ -244,11 +244,11 @@ def _prepare_adaptive(db: sqlite_utils.Database) -> None:
     settings = get_settings(db)
     if settings.strategy == "depth" and settings.stop_recall is None:
         return
-    from labeler.adaptive import prepare  # a service over this store: imported when used
+    from labeler.adaptive import PREPARED, prepare  # a service over this store: imported when used
 
     start = _frontier(db)[1]
-    query_ids = [r[0] for r in db.execute("SELECT query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start])]
-    prepare(db, query_ids, settings)
+    rows = db.execute("SELECT query_id FROM queries WHERE rowid >= ? ORDER BY rowid LIMIT ?", [start, PREPARED])
+    prepare(db, [r[0] for r in rows], settings)
 
 
 @dataclass(frozen=True, slots=True)

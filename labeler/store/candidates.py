@@ -56,8 +56,8 @@ def query_rankings(db: sqlite_utils.Database, query_id: str) -> dict[str, list[s
 
 
 def pool_sources(db: sqlite_utils.Database, query_id: str) -> dict[str, dict[str, int]]:
-    """``{doc_id: {source: rank}}``: the provenance of the query's pool entries."""
-    rows = db.execute("SELECT doc_id, sources FROM pool WHERE query_id = ?", [query_id]).fetchall()
+    """``{doc_id: {source: rank}}``: the provenance of the query's pool entries, in pool order."""
+    rows = db.execute("SELECT doc_id, sources FROM pool WHERE query_id = ? ORDER BY position", [query_id]).fetchall()
     return {doc_id: json.loads(sources) for doc_id, sources in rows}
 
 

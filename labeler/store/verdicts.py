@@ -116,18 +116,14 @@ class JudgeVerdict:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    from pooling.readers import read_lines
+    """(line, record) of a JSONL file, read by the corpus reader; its errors as ``StoreError``."""
+    from pooling import PoolingError
+    from pooling.readers import read_records
 
-    for number, line in read_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number) from exc
-        if not isinstance(record, dict):
-            raise InputError("expected one JSON object per line", path, number)
-        yield number, record
+    try:
+        yield from read_records(path, "jsonl")
+    except PoolingError as exc:  # already "file, line N: ..."
+        raise StoreError(str(exc)) from exc
 
 
 def _string(record: dict[str, Any], field: str, path: Path, line: int, *, required: bool = True) -> str | None:

@@ -20,7 +20,6 @@ columns. Query words are marked faintly, and each annotator can switch that off.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 
 import sqlite_utils
 import streamlit as st
@@ -32,6 +31,7 @@ from labeler.store import StoreError
 from labeler.store import labels, sessions
 from labeler.grades import GRADE_HELP, GRADES
 from labeler.store.labels import Annotator, Item
+from labeler.views import on_item_key
 
 # Style only (no script): st.html sends it without taking room on the page.
 _STYLE = """<style>
@@ -187,22 +187,12 @@ def _on_highlight(db: sqlite_utils.Database, user: Annotator) -> None:
 
 
 def _on_label(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, grade: int) -> None:
-    _safely(state.label, db, annotator_id, query_id, doc_id, grade)
+    on_item_key(state.label, db, annotator_id, query_id, doc_id, grade)
 
 
 def _on_skip(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> None:
-    _safely(state.skip, db, annotator_id, query_id, doc_id)
+    on_item_key(state.skip, db, annotator_id, query_id, doc_id)
 
 
 def _on_back(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> None:
-    _safely(state.back, db, annotator_id, query_id, doc_id)
-
-
-def _safely(action: Callable[..., object], *args: object) -> None:
-    # A refused write (token deactivated meanwhile, item reassigned) becomes a message on
-    # the next render instead of a traceback; nothing was written.
-    state.key_handled(st.session_state)  # the browser waits for this count (labeler.app)
-    try:
-        action(st.session_state, *args)
-    except StoreError as exc:
-        st.session_state[state.FLASH] = f"Not saved: {exc}"
+    on_item_key(state.back, db, annotator_id, query_id, doc_id)

@@ -20,11 +20,11 @@ import streamlit as st
 
 from labeler import state
 from labeler.flow import Flow
-from labeler.store import StoreError
 from labeler.store import verdict_queue as queue
 from labeler.store.assign import enabled_tasks
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
+from labeler.views import on_item_key
 
 BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space:pre-wrap;overflow-wrap:anywhere;"
 
@@ -69,18 +69,9 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
     for column, choice in zip(st.columns(len(choices)), choices, strict=True):
         column.button(choice.label, key=state.choice_key(task, choice.value), shortcut=choice.shortcut, width="stretch",
                       type="primary" if card.verdict == choice.value else "secondary",
-                      on_click=_safely, args=(flow.choose, db, user.id, card.item_id, choice.value))
+                      on_click=on_item_key, args=(flow.choose, db, user.id, card.item_id, choice.value))
     st.caption(" · ".join(f"**{c.shortcut}** {c.label.split(' · ', 1)[-1]}" for c in choices) + " · **u** back · **s** skip")
     back, skip = st.columns(2)
-    back.button("Back", key=flow.key("back"), shortcut="u", on_click=_safely, args=(flow.back, db, user.id, card.item_id))
-    skip.button("Skip", key=flow.key("skip"), shortcut="s", on_click=_safely, args=(flow.skip, db, user.id, card.item_id))
+    back.button("Back", key=flow.key("back"), shortcut="u", on_click=on_item_key, args=(flow.back, db, user.id, card.item_id))
+    skip.button("Skip", key=flow.key("skip"), shortcut="s", on_click=on_item_key, args=(flow.skip, db, user.id, card.item_id))
     st.markdown(queue.RUBRICS[task])
-
-
-def _safely(action: Callable[..., object], *args: object) -> None:
-    # A refused write (token deactivated meanwhile) becomes a message, not a traceback.
-    state.key_handled(st.session_state)  # the browser waits for this count (labeler.app)
-    try:
-        action(st.session_state, *args)
-    except StoreError as exc:
-        st.session_state[state.FLASH] = f"Not saved: {exc}"
