@@ -414,7 +414,7 @@ class BM25Index:
         if len(self._shards) == 1 and self._texts is None:  # one shard: nothing to merge
             found = _search_shard(self._shards[0], term_ids, k, self.ties)
             bar = tqdm(found, total=len(queries), desc="BM25 search", unit="query", disable=not progress)
-            for (query_id, _), (best, scores) in zip(queries, bar):
+            for (best, scores), (query_id, _) in zip(bar, queries):  # the bar first, so it ends at 100%
                 yield query_id, best, scores
             return
         # Each shard's exact top k, then per query the top k of their union, which is one
