@@ -25,7 +25,7 @@ from labeler.store import candidates, corpus
 from labeler.store.corpus import ImportResult, Recorded
 from labeler.store.schema import transaction
 from pooling import PoolingError
-from pooling.pool import RRF_K, Rankings, grown, merge
+from pooling.pool import RRF_K, Rankings, grown, merge, rrf_priority
 from pooling.readers import read_corpus, read_queries
 from pooling.retrieve import retrieve
 from pooling.trec import rank_run, read_run
@@ -86,6 +86,16 @@ def import_run(db: sqlite_utils.Database, path: str | Path, name: str) -> Import
     return corpus.add_run(db, path, name, _file_hash(path), read)
 
 
+def remove_run(db: sqlite_utils.Database, name: str) -> corpus.RunRemoval:
+    """Remove the run ``name`` (see :func:`labeler.store.corpus.remove_run`); the pool entries
+    it leaves get the reciprocal-rank fusion of their remaining sources as priority.
+
+    Raises:
+        StoreError: no run of that name.
+    """
+    return corpus.remove_run(db, name, priority=rrf_priority)
+
+
 def _file_hash(path: Path) -> str:
     digest = hashlib.sha256()
     try:
@@ -143,7 +153,10 @@ def _fetcher(db: sqlite_utils.Database, doc_ids: Sequence[str]) -> Callable[[Seq
     return fetch
 
 
-def _planner(rankings: Rankings) -> Callable[[Recorded], tuple[list[PoolEntry], list[PoolEntry]]]:
+def pool_plan(rankings: Rankings) -> Callable[[Recorded], tuple[list[PoolEntry], list[PoolEntry]]]:
+    """The plan of a pool change: the pool as recorded -> (entries that ``rankings`` add, existing
+    entries whose provenance they extend)."""
+
     def plan(recorded: Recorded) -> tuple[list[PoolEntry], list[PoolEntry]]:
         positions = {q: {d: pos for d, (_, pos) in docs.items()} for q, docs in recorded.items()}
         return merge(rankings, positions), grown(rankings, recorded)
@@ -207,7 +220,7 @@ def build_pool(
     rankings = {s: {q: list(d[: cut.get(s, run_depth)]) for q, d in r.items()} for s, r in deep.items()}
     depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth, "candidate_depth": candidate_depth}
     params = {**depths, "model": found.model, "model_identity": found.model_identity, "sources": sorted(rankings), "rrf_k": RRF_K}
-    build_id, added, kept = corpus.add_pool_build(db, _planner(rankings), params)
+    build_id, added, kept = corpus.add_pool_build(db, pool_plan(rankings), params)
     with transaction(db):
         kept_candidates = candidates.replace_rankings(db, deep)
     per_source = {s: sum(len(d) for d in r.values()) for s, r in sorted(rankings.items())}

@@ -18,12 +18,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
+from labeler.store.corpus import Recorded
 from labeler.store.golden import Caller, GoldenRow, Version
 from labeler.store.schema import StoreError, now
+
+if TYPE_CHECKING:
+    from pooling.types import PoolEntry
 
 FORMATS = ("trec", "jsonl", "parquet", "beir")
 
@@ -200,11 +204,12 @@ def import_judgments(db: sqlite_utils.Database, path: str | Path, annotator: str
         StoreError: an unknown query or document, a grade outside 0-3; nothing is written.
     """
     from labeler.store import golden as store
+    from pooling.pool import rrf_priority
     from pooling.qrels import qrels_lines
 
     path = Path(path)
     entries = list(qrels_lines(path))  # every line checked (fields, integers, duplicates) first
-    result = store.import_labels(db, str(path), entries, annotator, caller=caller)
+    result = store.import_labels(db, str(path), entries, annotator, caller=caller, priority=rrf_priority)
     return ImportedJudgments(str(path), result.annotator, result.added, result.unchanged, result.pooled,
                              result.created_annotator)
 
@@ -443,15 +448,19 @@ def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, 
     Raises:
         PoolingError: a bad run file, unknown ids. StoreError: a bad depth, not an admin.
     """
+    from labeler.build import import_run, pool_plan
     from labeler.store import golden as store
     from labeler.store.access import require_admin
-    from labeler.build import import_run
 
     require_admin(db, caller)
     if depth < 1:
         raise StoreError(f"depth {depth}: give 1 or more")
     imported = import_run(db, path, name)
-    return imported, store.extend_pool(db, name, depth, caller=caller)
+
+    def plan(ranking: dict[str, list[str]], recorded: Recorded) -> tuple[list[PoolEntry], list[PoolEntry]]:
+        return pool_plan({name: ranking})(recorded)
+
+    return imported, store.extend_pool(db, name, depth, caller=caller, plan=plan)
 
 
 def found_by_source(

@@ -1,6 +1,7 @@
 """The relevance scale of a goldpool project: grades 0-3, their names and what each means.
 
-The one definition of the scale: the store validates grades with :func:`check_grade`, the
+The scale and :func:`check_grade` are defined in :mod:`labeler.store.vocabulary` (the store
+validates grades with them) and re-exported here with what each grade means; the
 labelling and adjudication pages show :data:`GRADES` and :data:`GRADE_HELP`, and the
 calibration report receives ``tuple(GRADES)`` as its label domain (``calibration`` is a
 library of statistics and knows no scale of its own).
@@ -8,15 +9,9 @@ library of statistics and knows no scale of its own).
 
 from __future__ import annotations
 
-from labeler.store.schema import StoreError
+from labeler.store.vocabulary import GRADES, check_grade
 
-#: The graded relevance scale: grade -> its name on buttons, in the rubric and on admin pages.
-GRADES: dict[int, str] = {
-    0: "Irrelevant",
-    1: "On topic",
-    2: "Partly answers",
-    3: "Fully answers",
-}
+__all__ = ["GRADES", "GRADE_HELP", "check_grade"]
 
 #: What each grade means, shown under the buttons on the labelling page.
 GRADE_HELP: dict[int, str] = {
@@ -25,14 +20,3 @@ GRADE_HELP: dict[int, str] = {
     2: "answers part of the query",
     3: "answers the query fully",
 }
-
-
-def check_grade(relevance: object) -> int:
-    """``relevance`` if it is a grade of the scale (an int, not a bool), else ``StoreError``.
-
-    >>> check_grade(2)
-    2
-    """
-    if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance not in GRADES:
-        raise StoreError(f"relevance {relevance!r}: give an integer grade {min(GRADES)}-{max(GRADES)}")
-    return relevance

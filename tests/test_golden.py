@@ -258,3 +258,34 @@ def test_import_judgments_bad_input_changes_nothing(project: Path, tmp_path: Pat
     bad.write_text("q1 0 d01\n")
     assert "line 1: expected 4 fields" in run("import-judgments", str(project), str(bad), "--annotator", "zed", ok=False)
     assert _dump(project) == before
+
+
+def test_import_judgments_refuses_a_document_whose_corpus_import_is_unfinished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from labeler.golden import import_judgments
+    from labeler.store import corpus
+    from labeler.store.access import OWNER
+    from pooling.types import Document
+
+    path = new_project(tmp_path)
+    judged = qrels(tmp_path / "late.qrels", {("q1", "late"): 2})
+    monkeypatch.setattr(corpus, "BATCH", 1)  # each new document is written (invisible) on its own
+    passes: list[int] = []
+    refused: list[str] = []
+
+    def read():
+        passes.append(1)
+        yield Document("late", "a chunk whose import is still running", line=1)
+        if len(passes) == 2:  # the writing pass: "late" is in the file, not yet in the project
+            try:
+                import_judgments(connect(path), judged, "zed", caller=OWNER)
+            except StoreError as exc:
+                refused.append(str(exc))
+        yield Document("later", "the next chunk of the same import", line=2)
+
+    corpus.add_documents(connect(path), tmp_path / "more.jsonl", read)
+    assert refused == [f"{judged}, line 1, field 'doc_id': unknown document 'late'; import the corpus first"]
+    db = connect(path)
+    assert db.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
+    assert import_judgments(db, judged, "zed", caller=OWNER).added == 1  # the import finished: known now

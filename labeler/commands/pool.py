@@ -99,7 +99,7 @@ def remove_run(db: str, name: str) -> None:
     Other entries keep their position; their priority is recomputed from the sources left.
     """
     from labeler.store import connect
-    from labeler.store.corpus import remove_run as run
+    from labeler.build import remove_run as run
 
     with user_errors():
         result = run(connect(db), name)

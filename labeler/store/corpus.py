@@ -22,14 +22,83 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import Any, Protocol, TextIO, TypeVar
 
 import sqlite_utils
 
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
 
-if TYPE_CHECKING:
-    from pooling.types import Document, PoolEntry, Query, RunRow, ScoredDoc
+
+class Document(Protocol):
+    """A chunk as the store takes it (what :class:`pooling.types.Document` holds)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def content_hash(self) -> str: ...
+
+
+class Query(Protocol):
+    """A query as the store takes it (what :class:`pooling.types.Query` holds)."""
+
+    @property
+    def query_id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def content_hash(self) -> str: ...
+
+
+class RunRow(Protocol):
+    """One line of a run file (what :class:`pooling.types.RunRow` holds)."""
+
+    @property
+    def query_id(self) -> str: ...
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+
+
+class ScoredDoc(Protocol):
+    """One ranked document of a run (what :class:`pooling.types.ScoredDoc` holds)."""
+
+    @property
+    def query_id(self) -> str: ...
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+
+
+class PoolEntry(Protocol):
+    """One pool entry to write (what :class:`pooling.types.PoolEntry` holds)."""
+
+    @property
+    def query_id(self) -> str: ...
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def sources(self) -> Mapping[str, int]: ...
+    @property
+    def priority(self) -> float: ...
+    @property
+    def position(self) -> int: ...
+
 
 #: The pool as recorded: ``{query_id: {doc_id: (sources, position)}}``.
 Recorded = dict[str, dict[str, tuple[dict[str, int], int]]]
@@ -431,11 +500,13 @@ _LABELLED = """
 """
 
 
-def remove_run(db: sqlite_utils.Database, name: str) -> RunRemoval:
+def remove_run(
+    db: sqlite_utils.Database, name: str, *, priority: Callable[[Mapping[str, int]], float]
+) -> RunRemoval:
     """Remove the run ``name``: its row, its ranked entries and its provenance in the pool.
 
     In one transaction. Each pool entry the run found loses the run from its ``sources`` and
-    gets the reciprocal-rank fusion of the sources it has left as its ``priority``; its
+    gets ``priority(sources it has left)`` as its ``priority``; its
     position (labelling order) is unchanged. An entry that only this run had found is deleted
     with its assignments and reservations, unless it has a label (a judgment, a skip or an
     adjudication): then it stays, with no source and priority 0, and so do its labels.
@@ -443,8 +514,6 @@ def remove_run(db: sqlite_utils.Database, name: str) -> RunRemoval:
     Raises:
         StoreError: no run of that name.
     """
-    from pooling.pool import rrf_priority
-
     with transaction(db):
         if db.conn.execute("SELECT 1 FROM runs WHERE name = ?", [name]).fetchone() is None:
             names = [r[0] for r in db.conn.execute("SELECT name FROM runs ORDER BY name")]
@@ -472,7 +541,7 @@ def remove_run(db: sqlite_utils.Database, name: str) -> RunRemoval:
             kept += not sources
             db.conn.execute(
                 "UPDATE pool SET sources = ?, priority = ? WHERE query_id = ? AND doc_id = ?",
-                [json.dumps(sources, sort_keys=True), rrf_priority(sources), *item],
+                [json.dumps(sources, sort_keys=True), priority(sources), *item],
             )
     return RunRemoval(name, n_entries, changed, removed, kept)
 

@@ -9,13 +9,14 @@ A version is immutable in the database itself (triggers refuse UPDATE and DELETE
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlite_utils
 
 from labeler.store.access import Annotator, Owner, require_admin
+from labeler.store.corpus import PoolEntry, Recorded
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
 
 Caller = Annotator | int | Owner
@@ -246,12 +247,13 @@ def _ensure_annotator(db: sqlite_utils.Database, name: str) -> tuple[int, bool]:
     return int(cursor.lastrowid), True
 
 
-def _unknown(db: sqlite_utils.Database, table: str, key: str, ids: set[str]) -> set[str]:
+def _unknown(db: sqlite_utils.Database, table: str, key: str, ids: set[str], where: str = "1") -> set[str]:
+    """The ``ids`` with no row in ``table`` that meets ``where``."""
     known: set[str] = set()
     ordered = sorted(ids)
     for start in range(0, len(ordered), 500):
         batch = ordered[start : start + 500]
-        sql = f"SELECT {key} FROM {table} WHERE {key} IN ({','.join('?' * len(batch))})"
+        sql = f"SELECT {key} FROM {table} WHERE {where} AND {key} IN ({','.join('?' * len(batch))})"
         known.update(r[0] for r in db.execute(sql, batch))
     return ids - known
 
@@ -263,25 +265,25 @@ def import_labels(
     annotator: str,
     *,
     caller: Caller,
+    priority: Callable[[Mapping[str, int]], float],
 ) -> LabelImport:
     """Append ``entries`` (line, query_id, doc_id, grade 0-3) as ``annotator``'s labels.
 
-    Entries not yet in the pool join it with source ``qrels`` (their rank: order in the file).
-    A label equal to the annotator's current one is not repeated, so importing twice changes
-    nothing. The annotator is created when new (without a usable token).
+    Entries not yet in the pool join it with source ``qrels`` (their rank: order in the file)
+    and ``priority(sources)`` as their priority. A label equal to the annotator's current one
+    is not repeated, so importing twice changes nothing. The annotator is created when new
+    (without a usable token). Documents of a corpus import still running are unknown.
 
     Raises:
         StoreError: an unknown query or document (file, line, field), a grade outside 0-3,
             an empty annotator name; nothing is written.
     """
-    from pooling.pool import rrf_priority
-
     require_admin(db, caller)
     annotator = annotator.strip()
     if not annotator or len(annotator) > 100:
         raise StoreError("annotator name: give 1 to 100 characters")
     unknown_q = _unknown(db, "queries", "query_id", {e[1] for e in entries})
-    unknown_d = _unknown(db, "documents", "doc_id", {e[2] for e in entries})
+    unknown_d = _unknown(db, "documents", "doc_id", {e[2] for e in entries}, VISIBLE_DOCUMENTS)
     for line, q, d, grade in entries:
         if q in unknown_q:
             raise StoreError(f"{path}, line {line}, field 'query_id': unknown query {q!r}; import the queries first")
@@ -292,7 +294,7 @@ def import_labels(
     at = now()
     with transaction(db):
         annotator_id, created = _ensure_annotator(db, annotator)
-        pooled = _pool_new(db, path, annotator, entries, at, rrf_priority)
+        pooled = _pool_new(db, path, annotator, entries, at, priority)
         current = {
             (q, d): r
             for q, d, r, _ in db.execute(
@@ -309,7 +311,14 @@ def import_labels(
     return LabelImport(annotator, len(fresh), len(entries) - len(fresh), pooled, created)
 
 
-def _pool_new(db: sqlite_utils.Database, path: str, annotator: str, entries, at: str, rrf_priority) -> int:
+def _pool_new(
+    db: sqlite_utils.Database,
+    path: str,
+    annotator: str,
+    entries: Sequence[tuple[int, str, str, int]],
+    at: str,
+    priority: Callable[[Mapping[str, int]], float],
+) -> int:
     """Add the entries' items missing from the pool with source ``qrels``; return how many."""
     in_pool = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM pool")}
     last = dict(db.execute("SELECT query_id, max(position) FROM pool GROUP BY query_id").fetchall())
@@ -322,7 +331,7 @@ def _pool_new(db: sqlite_utils.Database, path: str, annotator: str, entries, at:
         in_pool.add((q, d))
         last[q] = last.get(q, 0) + 1
         sources = {"qrels": rank[q]}
-        new.append((q, d, json.dumps(sources), rrf_priority(sources), last[q], at))
+        new.append((q, d, json.dumps(sources), priority(sources), last[q], at))
     if not new:
         return 0
     params = {"source": "qrels", "path": path, "annotator": annotator, "added": len(new), "sources": ["qrels"]}
@@ -345,14 +354,20 @@ class PoolExtension:
     judged: int  # of the run's top-K entries, how many already carry a label
 
 
-def extend_pool(db: sqlite_utils.Database, run: str, depth: int, *, caller: Caller) -> PoolExtension:
+#: ``plan(ranking, recorded)``: a run's ``{query_id: [doc_id, ...]}`` and the pool as recorded
+#: -> (entries to add, existing entries whose sources grew).
+ExtendPlan = Callable[[dict[str, list[str]], Recorded], tuple[Sequence[PoolEntry], Sequence[PoolEntry]]]
+
+
+def extend_pool(db: sqlite_utils.Database, run: str, depth: int, *, caller: Caller, plan: ExtendPlan) -> PoolExtension:
     """Add run ``run``'s top-``depth`` documents per query to the pool (provenance only grows).
+
+    ``plan`` is called under the write lock with the run's ranking and the pool as recorded;
+    its new entries are inserted and the grown ones get their new sources and priority.
 
     Raises:
         StoreError: no such run, or a depth below 1.
     """
-    from pooling.pool import grown, merge
-
     require_admin(db, caller)
     if depth < 1:
         raise StoreError(f"depth {depth}: give 1 or more")
@@ -364,12 +379,10 @@ def extend_pool(db: sqlite_utils.Database, run: str, depth: int, *, caller: Call
     ):
         ranking.setdefault(q, []).append(d)
     with transaction(db):
-        recorded: dict[str, dict[str, tuple[dict[str, int], int]]] = {}
+        recorded: Recorded = {}
         for q, d, s, pos in db.execute("SELECT query_id, doc_id, sources, position FROM pool"):
             recorded.setdefault(q, {})[d] = (json.loads(s), pos)
-        positions = {q: {d: p for d, (_, p) in docs.items()} for q, docs in recorded.items()}
-        entries = merge({run: ranking}, positions)
-        extended = grown({run: ranking}, recorded)
+        entries, extended = plan(ranking, recorded)
         at = now()
         params = {"source": run, "run_depth": depth, "added": len(entries), "sources": [run], "kind": "add-run"}
         build = db.execute("INSERT INTO pool_builds (at, params) VALUES (?, ?)", [at, json.dumps(params, sort_keys=True)])

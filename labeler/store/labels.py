@@ -24,7 +24,7 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.grades import GRADES, check_grade
+from labeler.store.vocabulary import GRADES, check_grade
 from labeler.store import assign
 from labeler.store.access import (
     OWNER,

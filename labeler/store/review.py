@@ -24,7 +24,7 @@ from typing import TextIO
 
 import sqlite_utils
 
-from labeler.grades import check_grade
+from labeler.store.vocabulary import check_grade
 from labeler.store.access import Caller, Role, caller_id, require_admin
 from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
 

@@ -87,7 +87,16 @@ from pathlib import Path
 
 import sqlite_utils
 
-from pooling import located
+
+def _located(message: str, *, path: str | Path | None, line: int | None, field: str | None) -> str:
+    """``message`` prefixed with where the problem is: ``file, line 3, field 'text': ...``
+    (the same form as :func:`pooling.located`, which the store does not import)."""
+    where = ""
+    if path is not None:
+        where = str(path) if line is None else f"{path}, line {line}"
+    if field is not None:
+        where = f"{where}, field '{field}'" if where else f"field '{field}'"
+    return f"{where}: {message}" if where else message
 
 
 class StoreError(Exception):
@@ -105,7 +114,7 @@ class StoreError(Exception):
         self.path = None if path is None else str(path)
         self.line = line
         self.field = field
-        super().__init__(located(message, path=path, line=line, field=field))
+        super().__init__(_located(message, path=path, line=line, field=field))
 
 
 class StoreBusy(StoreError):
