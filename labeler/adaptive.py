@@ -31,6 +31,7 @@ import sqlite_utils
 from labeler.store import candidates as store
 from labeler.store.access import Caller, require_admin
 from labeler.store.assign import Settings, get_settings
+from labeler.store.corpus import database_file
 
 if TYPE_CHECKING:
     from pooling.stopping import Estimate
@@ -166,8 +167,7 @@ def _choose(
 
 def _identity(db: sqlite_utils.Database) -> object:
     """The database file (the connection itself for an in-memory one)."""
-    row = db.execute("PRAGMA database_list").fetchone()
-    return row[2] if row and row[2] else id(db.conn)
+    return database_file(db) or id(db.conn)
 
 
 #: Queries :func:`prepare` decides at most before a hand-out.

@@ -50,7 +50,9 @@ def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Call
         humans[(j.query_id, j.doc_id)][j.annotator] = j.relevance
     judge = {(r.query_id, r.doc_id): (None if r.verdict is None else int(r.verdict)) for r in rows}
     groups = {key: key[0] for key in judge}
-    n_queries = db.execute("SELECT count(DISTINCT query_id) FROM pool").fetchone()[0]
+    from labeler.store.corpus import pooled_query_count
+
+    n_queries = pooled_query_count(db)
     tokens, seconds = _cost(rows)
     return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries",
                           n_failed=sum(r.error is not None for r in rows), tokens=tokens, seconds=seconds, **options)

@@ -61,12 +61,9 @@ class RunSummary:
 
 
 def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit]:
-    rows = db.execute(
-        "SELECT p.query_id, p.doc_id, q.text, d.title, d.text FROM pool p "
-        "JOIN queries q ON q.query_id = p.query_id JOIN documents d ON d.doc_id = p.doc_id "
-        "ORDER BY p.query_id, p.position"
-    )
-    for query_id, doc_id, query, title, text in rows:
+    from labeler.store.corpus import pool_texts
+
+    for query_id, doc_id, query, title, text in pool_texts(db):
         passage = f"{title}\n{text}" if title else text
         yield Unit(Target("relevance", query_id=query_id, doc_id=doc_id), content_hash([query, title, text]),
                    prompt.render(query=query, passage=passage))

@@ -577,6 +577,21 @@ def stats(db: sqlite_utils.Database) -> dict[str, int]:
     }
 
 
+def pooled_query_count(db: sqlite_utils.Database) -> int:
+    """How many queries have pool entries."""
+    return int(db.conn.execute("SELECT count(DISTINCT query_id) FROM pool").fetchone()[0])
+
+
+def pool_texts(db: sqlite_utils.Database) -> Iterator[tuple[str, str, str, str, str]]:
+    """Every pool entry with what a judge reads: ``(query_id, doc_id, query text, title, text)``,
+    by query_id, then labelling order."""
+    yield from db.conn.execute(
+        "SELECT p.query_id, p.doc_id, q.text, d.title, d.text FROM pool p "
+        "JOIN queries q ON q.query_id = p.query_id JOIN documents d ON d.doc_id = p.doc_id "
+        "ORDER BY p.query_id, p.position"
+    )
+
+
 def pool_queries(db: sqlite_utils.Database) -> list[tuple[str, str]]:
     """Every query as ``(query_id, text)``, by query_id."""
     return [(q, t) for q, t in db.conn.execute("SELECT query_id, text FROM queries ORDER BY query_id")]
