@@ -4,9 +4,10 @@ An application service: it reads a query's candidate lists and labels so far thr
 :mod:`labeler.store.candidates`, asks :mod:`pooling.strategies` for the next chunks (and
 :mod:`pooling.stopping` whether to stop), and writes chosen candidates that are not yet in
 the pool back through the store, after the query's existing positions, with their
-provenance from the candidate lists. Assignment (:mod:`labeler.store.assign`) calls
-:func:`pick` when the project's ``strategy`` is not ``depth`` or a stopping rule is set; the
-order on screen stays the per-annotator shuffle, and nothing about the strategy is shown.
+provenance from the candidate lists. The scheduler (:mod:`labeler.scheduling`) asks
+:func:`plan_next_chunks` when the project's ``strategy`` is not ``depth`` or a stopping rule is
+set; the order on screen stays the per-annotator shuffle, and nothing about the strategy is
+shown.
 
 Labels are binary for the strategies: relevant when the grade is 1 or more (the latest
 adjudication, else at least half the annotators' latest judgments). Chunks handed out but
@@ -37,7 +38,17 @@ if TYPE_CHECKING:
     from pooling.stopping import Estimate
     from pooling.strategies import Candidates
 
-__all__ = ["QueryStatus", "decide", "load_candidates", "pick", "prepare", "query_status", "simulate", "stop_line"]
+__all__ = [
+    "ChunkPlan",
+    "QueryStatus",
+    "choose_ahead",
+    "choose_next_chunks",
+    "load_candidates",
+    "plan_next_chunks",
+    "query_status",
+    "simulate",
+    "stop_line",
+]
 
 #: Default replay budget of ``simulate-pooling``, in judgments of the depth union.
 BUDGET_FACTOR = 1.25
@@ -71,26 +82,39 @@ def _with_texts(db: sqlite_utils.Database, cands: Candidates) -> Candidates:
     return dataclasses.replace(cands, query_text=store.query_text(db, cands.query_id), texts=texts)
 
 
-def pick(db: sqlite_utils.Database, query_id: str, settings: Settings) -> list[str]:
-    """The next ``batch_size`` chunks of a query to hand out, best first ([]: none, or stop).
+@dataclass(frozen=True, slots=True)
+class ChunkPlan:
+    """The next chunks of a query to hand out, and what the pool must hold first.
 
-    Must run inside the assignment's write transaction: chosen candidates not yet in the
-    pool are added to it (after the query's last position) before they are handed out. The
-    costly part (the stopping rule's model, ``active``'s classifier) is the pure
-    :func:`decide`, which :func:`prepare` runs before the write lock is taken; here it is
-    then only looked up, unless the labels or hand-outs changed in between.
+    Attributes:
+        doc_ids: at most ``batch_size`` chunks, best first (empty: none left, or stop).
+        additions: ``(doc_id, sources, priority)`` of every chosen candidate, to append to the
+            query's pool (after its last position) where it is not there yet; sources are the
+            candidate lists' ranks, priority their reciprocal-rank fusion.
+    """
+
+    doc_ids: tuple[str, ...]
+    additions: tuple[tuple[str, dict[str, int], float], ...] = ()
+
+
+def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Settings) -> ChunkPlan:
+    """The next chunks of a query to hand out, and the pool entries they need; writes nothing.
+
+    The hand-out asks inside its write transaction. The costly part (the stopping rule's
+    model, ``active``'s classifier) is :func:`choose_next_chunks`, which :func:`choose_ahead`
+    runs before the write lock is taken; here it is then only looked up, unless the labels or
+    hand-outs changed in between.
     """
     from pooling.pool import rrf_priority
 
-    cands, picked = decide(db, query_id, settings)
-    if settings.strategy == "depth" or not picked:
-        return picked
+    cands, chosen = choose_next_chunks(db, query_id, settings)
+    if settings.strategy == "depth" or not chosen:
+        return ChunkPlan(tuple(chosen))
     provenance = _provenance(cands)
-    store.add_to_pool(db, query_id, [(d, provenance[d], rrf_priority(provenance[d])) for d in picked])
-    return picked
+    return ChunkPlan(tuple(chosen), tuple((d, provenance[d], rrf_priority(provenance[d])) for d in chosen))
 
 
-class _Kept:
+class _LruCache:
     """The latest ``size`` answers of a pure function, by its inputs (shared by the server's threads)."""
 
     def __init__(self, size: int) -> None:
@@ -115,20 +139,20 @@ class _Kept:
             self.answers.clear()
 
 
-#: Decisions of :func:`decide`, and the stopping rule's estimates (the Progress page and
-#: ``stats`` ask for every query at once).
-_DECISIONS = _Kept(256)
-_ESTIMATES = _Kept(4096)
+#: Answers of :func:`choose_next_chunks`, and the stopping rule's estimates (the Progress
+#: page and ``stats`` ask for every query at once).
+_CHOICES = _LruCache(256)
+_ESTIMATES = _LruCache(4096)
 
 
-def decide(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tuple[Candidates, list[str]]:
+def choose_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tuple[Candidates, list[str]]:
     """The query's candidates and the next chunks to hand out, without writing anything.
 
     Reads the candidate lists, labels and hand-outs, and asks the stopping rule and the
     strategy. The answer is a function of what was read, so it is kept (by those inputs) and
-    the same reads later answer at once: :func:`prepare` computes it outside the write
-    transaction and :func:`pick` finds it inside. Chunk texts (``active``) are read only
-    when the answer is computed.
+    the same reads later answer at once: :func:`choose_ahead` computes it outside the write
+    transaction and :func:`plan_next_chunks` finds it inside. Chunk texts (``active``) are
+    read only when the answer is computed.
     """
     cands = load_candidates(db, query_id)
     labels = store.labels(db, query_id)
@@ -140,13 +164,13 @@ def decide(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tupl
         settings.stop_confidence, _rankings_key(cands), cands.pool_depth, frozenset(labels.items()),
         frozenset(pending), tuple(ordered or ()),
     )
-    picked = _DECISIONS.get(key)
-    if picked is None:
+    chosen = _CHOICES.get(key)
+    if chosen is None:
         if settings.strategy == "active":
             cands = _with_texts(db, cands)
-        picked = _choose(cands, labels, pending, settings, ordered)
-        _DECISIONS.put(key, picked)
-    return cands, list(picked)
+        chosen = _choose(cands, labels, pending, settings, ordered)
+        _CHOICES.put(key, chosen)
+    return cands, list(chosen)
 
 
 def _rankings_key(cands: Candidates) -> tuple:
@@ -170,20 +194,20 @@ def _identity(db: sqlite_utils.Database) -> object:
     return database_file(db) or id(db.conn)
 
 
-#: Queries :func:`prepare` decides at most before a hand-out.
-PREPARED = 20
+#: Queries :func:`choose_ahead` decides at most before a hand-out.
+CHOSEN_AHEAD = 20
 
 
-def prepare(db: sqlite_utils.Database, query_ids: Iterable[str], settings: Settings) -> int:
-    """Run :func:`decide` for the queries a hand-out will visit, before its write lock.
+def choose_ahead(db: sqlite_utils.Database, query_ids: Iterable[str], settings: Settings) -> int:
+    """Run :func:`choose_next_chunks` for the queries a hand-out will visit, before its write lock.
 
     ``query_ids`` in the order the hand-out visits them; stops at the first query with
-    chunks to offer, or after :data:`PREPARED` queries. Returns the queries decided.
+    chunks to offer, or after :data:`CHOSEN_AHEAD` queries. Returns the queries decided.
     """
     done = 0
     for query_id in query_ids:
         done += 1
-        if decide(db, query_id, settings)[1] or done >= PREPARED:
+        if choose_next_chunks(db, query_id, settings)[1] or done >= CHOSEN_AHEAD:
             break
     return done
 

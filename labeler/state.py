@@ -19,6 +19,7 @@ from typing import Any
 
 import sqlite_utils
 
+from labeler import scheduling
 from labeler.store import StoreBusy, StoreError
 from labeler.store import labels, sessions
 from labeler.store.labels import Annotator, Item
@@ -271,7 +272,7 @@ def current_item(
         except StoreError:
             item = None  # unassigned meanwhile (e.g. by an admin): move on
     if item is None:
-        item = labels.next_item(db, annotator_id)
+        item = scheduling.next_item(db, annotator_id)
     if item is None:
         _forget_item(session)
         return None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from labeler import scheduling
 from labeler.store import connect, init_db, now
 from labeler.store import labels
 
@@ -75,7 +76,7 @@ def label_all(db: sqlite_utils.Database, annotator_ids: list[int], relevance: in
     made, idle = 0, set()
     while len(idle) < len(annotator_ids):
         for annotator_id in annotator_ids:
-            item = labels.next_item(db, annotator_id)
+            item = scheduling.next_item(db, annotator_id)
             if item is None:
                 idle.add(annotator_id)
                 continue
@@ -98,12 +99,12 @@ def label_worker(path: str, annotator_id: int, n_labels: int, start: object) -> 
     ids: list[int] = []
     locked = 0
     waits: list[float] = []
-    item = labels.next_item(db, annotator_id)
+    item = scheduling.next_item(db, annotator_id)
     while item is not None and len(ids) < n_labels:
         began = time.perf_counter()
         try:
             ids.append(labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, len(ids) % 4, 2.0))
-            item = labels.next_item(db, annotator_id)
+            item = scheduling.next_item(db, annotator_id)
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc):
                 raise

@@ -9,7 +9,7 @@ import sqlite_utils
 
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import Project, signed_in_as
-from labeler import adaptive
+from labeler import adaptive, scheduling
 from labeler.store import StoreError, connect, labels
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks
@@ -22,7 +22,7 @@ def project(tmp_path: Path) -> Project:
 
 def _batch(db: sqlite_utils.Database, annotator_id: int) -> list[str]:
     """Hand out the annotator's next batch; its doc_ids in the order shown."""
-    labels.next_item(db, annotator_id)
+    scheduling.next_item(db, annotator_id)
     rows = db.execute(
         "SELECT doc_id FROM assignments WHERE annotator_id = ? AND shown_order > 0 AND NOT EXISTS "
         "(SELECT 1 FROM judgments j WHERE j.query_id = assignments.query_id AND j.doc_id = assignments.doc_id) "
@@ -34,11 +34,12 @@ def _batch(db: sqlite_utils.Database, annotator_id: int) -> list[str]:
 
 def test_strategy_setting_is_checked() -> None:
     from labeler.store.assign import validate_settings
+    from pooling.strategies import STRATEGIES
 
-    assert validate_settings({"strategy": "mtf", "stop_recall": "off"}) == {"strategy": "mtf", "stop_recall": None}
+    assert validate_settings({"strategy": "mtf", "stop_recall": "off"}, STRATEGIES) == {"strategy": "mtf", "stop_recall": None}
     assert validate_settings({"stop_recall": "0.9"}) == {"stop_recall": 0.9}
     with pytest.raises(StoreError, match="unknown strategy 'best'"):
-        validate_settings({"strategy": "best"})
+        validate_settings({"strategy": "best"}, STRATEGIES)
     with pytest.raises(StoreError, match="stop_confidence"):
         validate_settings({"stop_confidence": "1.5"})
 
@@ -52,7 +53,7 @@ def test_default_depth_hands_out_pool_order(project: Project) -> None:
 
 def test_a_strategy_draws_candidates_beyond_the_pool(project: Project) -> None:
     db = connect(project.path)
-    labels.set_settings(db, {"batch_size": 3, "strategy": "rrf", "overlap": 0}, caller=OWNER)
+    scheduling.set_settings(db, {"batch_size": 3, "strategy": "rrf", "overlap": 0}, caller=OWNER)
     expected = next_chunks("rrf", adaptive.load_candidates(db, "q1"), {}, 3)
     assert "q1-d8" in expected  # the dense list's first chunk, outside the pool (RRF ties d1)
     shown = _batch(db, project.annotator_id)
@@ -67,7 +68,7 @@ def test_switching_strategy_keeps_every_label_and_assignment(project: Project) -
     labels.set_settings(db, {"batch_size": 2, "overlap": 0}, caller=OWNER)
     seen: dict[str, int] = {}
     for strategy, grade in (("depth", 2), ("mtf", 0), ("active", 3), ("rrf", 1), ("depth", 0)):
-        labels.set_settings(db, {"strategy": strategy}, caller=OWNER)
+        scheduling.set_settings(db, {"strategy": strategy}, caller=OWNER)
         judgments_before = db.execute("SELECT * FROM judgments ORDER BY id").fetchall()
         assignments_before = set(db.execute("SELECT * FROM assignments").fetchall())
         for doc_id in _batch(db, project.annotator_id):
@@ -84,7 +85,7 @@ def test_switching_strategy_keeps_every_label_and_assignment(project: Project) -
 
 def test_the_stopping_rule_stops_offering_a_query(project: Project) -> None:
     db = connect(project.path)
-    labels.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
+    scheduling.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
     first = _batch(db, project.annotator_id)
     assert {d.split("-")[0] for d in first} == {"q1"}
     for doc_id in first:  # the top of both lists relevant, the rest not
@@ -106,7 +107,7 @@ def test_status_needs_the_admin(project: Project) -> None:
 
 
 def _label_q1(db: sqlite_utils.Database, annotator_id: int) -> None:
-    labels.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
+    scheduling.set_settings(db, {"batch_size": 4, "overlap": 0, "strategy": "rrf"}, caller=OWNER)
     for doc_id in _batch(db, annotator_id):
         labels.record_judgment(db, annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
 
@@ -172,7 +173,7 @@ def test_models_run_before_the_write_lock_not_under_it(project: Project, monkeyp
     """The stopping rule and the strategy (``active`` trains a classifier) are decided outside
     the hand-out's write transaction; inside it the decision is only looked up."""
     db = connect(project.path)
-    labels.set_settings(db, {"batch_size": 2, "strategy": strategy, "overlap": 0, "stop_recall": 0.8}, caller=OWNER)
+    scheduling.set_settings(db, {"batch_size": 2, "strategy": strategy, "overlap": 0, "stop_recall": 0.8}, caller=OWNER)
     choose = adaptive._choose
     calls: list[bool] = []
 
@@ -190,6 +191,6 @@ def test_models_run_before_the_write_lock_not_under_it(project: Project, monkeyp
     assert calls and not any(calls), f"{sum(calls)} of {len(calls)} decisions were made holding the write lock"
     # A kept decision is the one a fresh one would be.
     settings = adaptive.get_settings(db)
-    kept = {q: adaptive.decide(db, q, settings)[1] for q in ("q1", "q2", "q3")}
-    adaptive._DECISIONS.clear()
-    assert {q: adaptive.decide(db, q, settings)[1] for q in kept} == kept
+    kept = {q: adaptive.choose_next_chunks(db, q, settings)[1] for q in ("q1", "q2", "q3")}
+    adaptive._CHOICES.clear()
+    assert {q: adaptive.choose_next_chunks(db, q, settings)[1] for q in kept} == kept

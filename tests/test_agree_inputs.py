@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
+from labeler import scheduling
 from labeler.cli import cli
 from labeler.store import labels
 from labels_fixtures import make_project
@@ -63,7 +64,7 @@ def export(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int]],
     idle: set[str] = set()
     while len(idle) < 2:  # in turns, as two people labelling at the same time
         for who in (ada, bob):
-            if (item := labels.next_item(db, who.id)) is None:
+            if (item := scheduling.next_item(db, who.id)) is None:
                 idle.add(who.name)
                 continue
             labels.record_judgment(db, who.id, item.query_id, item.doc_id, grade[who.name](item.doc_id), 1.0)

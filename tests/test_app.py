@@ -16,7 +16,7 @@ from streamlit.proto.TextInput_pb2 import TextInput as TextInputProto
 from streamlit.testing.v1 import AppTest
 
 import labeler
-from labeler import state
+from labeler import scheduling, state
 from labeler.highlight import highlight, query_terms
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
@@ -398,7 +398,7 @@ def test_one_showing_takes_one_label_even_if_the_session_goes_back(project: Proj
 def _hand_bobs_holds_to_ada(db: sqlite_utils.Database, project: Project) -> None:
     """Let every hold lapse and have ada ask for work, so bob's unlabelled items go to her."""
     db.execute("UPDATE reservations SET expires_at = '2000-01-01T00:00:00+00:00'")
-    assert labels.next_item(db, project.admin_id) is not None
+    assert scheduling.next_item(db, project.admin_id) is not None
 
 
 def _order(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> int:

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import labeler
-from labeler import state
+from labeler import scheduling, state
 from labeler.highlight import preformatted
 from labeler.store import connect
 from labeler.store import labels, sessions
@@ -84,13 +84,13 @@ def test_an_admin_lands_on_progress_and_is_handed_no_work(project: Project) -> N
 
 def test_an_admin_page_lets_the_admins_idle_holds_lapse(project: Project) -> None:
     with connect(project.path) as db:
-        labels.next_item(db, project.admin_id)  # the admin opened the labelling page once
+        scheduling.next_item(db, project.admin_id)  # the admin opened the labelling page once
         held = "SELECT count(*) FROM reservations WHERE annotator_id = ? AND expires_at > ?"
         assert db.execute(held, [project.admin_id, labels.now()]).fetchone()[0] > 0
     _signed_in_page(project, "progress_page", project.admin_token)
     with connect(project.path) as db:
         assert db.execute(held, [project.admin_id, labels.now()]).fetchone()[0] == 0
-        assert labels.next_item(db, project.annotator_id) is not None  # bob may take them
+        assert scheduling.next_item(db, project.annotator_id) is not None  # bob may take them
 
 
 def test_a_code_chunk_keeps_its_layout_and_its_title_shows_escaped(project: Project) -> None:

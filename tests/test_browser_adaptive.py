@@ -14,7 +14,7 @@ import pytest
 
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import SOURCE_MARKERS, Project, add_judgments
-from labeler import adaptive
+from labeler import adaptive, scheduling
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks
@@ -43,7 +43,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Project, str, str, list[str]]]:
     project = build_adaptive_project(tmp_path)
     add_judgments(project.path, project.admin_id, {("q1", "q1-d1"): 0})
     with connect(project.path) as db:
-        labels.set_settings(db, {"strategy": "mtf", "batch_size": BATCH, "overlap": 1.0}, caller=OWNER)
+        scheduling.set_settings(db, {"strategy": "mtf", "batch_size": BATCH, "overlap": 1.0}, caller=OWNER)
         _, second_token = labels.add_annotator(db, "cy")
         expected = next_chunks("mtf", adaptive.load_candidates(db, "q1"), {"q1-d1": False}, BATCH)
     with serving(project, tmp_path / "serve.log") as url:

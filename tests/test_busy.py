@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 import labeler
 from app_fixtures import Project, build_project
-from labeler import state
+from labeler import scheduling, state
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels
@@ -79,7 +79,7 @@ def test_busy_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
 def test_a_write_past_the_busy_timeout_is_store_busy_and_writes_nothing(project: Project) -> None:
     db = connect(project.path)
     assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 200
-    item = labels.next_item(db, project.annotator_id)
+    item = scheduling.next_item(db, project.annotator_id)
     with locked(project.path):
         began = time.monotonic()
         with pytest.raises(StoreBusy, match=r"project\.db: the project is busy"):

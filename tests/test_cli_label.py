@@ -8,6 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from labeler import scheduling
 from labeler.cli import cli
 from labeler.store import connect
 from labeler.store import labels
@@ -64,7 +65,7 @@ def test_annotators_lists_and_deactivate_activate(tmp_path: Path) -> None:
     db = make_project(path, overlap=0.0)
     ada, _ = labels.add_annotator(db, "ada", role="admin")
     bob, token = labels.add_annotator(db, "bob")
-    item = labels.next_item(db, bob.id)
+    item = scheduling.next_item(db, bob.id)
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 2, 1.0)
     assert _run("annotators", str(path)).output == (
         "   1  ada  admin      active    0/0 labelled\n"
@@ -107,7 +108,7 @@ def test_export_judgments_to_a_file_and_to_stdout(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     db = make_project(path, overlap=0.0)
     bob, _ = labels.add_annotator(db, "bob")
-    item = labels.next_item(db, bob.id)
+    item = scheduling.next_item(db, bob.id)
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 2, 4.0, "a note")
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 3, 1.0)
     out = tmp_path / "labels.jsonl"

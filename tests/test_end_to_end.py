@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from labeler import scheduling
 from labeler.cli import cli
 from labeler.store import connect
 from labeler.store import labels
@@ -81,7 +82,7 @@ def test_readme_walkthrough(files: Path) -> None:
     done = {name: 0 for name in people}
     for _ in range(200):
         for name, person in people.items():
-            item = labels.next_item(db, person.id)
+            item = scheduling.next_item(db, person.id)
             if item is not None:
                 grade = 3 if item.doc_id.split("-")[0] in item.query_text.lower() else 0
                 labels.record_judgment(db, person.id, item.query_id, item.doc_id, grade, 4.0)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labeler import scheduling
 from labeler.store import StoreError, connect
 from labeler.store import labels
 from labels_fixtures import add_pool, label_all, make_project, position_of
@@ -95,8 +96,8 @@ def test_priority_decides_which_entries_go_first(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=30, overlap=0.0, batch_size=10)
     ada, _ = labels.add_annotator(db, "ada")
     bob, _ = labels.add_annotator(db, "bob")
-    labels.next_item(db, ada.id)
-    labels.next_item(db, bob.id)
+    scheduling.next_item(db, ada.id)
+    scheduling.next_item(db, bob.id)
     positions = dict(db.execute("SELECT doc_id, position FROM pool").fetchall())
     assert sorted(positions[d] for _, d in _queue(db, ada.id)) == list(range(1, 11))
     assert sorted(positions[d] for _, d in _queue(db, bob.id)) == list(range(11, 21))
@@ -110,8 +111,8 @@ def test_batch_order_is_shuffled_per_annotator_and_the_same_on_a_rerun(tmp_path:
         db = make_project(tmp_path / f"{run}.db", n_queries=1, per_query=10, overlap=1.0, overlap_k=2)
         ada, _ = labels.add_annotator(db, "ada")
         bob, _ = labels.add_annotator(db, "bob")
-        labels.next_item(db, ada.id)
-        labels.next_item(db, bob.id)
+        scheduling.next_item(db, ada.id)
+        scheduling.next_item(db, bob.id)
         orders.append((_queue(db, ada.id), _queue(db, bob.id)))
     (ada_order, bob_order), rerun = orders
     assert set(ada_order) == set(bob_order) and len(ada_order) == 10
@@ -124,7 +125,7 @@ def test_batch_order_is_shuffled_per_annotator_and_the_same_on_a_rerun(tmp_path:
 def test_item_shows_nothing_of_the_source(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
     ada, _ = labels.add_annotator(db, "ada")
-    item = labels.next_item(db, ada.id)
+    item = scheduling.next_item(db, ada.id)
     assert {f.name for f in dataclasses.fields(item)} == {
         "query_id", "doc_id", "query_text", "doc_title", "doc_text", "position", "batch_size", "relevance", "note",
         "query_meta",
@@ -158,7 +159,7 @@ def test_a_single_label_entry_is_never_held_by_two_annotators(tmp_path: Path) ->
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=12, overlap=0.0, batch_size=5)
     people = [labels.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy")]
     for annotator_id in people:
-        labels.next_item(db, annotator_id)
+        scheduling.next_item(db, annotator_id)
     queues = [set(_queue(db, a)) for a in people]
     assert all(len(q) == 5 for q in queues[:2]) and len(queues[2]) == 2  # 12 = 5 + 5 + 2 in q001
     assert not (queues[0] & queues[1] or queues[0] & queues[2] or queues[1] & queues[2])
@@ -175,7 +176,7 @@ def test_no_two_annotators_ever_wait_on_the_same_single_label_entry(tmp_path_fac
         if action == "expire":  # the clock passes every hold
             db.execute("UPDATE reservations SET expires_at = ?", [LONG_AGO])
             continue
-        item = labels.next_item(db, people[who])
+        item = scheduling.next_item(db, people[who])
         if item is None:
             continue
         if action == "label":
@@ -197,20 +198,20 @@ def test_a_lapsed_hold_goes_to_the_next_annotator_and_a_late_label_is_kept(tmp_p
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=15, overlap=0.0, batch_size=10)
     ada, _ = labels.add_annotator(db, "ada")
     bob, _ = labels.add_annotator(db, "bob")
-    first = labels.next_item(db, ada.id)
+    first = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, first.query_id, first.doc_id, 3, 4.0)
     ada_batch = set(_queue(db, ada.id))
     # Bob asks while ada's holds are fresh: he gets the remaining five entries only.
-    labels.next_item(db, bob.id)
+    scheduling.next_item(db, bob.id)
     assert len(_queue(db, bob.id)) == 5 and not ada_batch & set(_queue(db, bob.id))
     db.execute("UPDATE reservations SET expires_at = ? WHERE annotator_id = ?", [LONG_AGO, ada.id])
     for query_id, doc_id in _queue(db, bob.id):
         labels.record_judgment(db, bob.id, query_id, doc_id, 0, 1.0)
-    bob_next = labels.next_item(db, bob.id)
+    bob_next = scheduling.next_item(db, bob.id)
     lapsed = ada_batch - {(first.query_id, first.doc_id)}
     assert (bob_next.query_id, bob_next.doc_id) in lapsed
     assert set(_queue(db, bob.id)) >= lapsed and set(_queue(db, ada.id)) == {(first.query_id, first.doc_id)}
-    assert labels.next_item(db, ada.id) is None
+    assert scheduling.next_item(db, ada.id) is None
     mine = labels.progress(db, ada.id)
     assert (mine.done, mine.assigned, mine.query_done, mine.query_total) == (1, 1, 1, 1)
     assert labels.pool_progress(db) == (15, 6)  # ada's first label and bob's five
@@ -226,8 +227,8 @@ def test_a_deactivated_annotators_unlabelled_work_goes_to_others(tmp_path: Path)
     ada, _ = labels.add_annotator(db, "ada")
     bob, _ = labels.add_annotator(db, "bob")
     cy, _ = labels.add_annotator(db, "cy")
-    labels.next_item(db, ada.id)
-    labels.next_item(db, bob.id)  # bob's overlap entries get a copy earmarked for ada
+    scheduling.next_item(db, ada.id)
+    scheduling.next_item(db, bob.id)  # bob's overlap entries get a copy earmarked for ada
     held_by_ada = set(_queue(db, ada.id))
     labels.set_active(db, ada.id, False, caller=labels.OWNER)
     label_all(db, [bob.id, cy.id])
@@ -243,10 +244,10 @@ def test_labelling_in_a_query_renews_the_holds_there(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=12, overlap=0.0, batch_size=6)
     ada, _ = labels.add_annotator(db, "ada")
     bob, _ = labels.add_annotator(db, "bob")
-    item = labels.next_item(db, ada.id)
+    item = scheduling.next_item(db, ada.id)
     db.execute("UPDATE reservations SET expires_at = ?", [LONG_AGO])
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 1.0)
-    labels.next_item(db, bob.id)
+    scheduling.next_item(db, bob.id)
     assert not set(_queue(db, ada.id)) & set(_queue(db, bob.id))
     assert len(_queue(db, ada.id)) == 6
 
@@ -254,10 +255,10 @@ def test_labelling_in_a_query_renews_the_holds_there(tmp_path: Path) -> None:
 def test_a_skipped_item_comes_back_after_all_other_work(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=4, overlap=0.0, batch_size=4)
     ada, _ = labels.add_annotator(db, "ada")
-    skipped = labels.next_item(db, ada.id)
+    skipped = scheduling.next_item(db, ada.id)
     labels.record_skip(db, ada.id, skipped.query_id, skipped.doc_id, 3.0)
     seen = []
-    while (item := labels.next_item(db, ada.id)) is not None:
+    while (item := scheduling.next_item(db, ada.id)) is not None:
         seen.append((item.query_id, item.doc_id))
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 1.0)
     assert len(seen) == 8 and seen[-1] == (skipped.query_id, skipped.doc_id)
@@ -279,16 +280,16 @@ def test_a_new_pool_build_hands_out_new_entries_of_finished_queries(tmp_path: Pa
 def test_labels_are_append_only_and_the_latest_counts(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
     ada, _ = labels.add_annotator(db, "ada")
-    first = labels.next_item(db, ada.id)
+    first = scheduling.next_item(db, ada.id)
     one = labels.record_judgment(db, ada.id, first.query_id, first.doc_id, 1, 5.5, "unsure")
-    second = labels.next_item(db, ada.id)
+    second = scheduling.next_item(db, ada.id)
     back = labels.previous_item(db, ada.id, second.query_id, second.doc_id)
     assert (back.doc_id, back.relevance, back.note) == (first.doc_id, 1, "unsure")
     two = labels.record_judgment(db, ada.id, back.query_id, back.doc_id, 3, 2.0)
     rows = db.execute("SELECT id, relevance, note, seconds FROM judgments ORDER BY id").fetchall()
     assert rows == [(one, 1, "unsure", 5.5), (two, 3, "", 2.0)]
     assert [(j.doc_id, j.relevance) for j in labels.latest_judgments(db, caller=labels.OWNER)] == [(first.doc_id, 3)]
-    assert labels.next_item(db, ada.id).doc_id == second.doc_id  # back where she was
+    assert scheduling.next_item(db, ada.id).doc_id == second.doc_id  # back where she was
     for statement in ("UPDATE judgments SET relevance = 0", "DELETE FROM judgments"):
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             db.execute(statement)
@@ -300,11 +301,11 @@ def test_a_label_records_who_when_how_long_and_the_rubric(tmp_path: Path) -> Non
     ada, _ = labels.add_annotator(db, "ada", role="admin")
     default_hash = hashlib.sha256(labels.DEFAULT_RUBRIC.encode()).hexdigest()[:12]
     assert labels.current_rubric(db).hash == default_hash and "Fully answers" in labels.current_rubric(db).text
-    item = labels.next_item(db, ada.id)
+    item = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, 7.25)
     new_text = "Grade 3 only when the chunk alone answers the question."
     assert labels.set_rubric(db, new_text, caller=ada).hash == hashlib.sha256(new_text.encode()).hexdigest()[:12]
-    item = labels.next_item(db, ada.id)
+    item = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 0, None)
     rows = db.execute("SELECT annotator_id, seconds, rubric_hash, at FROM judgments ORDER BY id").fetchall()
     assert [r[:3] for r in rows] == [(ada.id, 7.25, default_hash), (ada.id, None, labels.rubric_hash(new_text))]
@@ -326,7 +327,7 @@ def test_a_label_records_who_when_how_long_and_the_rubric(tmp_path: Path) -> Non
 def test_a_bad_grade_is_refused_and_nothing_is_written(tmp_path: Path, bad: object) -> None:
     db = make_project(tmp_path / "p.db")
     ada, _ = labels.add_annotator(db, "ada")
-    item = labels.next_item(db, ada.id)
+    item = scheduling.next_item(db, ada.id)
     with pytest.raises(StoreError, match="grade 0-3"):
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, bad, 1.0)  # type: ignore[arg-type]
     assert db.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
@@ -336,8 +337,8 @@ def test_an_annotator_reaches_only_their_own_items(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
     ada, _ = labels.add_annotator(db, "ada")
     bob, _ = labels.add_annotator(db, "bob")
-    theirs = labels.next_item(db, ada.id)
-    labels.next_item(db, bob.id)
+    theirs = scheduling.next_item(db, ada.id)
+    scheduling.next_item(db, bob.id)
     for call in (labels.get_item, labels.previous_item):
         with pytest.raises(StoreError, match="not assigned"):
             call(db, bob.id, theirs.query_id, theirs.doc_id)
@@ -348,7 +349,7 @@ def test_an_annotator_reaches_only_their_own_items(tmp_path: Path) -> None:
     assert db.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
     labels.set_active(db, bob.id, False, caller=labels.OWNER)
     with pytest.raises(StoreError, match="deactivated"):
-        labels.next_item(db, bob.id)
+        scheduling.next_item(db, bob.id)
 
 
 # --- admin side ---------------------------------------------------------------------------------
@@ -427,9 +428,9 @@ def test_progress_report_counts_work_and_time_on_screen(tmp_path: Path) -> None:
     ada, _ = labels.add_annotator(db, "ada", role="admin")
     bob, _ = labels.add_annotator(db, "bob")
     for seconds in (10.0, 20.0, 60.0):
-        item = labels.next_item(db, bob.id)
+        item = scheduling.next_item(db, bob.id)
         labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 1, seconds)
-    item = labels.next_item(db, bob.id)
+    item = scheduling.next_item(db, bob.id)
     labels.record_skip(db, bob.id, item.query_id, item.doc_id, 10.0)
     report = labels.progress_report(db, caller=ada)
     ada_row, bob_row = report.annotators
@@ -445,7 +446,7 @@ def test_progress_report_counts_work_and_time_on_screen(tmp_path: Path) -> None:
 def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
     ada, _ = labels.add_annotator(db, "ada")
-    item = labels.next_item(db, ada.id)
+    item = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 3.5, "first")
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, None)
     out = tmp_path / "labels.jsonl"

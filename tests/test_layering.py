@@ -1,4 +1,5 @@
-"""The core imports without Streamlit or torch; the app is a thin layer over it."""
+"""The core imports without Streamlit or torch; the app is a thin layer over it. (Which
+module may import which: ``test_import_graph.py``.)"""
 
 from __future__ import annotations
 
@@ -70,61 +71,3 @@ def test_start_up_imports_no_heavy_library(code: str) -> None:
         assert "Usage: goldpool [OPTIONS] COMMAND" in result.stdout and "build-pool" in result.stdout
     assert loaded == "", f"start-up imported {loaded}"
 
-
-def _project_imports() -> dict[str, tuple[set[str], set[str]]]:
-    """Each project module: (modules imported at load time, modules imported anywhere)."""
-    import ast
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    files = {
-        ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): path
-        for package in ("pooling", "calibration", "labeler")
-        for path in (root / package).rglob("*.py")
-    }
-
-    def targets(node: ast.AST, module: str) -> set[str]:
-        if isinstance(node, ast.Import):
-            return {alias.name for alias in node.names}
-        assert isinstance(node, ast.ImportFrom)
-        base = node.module or ""
-        if node.level:  # relative import
-            parts = module.split(".")[: len(module.split(".")) - node.level + (files[module].name == "__init__.py")]
-            base = ".".join([*parts, base] if base else parts)
-        return {f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names}
-
-    graph: dict[str, tuple[set[str], set[str]]] = {}
-    for module, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        top = {t for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for t in targets(n, module)}
-        every = {t for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for t in targets(n, module)}
-        graph[module] = ({t for t in top if t in files}, {t for t in every if t in files})
-    return graph
-
-
-def test_pooling_and_calibration_import_nothing_of_labeler() -> None:
-    graph = _project_imports()
-    wrong = {
-        module: sorted(t for t in every if t.split(".")[0] == "labeler")
-        for module, (_, every) in graph.items()
-        if module.split(".")[0] in ("pooling", "calibration")
-    }
-    assert graph and not {m: t for m, t in wrong.items() if t}
-
-
-def test_no_import_cycles() -> None:
-    graph = {module: top for module, (top, _) in _project_imports().items()}
-    assert "labeler.store.schema" in graph["labeler.store.access"], "the import graph misses known edges"
-    done: set[str] = set()
-
-    def visit(module: str, path: tuple[str, ...]) -> None:
-        if module in path:
-            pytest.fail("import cycle: " + " -> ".join([*path[path.index(module) :], module]))
-        if module in done:
-            return
-        for target in sorted(graph.get(module, ())):
-            visit(target, (*path, module))
-        done.add(module)
-
-    for module in sorted(graph):
-        visit(module, ())

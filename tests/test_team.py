@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from calibration import project_report
+from labeler import scheduling
 from labeler.grades import GRADES
 from labeler.store import StoreError, connect
 from labeler.store import labels, sessions
@@ -41,18 +42,18 @@ def test_a_late_annotator_gets_every_overlap_copy_and_agreement_covers_them(tmp_
     assert report.overlap is not None and report.overlap.n == len(overlap)
     # A third annotator finds nothing waiting: every overlap entry has its two copies.
     cy, _ = labels.add_annotator(db, "cy")
-    assert labels.next_item(db, cy.id) is None
+    assert scheduling.next_item(db, cy.id) is None
 
 
 def test_waiting_copies_come_before_new_work_and_never_go_back_to_their_first_holder(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=4, per_query=10, overlap=0.3, batch_size=10)
     ada, _ = labels.add_annotator(db, "ada")
     for _ in range(10):  # ada alone labels the first query's batch
-        item = labels.next_item(db, ada.id)
+        item = scheduling.next_item(db, ada.id)
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, 1.0)
     first_query = {d for q, d in _overlap_entries(db, 0.3) if q == item.query_id}
     bob, _ = labels.add_annotator(db, "bob")
-    first = labels.next_item(db, bob.id)
+    first = scheduling.next_item(db, bob.id)
     queue = db.execute(
         "SELECT doc_id FROM assignments WHERE annotator_id = ? AND shown_order > 0", [bob.id]
     ).fetchall()
@@ -87,13 +88,13 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
 def test_an_admin_who_labelled_once_is_never_pushed_overlap_copies(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=3, per_query=10, overlap=0.5, batch_size=10)
     boss, _ = labels.add_annotator(db, "boss", role="admin")
-    item = labels.next_item(db, boss.id)  # the admin chose to label once
+    item = scheduling.next_item(db, boss.id)  # the admin chose to label once
     labels.record_judgment(db, boss.id, item.query_id, item.doc_id, 1, 1.0)
     labels.release_holds(db, boss.id)
     before = db.execute("SELECT count(*) FROM assignments WHERE annotator_id = ?", [boss.id]).fetchone()[0]
     ann, _ = labels.add_annotator(db, "ann")
     for _ in range(12):
-        item = labels.next_item(db, ann.id)
+        item = scheduling.next_item(db, ann.id)
         labels.record_judgment(db, ann.id, item.query_id, item.doc_id, 1, 1.0)
     after = db.execute("SELECT count(*) FROM assignments WHERE annotator_id = ?", [boss.id]).fetchone()[0]
     assert after == before
@@ -102,11 +103,11 @@ def test_an_admin_who_labelled_once_is_never_pushed_overlap_copies(tmp_path: Pat
 def test_released_holds_go_to_the_next_annotator_at_once(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=10, overlap=0.0, batch_size=10)
     boss, _ = labels.add_annotator(db, "boss", role="admin")
-    labels.next_item(db, boss.id)  # ten entries held for 30 minutes
+    scheduling.next_item(db, boss.id)  # ten entries held for 30 minutes
     ann, _ = labels.add_annotator(db, "ann")
-    assert labels.next_item(db, ann.id) is None  # held: nothing for ann
+    assert scheduling.next_item(db, ann.id) is None  # held: nothing for ann
     labels.release_holds(db, boss.id)
-    assert labels.next_item(db, ann.id) is not None
+    assert scheduling.next_item(db, ann.id) is not None
     assert label_all(db, [ann.id]) == 10
 
 

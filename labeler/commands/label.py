@@ -125,6 +125,7 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
     """
     from dataclasses import asdict
 
+    from labeler import scheduling
     from labeler.store import connect
     from labeler.store import labels
 
@@ -138,7 +139,7 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
 
     with user_errors():
         store = connect(db)
-        current = labels.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
+        current = scheduling.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
         open_tasks = ",".join(enabled_tasks(store)) or "none"
     for key, value in asdict(current).items():
         if key == "tasks":

@@ -1,12 +1,25 @@
 """The project store: one SQLite file per labelling project.
 
-Every SQL statement goldpool runs lives in this package. ``schema`` creates and migrates the
-tables; ``corpus`` holds documents, queries, runs and the pool; ``labels`` holds annotators,
-assignments, judgments, adjudications and rubrics; ``sessions`` holds sign-ins kept across
-reloads and each annotator's display choices. Reading input files and running retrieval
-is not the store's job (see :mod:`labeler.build`); the store raises only :class:`StoreError`.
-Functions that check rights take the required keyword ``caller`` (an annotator, or
-``OWNER`` for the command line).
+Every SQL statement goldpool runs lives in this package, and it imports nothing of goldpool
+outside itself: services (:mod:`labeler.build`, :mod:`labeler.golden`, :mod:`labeler.scheduling`,
+:mod:`labeler.adaptive`) read files, run retrieval and plan, then hand the store records, rows
+and plans. The store raises only :class:`StoreError`. Functions that check rights take the
+required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
+
+- ``schema``: tables, migrations, connections, transactions, :class:`StoreError`.
+- ``vocabulary``: the relevance grades and their check.
+- ``corpus``: documents, queries, runs and the pool.
+- ``candidates``: candidate lists deeper than the pool, for adaptive pooling.
+- ``access``: annotators, tokens and roles.
+- ``assign``: hand-outs of pool entries, applying a scheduling plan.
+- ``labels``: the labelling app's contract: items, judgments, skips, settings.
+- ``review``: progress, the overlap for agreement, adjudication, judgment export.
+- ``rubric``: the relevance rubric and its history.
+- ``sessions``: sign-ins kept across reloads, display choices.
+- ``verdicts``: verdict items, human and judge verdicts.
+- ``verdict_queue``: who judges which verdict item, in which order.
+- ``verdict_io``: import and export of verdicts.
+- ``golden``: frozen golden-set versions, imported labels, pool extensions.
 
 Everything a person did is in the database; everything else (indexes, embeddings) is a cache
 beside it that can be rebuilt.

@@ -1,26 +1,8 @@
 """Assignment: which pool entries go to which annotator, and in which order they are shown.
 
-The rules (issue 3, item 3):
-
-- Work goes out query by query, queries in import order (``queries.rowid``). An annotator who
-  has nothing left to do gets a *batch*: up to ``batch_size`` entries of one query, taken in
-  pool ``position`` order, so a limited budget labels the likeliest relevant entries first.
-- Within a batch the order on screen is a per-annotator shuffle (``assignments.shown_order``):
-  entries are sorted by a hash of (annotator, query, doc), so position on screen says nothing
-  about priority, and a rerun shows the same order.
-- Each entry is labelled once, except a share ``overlap`` of entries, chosen by a hash of the
-  entry, which go to ``overlap_k`` annotators for agreement. When an overlap entry is first
-  handed out, its other copies go at once to the annotators who share the fewest entries with
-  the first one so far, so every pair of annotators ends up overlapping.
-- An overlap entry handed out while fewer than ``overlap_k`` annotators label (one person
-  started alone, the others come later) waits in ``overlap_waiting``: its next copies go to
-  the next *other* annotator who asks for work, whenever they arrive, before any new work.
-  Admins are never handed copies they did not ask for: they get work only by labelling.
-- A single-label entry is held by one annotator at a time (``reservations``). The hold lasts
-  ``reservation_minutes`` after the holder last labelled or skipped in that query; an unlabelled
-  entry whose hold has lapsed goes to the next annotator who asks. The previous holder's
-  assignment row is kept with a negated ``shown_order`` (it leaves their queue), so a label they
-  still send is recorded rather than lost.
+The policy (what a batch holds, who gets overlap copies, adaptive pooling) is a planner
+(:class:`Planner`, :mod:`labeler.scheduling`); this module reads what it plans from, and
+applies its plan in the same write transaction: read, plan, write.
 
 Two pieces of bookkeeping keep every call independent of the project's size; both live in the
 ``settings`` table under ``state.`` keys and are only ever lower bounds, so losing them costs a
@@ -38,11 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass, fields
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import sqlite_utils
 
+from labeler.store.candidates import add_to_pool
 from labeler.store.schema import StoreError, transaction
 
 
@@ -106,18 +91,19 @@ def _tasks(raw: object) -> tuple[str, ...]:
     return tuple(t for t in TASKS if t in clean)
 
 
-def _strategy(raw: object) -> str:
-    """Parse the ``strategy`` setting: one of :data:`pooling.strategies.STRATEGIES`."""
-    from pooling.strategies import STRATEGIES
-
+def _strategy(raw: object, strategies: Collection[str]) -> str:
+    """Parse the ``strategy`` setting: one of ``strategies``."""
     name = str(raw).strip()
-    if name not in STRATEGIES:
-        raise StoreError(f"setting strategy: unknown strategy {name!r}; strategies are: {', '.join(STRATEGIES)}")
+    if name not in strategies:
+        raise StoreError(f"setting strategy: unknown strategy {name!r}; strategies are: {', '.join(strategies)}")
     return name
 
 
-def validate_settings(values: dict[str, object]) -> dict[str, object]:
+def validate_settings(values: dict[str, object], strategies: Collection[str] = ("depth",)) -> dict[str, object]:
     """Check setting values, converting numeric strings (from the CLI); return them typed.
+
+    ``strategies`` are the valid ``strategy`` names (the pooling strategies the caller can
+    run; :func:`labeler.scheduling.set_settings` passes them all).
 
     Raises:
         StoreError: an unknown setting or a value out of range, saying which.
@@ -132,7 +118,7 @@ def validate_settings(values: dict[str, object]) -> dict[str, object]:
     clean: dict[str, object] = {}
     for key, raw in values.items():
         if key in ("tasks", "strategy"):
-            clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw)
+            clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw, strategies)
             continue
         if key == "stop_recall" and str(raw).strip().lower() in ("off", "none", ""):
             clean[key] = None
@@ -212,21 +198,22 @@ def _pending(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, str] | 
     return None if row is None else (row[0], row[1])
 
 
-def next_assignment(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, str] | None:
+def next_assignment(db: sqlite_utils.Database, annotator_id: int, planner: Planner) -> tuple[str, str] | None:
     """The (query_id, doc_id) an annotator should see next, handing out a batch if needed.
 
-    Order: the annotator's unlabelled, unskipped items in ``shown_order``; then a new batch;
-    only when no new work exists, the items they skipped (least recently skipped first).
+    Order: the annotator's unlabelled, unskipped items in ``shown_order``; then a new batch,
+    planned by ``planner``; only when no new work exists, the items they skipped (least
+    recently skipped first).
     """
     found = _pending(db, annotator_id)
     if found is not None:
         return found
     shared = shared_counts(db, annotator_id)
-    _prepare_adaptive(db)
+    planner.prepare(db)  # slow decisions (models) before the write lock, not under it
     with transaction(db):
         # Re-check under the write lock: the same annotator may be signed in twice.
         found = _pending(db, annotator_id)
-        if found is None and assign_batch(db, annotator_id, shared):
+        if found is None and assign_batch(db, annotator_id, planner, shared):
             found = _pending(db, annotator_id)
     if found is not None:
         return found
@@ -234,31 +221,94 @@ def next_assignment(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, 
     return None if row is None else (row[0], row[1])
 
 
-def _prepare_adaptive(db: sqlite_utils.Database) -> None:
-    """Under adaptive pooling, decide the next picks before the write lock is taken.
-
-    The stopping rule and ``active``'s classifier take tens to hundreds of milliseconds;
-    :func:`labeler.adaptive.prepare` runs them now, so the hand-out inside the transaction
-    only looks their answers up and other writers wait for milliseconds, not for a model.
-    """
-    settings = get_settings(db)
-    if settings.strategy == "depth" and settings.stop_recall is None:
-        return
-    from labeler.adaptive import PREPARED, prepare  # a service over this store: imported when used
-
+def upcoming_queries(db: sqlite_utils.Database, limit: int) -> list[str]:
+    """The first ``limit`` queries the next hand-out may visit, in the order it visits them."""
     start = _frontier(db)[1]
-    rows = db.execute("SELECT query_id FROM queries WHERE rowid >= ? ORDER BY rowid LIMIT ?", [start, PREPARED])
-    prepare(db, [r[0] for r in rows], settings)
+    rows = db.execute("SELECT query_id FROM queries WHERE rowid >= ? ORDER BY rowid LIMIT ?", [start, limit])
+    return [r[0] for r in rows]
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
+class Entry:
+    """One pool entry of a query as the annotator asking for work finds it."""
+
     doc_id: str
     holder: int | None  # the reservation's annotator: set for single-label entries only
     expires_at: str | None
     holders: int  # annotators assigned who are active or labelled it (any lapsed single holds too)
     mine: bool
     labelled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Who asks for work, and what the plan needs to know of the others (read under the lock).
+
+    Attributes:
+        annotator_id: the annotator asking.
+        settings: the project's assignment settings.
+        at: the time now, as stored (holds that expire before it have lapsed).
+        labellers: active annotators who label, the one asking included, by id.
+        shared: entries the annotator shares with each other annotator so far.
+    """
+
+    annotator_id: int
+    settings: Settings
+    at: str
+    labellers: tuple[int, ...]
+    shared: Mapping[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What one query offers the annotator asking.
+
+    Attributes:
+        batch: the entries to hand out, at most ``batch_size`` (empty: nothing here for them).
+            An entry added by ``additions`` is fresh: no hold, no copy.
+        finished: whether the query has nothing left to hand out to anyone.
+        additions: ``(doc_id, sources, priority)`` to append to the query's pool first.
+    """
+
+    batch: tuple[Entry, ...]
+    finished: bool
+    additions: tuple[tuple[str, Mapping[str, int], float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandOut:
+    """How a batch of one query goes out.
+
+    Attributes:
+        shown: the annotator's doc_ids in the order they see them.
+        reserve: of those, the ones they alone hold (single-label entries).
+        take_over: doc_id -> the annotator whose lapsed hold it was (their copy leaves their
+            queue, a label they still send is kept).
+        copies: other annotator -> overlap copies for them, in the order they see them.
+        settle: overlap entries whose waiting state is checked once written.
+    """
+
+    shown: tuple[str, ...]
+    reserve: frozenset[str] = frozenset()
+    take_over: Mapping[str, int] = field(default_factory=dict)
+    copies: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    settle: tuple[str, ...] = ()
+
+
+class Planner(Protocol):
+    """The scheduling policy the store applies (:mod:`labeler.scheduling`)."""
+
+    def prepare(self, db: sqlite_utils.Database) -> None:
+        """Work done before the write lock is taken (decisions that need a model)."""
+
+    def offer(self, db: sqlite_utils.Database, request: Request, query_id: str, entries: Sequence[Entry]) -> Offer:
+        """What the query (``entries`` in pool order) offers the annotator; under the write lock."""
+
+    def hand_out(self, request: Request, query_id: str, batch: Sequence[Entry], load: Mapping[int, int]) -> HandOut:
+        """How ``batch`` goes out; ``load``: per other labeller, one past their largest ``shown_order``."""
+
+    def shown_order(self, annotator_id: int, query_id: str, doc_ids: Sequence[str]) -> list[str]:
+        """The order on screen of overlap copies handed to the annotator."""
 
 
 # A deactivated annotator's hold lapses at once, and their unlabelled overlap copies stop
@@ -278,29 +328,9 @@ WHERE p.query_id = :query ORDER BY p.position
 """
 
 
-def _entries(db: sqlite_utils.Database, query_id: str, annotator_id: int) -> list[_Entry]:
+def _entries(db: sqlite_utils.Database, query_id: str, annotator_id: int) -> list[Entry]:
     rows = db.execute(_ENTRIES, {"query": query_id, "annotator": annotator_id}).fetchall()
-    return [_Entry(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5])) for r in rows]
-
-
-def _scan(entries: list[_Entry], settings: Settings, needed: int, at: str) -> tuple[list[_Entry], bool]:
-    """Entries of one query this annotator may take, and whether the query is finished for all."""
-    available: list[_Entry] = []
-    finished = True
-    for entry in entries:
-        if entry.holder is not None:  # single-label
-            if not entry.labelled:
-                finished = False
-                if not entry.mine and entry.expires_at is not None and entry.expires_at < at:
-                    available.append(entry)
-        elif entry.holders == 0:
-            finished = False
-            available.append(entry)
-        else:  # overlap, handed out to some already
-            finished = finished and entry.holders >= needed
-            if not entry.mine and entry.holders < settings.overlap_k:
-                available.append(entry)
-    return available, finished
+    return [Entry(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5])) for r in rows]
 
 
 def _labellers(db: sqlite_utils.Database, annotator_id: int) -> list[int]:
@@ -328,62 +358,42 @@ def _frontier(db: sqlite_utils.Database) -> tuple[int | None, int]:
     return build, 0
 
 
-def assign_batch(db: sqlite_utils.Database, annotator_id: int, shared: Counter[int] | None = None) -> int:
-    """Hand the annotator their next batch; return its size (0: nothing left for them).
+def assign_batch(
+    db: sqlite_utils.Database, annotator_id: int, planner: Planner, shared: Counter[int] | None = None
+) -> int:
+    """Hand the annotator their next batch, as ``planner`` plans it; return its size (0:
+    nothing left for them).
 
     Must run inside a write transaction (``labeler.store.transaction``). ``shared`` is
     ``shared_counts`` for the annotator, if already read.
     """
     settings = get_settings(db)
     now_dt = datetime.now(UTC)
-    waiting = _hand_out_waiting(db, annotator_id, settings, now_dt)
+    waiting = _hand_out_waiting(db, annotator_id, planner, settings, now_dt)
     if waiting:
         return waiting
-    at = _stamp(now_dt)
     labellers = _labellers(db, annotator_id)
-    needed = min(settings.overlap_k, len(labellers))
+    if shared is None:
+        shared = shared_counts(db, annotator_id)
+    request = Request(annotator_id, settings, _stamp(now_dt), tuple(labellers), shared)
     build, start = _frontier(db)
     frontier, advancing, taken = start, True, 0
     for rowid, query_id in db.execute("SELECT rowid, query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start]):
-        available, finished = _scan(_entries(db, query_id, annotator_id), settings, needed, at)
-        if settings.strategy != "depth" or settings.stop_recall is not None:  # adaptive pooling
-            available, finished = _adaptive(db, query_id, annotator_id, settings, needed, at)
-        if advancing and finished:
+        offer = planner.offer(db, request, query_id, _entries(db, query_id, annotator_id))
+        if offer.additions:
+            add_to_pool(db, query_id, offer.additions)
+        if advancing and offer.finished:
             frontier = rowid + 1
-        advancing = advancing and finished
-        if available:
-            batch = available[: settings.batch_size]
-            if shared is None:
-                shared = shared_counts(db, annotator_id)
-            _hand_out(db, annotator_id, query_id, batch, settings, labellers, shared, now_dt)
-            taken = len(batch)
+        advancing = advancing and offer.finished
+        if offer.batch:
+            load = {a: _next_order(db, a) for a in labellers if a != annotator_id}
+            plan = planner.hand_out(request, query_id, offer.batch, load)
+            _hand_out(db, annotator_id, query_id, plan, settings, now_dt)
+            taken = len(plan.shown)
             break
     if _state(db, _FRONTIER) != {"build": build, "rowid": frontier}:
         _set_state(db, _FRONTIER, {"build": build, "rowid": frontier})
     return taken
-
-
-def _adaptive(
-    db: sqlite_utils.Database, query_id: str, annotator_id: int, settings: Settings, needed: int, at: str
-) -> tuple[list[_Entry], bool]:
-    """A query's entries under a strategy or stopping rule (:mod:`labeler.adaptive`).
-
-    Entries already handed out to someone (lapsed holds, overlap copies) come first, in pool
-    order; then the fresh entries the strategy picks, in its order (it may add candidates to
-    the pool). The query is finished when nothing handed out is unfinished and the strategy
-    (or the stopping rule) offers nothing more.
-    """
-    from labeler.adaptive import pick  # a service over this store: imported when used
-
-    def fresh(entry: _Entry) -> bool:
-        return entry.holder is None and entry.holders == 0
-
-    picked = pick(db, query_id, settings)
-    entries = _entries(db, query_id, annotator_id)
-    started, finished = _scan([e for e in entries if not fresh(e)], settings, needed, at)
-    by_id = {e.doc_id: e for e in entries if fresh(e)}
-    chosen = [by_id[d] for d in picked if d in by_id]
-    return started + chosen, finished and not chosen
 
 
 def _next_order(db: sqlite_utils.Database, annotator_id: int) -> int:
@@ -394,44 +404,29 @@ def _next_order(db: sqlite_utils.Database, annotator_id: int) -> int:
 
 
 def _hand_out(
-    db: sqlite_utils.Database,
-    annotator_id: int,
-    query_id: str,
-    batch: list[_Entry],
-    settings: Settings,
-    labellers: list[int],
-    shared: Counter[int],
-    now_dt: datetime,
+    db: sqlite_utils.Database, annotator_id: int, query_id: str, plan: HandOut, settings: Settings, now_dt: datetime
 ) -> None:
     at = _stamp(now_dt)
     expires = _stamp(now_dt + timedelta(minutes=settings.reservation_minutes))
     base = _next_order(db, annotator_id)
     # Nothing of theirs below `base` is waiting (checked by the caller under the same lock).
     _set_state(db, _cursor_key(annotator_id), base)
-    earmarks: dict[int, list[str]] = {}
-    partners = _Partners(db, [a for a in labellers if a != annotator_id], shared)
-    ordered = sorted(batch, key=lambda e: shuffle_key(annotator_id, query_id, e.doc_id))
-    for offset, entry in enumerate(ordered):
-        _assign(db, query_id, entry.doc_id, annotator_id, base + offset, at)
-        if entry.holder is not None:  # a lapsed hold: the entry changes hands
+    for offset, doc_id in enumerate(plan.shown):
+        _assign(db, query_id, doc_id, annotator_id, base + offset, at)
+        if doc_id in plan.take_over:
             db.execute(
                 "UPDATE assignments SET shown_order = -shown_order WHERE query_id = ? AND doc_id = ? "
                 "AND annotator_id = ? AND shown_order > 0",
-                [query_id, entry.doc_id, entry.holder],
+                [query_id, doc_id, plan.take_over[doc_id]],
             )
-            _reserve(db, query_id, entry.doc_id, annotator_id, expires)
-        elif entry.holders == 0 and is_overlap(query_id, entry.doc_id, settings.overlap):
-            for partner in partners.choose(settings.overlap_k - 1):
-                earmarks.setdefault(partner, []).append(entry.doc_id)
-        elif entry.holders == 0:
-            _reserve(db, query_id, entry.doc_id, annotator_id, expires)
-    for partner, doc_ids in earmarks.items():
+        if doc_id in plan.reserve:
+            _reserve(db, query_id, doc_id, annotator_id, expires)
+    for partner, doc_ids in plan.copies.items():
         start = _next_order(db, partner)
-        for offset, doc_id in enumerate(sorted(doc_ids, key=lambda d: shuffle_key(partner, query_id, d))):
+        for offset, doc_id in enumerate(doc_ids):
             _assign(db, query_id, doc_id, partner, start + offset, at)
-    for entry in ordered:
-        if entry.holder is None and (entry.holders > 0 or is_overlap(query_id, entry.doc_id, settings.overlap)):
-            _settle_waiting(db, query_id, entry.doc_id, settings.overlap_k)
+    for doc_id in plan.settle:
+        _settle_waiting(db, query_id, doc_id, settings.overlap_k)
 
 
 # The first query (in import order) with an overlap copy waiting that the annotator has not had.
@@ -450,7 +445,9 @@ ORDER BY p.position LIMIT :limit
 """
 
 
-def _hand_out_waiting(db: sqlite_utils.Database, annotator_id: int, settings: Settings, now_dt: datetime) -> int:
+def _hand_out_waiting(
+    db: sqlite_utils.Database, annotator_id: int, planner: Planner, settings: Settings, now_dt: datetime
+) -> int:
     """Give the annotator waiting overlap copies of one query (up to a batch); return how many."""
     row = db.execute(_WAITING_QUERY, {"annotator": annotator_id}).fetchone()
     if row is None:
@@ -465,7 +462,7 @@ def _hand_out_waiting(db: sqlite_utils.Database, annotator_id: int, settings: Se
     base = _next_order(db, annotator_id)
     _set_state(db, _cursor_key(annotator_id), base)
     at = _stamp(now_dt)
-    for offset, doc_id in enumerate(sorted(doc_ids, key=lambda d: shuffle_key(annotator_id, query_id, d))):
+    for offset, doc_id in enumerate(planner.shown_order(annotator_id, query_id, doc_ids)):
         _assign(db, query_id, doc_id, annotator_id, base + offset, at)
         _settle_waiting(db, query_id, doc_id, settings.overlap_k)
     return len(doc_ids)
@@ -513,26 +510,6 @@ def shared_counts(db: sqlite_utils.Database, annotator_id: int) -> Counter[int]:
         [annotator_id],
     ).fetchall()
     return Counter(dict(rows))
-
-
-class _Partners:
-    """Picks who gets the other copies of an overlap entry: fewest entries shared so far.
-
-    Ties go to the annotator who has been handed the fewest items, then the lowest id. Counts
-    are kept up to date as copies are handed out within the batch.
-    """
-
-    def __init__(self, db: sqlite_utils.Database, candidates: list[int], shared: Counter[int]) -> None:
-        self._candidates = candidates
-        self._shared = Counter(shared)
-        self._load = Counter({c: _next_order(db, c) for c in candidates})
-
-    def choose(self, n: int) -> list[int]:
-        chosen = sorted(self._candidates, key=lambda c: (self._shared[c], self._load[c], c))[: max(n, 0)]
-        for candidate in chosen:
-            self._shared[candidate] += 1
-            self._load[candidate] += 1
-        return chosen
 
 
 def release_holds(db: sqlite_utils.Database, annotator_id: int) -> None:

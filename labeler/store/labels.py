@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,9 +214,10 @@ def _query_meta(stored: str | None) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def next_item(db: sqlite_utils.Database, annotator_id: int) -> Item | None:
+def next_item(db: sqlite_utils.Database, annotator_id: int, planner: assign.Planner) -> Item | None:
     """The annotator's next unlabelled, unskipped item, assigning a new query batch when the
-    current one is done and reserving single-label items; None when there is no work left.
+    current one is done (as ``planner`` plans it: :func:`labeler.scheduling.next_item` gives
+    the project's own) and reserving single-label items; None when there is no work left.
 
     Skipped items come back only once the annotator has nothing else: no unlabelled item and
     no new batch to hand out (least recently skipped first).
@@ -225,7 +226,7 @@ def next_item(db: sqlite_utils.Database, annotator_id: int) -> Item | None:
         StoreError: the annotator does not exist or is deactivated.
     """
     require_active(db, annotator_id)
-    found = assign.next_assignment(db, annotator_id)
+    found = assign.next_assignment(db, annotator_id, planner)
     return None if found is None else _item(db, annotator_id, *found)
 
 
@@ -403,15 +404,22 @@ def latest_judgments(db: sqlite_utils.Database, *, caller: Caller) -> list[Judgm
 
 
 def set_settings(
-    db: sqlite_utils.Database, values: dict[str, object], *, caller: Caller
+    db: sqlite_utils.Database,
+    values: dict[str, object],
+    *,
+    caller: Caller,
+    strategies: Collection[str] = ("depth",),
 ) -> Settings:
     """Change assignment settings (admin only); return them all. Applies to work handed out next.
+
+    ``strategies`` are the valid ``strategy`` names (:func:`labeler.scheduling.set_settings`
+    passes every pooling strategy).
 
     Raises:
         StoreError: an unknown setting or a value out of range; nothing is changed.
     """
     require_admin(db, caller)
-    clean = assign.validate_settings(values)
+    clean = assign.validate_settings(values, strategies)
     with transaction(db):
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
