@@ -11,7 +11,7 @@ press: the time from the press to the next item, and how long the write transact
 hands out a batch holds the lock (what every other annotator's save waits behind).
 
 Two runs in the same process (imports made before both): as built (the stopping rule and the strategy are
-decided before the write lock is taken, :func:`labeler.adaptive.prepare`) and the baseline with
+decided before the write lock is taken, :meth:`labeler.scheduling.Scheduler.prepare`) and the baseline with
 that step switched off (decided inside the write transaction, as before).
 """
 
@@ -34,6 +34,7 @@ sys.path.append(str(ROOT / "bench"))  # after the checkout: bench/pooling.py mus
 def build(path: Path, strategy: str) -> tuple[int, dict[str, set[str]]]:
     import pooling_strategies as ps
 
+    from labeler import scheduling
     from labeler.store import init_db, labels, now
     from labeler.store.access import OWNER
     from pooling.pool import rrf_priority
@@ -61,13 +62,14 @@ def build(path: Path, strategy: str) -> tuple[int, dict[str, set[str]]]:
     with db.conn:
         db.conn.executemany("INSERT INTO candidates (query_id, source, doc_id, rank) VALUES (?, ?, ?, ?)", cands)
     annotator, _ = labels.add_annotator(db, "ann")
-    labels.set_settings(db, {"strategy": strategy, "stop_recall": 0.8, "overlap": 0, "batch_size": 10}, caller=OWNER)
+    scheduling.set_settings(db, {"strategy": strategy, "stop_recall": 0.8, "overlap": 0, "batch_size": 10}, caller=OWNER)
     db.close()
     return annotator.id, qrels
 
 
 def press(path: Path, annotator_id: int, qrels: dict[str, set[str]], n: int, prepared: bool) -> tuple[list[float], list[float]]:
     """n key presses; (seconds press to next item, seconds the hand-out's lock was held)."""
+    from labeler import scheduling
     from labeler.store import assign, connect, labels
 
     held: list[float] = []
@@ -80,25 +82,25 @@ def press(path: Path, annotator_id: int, qrels: dict[str, set[str]], n: int, pre
             yield inner
         held.append(time.perf_counter() - start)
 
-    original = assign._prepare_adaptive
+    original = scheduling.Scheduler.prepare
     assign.transaction = timed
     if not prepared:
-        assign._prepare_adaptive = lambda db: None
+        scheduling.Scheduler.prepare = lambda self, db: None  # type: ignore[method-assign]
     db = connect(path)
     latency = []
     try:
-        item = labels.next_item(db, annotator_id)
+        item = scheduling.next_item(db, annotator_id)
         for _ in range(n):
             if item is None:
                 break
             clock = time.perf_counter()
             grade = 2 if item.doc_id in qrels.get(item.query_id, ()) else 0
             labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, grade, 3.0)
-            item = labels.next_item(db, annotator_id)
+            item = scheduling.next_item(db, annotator_id)
             latency.append(time.perf_counter() - clock)
     finally:
         assign.transaction = real
-        assign._prepare_adaptive = original
+        scheduling.Scheduler.prepare = original  # type: ignore[method-assign]
         db.close()
     return latency, held
 

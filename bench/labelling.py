@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 
+from labeler import scheduling  # noqa: E402
 from labeler.store import connect, init_db, now  # noqa: E402
 from labeler.store.schema import start_checkpointer  # noqa: E402
 from labeler.store import labels  # noqa: E402
@@ -129,14 +130,14 @@ def _label_history(db, queries: list[str], people: list[int], rng: random.Random
 def _press(db, annotator_id: int, item, relevance: int) -> tuple[object, float]:
     began = time.perf_counter()
     labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, relevance, 5.0)
-    following = labels.next_item(db, annotator_id)
+    following = scheduling.next_item(db, annotator_id)
     return following, time.perf_counter() - began
 
 
 def solo(path: Path, annotator_id: int) -> dict[str, list[float]]:
     db = connect(path)
     began = time.perf_counter()
-    item = labels.next_item(db, annotator_id)
+    item = scheduling.next_item(db, annotator_id)
     first = time.perf_counter() - began
     waits, drawing = [], []
     for n in range(SOLO_LABELS):
@@ -152,12 +153,12 @@ def _worker(path: str, annotator_id: int, start, queue) -> None:
     db = connect(path)
     start.wait()
     ids, waits, locked = [], [], 0
-    item = labels.next_item(db, annotator_id)
+    item = scheduling.next_item(db, annotator_id)
     while len(ids) < CONCURRENT_LABELS and item is not None:
         began = time.perf_counter()
         try:
             ids.append(labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, len(ids) % 4, 5.0))
-            item = labels.next_item(db, annotator_id)
+            item = scheduling.next_item(db, annotator_id)
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc):
                 raise
@@ -213,12 +214,12 @@ def _keep_pressing(path: Path, annotator_id: int, until: Callable[[], bool], pau
     """
     db = connect(path, autocheckpoint=False)
     start_checkpointer(path)
-    item, waits, n, start = labels.next_item(db, annotator_id), [], 0, time.perf_counter()
+    item, waits, n, start = scheduling.next_item(db, annotator_id), [], 0, time.perf_counter()
     while not until() and item is not None:
         began = time.perf_counter()
         labels.record_judgment(db, annotator_id, item.query_id, item.doc_id, n % 4, 5.0)
         saved = time.perf_counter()
-        item = labels.next_item(db, annotator_id)
+        item = scheduling.next_item(db, annotator_id)
         waits.append(time.perf_counter() - began)
         if waits[-1] > 1:
             SLOW.append((began - start, saved - began, time.perf_counter() - saved))

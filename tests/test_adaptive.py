@@ -36,7 +36,8 @@ def test_strategy_setting_is_checked() -> None:
     from labeler.store.assign import validate_settings
     from pooling.strategies import STRATEGIES
 
-    assert validate_settings({"strategy": "mtf", "stop_recall": "off"}, STRATEGIES) == {"strategy": "mtf", "stop_recall": None}
+    checked = validate_settings({"strategy": "mtf", "stop_recall": "off"}, STRATEGIES)
+    assert checked == {"strategy": "mtf", "stop_recall": None}
     assert validate_settings({"stop_recall": "0.9"}) == {"stop_recall": 0.9}
     with pytest.raises(StoreError, match="unknown strategy 'best'"):
         validate_settings({"strategy": "best"}, STRATEGIES)
