@@ -105,3 +105,14 @@ def test_a_foreign_database_is_refused_before_anything_is_written_to_it(tmp_path
     # Not even switched to WAL mode (a write to the file's header).
     assert foreign.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [{}, {"path": "q.jsonl"}, {"path": "q.jsonl", "line": 3}, {"field": "text"}, {"path": "q.jsonl", "line": 3, "field": "text"}],
+)
+def test_store_errors_say_where_as_pooling_errors_do(where: dict) -> None:
+    from pooling import located
+
+    where = {"path": None, "line": None, "field": None, **where}
+    assert str(StoreError("must not be empty", **where)) == located("must not be empty", **where)
