@@ -24,7 +24,8 @@ from labeler.judge.prompts import make_prompt
 from labeler.judge.run import run_judge
 from labeler.store import connect
 from labeler.store.access import OWNER
-from labeler.store.verdicts import import_items, latest_judge_verdicts
+from labeler.store.verdicts import latest_judge_verdicts
+from labeler.verdict_files import import_items
 
 ROOT = Path(__file__).resolve().parent.parent
 

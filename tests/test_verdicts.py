@@ -15,9 +15,14 @@ from labeler.cli import cli
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.access import OWNER
-from labeler.store.verdict_io import export_verdicts, import_verdicts
-from labeler.store.verdicts import import_items, latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
+from labeler.store.verdict_io import export_verdicts
+from labeler.store.verdicts import latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
+from labeler.verdict_files import import_items, import_verdicts
 from labels_fixtures import make_project
+from pooling import PoolingError
+
+#: A bad file is refused by its reader (PoolingError) or by the project (StoreError).
+REFUSED = (PoolingError, StoreError)
 
 ITEMS = [
     {"item_id": "f1", "kind": "faithfulness", "question": "Who wrote it?", "contexts": ["Ann wrote it."], "response": "Ann."},
@@ -72,7 +77,7 @@ def test_bad_items_are_refused_with_file_line_field_and_nothing_written(
 ) -> None:
     path = _jsonl(tmp_path / "bad.jsonl", [{**ITEMS[0], "item_id": "new1"}, record])
     before = _dump(db)
-    with pytest.raises(StoreError) as error:
+    with pytest.raises(REFUSED) as error:
         import_items(db, path, caller=OWNER)
     assert f"{path}, {line_field}:" in str(error.value)
     assert "\n" not in str(error.value)
@@ -82,7 +87,7 @@ def test_bad_items_are_refused_with_file_line_field_and_nothing_written(
 def test_malformed_json_names_the_line(db: sqlite_utils.Database, tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(ITEMS[0]) + "\n{not json\n", encoding="utf-8")
-    with pytest.raises(StoreError, match=r"bad.jsonl, line 2: malformed JSON"):
+    with pytest.raises(PoolingError, match=r"bad.jsonl, line 2: malformed JSON"):
         import_items(db, path, caller=OWNER)
 
 
@@ -141,7 +146,7 @@ def test_a_qrels_file_is_accepted_for_relevance(db: sqlite_utils.Database, tmp_p
 def test_bad_verdicts_are_refused_and_nothing_written(db: sqlite_utils.Database, tmp_path: Path, record: dict, expected: str) -> None:
     path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f2", "verdict": "UNSUPPORTED"}, record])
     before = _dump(db)
-    with pytest.raises(StoreError) as error:
+    with pytest.raises(REFUSED) as error:
         import_verdicts(db, path, judge="g1", caller=OWNER)
     assert f"{path}, {expected}:" in str(error.value)
     assert _dump(db) == before

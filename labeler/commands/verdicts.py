@@ -27,7 +27,7 @@ def import_items(db: str, file: str) -> None:
     """
     from labeler.store import connect
     from labeler.store.access import OWNER
-    from labeler.store.verdicts import import_items as run
+    from labeler.verdict_files import import_items as run
 
     with user_errors():
         result = run(connect(db), file, caller=OWNER)
@@ -37,7 +37,7 @@ def import_items(db: str, file: str) -> None:
 @click.command("import-verdicts")
 @db_argument
 @_file_argument
-@click.option("--annotator", default=None, help="Import as this annotator's verdicts (must exist: `goldpool add-annotator`).")
+@click.option("--annotator", default=None, help="Import as this annotator's verdicts (created if new).")
 @click.option("--judge", default=None, help="Import as the verdicts of the judge called NAME.")
 def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None) -> None:
     """Import verdicts from FILE as one annotator's (--annotator) or one judge's (--judge).
@@ -54,13 +54,15 @@ def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None
     """
     from labeler.store import connect
     from labeler.store.access import OWNER
-    from labeler.store.verdict_io import import_verdicts as run
+    from labeler.verdict_files import import_verdicts as run
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
     with user_errors():
         result = run(connect(db), file, annotator=annotator, judge=judge, caller=OWNER)
     who = f"annotator {annotator!r}" if annotator is not None else f"judge {judge!r}"
+    if result.created_annotator:
+        who += " (new annotator)"
     click.echo(f"{file}: {result.added} verdict{'s' if result.added != 1 else ''} added for {who}, {result.unchanged} unchanged")
 
 
