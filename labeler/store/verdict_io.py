@@ -1,7 +1,7 @@
 """Human and judge verdicts in and out: import of checked records, export as JSONL.
 
-The records come from a verdict file (JSONL, or TREC qrels for relevance) read by
-:func:`pooling.readers.read_verdicts`; one record per line:
+The records come from a verdict file (JSONL, or TREC qrels for relevance), read and checked
+before they reach the store (``labeler.verdict_files``); one record per line:
 
 - faithfulness: ``{"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}``
 - pairwise: ``{"item_id", "verdict": "A" | "B" | "tie", "order"?: "AB" | "BA"}``; the verdict
