@@ -7,7 +7,9 @@ name (``.jsonl``/``.ndjson``/``.json``, ``.csv``, ``.tsv``/``.tab``, ``.parquet`
 other name is read as TREC SGML when its first non-blank line starts with ``<``.
 
 Label files (qrels, JSONL, CSV, TSV) are read by ``pooling.qrels`` with the same primitives
-(``read_lines``, ``read_records``), so both accept the same encodings and syntax.
+(``read_lines``, ``read_records``), so both accept the same encodings and syntax. Verdict
+items (JSONL) and verdicts (JSONL, or TREC qrels for relevance grades) are read here too,
+by :func:`read_items` and :func:`read_verdicts`, with the same checks.
 
 Readers yield one record at a time and never hold the file in memory. Every problem raises
 :class:`~pooling.PoolingError` naming the file, the 1-based line (the row number, for Parquet)

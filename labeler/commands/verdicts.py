@@ -22,8 +22,9 @@ def import_items(db: str, file: str) -> None:
     pairwise:     {"item_id", "kind": "pairwise", "question", "context"?, "response_a",
                    "response_b", "model_a"?, "model_b"?}
 
-    Importing the same file again changes nothing; changed text under an existing item_id is
-    refused (verdicts were given on the stored text). Other keys are kept as metadata.
+    A response may be "" (the model answered with nothing). Importing the same file again
+    changes nothing; changed text under an existing item_id is refused (verdicts were given on
+    the stored text). Other keys are kept as metadata.
     """
     from labeler.store import connect
     from labeler.store.access import OWNER
@@ -50,7 +51,8 @@ def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None
     A pairwise verdict names the response, not the slot; "order" says which response was shown
     first. Optional keys: note, seconds, at, prompt_hash; for judges also model, raw,
     tokens_in, tokens_out, latency, and "verdict": null for a reply that could not be parsed.
-    A record equal to the latest one on the same item and order is skipped.
+    "at" is an ISO 8601 date or time. A file gives one verdict per item (per item and order,
+    for a judge). A record equal to the latest one on the same item and order is skipped.
     """
     from labeler.store import connect
     from labeler.store.access import OWNER
