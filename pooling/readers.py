@@ -378,7 +378,7 @@ def _item(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
 def _response(record: dict[str, Any], field: str, path: Path, line: int) -> str:
     """A model's response: required, but may be empty (an empty answer is an answer)."""
     if record.get(field) is None:
-        raise PoolingError(f"missing; give the response text (\"\" for an empty response)", path=path, line=line, field=field)
+        raise PoolingError("missing; give the response text (\"\" for an empty response)", path=path, line=line, field=field)
     return _text(record, field, path, line, required=False)
 
 
@@ -457,7 +457,7 @@ def _verdict(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     else:
         checked["query_id"] = _identifier(record, "query_id", path, line)
         checked["doc_id"] = _identifier(record, "doc_id", path, line)
-    for field in _VERDICT_TEXTS:
+    for field in (*_VERDICT_TEXTS, "order"):
         checked[field] = _optional_text(record, field, path, line)
     if checked["at"] is not None:
         _check_date(checked["at"], path, line)

@@ -351,3 +351,9 @@ def test_the_verdict_store_opens_no_file_and_imports_nothing_outside_the_store()
         outside = {m for m in imported if m.split(".")[0] in ("pooling", "calibration")
                    or (m.startswith("labeler") and not m.startswith("labeler.store"))}
         assert outside == set(), name
+
+
+def test_an_order_that_is_not_text_is_refused_by_the_reader(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "p1", "verdict": "A", "order": ["AB"]}])
+    assert _refused_whole(db, lambda: import_verdicts(db, path, judge="g1", caller=OWNER)) == (
+        f"{path}, line 1, field 'order': must be a string, not an array")
