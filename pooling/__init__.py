@@ -9,6 +9,7 @@ lazily inside the dense retriever.
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 
 
@@ -49,4 +50,31 @@ def located(message: str, *, path: str | Path | None, line: int | None, field: s
     return f"{where}: {message}" if where else message
 
 
-__all__ = ["PoolingError", "located"]
+#: Characters of a value an error message quotes at most: an id or a text read from a file may
+#: be megabytes long, and the message must stay one readable line.
+QUOTE_LIMIT = 60
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = QUOTE_LIMIT
+_QUOTE.maxlist = _QUOTE.maxdict = _QUOTE.maxtuple = 4
+_QUOTE.maxlevel = 3
+
+
+def shown(value: object) -> str:
+    """``value`` as an error message quotes it: its ``repr``, cut in the middle when long.
+
+    The start and the end stay, so an invisible character at either end is still seen; a cut
+    string says how long it was.
+
+    >>> shown("d17")
+    "'d17'"
+    >>> shown("x" * 1000)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxx' (1000 characters)"
+    """
+    text = _QUOTE.repr(value)
+    if isinstance(value, str) and (len(value) > QUOTE_LIMIT or text != repr(value)):
+        text += f" ({len(value)} characters)"
+    return text
+
+
+__all__ = ["QUOTE_LIMIT", "PoolingError", "located", "shown"]

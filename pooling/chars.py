@@ -29,7 +29,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from pooling import PoolingError
+from pooling import PoolingError, shown
 
 #: Unicode categories of characters that cannot be seen (see the module docstring).
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Cs"})
@@ -94,12 +94,12 @@ def check_id(value: str, path: str | Path | None, line: int | None, field: str, 
             continue
         if ch.isspace():
             raise PoolingError(
-                f"{value!r} contains whitespace ({describe(ch)}); TREC run and qrels files cannot hold it",
+                f"{shown(value)} contains whitespace ({describe(ch)}); TREC run and qrels files cannot hold it",
                 path=path, line=line, field=field,
             )
         if is_invisible(ch):
             raise PoolingError(
-                f"{value!r} {_where(value, index)} {describe(ch)}, an invisible character; "
+                f"{shown(value)} {_where(value, index)} {describe(ch)}, an invisible character; "
                 "ids may hold only visible characters",
                 path=path, line=line, field=field,
             )

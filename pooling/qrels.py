@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pooling import PoolingError
+from pooling import PoolingError, shown
 from pooling.chars import check_id
 from pooling.readers import _SUFFIXES, read_records
 from pooling.trec import read_columns
@@ -97,9 +97,9 @@ def _number(value: object, path: Path, line: int, field: str) -> Label:
     try:
         number = float(value) if isinstance(value, int | float) else float(str(value).strip())
     except ValueError:
-        raise PoolingError(f"{value!r} is not a number", path=path, line=line, field=field) from None
+        raise PoolingError(f"{shown(value)} is not a number", path=path, line=line, field=field) from None
     if not math.isfinite(number):
-        raise PoolingError(f"{value!r} is not a finite number", path=path, line=line, field=field)
+        raise PoolingError(f"{shown(value)} is not a finite number", path=path, line=line, field=field)
     return int(number) if number.is_integer() else number
 
 
@@ -114,7 +114,7 @@ def _checked_columns(rows: Iterator[tuple[int, dict[str, Any]]], path: Path, nee
         if number == 0:
             missing = [f for f in needed if f not in row]
             if missing:
-                raise PoolingError(f"no column {missing[0]!r} (columns: {', '.join(row)})", path=path, line=1)
+                raise PoolingError(f"no column {shown(missing[0])} (columns: {', '.join(row)})", path=path, line=1)
         yield line, row
 
 
@@ -140,10 +140,10 @@ def qrels_lines(path: str | Path) -> Iterator[tuple[int, str, str, int]]:
         try:
             relevance = int(grade)
         except ValueError:
-            raise PoolingError(f"{grade!r} is not an integer", path=p, line=line, field="relevance") from None
+            raise PoolingError(f"{shown(grade)} is not an integer", path=p, line=line, field="relevance") from None
         if (query_id, doc_id) in first_line:
             raise PoolingError(
-                f"doc_id {doc_id!r} judged twice for query {query_id!r} (first on line {first_line[query_id, doc_id]})",
+                f"doc_id {shown(doc_id)} judged twice for query {shown(query_id)} (first on line {first_line[query_id, doc_id]})",
                 path=p, line=line, field="doc_id",
             )
         first_line[query_id, doc_id] = line
@@ -215,7 +215,7 @@ def read_labels(
         if key in labels:
             hint = " (several annotators in one file: give a goldpool judgments export as A or B, in JSONL)" if "annotator" in row else ""
             raise PoolingError(
-                f"key {key} already given on line {first_line[key]}{hint}", path=p, line=line, field=", ".join(key_fields)
+                f"key {shown(key)} already given on line {first_line[key]}{hint}", path=p, line=line, field=", ".join(key_fields)
             )
         labels[key] = _on_scale(_number(row[label_field], p, line, label_field), grades, p, line, label_field)
         first_line[key] = line
@@ -283,7 +283,7 @@ def read_raters(
         raise PoolingError("no labels in the file", path=p)
     unknown = [n for n in annotators if n not in current]
     if unknown:
-        raise PoolingError(f"no annotator {unknown[0]!r} in the file (annotators: {', '.join(sorted(current))})", path=p)
+        raise PoolingError(f"no annotator {shown(unknown[0])} in the file (annotators: {', '.join(sorted(current))})", path=p)
     if adjudicated and not has_final:
         raise PoolingError(
             "has no adjudicated grades (field 'adjudicated'); export the judgments again with this goldpool", path=p

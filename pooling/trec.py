@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pooling import PoolingError
+from pooling import PoolingError, shown
 from pooling.chars import check_id
 from pooling.lines import read_lines
 from pooling.types import RunRow, ScoredDoc
@@ -128,17 +128,17 @@ def read_run(path: str | Path) -> Iterator[RunRow]:
         try:
             int(rank)
         except ValueError:
-            raise PoolingError(f"{rank!r} is not an integer", path=path, line=number, field="rank") from None
+            raise PoolingError(f"{shown(rank)} is not an integer", path=path, line=number, field="rank") from None
         try:
             score = float(score_text)
         except ValueError:
             score = math.nan
         if not math.isfinite(score):
-            raise PoolingError(f"{score_text!r} is not a finite number", path=path, line=number, field="score")
+            raise PoolingError(f"{shown(score_text)} is not a finite number", path=path, line=number, field="score")
         first = seen.setdefault((query_id, doc_id), number)
         if first != number:
             raise PoolingError(
-                f"doc_id {doc_id!r} listed twice for query {query_id!r} (first at line {first})",
+                f"doc_id {shown(doc_id)} listed twice for query {shown(query_id)} (first at line {first})",
                 path=path,
                 line=number,
                 field="doc_id",

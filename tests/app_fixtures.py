@@ -119,8 +119,7 @@ def verdict_records(n_faithfulness: int = 4, n_pairwise: int = 8) -> list[dict]:
 def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, judge: bool = True) -> None:
     """Import verdict items (and a judge's verdicts on all of them) into the project at ``path``."""
     from labeler.store.access import OWNER
-    from labeler.store.verdict_io import import_verdicts
-    from labeler.store.verdicts import import_items
+    from labeler.verdict_files import import_items, import_verdicts
 
     items = path.parent / "items.jsonl"
     records = verdict_records(n_faithfulness, n_pairwise)

@@ -110,13 +110,7 @@ def _in_store(module: str) -> bool:
     return module == "labeler.store" or module.startswith("labeler.store.")
 
 
-# These two still read verdict files through pooling.readers; once the services read the files
-# and hand the store records, they pass and the strict marks must go.
-_READS_FILES = pytest.mark.xfail(strict=True, reason="reads verdict files through pooling.readers")
-STORE = [
-    pytest.param(m, marks=_READS_FILES) if m in ("labeler.store.verdict_io", "labeler.store.verdicts") else m
-    for m in sorted(m for m in _files() if _in_store(m))
-]
+STORE = sorted(m for m in _files() if _in_store(m))
 
 
 def test_the_store_has_its_modules() -> None:

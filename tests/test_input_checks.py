@@ -135,3 +135,32 @@ def test_label_file_keys_refuse_invisible_characters_but_allow_inner_spaces(tmp_
     trailing.write_text("query_id,doc_id,relevance\nq1 ,d1,2\n")
     with pytest.raises(PoolingError, match=r"trailing\.csv, line 2, field 'query_id': 'q1 ' contains whitespace"):
         read_labels(trailing)
+
+
+def _read_labels(path: Path):
+    from pooling.qrels import read_labels
+
+    return [read_labels(path)]
+
+
+LONG = "d" * 1_000_000
+CUT = "'ddddddddddddddddddddddddddd...dddddddddddddddddddddd\\u200b' (1000001 characters)"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "read", "words"),
+    [
+        ("c.jsonl", json.dumps({"doc_id": LONG + "\u200b", "text": "x"}) + "\n", read_corpus,
+         f"line 1, field 'doc_id': {CUT} ends with U+200B ZERO WIDTH SPACE, an invisible character; ids may hold only visible characters"),
+        ("q.tsv", f"query_id\ttext\n{LONG}\u200b\tx\n", read_queries,
+         f"line 2, field 'query_id': {CUT} ends with U+200B ZERO WIDTH SPACE, an invisible character; ids may hold only visible characters"),
+        ("run.txt", f"q1 Q0 d1 1 {LONG}\u200b run\n", read_run,
+         f"line 1, field 'score': {CUT} is not a finite number"),
+        ("qrels.txt", f"q1 0 d1 {LONG}\u200b\n", _read_labels,
+         f"line 1, field 'relevance': {CUT} is not a number"),
+    ],
+)
+def test_a_value_quoted_in_an_error_is_cut_to_a_readable_length(tmp_path: Path, name: str, content: str, read, words: str) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    assert str(_refused(path, read)) == f"{path}, {words}"

@@ -15,8 +15,7 @@ from labeler.cli import cli
 from labeler.judge.report import judge_report, to_dict
 from labeler.store import labels
 from labeler.store.access import OWNER
-from labeler.store.verdict_io import import_verdicts
-from labeler.store.verdicts import import_items
+from labeler.verdict_files import import_items, import_verdicts
 
 
 def _jsonl(path: Path, records: list[dict]) -> Path:

@@ -24,7 +24,8 @@ from labeler.judge.prompts import make_prompt
 from labeler.judge.run import run_judge
 from labeler.store import connect
 from labeler.store.access import OWNER
-from labeler.store.verdicts import import_items, latest_judge_verdicts
+from labeler.store.verdicts import latest_judge_verdicts
+from labeler.verdict_files import import_items
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -230,3 +231,18 @@ def test_faithfulness_items_get_one_verdict_each(db, tmp_path: Path) -> None:
         assert all("[1] c" in r["messages"][0]["content"] and "[2] d" in r["messages"][0]["content"] for r in server.requests)
     finally:
         server.close()
+
+
+def test_an_empty_response_reaches_the_judge_as_empty(db, tmp_path: Path) -> None:
+    from labeler.judge.run import units
+
+    items = tmp_path / "empty.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"item_id": "f0", "kind": "faithfulness", "question": "q", "contexts": ["c"], "response": ""},
+        {"item_id": "p0", "kind": "pairwise", "question": "q", "response_a": "", "response_b": "yy"},
+    )), encoding="utf-8")
+    import_items(db, items, caller=OWNER)
+    faithfulness = units(db, "faithfulness", make_prompt("faithfulness", "{question}|{contexts}|<{response}>"))
+    assert [u.message for u in faithfulness] == ["q|[1] c|<>"]
+    pairwise = units(db, "pairwise", make_prompt("pairwise", "{question}{context}|<{first}>|<{second}>"))
+    assert [(u.target.shown_order, u.message) for u in pairwise] == [("AB", "q|<>|<yy>"), ("BA", "q|<yy>|<>")]

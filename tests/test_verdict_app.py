@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,3 +187,26 @@ def test_judges_page_shows_the_leaderboard_and_opens_disagreements(project: Proj
         assert sentence in "\n".join(m.value for m in page.markdown)
     assert XSS_PAYLOAD not in text and "<script" not in text
     assert not page.exception
+
+
+def test_an_empty_response_is_shown_as_such_and_unlike_any_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from labeler.verdict_files import import_items
+
+    built = build_project(tmp_path)
+    items = tmp_path / "empty.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"item_id": "f1", "kind": "faithfulness", "question": "Who?", "contexts": ["Ann."], "response": ""},
+        {"item_id": "p1", "kind": "pairwise", "question": "Sum?", "response_a": "", "response_b": "(empty response)"},
+    )), encoding="utf-8")
+    with connect(built.path) as db:
+        import_items(db, items, caller=OWNER)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
+    caption = '<em class="gp-empty" style="color:#888">(empty response)</em>'
+    at = _open(built, "faithfulness_page", built.annotator_token)
+    [response] = _html(at, "gp-response")
+    assert response.endswith(f">{caption}</div>")
+    at = _open(built, "pairwise_page", built.annotator_token)
+    boxes = _html(at, "gp-left") + _html(at, "gp-right")
+    assert sorted(caption in box for box in boxes) == [False, True]  # the empty one, and a text that only says so
+    assert any(box.endswith('">(empty response)</div>') for box in boxes)
+    assert not at.exception

@@ -192,7 +192,7 @@ def test_a_deactivated_annotators_unjudged_copies_go_to_someone_else(db: sqlite_
 
 
 def test_imported_human_verdicts_count_as_copies(db: sqlite_utils.Database, project: Project, tmp_path: Path) -> None:
-    from labeler.store.verdict_io import import_verdicts
+    from labeler.verdict_files import import_verdicts
 
     labels.set_settings(db, {"batch_size": 100, "overlap": 0.0}, caller=OWNER)
     path = tmp_path / "bob.jsonl"

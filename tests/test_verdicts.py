@@ -15,9 +15,14 @@ from labeler.cli import cli
 from labeler.store import StoreError
 from labeler.store import labels
 from labeler.store.access import OWNER
-from labeler.store.verdict_io import export_verdicts, import_verdicts
-from labeler.store.verdicts import import_items, latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
+from labeler.store.verdict_io import export_verdicts
+from labeler.store.verdicts import latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
+from labeler.verdict_files import import_items, import_verdicts
 from labels_fixtures import make_project
+from pooling import PoolingError
+
+#: A bad file is refused by its reader (PoolingError) or by the project (StoreError).
+REFUSED = (PoolingError, StoreError)
 
 ITEMS = [
     {"item_id": "f1", "kind": "faithfulness", "question": "Who wrote it?", "contexts": ["Ann wrote it."], "response": "Ann."},
@@ -72,7 +77,7 @@ def test_bad_items_are_refused_with_file_line_field_and_nothing_written(
 ) -> None:
     path = _jsonl(tmp_path / "bad.jsonl", [{**ITEMS[0], "item_id": "new1"}, record])
     before = _dump(db)
-    with pytest.raises(StoreError) as error:
+    with pytest.raises(REFUSED) as error:
         import_items(db, path, caller=OWNER)
     assert f"{path}, {line_field}:" in str(error.value)
     assert "\n" not in str(error.value)
@@ -82,7 +87,7 @@ def test_bad_items_are_refused_with_file_line_field_and_nothing_written(
 def test_malformed_json_names_the_line(db: sqlite_utils.Database, tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(ITEMS[0]) + "\n{not json\n", encoding="utf-8")
-    with pytest.raises(StoreError, match=r"bad.jsonl, line 2: malformed JSON"):
+    with pytest.raises(PoolingError, match=r"bad.jsonl, line 2: malformed JSON"):
         import_items(db, path, caller=OWNER)
 
 
@@ -141,7 +146,7 @@ def test_a_qrels_file_is_accepted_for_relevance(db: sqlite_utils.Database, tmp_p
 def test_bad_verdicts_are_refused_and_nothing_written(db: sqlite_utils.Database, tmp_path: Path, record: dict, expected: str) -> None:
     path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f2", "verdict": "UNSUPPORTED"}, record])
     before = _dump(db)
-    with pytest.raises(StoreError) as error:
+    with pytest.raises(REFUSED) as error:
         import_verdicts(db, path, judge="g1", caller=OWNER)
     assert f"{path}, {expected}:" in str(error.value)
     assert _dump(db) == before
@@ -200,3 +205,155 @@ def test_cli_import_and_export(db: sqlite_utils.Database, tmp_path: Path) -> Non
     assert result.output.strip().splitlines() == [f"Error: {bad}, line 1, field 'verdict': verdict 'maybe': a faithfulness verdict is one of SUPPORTED, UNSUPPORTED"]
     result = runner.invoke(cli, ["export-verdicts", path])
     assert json.loads(result.output.splitlines()[0])["name"] == "g2"
+
+
+def _refused_whole(db: sqlite_utils.Database, run) -> str:
+    """The one-line error of ``run()``, checked to have left the database exactly as it was."""
+    before = _dump(db)
+    with pytest.raises(REFUSED) as error:
+        run()
+    assert _dump(db) == before
+    assert "\n" not in str(error.value)
+    return str(error.value)
+
+
+def test_import_verdicts_creates_a_new_annotator_as_import_judgments_does(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = str(tmp_path / "p.db")
+    verdicts = _jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"},
+                                                {"query_id": "q001", "doc_id": "q001-d001", "relevance": 2}])
+    result = CliRunner().invoke(cli, ["import-verdicts", path, str(verdicts), "--annotator", "dora"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"{verdicts}: 2 verdicts added for annotator 'dora' (new annotator), 0 unchanged"
+    qrels = tmp_path / "eve.qrels"
+    qrels.write_text("q001 0 q001-d002 1\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, ["import-judgments", path, str(qrels), "--annotator", "eve"]).exit_code == 0
+    people = {name: (role, salt, hashed, active) for name, role, salt, hashed, active in
+              db.execute("SELECT name, role, token_salt, token_hash, active FROM annotators WHERE name IN ('dora', 'eve')")}
+    assert people["dora"] == people["eve"] == ("annotator", "", people["eve"][2], 1)
+    assert [v.annotator for v in latest_human_verdicts(db, caller=OWNER)] == ["dora"]
+    again = CliRunner().invoke(cli, ["import-verdicts", path, str(verdicts), "--annotator", "dora"])
+    assert again.output.strip() == f"{verdicts}: 0 verdicts added for annotator 'dora', 2 unchanged"
+
+
+def test_a_new_annotators_token_opens_nothing(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    verdicts = _jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"}])
+    assert import_verdicts(db, verdicts, annotator=" dora ", caller=OWNER).created_annotator
+    dora = labels.find_annotator(db, "dora")
+    for secret in ("0" * 20, "0" * 64, "A" * 43):
+        assert labels.authenticate(db, f"gp{dora.id}.{secret}") is None
+
+
+def test_items_with_an_empty_response_are_accepted(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "empty.jsonl", [
+        {"item_id": "f9", "kind": "faithfulness", "question": "Who?", "contexts": ["Ann."], "response": ""},
+        {"item_id": "p9", "kind": "pairwise", "question": "Sum?", "response_a": "", "response_b": "4"},
+        {"item_id": "p10", "kind": "pairwise", "question": "Sum?", "response_a": "4", "response_b": " \n"},
+    ])
+    assert import_items(db, path, caller=OWNER).added == 3
+    items = {i.item_id: i for i in list_items(db)}
+    assert (items["f9"].response, items["p9"].response_a, items["p10"].response_b) == ("", "", " \n")
+    assert import_items(db, path, caller=OWNER).unchanged == 3
+
+
+def test_a_missing_response_is_still_refused(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f9", "kind": "faithfulness", "question": "Who?", "contexts": ["Ann."]}])
+    assert _refused_whole(db, lambda: import_items(db, path, caller=OWNER)) == (
+        f"{path}, line 1, field 'response': missing; give the response text (\"\" for an empty response)")
+
+
+LONG_ID = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        ([{**ITEMS[0], "item_id": "f\u0000x"}],
+         "line 1, field 'item_id': 'f\\x00x' holds, at character 2, U+0000 NUL, an invisible character; ids may hold only visible characters"),
+        ([{**ITEMS[0], "item_id": "f7\u200b"}],
+         "line 1, field 'item_id': 'f7\\u200b' ends with U+200B ZERO WIDTH SPACE, an invisible character; ids may hold only visible characters"),
+        ([{**ITEMS[0], "item_id": "f7"}, {**ITEMS[1], "item_id": "f8", "question": "Wh\u0000en?"}],
+         "line 2, field 'question': holds U+0000 NUL at character 3; remove it (NUL is not allowed in text)"),
+        ([{**ITEMS[0], "item_id": "f7", "contexts": ["fine", "bad\u0000"]}],
+         "line 1, field 'contexts[1]': holds U+0000 NUL at character 4; remove it (NUL is not allowed in text)"),
+        ([{**ITEMS[2], "item_id": "p7", "response_b": "\u0000"}],
+         "line 1, field 'response_b': holds U+0000 NUL at character 1; remove it (NUL is not allowed in text)"),
+        ([{**ITEMS[0], "item_id": "f7"}, {**ITEMS[1], "item_id": "f7"}],
+         "line 2, field 'item_id': duplicate item_id 'f7' (first at line 1); ids must be unique"),
+        ([{**ITEMS[0], "item_id": LONG_ID + "\u200b"}],
+         "line 1, field 'item_id': 'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxx\\u200b' (1000001 characters) ends with "
+         "U+200B ZERO WIDTH SPACE, an invisible character; ids may hold only visible characters"),
+    ],
+)
+def test_import_items_checks_ids_and_texts_as_every_reader_does(
+    db: sqlite_utils.Database, tmp_path: Path, records: list[dict], expected: str
+) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", records)
+    assert _refused_whole(db, lambda: import_items(db, path, caller=OWNER)) == f"{path}, {expected}"
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n"])
+def test_empty_item_and_verdict_files_are_refused(db: sqlite_utils.Database, tmp_path: Path, content: str) -> None:
+    for name, run, what in (("items.jsonl", lambda p: import_items(db, p, caller=OWNER), "items"),
+                            ("v.jsonl", lambda p: import_verdicts(db, p, judge="g1", caller=OWNER), "verdicts"),
+                            ("v.qrels", lambda p: import_verdicts(db, p, annotator="ann", caller=OWNER), "verdicts")):
+        path = tmp_path / f"empty-{name}"
+        path.write_text(content, encoding="utf-8")
+        assert _refused_whole(db, lambda: run(path)) == f"{path}: empty: no {what} in the file; nothing was imported"
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        ([{"item_id": "f1\u00ad", "verdict": "SUPPORTED"}],
+         "line 1, field 'item_id': 'f1\\xad' ends with U+00AD SOFT HYPHEN, an invisible character; ids may hold only visible characters"),
+        ([{"query_id": "q001", "doc_id": "q001-d001\u0000", "relevance": 1}],
+         "line 1, field 'doc_id': 'q001-d001\\x00' ends with U+0000 NUL, an invisible character; ids may hold only visible characters"),
+        ([{"item_id": "f1", "verdict": "SUPPORTED", "note": "fi\u0000ne"}],
+         "line 1, field 'note': holds U+0000 NUL at character 3; remove it (NUL is not allowed in text)"),
+        ([{"item_id": "f1", "verdict": "SUPPORTED", "at": "2024-05-01T09:30:00Z"}, {"item_id": "f2", "verdict": "SUPPORTED", "at": "yesterday"}],
+         "line 2, field 'at': 'yesterday' is not a date; give an ISO 8601 date or time such as 2024-05-01 or 2024-05-01T09:30:00Z"),
+        ([{"item_id": "f1", "verdict": "SUPPORTED"}, {"item_id": "f2", "verdict": "SUPPORTED"}, {"item_id": "f1", "verdict": "UNSUPPORTED"}],
+         "line 3, field 'verdict': two different verdicts for one item: 'UNSUPPORTED' here, 'SUPPORTED' on line 1; "
+         "a file gives one verdict per item"),
+        ([{"item_id": "p1", "verdict": "a", "order": "AB"}, {"item_id": "p1", "verdict": "B", "order": "BA"}],
+         "line 2, field 'verdict': two different verdicts for one item: 'B' here, 'a' on line 1; a file gives one verdict per item"),
+        ([{"query_id": "q001", "doc_id": "q001-d001", "relevance": 1}, {"query_id": "q001", "doc_id": "q001-d001", "relevance": "2"}],
+         "line 2, field 'relevance': two different verdicts for one item: '2' here, 1 on line 1; a file gives one verdict per item"),
+        ([{"item_id": LONG_ID, "verdict": "SUPPORTED"}],
+         "line 1, field 'item_id': no item 'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxx' (1000000 characters) in the "
+         "project (import it first with `goldpool import-items`)"),
+        ([{"item_id": "f1", "verdict": "maybe" * 100_000}],
+         "line 1, field 'verdict': verdict 'maybemaybemaybemaybemaybema...ybemaybemaybemaybemaybemaybe' (500000 characters): "
+         "a faithfulness verdict is one of SUPPORTED, UNSUPPORTED"),
+    ],
+)
+def test_import_verdicts_checks_as_every_reader_does(db: sqlite_utils.Database, tmp_path: Path, records: list[dict], expected: str) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", records)
+    assert _refused_whole(db, lambda: import_verdicts(db, path, annotator="ann", caller=OWNER)) == f"{path}, {expected}"
+
+
+def test_one_item_in_both_orders_is_two_verdicts_for_a_judge_only(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "both.jsonl", [{"item_id": "p1", "verdict": "A", "order": "AB"},
+                                            {"item_id": "p1", "verdict": "B", "order": "BA"},
+                                            {"item_id": "p1", "verdict": "a", "order": "AB"}])
+    assert import_verdicts(db, path, judge="g1", caller=OWNER).added == 2
+    assert "two different verdicts for one item" in _refused_whole(db, lambda: import_verdicts(db, path, annotator="ann", caller=OWNER))
+
+
+def test_the_verdict_store_opens_no_file_and_imports_nothing_outside_the_store() -> None:
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "labeler" / "store"
+    for name in ("verdicts.py", "verdict_io.py"):
+        tree = ast.parse((root / name).read_text(encoding="utf-8"))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        outside = {m for m in imported if m.split(".")[0] in ("pooling", "calibration")
+                   or (m.startswith("labeler") and not m.startswith("labeler.store"))}
+        assert outside == set(), name
+
+
+def test_an_order_that_is_not_text_is_refused_by_the_reader(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "p1", "verdict": "A", "order": ["AB"]}])
+    assert _refused_whole(db, lambda: import_verdicts(db, path, judge="g1", caller=OWNER)) == (
+        f"{path}, line 1, field 'order': must be a string, not an array")

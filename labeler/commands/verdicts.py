@@ -22,12 +22,13 @@ def import_items(db: str, file: str) -> None:
     pairwise:     {"item_id", "kind": "pairwise", "question", "context"?, "response_a",
                    "response_b", "model_a"?, "model_b"?}
 
-    Importing the same file again changes nothing; changed text under an existing item_id is
-    refused (verdicts were given on the stored text). Other keys are kept as metadata.
+    A response may be "" (the model answered with nothing). Importing the same file again
+    changes nothing; changed text under an existing item_id is refused (verdicts were given on
+    the stored text). Other keys are kept as metadata.
     """
     from labeler.store import connect
     from labeler.store.access import OWNER
-    from labeler.store.verdicts import import_items as run
+    from labeler.verdict_files import import_items as run
 
     with user_errors():
         result = run(connect(db), file, caller=OWNER)
@@ -37,7 +38,7 @@ def import_items(db: str, file: str) -> None:
 @click.command("import-verdicts")
 @db_argument
 @_file_argument
-@click.option("--annotator", default=None, help="Import as this annotator's verdicts (must exist: `goldpool add-annotator`).")
+@click.option("--annotator", default=None, help="Import as this annotator's verdicts (created if new).")
 @click.option("--judge", default=None, help="Import as the verdicts of the judge called NAME.")
 def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None) -> None:
     """Import verdicts from FILE as one annotator's (--annotator) or one judge's (--judge).
@@ -50,17 +51,20 @@ def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None
     A pairwise verdict names the response, not the slot; "order" says which response was shown
     first. Optional keys: note, seconds, at, prompt_hash; for judges also model, raw,
     tokens_in, tokens_out, latency, and "verdict": null for a reply that could not be parsed.
-    A record equal to the latest one on the same item and order is skipped.
+    "at" is an ISO 8601 date or time. A file gives one verdict per item (per item and order,
+    for a judge). A record equal to the latest one on the same item and order is skipped.
     """
     from labeler.store import connect
     from labeler.store.access import OWNER
-    from labeler.store.verdict_io import import_verdicts as run
+    from labeler.verdict_files import import_verdicts as run
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
     with user_errors():
         result = run(connect(db), file, annotator=annotator, judge=judge, caller=OWNER)
     who = f"annotator {annotator!r}" if annotator is not None else f"judge {judge!r}"
+    if result.created_annotator:
+        who += " (new annotator)"
     click.echo(f"{file}: {result.added} verdict{'s' if result.added != 1 else ''} added for {who}, {result.unchanged} unchanged")
 
 

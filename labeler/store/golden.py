@@ -236,7 +236,9 @@ class LabelImport:
 _NO_TOKEN = "scrypt:16384:8:1:" + "0" * 64
 
 
-def _ensure_annotator(db: sqlite_utils.Database, name: str) -> tuple[int, bool]:
+def ensure_annotator(db: sqlite_utils.Database, name: str) -> tuple[int, bool]:
+    """The id of the annotator called ``name``, created without a usable token when new, and
+    whether it was created; called inside the transaction of an import."""
     row = db.execute("SELECT id FROM annotators WHERE name = ?", [name]).fetchone()
     if row is not None:
         return int(row[0]), False
@@ -293,7 +295,7 @@ def import_labels(
             raise StoreError(f"{path}, line {line}, field 'relevance': grade {grade} is outside 0-3")
     at = now()
     with transaction(db):
-        annotator_id, created = _ensure_annotator(db, annotator)
+        annotator_id, created = ensure_annotator(db, annotator)
         pooled = _pool_new(db, path, annotator, entries, at, priority)
         current = {
             (q, d): r

@@ -77,6 +77,7 @@ Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+0
 from __future__ import annotations
 
 import os
+import reprlib
 import sqlite3
 import threading
 import time
@@ -163,6 +164,23 @@ def busy_error(conn: sqlite3.Connection, exc: BaseException | None = None) -> St
         f"{main}: the project is busy (another process has held its write lock for more than "
         f"{waited:g} s); nothing was written, try again in a moment"
     )
+
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = 60
+_QUOTE.maxlist = _QUOTE.maxdict = _QUOTE.maxtuple = 4
+
+
+def shown(value: object) -> str:
+    """``value`` as a store error quotes it: its ``repr``, cut in the middle past 60 characters.
+
+    The store's copy of :func:`pooling.shown` (the store imports nothing outside itself): a
+    value read from a file may be megabytes long, and an error stays one readable line.
+    """
+    text = _QUOTE.repr(value)
+    if isinstance(value, str) and (len(value) > _QUOTE.maxstring or text != repr(value)):
+        text += f" ({len(value)} characters)"
+    return text
 
 
 def now() -> str:

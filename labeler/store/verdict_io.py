@@ -1,6 +1,7 @@
-"""Import and export of human and judge verdicts (JSONL; TREC qrels for relevance).
+"""Human and judge verdicts in and out: import of checked records, export as JSONL.
 
-One record per line:
+The records come from a verdict file (JSONL, or TREC qrels for relevance), read and checked
+before they reach the store (``labeler.verdict_files``); one record per line:
 
 - faithfulness: ``{"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}``
 - pairwise: ``{"item_id", "verdict": "A" | "B" | "tie", "order"?: "AB" | "BA"}``; the verdict
@@ -19,14 +20,15 @@ item and order is skipped, so importing a file twice adds nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 import sqlite_utils
 
-from labeler.store.access import find_annotator, require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.access import require_admin
+from labeler.store.golden import ensure_annotator
+from labeler.store.schema import StoreError, now, shown, transaction
 from labeler.store.verdicts import (
     Caller,
     CallResult,
@@ -35,69 +37,26 @@ from labeler.store.verdicts import (
     Target,
     _check_verdict,
     _insert_judge,
-    _jsonl,
-    _seconds,
-    _string,
 )
 
-_JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
-
-def _is_jsonl(path: Path) -> bool:
-    if path.suffix.lower() in _JSONL_SUFFIXES:
-        return True
-    from pooling.readers import read_lines
-
-    for _, line in read_lines(path):
-        if line.strip():
-            return line.lstrip().startswith("{")
-    return True
-
-
-def _qrels(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    from pooling.readers import read_lines
-
-    for number, line in read_lines(path):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 4:
-            raise InputError(f"{len(fields)} fields; a qrels line is 'query_id 0 doc_id relevance'", path, number)
-        grade: object = fields[3]
-        grade = int(fields[3]) if fields[3].lstrip("-").isdigit() else fields[3]
-        yield number, {"query_id": fields[0], "doc_id": fields[2], "relevance": grade}
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    return _jsonl(path) if _is_jsonl(path) else _qrels(path)
-
-
-def _grade(record: dict[str, Any], path: Path, line: int, judge: bool) -> str | None:
+def _grade(record: Mapping[str, Any], path: str, line: int, judge: bool) -> str | None:
     value = record.get("relevance")
     if value is None and judge and "relevance" in record:
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
-        raise InputError(f"{value!r}: give an integer grade 0-3", path, line, "relevance")
+        raise InputError(f"{shown(value)}: give an integer grade 0-3", path, line, "relevance")
     return str(value)
 
 
-def _optional_int(record: dict[str, Any], field: str, path: Path, line: int) -> int | None:
-    value = record.get(field)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{value!r}: give a non-negative integer", path, line, field)
-    return value
-
-
-def _parse(db: sqlite_utils.Database, record: dict[str, Any], path: Path, line: int, judge: bool) -> tuple[Target, str | None]:
-    if "item_id" in record:
-        item_id = _string(record, "item_id", path, line)
+def _parse(db: sqlite_utils.Database, record: Mapping[str, Any], path: str, line: int, judge: bool) -> tuple[Target, str | None]:
+    if record.get("item_id") is not None:
+        item_id = record["item_id"]
         row = db.execute("SELECT kind FROM verdict_items WHERE item_id = ?", [item_id]).fetchone()
         if row is None:
-            raise InputError(f"no item {item_id!r} in the project (import it first with `goldpool import-items`)", path, line, "item_id")
+            raise InputError(f"no item {shown(item_id)} in the project (import it first with `goldpool import-items`)", path, line, "item_id")
         kind, order = row[0], record.get("order")
         try:
             if judge and "verdict" in record and record["verdict"] is None:
@@ -108,12 +67,9 @@ def _parse(db: sqlite_utils.Database, record: dict[str, Any], path: Path, line: 
             field = "order" if str(exc).startswith("order") else "verdict"
             raise InputError(str(exc), path, line, field) from None
         return Target(kind, item_id=item_id, shown_order=order), verdict
-    if "query_id" not in record and "doc_id" not in record:
-        raise InputError("missing; a record names an item_id, or a query_id and doc_id", path, line, "item_id")
-    query_id = _string(record, "query_id", path, line)
-    doc_id = _string(record, "doc_id", path, line)
+    query_id, doc_id = record["query_id"], record["doc_id"]
     if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
-        raise InputError(f"({query_id}, {doc_id}) is not in the pool of this project", path, line, "doc_id")
+        raise InputError(f"({shown(query_id)}, {shown(doc_id)}) is not in the pool of this project", path, line, "doc_id")
     if record.get("order") is not None:
         raise InputError("only pairwise verdicts have an order", path, line, "order")
     return Target("relevance", query_id=query_id, doc_id=doc_id), _grade(record, path, line, judge)
@@ -123,53 +79,57 @@ def _parse(db: sqlite_utils.Database, record: dict[str, Any], path: Path, line: 
 VERDICT_PLACEHOLDER = {"faithfulness": "SUPPORTED", "pairwise": "A"}
 
 
-def import_verdicts(
+def add_verdicts(
     db: sqlite_utils.Database,
     path: str | Path,
+    records: Iterable[tuple[int, Mapping[str, Any]]],
     *,
     annotator: str | None = None,
     judge: str | None = None,
     caller: Caller,
 ) -> ImportCount:
-    """Bring in verdicts as annotator ``annotator``'s or judge ``judge``'s (exactly one; admin only).
+    """Add verdicts read from the file ``path`` as annotator ``annotator``'s or judge ``judge``'s
+    (exactly one; admin only), in one transaction.
+
+    ``records`` are ``(line, record)``, each record's ids, texts and numbers checked by the
+    file's reader; here each is matched against the project (its item or pool entry, the
+    verdicts its kind takes). An annotator not yet in the project is created, without a usable
+    token (``goldpool new-token`` gives them one).
 
     Raises:
-        StoreError: neither or both of annotator and judge, an unknown annotator, or a bad
-            record (named by file, line and field); nothing is written.
+        StoreError: neither or both of annotator and judge, a blank name, or a record the
+            project refuses (named by file, line and field); nothing is written.
     """
-    path = Path(path)
     require_admin(db, caller)
+    path = str(path)
     if (annotator is None) == (judge is None):
         raise StoreError("give exactly one of an annotator name or a judge name")
     if judge is not None and not judge.strip():
         raise StoreError("judge name: give a non-blank name")
-    person = None if annotator is None else find_annotator(db, annotator)
+    name = None if annotator is None else annotator.strip()
+    if name is not None and not 0 < len(name) <= 100:
+        raise StoreError("annotator name: give 1 to 100 characters")
     added = unchanged = 0
+    created = False
     with transaction(db):
-        for line, record in _records(path):
+        person = None
+        if name is not None:
+            person, created = ensure_annotator(db, name)
+        for line, record in records:
             target, verdict = _parse(db, record, path, line, judge is not None)
-            extra = _extras(record, path, line)
+            extra = _extras(record)
             if person is not None:
-                fresh = _add_human(db, person.id, target, verdict, extra)
+                fresh = _add_human(db, person, target, verdict, extra)
             else:
-                fresh = _add_judge(db, judge, target, verdict, extra, path, line)  # type: ignore[arg-type]
+                fresh = _add_judge(db, judge, target, verdict, extra)  # type: ignore[arg-type]
             added += fresh
             unchanged += not fresh
-    return ImportCount(str(path), added, unchanged)
+    return ImportCount(path, added, unchanged, created)
 
 
-def _extras(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for field in ("note", "at", "prompt_hash", "rubric_hash", "model", "raw"):
-        out[field] = _string(record, field, path, line, required=False)
-    try:
-        out["seconds"] = _seconds(record.get("seconds"), "")
-        out["latency"] = _seconds(record.get("latency"), "")
-    except StoreError as exc:
-        raise InputError(str(exc), path, line, "seconds" if record.get("seconds") is not None else "latency") from None
-    out["tokens_in"] = _optional_int(record, "tokens_in", path, line)
-    out["tokens_out"] = _optional_int(record, "tokens_out", path, line)
-    return out
+def _extras(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {field: record.get(field) for field in ("note", "at", "prompt_hash", "rubric_hash", "model", "raw", "seconds",
+                                                   "latency", "tokens_in", "tokens_out")}
 
 
 def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, verdict: str | None, extra: dict[str, Any]) -> bool:
@@ -203,8 +163,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
     return True
 
 
-def _add_judge(db: sqlite_utils.Database, judge: str, target: Target, verdict: str | None, extra: dict[str, Any],
-               path: Path, line: int) -> bool:
+def _add_judge(db: sqlite_utils.Database, judge: str, target: Target, verdict: str | None, extra: dict[str, Any]) -> bool:
     prompt = extra["prompt_hash"] or ""
     latest = db.execute(
         "SELECT verdict, prompt_hash FROM judge_verdicts WHERE judge = ? AND task = ? AND item_id IS ? AND query_id IS ? "

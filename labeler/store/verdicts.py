@@ -7,7 +7,8 @@ shown in). Relevance verdicts of a judge refer to pool entries by (query_id, doc
 relevance grades stay in ``judgments``.
 
 Human verdicts (``human_verdicts``) and judge verdicts (``judge_verdicts``) never share a
-table; both are append-only and the latest row per (who, item, order) counts. Imports run in
+table; both are append-only and the latest row per (who, item, order) counts. Imports receive
+records already read and checked from their file (the store opens no file) and write them in
 one transaction: a bad record anywhere leaves the database exactly as it was, and importing
 the same file twice adds nothing.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import Annotator, Owner, require_active, require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.schema import StoreError, now, shown, transaction
 
 KINDS = ("faithfulness", "pairwise")
 TASKS = ("relevance", "faithfulness", "pairwise")
@@ -73,11 +74,13 @@ class VerdictItem:
 
 @dataclass(frozen=True, slots=True)
 class ImportCount:
-    """What one import did: records added, and records already present unchanged."""
+    """What one import did: records added, records already present unchanged, and whether the
+    annotator the records were imported for was created by the import."""
 
     path: str
     added: int
     unchanged: int
+    created_annotator: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,38 +115,6 @@ class JudgeVerdict:
     raw: str | None
 
 
-# --- reading JSONL -------------------------------------------------------------------------
-
-
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, record) of a JSONL file, read by the corpus reader; its errors as ``StoreError``."""
-    from pooling import PoolingError
-    from pooling.readers import read_records
-
-    try:
-        yield from read_records(path, "jsonl")
-    except PoolingError as exc:  # already "file, line N: ..."
-        raise StoreError(str(exc)) from exc
-
-
-def _string(record: dict[str, Any], field: str, path: Path, line: int, *, required: bool = True) -> str | None:
-    value = record.get(field)
-    if value is None and not required:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and field.endswith("_id"):
-        value = str(value)
-    if not isinstance(value, str):
-        got = "missing" if value is None else f"must be a string, not {type(value).__name__}"
-        raise InputError(got, path, line, field)
-    if required and not value.strip():
-        raise InputError("empty; give a non-blank value", path, line, field)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError("holds a lone surrogate escape, which is not valid Unicode", path, line, field) from None
-    return value
-
-
 # --- items ---------------------------------------------------------------------------------
 
 
@@ -152,31 +123,19 @@ def content_hash(values: list[Any]) -> str:
     return hashlib.sha256(json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def _item_row(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
-    item_id = _string(record, "item_id", path, line)
-    kind = _string(record, "kind", path, line)
+_ITEM_COLUMNS = ("item_id", "kind", "question", "contexts", "context", "response", "response_a", "response_b",
+                 "model_a", "model_b", "content_hash", "meta")
+
+
+def _item_row(item: Mapping[str, Any], path: str, line: int) -> dict[str, Any]:
+    kind = item.get("kind")
     if kind not in KINDS:
-        raise InputError(f"{kind!r}: give 'faithfulness' or 'pairwise'", path, line, "kind")
-    row: dict[str, Any] = {"item_id": item_id, "kind": kind, "question": _string(record, "question", path, line)}
-    if kind == "faithfulness":
-        contexts = record.get("contexts")
-        if not isinstance(contexts, list) or not contexts:
-            raise InputError("give a non-empty list of context texts", path, line, "contexts")
-        for i, text in enumerate(contexts):
-            if not isinstance(text, str):
-                raise InputError(f"element {i} must be a string, not {type(text).__name__}", path, line, "contexts")
-        row.update(contexts=contexts, context=None, response=_string(record, "response", path, line),
-                   response_a=None, response_b=None, model_a=None, model_b=None)
-    else:
-        row.update(contexts=[], context=_string(record, "context", path, line, required=False), response=None,
-                   response_a=_string(record, "response_a", path, line), response_b=_string(record, "response_b", path, line),
-                   model_a=_string(record, "model_a", path, line, required=False),
-                   model_b=_string(record, "model_b", path, line, required=False))
-    fields = _ITEM_FIELDS[kind]
-    row["content_hash"] = content_hash([row[f] for f in fields if f != "item_id"])
-    meta = dict(record["meta"]) if isinstance(record.get("meta"), dict) else {}
-    meta.update((k, v) for k, v in record.items() if k not in fields and k not in ("meta", "contexts", "context", "response"))
-    row["meta"] = json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
+        raise InputError(f"{shown(kind)}: give 'faithfulness' or 'pairwise'", path, line, "kind")
+    row = {column: item.get(column) for column in _ITEM_COLUMNS}
+    row["contexts"] = list(item.get("contexts") or [])
+    row["content_hash"] = content_hash([row[f] for f in _ITEM_FIELDS[kind] if f != "item_id"])
+    row["contexts"] = json.dumps(row["contexts"], ensure_ascii=False)
+    row["meta"] = json.dumps(dict(item.get("meta") or {}), ensure_ascii=False, sort_keys=True, default=str)
     return row
 
 
@@ -187,41 +146,39 @@ def _changed(stored: dict[str, Any], row: dict[str, Any]) -> str:
     return "meta"
 
 
-def import_items(db: sqlite_utils.Database, path: str | Path, *, caller: Caller) -> ImportCount:
-    """Add the faithfulness and pairwise items of a JSONL file (admin only).
+def add_items(db: sqlite_utils.Database, path: str | Path, items: Iterable[tuple[int, Mapping[str, Any]]], *,
+              caller: Caller) -> ImportCount:
+    """Add faithfulness and pairwise items read from the file ``path`` (admin only), in one transaction.
+
+    ``items`` are ``(line, item)``, each item a mapping of the columns of ``verdict_items``
+    (``contexts`` a list, ``meta`` a dict), checked field by field by the file's reader. An
+    item already stored with the same content counts as unchanged.
 
     Raises:
-        StoreError: a malformed record, a duplicate item_id, or changed text under an
-            existing item_id (named by file, line and field); nothing is written.
+        StoreError: an unknown kind, or changed text under an existing item_id (named by
+            file, line and field); nothing is written.
     """
-    path = Path(path)
     require_admin(db, caller)
+    path = str(path)
     added = unchanged = 0
-    seen: dict[str, int] = {}
-    columns = ("item_id", "kind", "question", "contexts", "context", "response", "response_a", "response_b",
-               "model_a", "model_b", "content_hash", "meta", "added_at")
-    insert = f"INSERT INTO verdict_items ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    insert = f"INSERT INTO verdict_items ({', '.join(_ITEM_COLUMNS)}, added_at) VALUES ({', '.join('?' * (len(_ITEM_COLUMNS) + 1))})"
     at = now()
     with transaction(db):
-        for line, record in _jsonl(path):
-            row = _item_row(record, path, line)
-            row["contexts"] = json.dumps(row["contexts"], ensure_ascii=False)
-            first = seen.setdefault(row["item_id"], line)
-            if first != line:
-                raise InputError(f"duplicate item_id {row['item_id']!r} (first at line {first})", path, line, "item_id")
+        for line, item in items:
+            row = _item_row(item, path, line)
             stored = _stored_item(db, row["item_id"])
             if stored is not None:
                 if stored["content_hash"] == row["content_hash"] and stored["meta"] == row["meta"]:
                     unchanged += 1
                     continue
                 raise InputError(
-                    f"item {row['item_id']!r} is already in the project with different content; "
+                    f"item {shown(row['item_id'])} is already in the project with different content; "
                     "verdicts were given on the stored text: import the new text under a new item_id",
                     path, line, _changed(stored, row),
                 )
-            db.execute(insert, [*(row[c] for c in columns[:-1]), at])
+            db.execute(insert, [*(row[c] for c in _ITEM_COLUMNS), at])
             added += 1
-    return ImportCount(str(path), added, unchanged)
+    return ImportCount(path, added, unchanged)
 
 
 def _stored_item(db: sqlite_utils.Database, item_id: str) -> dict[str, Any] | None:
@@ -255,7 +212,7 @@ def get_item(db: sqlite_utils.Database, item_id: str) -> VerdictItem:
     """
     row = db.execute(_ITEM_SELECT + " WHERE item_id = ?", [item_id]).fetchone()
     if row is None:
-        raise StoreError(f"no verdict item {item_id!r} (import items with `goldpool import-items DB FILE`)")
+        raise StoreError(f"no verdict item {shown(item_id)} (import items with `goldpool import-items DB FILE`)")
     return _item(row)
 
 
@@ -266,18 +223,18 @@ def _seconds(value: object, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise StoreError(f"{where}seconds {value!r}: give a non-negative number")
+        raise StoreError(f"{where}seconds {shown(value)}: give a non-negative number")
     return float(value)
 
 
 def _check_verdict(kind: str, verdict: object, order: object, where: str = "") -> tuple[str, str | None]:
     text = str(verdict).strip().upper() if isinstance(verdict, str) else None
     if text not in VERDICTS[kind]:
-        raise StoreError(f"{where}verdict {verdict!r}: a {kind} verdict is one of {', '.join(VERDICTS[kind])}")
+        raise StoreError(f"{where}verdict {shown(verdict)}: a {kind} verdict is one of {', '.join(VERDICTS[kind])}")
     if kind != "pairwise" and order is not None:
-        raise StoreError(f"{where}order {order!r}: only pairwise verdicts have an order")
+        raise StoreError(f"{where}order {shown(order)}: only pairwise verdicts have an order")
     if order is not None and order not in ORDERS:
-        raise StoreError(f"{where}order {order!r}: give 'AB' (A shown first) or 'BA' (B shown first)")
+        raise StoreError(f"{where}order {shown(order)}: give 'AB' (A shown first) or 'BA' (B shown first)")
     return text, order  # type: ignore[return-value]
 
 

@@ -6,7 +6,7 @@ import sqlite_utils
 
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
-from labeler.views.verdict_page import Choice, render_task, text_box
+from labeler.views.verdict_page import EMPTY_RESPONSE, Choice, render_task, text_box
 
 CHOICES = (Choice("SUPPORTED", "1 · Supported", "1"), Choice("UNSUPPORTED", "0 · Unsupported", "0"))
 
@@ -15,7 +15,7 @@ def _draw(card: Card) -> None:
     text_box(card.question, "gp-question", "Question")
     for n, context in enumerate(card.contexts, start=1):
         text_box(context, "gp-context", f"Context {n} of {len(card.contexts)}")
-    text_box(card.response or "", "gp-response", "Response")
+    text_box(card.response or "", "gp-response", "Response", empty=EMPTY_RESPONSE)
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:

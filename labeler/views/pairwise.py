@@ -12,7 +12,7 @@ import streamlit as st
 
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
-from labeler.views.verdict_page import Choice, render_task, text_box
+from labeler.views.verdict_page import EMPTY_RESPONSE, Choice, render_task, text_box
 
 CHOICES = (Choice("left", "a · Left is better", "a"), Choice("right", "b · Right is better", "b"),
            Choice("tie", "t · Tie", "t"))
@@ -25,9 +25,9 @@ def _draw(card: Card) -> None:
         text_box(card.context, "gp-context", "Context")
     left, right = st.columns(2)
     with left:
-        text_box(card.left or "", "gp-left", "Left (a)")
+        text_box(card.left or "", "gp-left", "Left (a)", empty=EMPTY_RESPONSE)
     with right:
-        text_box(card.right or "", "gp-right", "Right (b)")
+        text_box(card.right or "", "gp-right", "Right (b)", empty=EMPTY_RESPONSE)
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:

@@ -26,6 +26,8 @@ from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.views import on_item_key
 
+#: What a response box shows when the model answered with nothing (or only white space).
+EMPTY_RESPONSE = "(empty response)"
 BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space:pre-wrap;overflow-wrap:anywhere;"
 
 
@@ -38,10 +40,18 @@ class Choice:
     shortcut: str
 
 
-def text_box(text: str, css_class: str, heading: str = "") -> None:
-    """One untrusted text, escaped, white space kept, in a bordered box."""
+def text_box(text: str, css_class: str, heading: str = "", *, empty: str | None = None) -> None:
+    """One untrusted text, escaped, white space kept, in a bordered box.
+
+    With ``empty``, a text with nothing to see shows that caption in muted italics instead, so
+    an empty answer reads as a fact about the item, not as a page that failed to load.
+    """
     title = f'<div style="font-size:0.8rem;color:#666;margin-bottom:0.25rem">{escape(heading)}</div>' if heading else ""
-    st.html(f'{title}<div class="{css_class}" style="{BOX}">{escape(text)}</div>')
+    if empty is not None and not text.strip():
+        body = f'<em class="gp-empty" style="color:#888">{escape(empty)}</em>'
+    else:
+        body = escape(text)
+    st.html(f'{title}<div class="{css_class}" style="{BOX}">{body}</div>')
 
 
 def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: str, choices: Sequence[Choice],
