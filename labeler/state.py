@@ -20,6 +20,7 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store import StoreBusy, StoreError
+from labeler.store.schema import StoreReadOnly
 from labeler.store import labels, sessions
 from labeler.store.labels import Annotator, Item
 
@@ -33,6 +34,7 @@ COOKIE = "goldpool_session"
 DB = "gp_db"  # (path, thread id, sqlite_utils.Database): one connection per session and script thread
 USER = "gp_user"  # the signed-in Annotator
 LOGIN_ERROR = "gp_login_error"  # message of the last refused sign-in
+SIGN_IN_NOTICE = "gp_sign_in_notice"  # why this sign-in is not kept (a read-only or busy project)
 TOKEN_INPUT = "gp_token"  # widget: the "Access token" password field
 LOGIN_SUBMIT = "gp_login"  # widget: the sign-in button
 LOGOUT = "gp_logout"  # widget: the sign-out button
@@ -70,6 +72,17 @@ Clock = Callable[[], float]
 BUSY_MESSAGE = (
     "The project is busy (another program is writing to it). Your key press is kept and will "
     "be saved, in order, as soon as the project is free; this page retries by itself."
+)
+
+#: Shown to someone signed in to a project that cannot be written here (an archived copy).
+READ_ONLY_NOTICE = (
+    "This project is read-only here: you can read it, but nothing you do can be saved. "
+    "This sign-in lasts until you reload the page."
+)
+#: Shown to someone signed in while the project was too busy to keep the sign-in.
+UNKEPT_NOTICE = (
+    "The project was busy, so this sign-in is not kept: a reload of the page will ask for "
+    "your access token again."
 )
 
 
@@ -131,8 +144,18 @@ def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotato
     if user is None:
         session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
         return None
-    secret = sessions.open_session(db, user)
+    # The kept sign-in is a convenience: a project that cannot take its row now still lets
+    # the annotator in, for this page only, and says why a reload asks for the token again.
+    try:
+        secret: str | None = sessions.open_session(db, user)
+        notice = None
+    except StoreReadOnly:
+        secret, notice = None, READ_ONLY_NOTICE
+    except StoreBusy:
+        secret, notice = None, UNKEPT_NOTICE
     _enter(session, db, user, sessions.token_fingerprint(db, user.id) or "", secret)
+    if notice:
+        session[SIGN_IN_NOTICE] = notice
     return user
 
 
@@ -147,15 +170,21 @@ def resume(session: Session, db: sqlite_utils.Database, secret: str | None) -> A
     return found[0]
 
 
-def _enter(session: Session, db: sqlite_utils.Database, user: Annotator, fingerprint: str, secret: str) -> None:
+def _enter(
+    session: Session, db: sqlite_utils.Database, user: Annotator, fingerprint: str, secret: str | None
+) -> None:
     session.pop(LOGIN_ERROR, None)
+    session.pop(SIGN_IN_NOTICE, None)
     session.pop(COOKIE_CLEAR, None)
     _forget_item(session)
     session.pop(DRAFTS, None)
     forget_tasks(session)
     session[USER] = user
     session[TOKEN_FP] = fingerprint
-    session[SESSION_SECRET] = secret
+    if secret:
+        session[SESSION_SECRET] = secret
+    else:
+        session.pop(SESSION_SECRET, None)
 
 
 def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
@@ -172,6 +201,7 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     if db is not None and user is not None:
         labels.release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
+    session.pop(SIGN_IN_NOTICE, None)
     session[COOKIE_CLEAR] = True
     _forget_item(session)
     session.pop(DRAFTS, None)

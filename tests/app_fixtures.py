@@ -1,4 +1,5 @@
-"""A small labelling project for the app tests, written straight into a fresh database.
+"""A small labelling project for the app tests, written straight into a fresh database, and
+the ways the tests drive the app on it through Streamlit's AppTest.
 
 Independent of the pooling code on purpose: the rows are inserted as the schema describes
 them, so the app tests exercise only the store and the app.
@@ -8,12 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import labeler
 from labeler import state
 from labeler.store import connect, init_db, now
 from labeler.store import labels
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
+
+#: The app's entry point, as ``goldpool serve`` runs it.
+APP = Path(labeler.__file__).parent / "app.py"
+#: Seconds one AppTest run may take; the first run imports the app.
+TIMEOUT = 30
 
 #: A chunk that would run script in the page if it ever reached it as markup.
 XSS_PAYLOAD = "<script>alert(1)</script><img src=x onerror=alert(1)>"
@@ -136,7 +148,7 @@ def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, 
     db.close()
 
 
-def signed_in_as(at: "AppTest", path: Path, token: str) -> None:
+def signed_in_as(at: AppTest, path: Path, token: str) -> None:
     """Put the annotator of ``token`` into ``at``'s session as a sign-in would (user and the
     fingerprint of the token in force, which every run re-checks)."""
     from labeler.store import sessions
@@ -146,3 +158,68 @@ def signed_in_as(at: "AppTest", path: Path, token: str) -> None:
         assert user is not None, "the fixture's token does not sign in"
         at.session_state[state.USER] = user
         at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)
+
+
+#: A script that holds the project's write lock: ``python -c HOLDER DB SECONDS`` prints
+#: "locked" once it holds it (one row written, not committed), then rolls back.
+HOLDER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO settings (key, value) VALUES ('held', '1')")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def app_test(timeout: float = TIMEOUT) -> AppTest:
+    """The whole app (sign-in form first), not run yet; the project comes from ``GOLDPOOL_DB``."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(str(APP), default_timeout=timeout)
+
+
+def sign_in(token: str) -> AppTest:
+    """The whole app after typing ``token`` into the sign-in form and pressing "Sign in"."""
+    at = app_test().run()
+    at.text_input(key=state.TOKEN_INPUT).input(token)
+    at.button(key=state.LOGIN_SUBMIT).click().run()
+    return at
+
+
+def function_test(script: Callable[..., None], *args: object, timeout: float = TIMEOUT) -> AppTest:
+    """``script(*args)`` run as a Streamlit app (its body must import what it uses), not run yet."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_function(script, args=args, default_timeout=timeout)
+
+
+def page_script(page: str) -> None:
+    """Run one page function of the app directly, as reaching its address does."""
+    from labeler import app
+
+    getattr(app, page)()
+
+
+def open_page(path: Path, page: str, token: str, timeout: float = TIMEOUT) -> AppTest:
+    """The app's ``page`` function, run once for the annotator holding ``token``."""
+    at = function_test(page_script, page, timeout=timeout)
+    signed_in_as(at, path, token)
+    return at.run()
+
+
+def press(at: AppTest, key: str) -> None:
+    """Click the button with widget key ``key`` (as its keyboard shortcut does) and rerun."""
+    at.button(key=key).click().run()
+
+
+def _walk(node: object) -> Iterator[object]:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def page_text(at: AppTest) -> str:
+    """Everything the page sends to the browser: every element's full message, main and sidebar."""
+    return "\n".join(str(getattr(n, "proto", "")) for block in (at.main, at.sidebar) for n in _walk(block))

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from app_fixtures import Project, add_judgments, build_project
+from app_fixtures import Project, add_judgments, build_project, page_text, sign_in
+from labeler import state
+from labeler.store import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 NOBODY = 65534
@@ -107,3 +109,31 @@ def test_reading_commands_work_on_a_readonly_project(archive: Path, what: str) -
         "read-only" in write.stderr and len(write.stderr.strip().splitlines()) == 1
     ), write.stderr
     assert archive.read_bytes() == before
+
+
+def test_signing_in_to_a_readonly_project_says_so_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app on an archived project lets people in to read: the sign-in is not kept (its
+    row cannot be written), the page says plainly that the project is read-only, and nothing
+    shows a traceback or where the server keeps its files."""
+    project = build_project(tmp_path)
+    before = project.path.read_bytes()
+    # The file cannot be written here: as a user without write rights (root ignores modes).
+    monkeypatch.setattr(schema, "_writable", lambda path: False)
+    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
+    from labeler import app
+
+    for token, name, titles in ((project.annotator_token, "bob", []), (project.admin_token, "ada", ["Progress"])):
+        at = sign_in(token)
+        assert not at.exception
+        assert at.session_state[state.USER].name == name
+        assert [t.value for t in at.title] == titles
+        notices = [i.value for i in at.info]
+        assert notices[0] == state.READ_ONLY_NOTICE
+        assert (app.READ_ONLY_PAGE in notices) == (name == "bob")  # nothing can be handed out to label
+        assert state.SESSION_SECRET not in at.session_state
+        text = page_text(at)
+        assert state.COOKIE not in text  # no kept sign-in, so no cookie is set
+        assert str(tmp_path) not in text and "Traceback" not in text and "StoreReadOnly" not in text
+    assert project.path.read_bytes() == before
