@@ -40,6 +40,8 @@ CHROMIUM_ARGS = [
 ]
 STARTUP_LIMIT = 60.0  # seconds for the server to answer its health check
 UI_TIMEOUT_MS = 20_000  # generous: the machine running the test may be busy
+NARROW = {"width": 1100, "height": 900}  # a laptop's window
+WIDE = {"width": 1400, "height": 900}  # a desktop's window
 
 #: Marks of every real-browser test: skipped, saying why, where Chromium is missing.
 BROWSER = [
@@ -105,17 +107,18 @@ def serving(project: Project, log_path: Path, *, run_as: Sequence[str] = (), **e
                 server.wait(timeout=10)
 
 
-def launch(playwright):  # noqa: ANN001, ANN201 - playwright's objects
-    """Headless Chromium, with every ``expect`` waiting up to ``UI_TIMEOUT_MS``."""
+def launch(playwright, timeout_ms: int = UI_TIMEOUT_MS):  # noqa: ANN001, ANN201 - playwright's objects
+    """Headless Chromium, with every ``expect`` waiting up to ``timeout_ms``."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT_MS)
+    expect.set_options(timeout=timeout_ms)
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
 
-def new_page(owner, width: int = 1100, height: int = 900, timeout_ms: int = UI_TIMEOUT_MS):  # noqa: ANN001, ANN201
-    """A page of ``owner`` (a browser or a context) whose every wait lasts up to ``timeout_ms``."""
-    page = owner.new_page(viewport={"width": width, "height": height})
+def new_page(owner, viewport: dict[str, int] | None = None, timeout_ms: int = UI_TIMEOUT_MS):  # noqa: ANN001, ANN201
+    """A page of ``owner`` (a browser, or a context with its own viewport) whose every wait
+    lasts up to ``timeout_ms``."""
+    page = owner.new_page() if viewport is None else owner.new_page(viewport=viewport)
     page.set_default_timeout(timeout_ms)
     return page
 
@@ -139,6 +142,14 @@ def settle(page) -> None:  # noqa: ANN001 - playwright's Page
     to finish it: that run may begin a moment after the event, after ``idle`` already passed."""
     page.wait_for_timeout(500)
     idle(page)
+
+
+def no_traceback(page, *words: str) -> None:  # noqa: ANN001 - playwright's Page
+    """The page shows no error box, no traceback and none of ``words``."""
+    assert page.get_by_test_id("stException").count() == 0
+    body = page.locator("body").inner_text()
+    for word in ("Traceback", *words):
+        assert word not in body
 
 
 def judgments(project: Project) -> list[dict]:

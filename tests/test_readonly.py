@@ -112,16 +112,14 @@ def test_reading_commands_work_on_a_readonly_project(archive: Path, what: str) -
 
 
 def test_signing_in_to_a_readonly_project_says_so_without_a_traceback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The app on an archived project lets people in to read: the sign-in is not kept (its
     row cannot be written), the page says plainly that the project is read-only, and nothing
     shows a traceback or where the server keeps its files."""
-    project = build_project(tmp_path)
     before = project.path.read_bytes()
     # The file cannot be written here: as a user without write rights (root ignores modes).
     monkeypatch.setattr(schema, "_writable", lambda path: False)
-    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
     from labeler import app
 
     for token, name, titles in ((project.annotator_token, "bob", []), (project.admin_token, "ada", ["Progress"])):
@@ -135,5 +133,5 @@ def test_signing_in_to_a_readonly_project_says_so_without_a_traceback(
         assert state.SESSION_SECRET not in at.session_state
         text = page_text(at)
         assert state.COOKIE not in text  # no kept sign-in, so no cookie is set
-        assert str(tmp_path) not in text and "Traceback" not in text and "StoreReadOnly" not in text
+        assert str(project.path.parent) not in text and "Traceback" not in text and "StoreReadOnly" not in text
     assert project.path.read_bytes() == before
