@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pytest
 
 import labeler
 from labeler import state
@@ -223,3 +227,30 @@ def _walk(node: object) -> Iterator[object]:
 def page_text(at: AppTest) -> str:
     """Everything the page sends to the browser: every element's full message, main and sidebar."""
     return "\n".join(str(getattr(n, "proto", "")) for block in (at.main, at.sidebar) for n in _walk(block))
+
+
+NOBODY = 65534
+SETPRIV = shutil.which("setpriv")
+#: Put before a command to run it as a user who cannot write the project: ``nobody`` when the
+#: tests run as root, for whom file modes mean nothing. It keeps the right to read and search
+#: every directory, never to write, so that the programs it starts (``serve`` starts Streamlit)
+#: can run a Python installed where only root may look.
+AS_NOBODY: list[str] = (
+    [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+     "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+    if os.geteuid() == 0 and SETPRIV else []
+)
+#: Mark of a test that needs such a user.
+NEEDS_NOBODY = pytest.mark.skipif(
+    os.geteuid() == 0 and SETPRIV is None, reason="running as root without setpriv: cannot drop write rights"
+)
+
+
+def make_readonly(db: Path, what: str) -> None:
+    """Take away the write rights on the project ``db``: on the ``file``, or on its ``directory`` too."""
+    if what == "file":
+        os.chmod(db.parent, 0o777)  # the directory stays writable: SQLite may create -shm there
+        os.chmod(db, 0o444)
+    else:
+        os.chmod(db, 0o444)
+        os.chmod(db.parent, 0o555)
