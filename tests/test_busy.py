@@ -170,3 +170,18 @@ def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Projec
         rows = db.execute("SELECT query_id, doc_id, relevance FROM judgments").fetchall()
     assert rows == [(*shown, 2)]
     assert at.session_state[state.CURRENT] != shown
+
+
+def test_a_sign_in_while_busy_lets_the_annotator_in_without_keeping_it(project: Project) -> None:
+    """The kept sign-in's row cannot be written while another process holds the lock: the
+    annotator is let in all the same, told that a reload will ask for the token again."""
+    session: dict = {}
+    with connect(project.path) as db, locked(project.path):
+        user = state.sign_in(session, db, project.annotator_token)
+    assert user is not None and session[state.USER] == user
+    assert session[state.SIGN_IN_NOTICE] == state.UNKEPT_NOTICE
+    assert state.SESSION_SECRET not in session
+    with connect(project.path) as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        assert state.sign_in(session, db, project.annotator_token) is not None  # free again: kept, no notice
+        assert state.SIGN_IN_NOTICE not in session and session[state.SESSION_SECRET]
