@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,6 +241,9 @@ AS_NOBODY: list[str] = (
      "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
     if os.geteuid() == 0 and SETPRIV else []
 )
+#: What a goldpool run ``AS_NOBODY`` adds to its environment: this checkout's code, and a home
+#: directory it may write.
+NOBODY_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HOME": tempfile.gettempdir()}
 #: Mark of a test that needs such a user.
 NEEDS_NOBODY = pytest.mark.skipif(
     os.geteuid() == 0 and SETPRIV is None, reason="running as root without setpriv: cannot drop write rights"

@@ -4,14 +4,11 @@ shows a traceback or where the server keeps its files."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
-from app_fixtures import AS_NOBODY, NEEDS_NOBODY, Project, make_readonly
+from app_fixtures import AS_NOBODY, NEEDS_NOBODY, NOBODY_ENV, Project, make_readonly
 from browser_helpers import BROWSER, WIDE, idle, launch, new_page, no_traceback, serving, settle, sign_in
 from labeler import state
-
-ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [*BROWSER, NEEDS_NOBODY]
 
@@ -24,8 +21,7 @@ def test_people_sign_in_to_a_readonly_project_and_read(archived: Project, tmp_pa
     make_readonly(archived.path, "directory")
     before = archived.path.read_bytes()
     hidden = (str(archived.path.parent), "StoreReadOnly", "it can be read, not changed")
-    env = {"PYTHONPATH": str(ROOT), "HOME": tempfile.gettempdir()}
-    with serving(archived, tmp_path / "serve.log", run_as=AS_NOBODY, **env) as url, sync_playwright() as playwright:
+    with serving(archived, tmp_path / "serve.log", run_as=AS_NOBODY, **NOBODY_ENV) as url, sync_playwright() as playwright:
         browser = launch(playwright)
         try:
             admin = new_page(browser, WIDE)

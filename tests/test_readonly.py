@@ -11,16 +11,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from app_fixtures import AS_NOBODY, NEEDS_NOBODY, Project, make_readonly, page_text, sign_in
+from app_fixtures import AS_NOBODY, NEEDS_NOBODY, NOBODY_ENV, Project, make_readonly, page_text, sign_in
 from labeler import state
 from labeler.store import schema
-
-ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = NEEDS_NOBODY
 
@@ -28,7 +25,7 @@ pytestmark = NEEDS_NOBODY
 def _goldpool(*args: str) -> subprocess.CompletedProcess[str]:
     """Run goldpool as a user who cannot write the project."""
     command = [*AS_NOBODY, str(Path(sys.executable).with_name("goldpool")), *args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": tempfile.gettempdir()}
+    env = {**os.environ, **NOBODY_ENV}
     return subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=300)
 
 
