@@ -33,7 +33,7 @@ from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels as store_labels
 from labeler.store.assign import TASKS, enabled_tasks
-from labeler.store.schema import busy_timeout, start_checkpointer
+from labeler.store.schema import StoreReadOnly, busy_timeout, start_checkpointer
 from labeler.store.labels import Annotator
 from labeler.store.sessions import SESSION_HOURS
 
@@ -43,6 +43,10 @@ Render = Callable[[sqlite_utils.Database, Annotator], None]
 #: in the session and saved later: an annotator is told at once instead of staring at a
 #: page that hangs for the whole busy timeout.
 APP_BUSY_WAIT = 5.0
+
+#: Shown in place of a page that needs to write (hand out items, release holds) when the
+#: project cannot be written here.
+READ_ONLY_PAGE = "This page needs to save, and this project is read-only here: nothing can be handed out or changed."
 
 
 def database() -> sqlite_utils.Database | None:
@@ -92,6 +96,8 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         if admin:  # an admin who left the labelling page holds nothing others could label
             store_labels.release_holds(db, user.id)
         render(db, user)
+    except StoreReadOnly:
+        st.info(READ_ONLY_PAGE)
     except StoreBusy:
         # Another program holds the write lock (e.g. a large import): say so, try again.
         # Nothing was written; any key press made meanwhile is kept by the labelling page.
@@ -464,6 +470,9 @@ def main() -> None:
         _cookie(user)
         st.html(_KEY_GUARD, unsafe_allow_javascript=True)
         handled = st.empty()
+    notice = st.session_state.get(state.SIGN_IN_NOTICE)
+    if notice:
+        st.info(notice)
     open_tasks = enabled_tasks(db)
     position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
     st.navigation(_pages(user, open_tasks), position=position).run()

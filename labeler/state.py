@@ -12,6 +12,7 @@ takes.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import sqlite_utils
 
 from labeler import scheduling
 from labeler.store import StoreBusy, StoreError
+from labeler.store.schema import StoreReadOnly
 from labeler.store import labels, sessions
 from labeler.store.labels import Annotator, Item
 
@@ -34,6 +36,8 @@ COOKIE = "goldpool_session"
 DB = "gp_db"  # (path, thread id, sqlite_utils.Database): one connection per session and script thread
 USER = "gp_user"  # the signed-in Annotator
 LOGIN_ERROR = "gp_login_error"  # message of the last refused sign-in
+SIGN_IN_NOTICE = "gp_sign_in_notice"  # why this sign-in is not kept (a read-only or busy project)
+SIGN_IN_FAILURES = "gp_sign_in_failures"  # (wrong tokens in a row, clock reading until which sign-in waits)
 TOKEN_INPUT = "gp_token"  # widget: the "Access token" password field
 LOGIN_SUBMIT = "gp_login"  # widget: the sign-in button
 LOGOUT = "gp_logout"  # widget: the sign-out button
@@ -71,6 +75,23 @@ Clock = Callable[[], float]
 BUSY_MESSAGE = (
     "The project is busy (another program is writing to it). Your key press is kept and will "
     "be saved, in order, as soon as the project is free; this page retries by itself."
+)
+
+#: Wrong tokens a browser session may type in a row before it must wait (see :func:`sign_in`).
+FREE_ATTEMPTS = 3
+#: Seconds of the first wait; each further wrong token doubles it, up to ``LONGEST_WAIT``.
+FIRST_WAIT = 5.0
+LONGEST_WAIT = 300.0
+
+#: Shown to someone signed in to a project that cannot be written here (an archived copy).
+READ_ONLY_NOTICE = (
+    "This project is read-only here: you can read it, but nothing you do can be saved. "
+    "This sign-in lasts until you reload the page."
+)
+#: Shown to someone signed in while the project was too busy to keep the sign-in.
+UNKEPT_NOTICE = (
+    "The project was busy, so this sign-in is not kept: a reload of the page will ask for "
+    "your access token again."
 )
 
 
@@ -121,20 +142,52 @@ def adjudication_key(query_id: str, doc_id: str) -> str:
     return f"gp_adj::{query_id}::{doc_id}"
 
 
-def sign_in(session: Session, db: sqlite_utils.Database, token: str) -> Annotator | None:
+def sign_in(
+    session: Session, db: sqlite_utils.Database, token: str, clock: Clock = time.monotonic
+) -> Annotator | None:
     """Check ``token``; on success keep the annotator in the session, else keep an error.
 
     A successful sign-in also opens a kept sign-in (``labeler.store.sessions``) whose secret
     the app keeps in the browser's cookie (``SESSION_SECRET``), so a reload or a link typed
     in the address bar finds the annotator signed in.
+
+    Every check costs the server a slow hash, so a browser session that typed
+    ``FREE_ATTEMPTS`` wrong tokens in a row is refused sign-in, without any check, for
+    ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
+    ``LONGEST_WAIT``). Nothing sleeps: other sessions are served meanwhile.
     """
+    at = clock()
+    failures, until = session.get(SIGN_IN_FAILURES, (0, 0.0))
+    if until > at:
+        session[LOGIN_ERROR] = _wait_message(until - at)
+        return None
     user = labels.authenticate(db, token.strip()) if token.strip() else None
     if user is None:
         session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
+        if token.strip():
+            failures += 1
+            if failures >= FREE_ATTEMPTS:
+                until = at + min(FIRST_WAIT * 2 ** (failures - FREE_ATTEMPTS), LONGEST_WAIT)
+                session[LOGIN_ERROR] += " " + _wait_message(until - at)
+            session[SIGN_IN_FAILURES] = (failures, until)
         return None
-    secret = sessions.open_session(db, user)
+    # The kept sign-in is a convenience: a project that cannot take its row now still lets
+    # the annotator in, for this page only, and says why a reload asks for the token again.
+    try:
+        secret: str | None = sessions.open_session(db, user)
+        notice = None
+    except StoreReadOnly:
+        secret, notice = None, READ_ONLY_NOTICE
+    except StoreBusy:
+        secret, notice = None, UNKEPT_NOTICE
     _enter(session, db, user, sessions.token_fingerprint(db, user.id) or "", secret)
+    if notice:
+        session[SIGN_IN_NOTICE] = notice
     return user
+
+
+def _wait_message(seconds: float) -> str:
+    return f"Too many wrong access tokens from this browser: try again in {math.ceil(seconds)} s."
 
 
 def resume(session: Session, db: sqlite_utils.Database, secret: str | None) -> Annotator | None:
@@ -148,15 +201,22 @@ def resume(session: Session, db: sqlite_utils.Database, secret: str | None) -> A
     return found[0]
 
 
-def _enter(session: Session, db: sqlite_utils.Database, user: Annotator, fingerprint: str, secret: str) -> None:
+def _enter(
+    session: Session, db: sqlite_utils.Database, user: Annotator, fingerprint: str, secret: str | None
+) -> None:
     session.pop(LOGIN_ERROR, None)
+    session.pop(SIGN_IN_NOTICE, None)
+    session.pop(SIGN_IN_FAILURES, None)
     session.pop(COOKIE_CLEAR, None)
     _forget_item(session)
     session.pop(DRAFTS, None)
     forget_tasks(session)
     session[USER] = user
     session[TOKEN_FP] = fingerprint
-    session[SESSION_SECRET] = secret
+    if secret:
+        session[SESSION_SECRET] = secret
+    else:
+        session.pop(SESSION_SECRET, None)
 
 
 def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
@@ -173,6 +233,7 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     if db is not None and user is not None:
         labels.release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
+    session.pop(SIGN_IN_NOTICE, None)
     session[COOKIE_CLEAR] = True
     _forget_item(session)
     session.pop(DRAFTS, None)

@@ -1,4 +1,5 @@
-"""A small labelling project for the app tests, written straight into a fresh database.
+"""A small labelling project for the app tests, written straight into a fresh database, and
+the ways the tests drive the app on it through Streamlit's AppTest.
 
 Independent of the pooling code on purpose: the rows are inserted as the schema describes
 them, so the app tests exercise only the store and the app.
@@ -8,12 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import pytest
+
+import labeler
 from labeler import state
 from labeler.store import connect, init_db, now
 from labeler.store import labels
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
+
+#: The app's entry point, as ``goldpool serve`` runs it.
+APP = Path(labeler.__file__).parent / "app.py"
+#: Seconds one AppTest run may take; the first run imports the app.
+TIMEOUT = 30
 
 #: A chunk that would run script in the page if it ever reached it as markup.
 XSS_PAYLOAD = "<script>alert(1)</script><img src=x onerror=alert(1)>"
@@ -135,7 +152,7 @@ def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, 
     db.close()
 
 
-def signed_in_as(at: "AppTest", path: Path, token: str) -> None:
+def signed_in_as(at: AppTest, path: Path, token: str) -> None:
     """Put the annotator of ``token`` into ``at``'s session as a sign-in would (user and the
     fingerprint of the token in force, which every run re-checks)."""
     from labeler.store import sessions
@@ -145,3 +162,98 @@ def signed_in_as(at: "AppTest", path: Path, token: str) -> None:
         assert user is not None, "the fixture's token does not sign in"
         at.session_state[state.USER] = user
         at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)
+
+
+#: A script that holds the project's write lock: ``python -c HOLDER DB SECONDS`` prints
+#: "locked" once it holds it (one row written, not committed), then rolls back.
+HOLDER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO settings (key, value) VALUES ('held', '1')")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def app_test(timeout: float = TIMEOUT) -> AppTest:
+    """The whole app (sign-in form first), not run yet; the project comes from ``GOLDPOOL_DB``."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(str(APP), default_timeout=timeout)
+
+
+def sign_in(token: str) -> AppTest:
+    """The whole app after typing ``token`` into the sign-in form and pressing "Sign in"."""
+    at = app_test().run()
+    at.text_input(key=state.TOKEN_INPUT).input(token)
+    at.button(key=state.LOGIN_SUBMIT).click().run()
+    return at
+
+
+def function_test(script: Callable[..., None], *args: object, timeout: float = TIMEOUT) -> AppTest:
+    """``script(*args)`` run as a Streamlit app (its body must import what it uses), not run yet."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_function(script, args=args, default_timeout=timeout)
+
+
+def page_script(page: str) -> None:
+    """Run one page function of the app directly, as reaching its address does."""
+    from labeler import app
+
+    getattr(app, page)()
+
+
+def open_page(path: Path, page: str, token: str, timeout: float = TIMEOUT) -> AppTest:
+    """The app's ``page`` function, run once for the annotator holding ``token``."""
+    at = function_test(page_script, page, timeout=timeout)
+    signed_in_as(at, path, token)
+    return at.run()
+
+
+def press(at: AppTest, key: str) -> None:
+    """Click the button with widget key ``key`` (as its keyboard shortcut does) and rerun."""
+    at.button(key=key).click().run()
+
+
+def _walk(node: object) -> Iterator[object]:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def page_text(at: AppTest) -> str:
+    """Everything the page sends to the browser: every element's full message, main and sidebar."""
+    return "\n".join(str(getattr(n, "proto", "")) for block in (at.main, at.sidebar) for n in _walk(block))
+
+
+NOBODY = 65534
+SETPRIV = shutil.which("setpriv")
+#: Put before a command to run it as a user who cannot write the project: ``nobody`` when the
+#: tests run as root, for whom file modes mean nothing. It keeps the right to read and search
+#: every directory, never to write, so that the programs it starts (``serve`` starts Streamlit)
+#: can run a Python installed where only root may look.
+AS_NOBODY: list[str] = (
+    [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+     "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+    if os.geteuid() == 0 and SETPRIV else []
+)
+#: What a goldpool run ``AS_NOBODY`` adds to its environment: this checkout's code, and a home
+#: directory it may write.
+NOBODY_ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HOME": tempfile.gettempdir()}
+#: Mark of a test that needs such a user.
+NEEDS_NOBODY = pytest.mark.skipif(
+    os.geteuid() == 0 and SETPRIV is None, reason="running as root without setpriv: cannot drop write rights"
+)
+
+
+def make_readonly(db: Path, what: str) -> None:
+    """Take away the write rights on the project ``db``: on the ``file``, or on its ``directory`` too."""
+    if what == "file":
+        os.chmod(db.parent, 0o777)  # the directory stays writable: SQLite may create -shm there
+        os.chmod(db, 0o444)
+    else:
+        os.chmod(db, 0o444)
+        os.chmod(db.parent, 0o555)

@@ -8,7 +8,7 @@ import pytest
 import sqlite_utils
 
 from adaptive_fixtures import build_adaptive_project
-from app_fixtures import Project, signed_in_as
+from app_fixtures import Project, open_page
 from labeler import adaptive, scheduling
 from labeler.store import StoreError, connect, labels
 from labeler.store.access import OWNER
@@ -130,25 +130,15 @@ def test_stats_prints_each_labelled_query_estimate(project: Project) -> None:
 
 
 def test_progress_page_shows_the_estimate(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from streamlit.testing.v1 import AppTest
-
     from labeler import state
 
     monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
     db = connect(project.path)
     _label_q1(db, project.annotator_id)
-    at = AppTest.from_function(_progress_page, default_timeout=60)
-    signed_in_as(at, project.path, project.admin_token)
-    at.run()
+    at = open_page(project.path, "progress_page", project.admin_token, timeout=60)
     assert not at.exception
     texts = [t.value for t in at.text]
     assert any(t.startswith("q1: ~") and "% of relevant found [" in t for t in texts), texts
-
-
-def _progress_page() -> None:
-    from labeler import app
-
-    app.progress_page()
 
 
 def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project) -> None:

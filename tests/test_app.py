@@ -6,7 +6,6 @@ Every flow is checked in the database, not only on screen.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,72 +14,24 @@ from sklearn.metrics import cohen_kappa_score
 from streamlit.proto.TextInput_pb2 import TextInput as TextInputProto
 from streamlit.testing.v1 import AppTest
 
-import labeler
 from labeler import scheduling, state
 from labeler.highlight import highlight, query_terms
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
-from labeler.store import labels, sessions
+from labeler.store import labels
 from labeler.store.labels import Item
-from app_fixtures import QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, build_project
+from app_fixtures import APP, QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, app_test, open_page, page_text, press, sign_in
 
-APP = Path(labeler.__file__).parent / "app.py"
 ADMIN_PAGES = ("progress_page", "adjudicate_page", "annotators_page", "rubric_page", "calibration_page")
-TIMEOUT = 30  # seconds per run; the first run imports the app
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    built = build_project(tmp_path)
-    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
-    return built
-
-
-def _sign_in(token: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
-    at.text_input(key=state.TOKEN_INPUT).input(token)
-    at.button(key=state.LOGIN_SUBMIT).click().run()
-    return at
 
 
 def _on_screen(at: AppTest) -> tuple[str, str]:
     return at.session_state[state.CURRENT]
 
 
-def _press(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
-
-
-def _walk(node: object) -> Iterator[object]:
-    yield node
-    for child in getattr(node, "children", {}).values():
-        yield from _walk(child)
-
-
-def _page_text(at: AppTest) -> str:
-    """Everything the page sends to the browser: every element's full message, main and sidebar."""
-    return "\n".join(str(getattr(n, "proto", "")) for block in (at.main, at.sidebar) for n in _walk(block))
-
-
-def _page_script(page: str) -> None:
-    """Run one page function of the app directly, as reaching its address does."""
-    from labeler import app
-
-    getattr(app, page)()
-
-
-def _signed_in_page(project: Project, page: str, token: str) -> AppTest:
-    at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
-    with connect(project.path) as db:
-        user = labels.authenticate(db, token)
-        at.session_state[state.USER] = user
-        at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)
-    return at.run()
-
-
 def test_missing_database_shows_an_error_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(state.DB_ENV_VAR, str(tmp_path / "absent.db"))
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    at = app_test().run()
     assert "absent.db" in at.error[0].value
     assert len(at.text_input) == 0
     assert not at.exception
@@ -88,14 +39,14 @@ def test_missing_database_shows_an_error_page(monkeypatch: pytest.MonkeyPatch, t
 
 def test_no_database_given_shows_how_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(state.DB_ENV_VAR, raising=False)
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    at = app_test().run()
     assert "goldpool serve DB" in at.error[0].value
     assert len(at.text_input) == 0
     assert not at.exception
 
 
 def test_wrong_token_is_refused(project: Project) -> None:
-    at = _sign_in("not-a-token")
+    at = sign_in("not-a-token")
     assert "not recognised" in at.error[0].value
     assert state.USER not in at.session_state
     assert at.text_input(key=state.TOKEN_INPUT).label == "Access token"
@@ -104,21 +55,21 @@ def test_wrong_token_is_refused(project: Project) -> None:
 
 
 def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     assert state.USER in at.session_state
     grades = [2, 0, 3, 1, 2]
     labelled: dict[tuple[str, str], int] = {}
     for grade in grades:
         labelled[_on_screen(at)] = grade
-        _press(at, state.grade_key(grade))
+        press(at, state.grade_key(grade))
     last = list(labelled)[-1]
-    _press(at, state.BACK)
+    press(at, state.BACK)
     assert _on_screen(at) == last
     assert "Your label: 2 · Partly answers" in [c.value for c in at.caption]
-    _press(at, state.grade_key(0))
+    press(at, state.grade_key(0))
     labelled[last] = 0
     skipped = _on_screen(at)
-    _press(at, state.SKIP)
+    press(at, state.SKIP)
     assert _on_screen(at) not in labelled and _on_screen(at) != skipped
 
     with connect(project.path) as db:
@@ -136,10 +87,10 @@ def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
 
 
 def test_note_is_stored_with_the_label(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     query_id, doc_id = _on_screen(at)
     at.text_input(key=state.NOTE).input("mentions 100 C only").run()
-    _press(at, state.grade_key(1))
+    press(at, state.grade_key(1))
     with connect(project.path) as db:
         row = next(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
     stored = (row["query_id"], row["doc_id"], row["relevance"], row["note"])
@@ -169,14 +120,14 @@ def test_a_typed_note_survives_skip_and_back(project: Project) -> None:
 
 
 def test_first_item_has_the_rubric_at_hand_and_nothing_before_it(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     first = _on_screen(at)
     with connect(project.path) as db:
         rubric = labels.current_rubric(db)
     assert [p.proto.popover.label for p in at.get("popover")] == ["Rubric"]
     assert rubric.text.strip() in [m.value.strip() for m in at.markdown]
     assert f"Rubric version {rubric.hash}" in [c.value for c in at.caption]
-    _press(at, state.BACK)
+    press(at, state.BACK)
     assert _on_screen(at) == first
     assert [t.value for t in at.toast] == ["There is no earlier item to go back to."]
     assert not at.exception
@@ -187,18 +138,18 @@ def _show_item(at: AppTest, doc_id: str) -> None:
     for _ in range(len(QUERIES) * 5):
         if _on_screen(at)[1] == doc_id:
             return
-        _press(at, state.SKIP)
+        press(at, state.SKIP)
     pytest.fail(f"{doc_id} never came up")
 
 
 def test_script_payload_in_a_chunk_is_escaped(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     _show_item(at, "q1-d3")
     chunk = next(h.proto.body for h in at.html if "gp-chunk" in h.proto.body)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in chunk
     assert "&amp; more" in chunk
     assert "<mark>Water</mark>" in chunk  # the query term is still marked
-    text = _page_text(at)
+    text = page_text(at)
     # The page's own script (keys and cookie) is the only one; the chunk brings none.
     assert "<script>alert" not in text and "<img" not in text
     assert XSS_PAYLOAD not in text
@@ -206,7 +157,7 @@ def test_script_payload_in_a_chunk_is_escaped(project: Project) -> None:
 
 
 def test_labelling_page_shows_no_source_rank_or_score(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     for _ in range(2):
         query_id, doc_id = _on_screen(at)
         with connect(project.path) as db:  # someone else's label must not show either
@@ -214,16 +165,16 @@ def test_labelling_page_shows_no_source_rank_or_score(project: Project) -> None:
                 {"query_id": query_id, "doc_id": doc_id, "annotator_id": project.admin_id, "relevance": 3,
                  "note": "admin-only-note", "at": now(), "seconds": 1.0}
             )
-        text = _page_text(at.run()).lower()
+        text = page_text(at.run()).lower()
         for marker in (*SOURCE_MARKERS, "admin-only-note", "rank", "score", "retriev"):
             assert marker not in text
-        _press(at, state.grade_key(1))
+        press(at, state.grade_key(1))
     assert not at.exception
 
 
 @pytest.mark.parametrize("page", ADMIN_PAGES)
 def test_annotator_is_refused_admin_pages(project: Project, page: str) -> None:
-    at = _signed_in_page(project, page, project.annotator_token)
+    at = open_page(project.path, page, project.annotator_token)
     assert [e.value for e in at.error] == [ADMIN_REFUSAL]
     assert len(at.title) == 0
     assert not at.exception
@@ -241,28 +192,28 @@ EMPTY_ADMIN_PAGES = {
 
 @pytest.mark.parametrize("page", ADMIN_PAGES)
 def test_admin_opens_admin_pages(project: Project, page: str) -> None:
-    at = _signed_in_page(project, page, project.admin_token)
+    at = open_page(project.path, page, project.admin_token)
     title, says = EMPTY_ADMIN_PAGES[page]
     assert len(at.error) == 0
     assert [t.value for t in at.title] == [title]
-    assert says in _page_text(at)
+    assert says in page_text(at)
     assert not at.exception
 
 
 def test_admin_deactivates_an_annotator(project: Project) -> None:
-    bob = _sign_in(project.annotator_token)
-    at = _signed_in_page(project, "annotators_page", project.admin_token)
+    bob = sign_in(project.annotator_token)
+    at = open_page(project.path, "annotators_page", project.admin_token)
     at.toggle(key=state.active_key(project.annotator_id)).set_value(False).run()
     with connect(project.path) as db:
         assert [a.active for a in labels.list_annotators(db, caller=labels.OWNER) if a.name == "bob"] == [False]
-    _press(bob, state.grade_key(2))  # the next click finds the token deactivated
+    press(bob, state.grade_key(2))  # the next click finds the token deactivated
     assert state.USER not in bob.session_state
     assert "deactivated" in bob.error[0].value
     assert not at.exception and not bob.exception
 
 
 def test_admin_saves_a_new_rubric_version(project: Project) -> None:
-    at = _signed_in_page(project, "rubric_page", project.admin_token)
+    at = open_page(project.path, "rubric_page", project.admin_token)
     text = "# Rubric\n\n3 means the chunk alone answers the query."
     at.text_area(key=state.RUBRIC_TEXT).input(text)
     at.button(key=state.RUBRIC_SAVE).click().run()
@@ -281,7 +232,7 @@ ADA = {("q1", "q1-d1"): 0, ("q1", "q1-d2"): 1, ("q2", "q2-d1"): 3, ("q2", "q2-d2
 def test_progress_page_shows_agreement_on_the_overlap(project: Project) -> None:
     add_judgments(project.path, project.annotator_id, BOB)
     add_judgments(project.path, project.admin_id, ADA)
-    at = _signed_in_page(project, "progress_page", project.admin_token)
+    at = open_page(project.path, "progress_page", project.admin_token)
     people, _, agreement = (d.value for d in at.dataframe)
     assert sorted(people["annotator"]) == ["ada", "bob"]
     assert list(people["median s/label"]) == ["4.0", "4.0"]
@@ -302,7 +253,7 @@ def test_progress_page_shows_agreement_on_the_overlap(project: Project) -> None:
 def test_admin_records_a_final_grade_as_its_own_row(project: Project) -> None:
     add_judgments(project.path, project.annotator_id, BOB)
     add_judgments(project.path, project.admin_id, ADA)
-    at = _signed_in_page(project, "adjudicate_page", project.admin_token)
+    at = open_page(project.path, "adjudicate_page", project.admin_token)
     prefix = state.adjudication_key("q2", "q2-d1")
     assert [r.key for r in at.radio] == [f"{prefix}:grade"]  # the one disagreement
     at.radio(key=f"{prefix}:grade").set_value(3)
@@ -356,10 +307,10 @@ def _handled_marks(at: AppTest) -> list[str]:
 
 def test_every_item_key_is_counted_in_a_mark_drawn_after_the_page(project: Project) -> None:
     """The browser's key guard waits for this count before it lets held keys go on."""
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     assert _handled_marks(at) == ['<span class="gp-keys" data-keys="0" hidden></span>']
     for pressed, key in enumerate([state.grade_key(2), state.BACK, state.SKIP, state.grade_key(0)], start=1):
-        _press(at, key)
+        press(at, key)
         assert _handled_marks(at) == [f'<span class="gp-keys" data-keys="{pressed}" hidden></span>']
     assert at.session_state[state.KEYS_HANDLED] == 4
 
@@ -449,13 +400,13 @@ def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project:
 def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
     with connect(project.path) as db:
         labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     query_id, doc_id = _on_screen(at)
     with connect(project.path) as db:
         _hand_bobs_holds_to_ada(db, project)
     at.text_input(key=state.NOTE).input("chunk contradicts itself").run()
     assert _on_screen(at) == (query_id, doc_id)
-    _press(at, state.grade_key(3))
+    press(at, state.grade_key(3))
     with connect(project.path) as db:
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
     assert [(r["query_id"], r["doc_id"], r["relevance"], r["note"]) for r in rows] == [

@@ -3,51 +3,15 @@ end open sessions, the chunk is readable, progress has a fixed target, admins is
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from streamlit.testing.v1 import AppTest
 
-import labeler
 from labeler import scheduling, state
 from labeler.highlight import preformatted
 from labeler.store import connect
 from labeler.store import labels, sessions
-from app_fixtures import Project, add_judgments, build_project
-
-APP = Path(labeler.__file__).parent / "app.py"
-TIMEOUT = 30
+from app_fixtures import Project, add_judgments, open_page, sign_in
 
 CODE = 'def boil(water):\n    """Heat until it boils."""\n    while water.temp < 100:\n        water.heat(1)\n'
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    built = build_project(tmp_path)
-    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
-    return built
-
-
-def _sign_in(token: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
-    at.text_input(key=state.TOKEN_INPUT).input(token)
-    at.button(key=state.LOGIN_SUBMIT).click().run()
-    return at
-
-
-def _page_script(page: str) -> None:
-    from labeler import app
-
-    getattr(app, page)()
-
-
-def _signed_in_page(project: Project, page: str, token: str) -> AppTest:
-    at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
-    with connect(project.path) as db:
-        user = labels.authenticate(db, token)
-        at.session_state[state.USER] = user
-        at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)
-    return at.run()
 
 
 def _chunk_html(at: AppTest) -> str:
@@ -60,7 +24,7 @@ def _judgments(project: Project, annotator_id: int) -> int:
 
 
 def test_a_new_token_signs_out_the_browser_that_used_the_old_one(project: Project) -> None:
-    bob = _sign_in(project.annotator_token)
+    bob = sign_in(project.annotator_token)
     bob.button(key=state.grade_key(2)).click().run()
     assert _judgments(project, project.annotator_id) == 1
     with connect(project.path) as db:
@@ -74,7 +38,7 @@ def test_a_new_token_signs_out_the_browser_that_used_the_old_one(project: Projec
 
 
 def test_an_admin_lands_on_progress_and_is_handed_no_work(project: Project) -> None:
-    at = _sign_in(project.admin_token)
+    at = sign_in(project.admin_token)
     assert [t.value for t in at.title] == ["Progress"]
     with connect(project.path) as db:
         held = db.execute("SELECT count(*) FROM assignments WHERE annotator_id = ?", [project.admin_id]).fetchone()
@@ -87,7 +51,7 @@ def test_an_admin_page_lets_the_admins_idle_holds_lapse(project: Project) -> Non
         scheduling.next_item(db, project.admin_id)  # the admin opened the labelling page once
         held = "SELECT count(*) FROM reservations WHERE annotator_id = ? AND expires_at > ?"
         assert db.execute(held, [project.admin_id, labels.now()]).fetchone()[0] > 0
-    _signed_in_page(project, "progress_page", project.admin_token)
+    open_page(project.path, "progress_page", project.admin_token)
     with connect(project.path) as db:
         assert db.execute(held, [project.admin_id, labels.now()]).fetchone()[0] == 0
         assert scheduling.next_item(db, project.annotator_id) is not None  # bob may take them
@@ -96,7 +60,7 @@ def test_an_admin_page_lets_the_admins_idle_holds_lapse(project: Project) -> Non
 def test_a_code_chunk_keeps_its_layout_and_its_title_shows_escaped(project: Project) -> None:
     with connect(project.path) as db:
         db.execute("UPDATE documents SET title = '<Boiler> guide', text = ? WHERE doc_id LIKE 'q1-%'", [CODE])
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     chunk = _chunk_html(at)
     assert '<div class="gp-title">&lt;Boiler&gt; guide</div>' in chunk
     assert 'class="gp-body gp-mono"' in chunk
@@ -105,11 +69,11 @@ def test_a_code_chunk_keeps_its_layout_and_its_title_shows_escaped(project: Proj
 
 
 def test_marking_query_words_is_switched_off_per_annotator_and_stays_off(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     assert "<mark>" in _chunk_html(at)
     at.toggle(key=state.HIGHLIGHT).set_value(False).run()
     assert "<mark>" not in _chunk_html(at)
-    again = _sign_in(project.annotator_token)  # another browser, later
+    again = sign_in(project.annotator_token)  # another browser, later
     assert "<mark>" not in _chunk_html(again)
     assert again.toggle(key=state.HIGHLIGHT).value is False
     with connect(project.path) as db:
@@ -118,7 +82,7 @@ def test_marking_query_words_is_switched_off_per_annotator_and_stays_off(project
 
 
 def test_progress_shows_this_batch_and_the_whole_project(project: Project) -> None:
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     texts = [p.proto.text for p in at.get("progress")]
     assert texts == [
         "This batch: 0 of 5 labelled · item 1 of 5",
@@ -132,7 +96,7 @@ def test_progress_shows_this_batch_and_the_whole_project(project: Project) -> No
 
 def test_the_progress_table_shows_a_dash_for_missing_figures(project: Project) -> None:
     add_judgments(project.path, project.annotator_id, {("q1", "q1-d1"): 2})
-    at = _signed_in_page(project, "progress_page", project.admin_token)
+    at = open_page(project.path, "progress_page", project.admin_token)
     people = at.dataframe[0].value
     ada = people[people["annotator"] == "ada"].iloc[0]
     assert (ada["labels/hour"], ada["median s/label"]) == ("—", "—")
@@ -140,7 +104,7 @@ def test_the_progress_table_shows_a_dash_for_missing_figures(project: Project) -
 
 
 def test_an_admin_adds_an_annotator_and_sees_the_token_once(project: Project) -> None:
-    at = _signed_in_page(project, "annotators_page", project.admin_token)
+    at = open_page(project.path, "annotators_page", project.admin_token)
     at.text_input(key=state.NEW_NAME).input("<cy>")
     at.selectbox(key=state.NEW_ROLE).set_value("annotator")
     at.button(key=state.ADD_SUBMIT).click().run()
@@ -155,7 +119,7 @@ def test_an_admin_adds_an_annotator_and_sees_the_token_once(project: Project) ->
 
 
 def test_an_admin_reissues_a_token_and_the_old_one_stops(project: Project) -> None:
-    at = _signed_in_page(project, "annotators_page", project.admin_token)
+    at = open_page(project.path, "annotators_page", project.admin_token)
     at.button(key=state.reissue_key(project.annotator_id)).click().run()
     (token,) = [c.value for c in at.code]
     with connect(project.path) as db:
@@ -175,10 +139,10 @@ def test_the_rubric_shows_no_remote_image(project: Project) -> None:
     rubric = "# Rubric\n\n![tracker](http://203.0.113.9/pixel.png)\n\n[guide](http://203.0.113.9/guide)"
     with connect(project.path) as db:
         labels.set_rubric(db, rubric, caller=labels.OWNER)
-    at = _sign_in(project.annotator_token)
+    at = sign_in(project.annotator_token)
     shown = [m.value for m in at.markdown if "tracker" in m.value]
     assert shown == ["# Rubric\n\n\\![tracker](http://203.0.113.9/pixel.png)\n\n[guide](http://203.0.113.9/guide)"]
-    admin = _signed_in_page(project, "rubric_page", project.admin_token)
+    admin = open_page(project.path, "rubric_page", project.admin_token)
     preview = [m.value for m in admin.markdown if "tracker" in m.value]
     assert preview and all("\\![tracker]" in p for p in preview)
 

@@ -6,47 +6,14 @@ The test installs nothing itself and is skipped, loudly, where the browser is mi
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from app_fixtures import Project, build_project
-from labeler import state
+from app_fixtures import Project
+from browser_helpers import BROWSER, NARROW, UI_TIMEOUT_MS, idle, judgments, launch, new_page, settle, sign_in
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect
 
-#: The system's Chromium (Debian's ``chromium`` package), found on the PATH; None without it.
-CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = Path(__file__).parent / "artifacts" / "labelling.png"
-STARTUP_LIMIT = 60.0  # seconds for the server to answer its health check
-UI_TIMEOUT_MS = 20_000  # generous: the machine running the test may be busy
-
-#: Marks of every real-browser test: skipped, saying why, where Chromium is missing.
-BROWSER = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="BROWSER TEST SKIPPED: no `chromium` on the PATH; run `apt-get install -y chromium`"),
-]
 
 pytestmark = [
     # No reruns: the page holds keys pressed while a run is on its way and replays them once
@@ -55,110 +22,22 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(server: subprocess.Popen[bytes], url: str) -> None:
-    """Poll the health endpoint until it answers, the server dies, or the limit passes."""
-    deadline = time.monotonic() + STARTUP_LIMIT
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        try:  # the pause between polls doubles as the check that the server is still alive
-            code = server.wait(timeout=0.25)
-        except subprocess.TimeoutExpired:
-            continue
-        pytest.fail(f"`goldpool serve` exited with code {code} before answering {url}")
-    pytest.fail(f"`goldpool serve` did not answer {url} within {STARTUP_LIMIT:.0f} s")
-
-
-@contextlib.contextmanager
-def serving(project: Project, log_path: Path, **env_extra: str) -> Iterator[str]:
-    """Run ``goldpool serve`` on the project until the block ends; yields its URL.
-
-    The server's output goes to ``log_path`` (for a failing run). It runs in a session of its
-    own, so the end stops ``serve`` and the Streamlit process it started.
-    """
-    port = _free_port()
-    goldpool = Path(sys.executable).with_name("goldpool")
-    env = {key: value for key, value in os.environ.items() if key != state.DB_ENV_VAR} | env_extra
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [str(goldpool), "serve", str(project.path), "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            _wait_healthy(server, f"http://127.0.0.1:{port}/_stcore/health")
-            yield f"http://127.0.0.1:{port}/"
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait(timeout=10)
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[Project, str]]:
-    project = build_project(tmp_path)
-    with serving(project, tmp_path / "serve.log") as url:
-        yield project, url
-
-
-def _judgments(project: Project) -> list[dict]:
-    with connect(project.path) as db:
-        return list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
-
-
-def _sign_in(page, url: str, token: str) -> None:  # noqa: ANN001 - playwright's Page
-    page.goto(url)
-    page.get_by_label("Access token").fill(token)
-    page.keyboard.press("Enter")
-
-
-def _idle(page) -> None:  # noqa: ANN001 - playwright's Page
-    """Wait until the app has finished drawing the page."""
-    from playwright.sync_api import expect
-
-    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
-
-
-def _settle(page) -> None:  # noqa: ANN001 - playwright's Page
-    """Wait for the run that leaving a text field (or loading a page) starts, then for the app
-    to finish it: that run may begin a moment after the event, after ``_idle`` already passed."""
-    page.wait_for_timeout(500)
-    _idle(page)
-
-
 def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     project, url = served
     dialogs: list[str] = []
     seen: list[str] = []  # every chunk a key was pressed on
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     SCREENSHOT.parent.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.set_default_timeout(UI_TIMEOUT_MS)
+            page = new_page(browser, NARROW)
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            _sign_in(page, url, project.annotator_token)
+            sign_in(page, url, project.annotator_token)
             expect(page.get_by_text("you: 0 labelled", exact=False)).to_be_visible()
             _label_ten(page, project, seen)
-            _idle(page)
+            idle(page)
             page.screenshot(path=str(SCREENSHOT), animations="disabled")
             _go_back_and_change(page, project, seen)
             _note_does_not_fire_keys(page, project, seen)
@@ -168,7 +47,7 @@ def test_keyboard_labelling_in_chromium(served: tuple[Project, str]) -> None:
 
             # An annotator who follows a link to an admin page is refused by the page itself.
             admin_link = browser.new_page()
-            _sign_in(admin_link, url + "progress", project.annotator_token)
+            sign_in(admin_link, url + "progress", project.annotator_token)
             expect(admin_link.get_by_text(ADMIN_REFUSAL)).to_be_visible()
             expect(admin_link.get_by_text("Agreement on the overlap")).to_have_count(0)
         finally:
@@ -190,15 +69,13 @@ def test_keys_and_notes_typed_ahead_of_a_slow_page_all_land(served: tuple[Projec
     from playwright.sync_api import expect, sync_playwright
 
     project, url = served
-    expect.set_options(timeout=UI_TIMEOUT_MS * 2)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(playwright, timeout_ms=UI_TIMEOUT_MS * 2)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.set_default_timeout(UI_TIMEOUT_MS * 2)
-            _sign_in(page, url, project.annotator_token)
+            page = new_page(browser, NARROW, timeout_ms=UI_TIMEOUT_MS * 2)
+            sign_in(page, url, project.annotator_token)
             expect(page.get_by_text("you: 0 labelled", exact=False)).to_be_visible()
-            _settle(page)
+            settle(page)
             page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": SLOW_BROWSER})
             for key in "123":  # three grades at once: three items, in order
                 page.keyboard.press(key)
@@ -214,8 +91,8 @@ def test_keys_and_notes_typed_ahead_of_a_slow_page_all_land(served: tuple[Projec
                 page.keyboard.press("2")  # at once as well
                 wanted.append((2, f"note {n}: 0123 us"))
             expect(page.get_by_text(f"you: {len(wanted)} labelled", exact=False)).to_be_visible()
-            _idle(page)
-            rows = _judgments(project)
+            idle(page)
+            rows = judgments(project)
             assert [(r["relevance"], r["note"]) for r in rows] == wanted
             assert len({(r["query_id"], r["doc_id"]) for r in rows}) == len(wanted)  # one item each
         finally:
@@ -229,7 +106,7 @@ def _label_ten(page, project: Project, seen: list[str]) -> None:  # noqa: ANN001
     for done, key in enumerate(keys, start=1):
         _press(page, key, seen)
         expect(page.get_by_text(f"you: {done} labelled", exact=False)).to_be_visible()
-    rows = _judgments(project)
+    rows = judgments(project)
     assert [str(r["relevance"]) for r in rows] == keys
     assert len({(r["query_id"], r["doc_id"]) for r in rows}) == 10
     assert all(r["seconds"] is not None and r["seconds"] > 0 for r in rows)
@@ -239,12 +116,12 @@ def _go_back_and_change(page, project: Project, seen: list[str]) -> None:  # noq
     """`u` brings back the last item with its label; a new key changes it (a new row)."""
     from playwright.sync_api import expect
 
-    last_grade = _judgments(project)[-1]["relevance"]
+    last_grade = judgments(project)[-1]["relevance"]
     _press(page, "u", seen)
     expect(page.get_by_text(f"Your label: {last_grade} ·", exact=False)).to_be_visible()
     _press(page, "3", seen)
     expect(page.get_by_text("Your label: not labelled yet")).to_be_visible()
-    rows = _judgments(project)
+    rows = judgments(project)
     assert len(rows) == 11
     assert (rows[-1]["query_id"], rows[-1]["doc_id"], rows[-1]["relevance"]) == (
         rows[9]["query_id"], rows[9]["doc_id"], 3
@@ -261,12 +138,12 @@ def _note_does_not_fire_keys(page, project: Project, seen: list[str]) -> None:  
 
     page.get_by_label("Note (optional)").focus()
     page.keyboard.type("0123 us")
-    assert len(_judgments(project)) == 11
+    assert len(judgments(project)) == 11
     page.keyboard.press("Tab")  # leaves the field; the grade keys work again
-    _settle(page)  # the note reaches the server when the field is left
+    settle(page)  # the note reaches the server when the field is left
     _press(page, "2", seen)
     expect(page.get_by_text("you: 11 labelled", exact=False)).to_be_visible()
-    last = _judgments(project)[-1]
+    last = judgments(project)[-1]
     assert last["relevance"] == 2  # the keys typed into the note fired nothing; Tab then 2 graded
     assert last["note"] == "0123 us"
 
@@ -295,7 +172,7 @@ def _press(page, key: str, seen: list[str]) -> None:  # noqa: ANN001 - playwrigh
     Waiting lets the check read the chunk the key acts on; keys pressed without waiting are
     the business of ``test_keys_and_notes_typed_ahead_of_a_slow_page_all_land``.
     """
-    _idle(page)
+    idle(page)
     if page.locator(".gp-chunk").count():
         seen.append(_check_chunk(page))
     page.keyboard.press(key)

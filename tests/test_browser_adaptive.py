@@ -18,7 +18,7 @@ from labeler import adaptive, scheduling
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks
-from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, serving
+from browser_helpers import BROWSER, NARROW, idle, launch, new_page, serving, sign_in
 
 pytestmark = [
     # A real browser against a real server on a loaded machine: a run that fails on timing is
@@ -62,9 +62,8 @@ def _open(browser, url: str, token: str):  # noqa: ANN001, ANN202 - playwright's
     """A page signed in with ``token``, its first item on screen (its batch handed out)."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.set_default_timeout(UI_TIMEOUT_MS)
-    _sign_in(page, url, token)
+    page = new_page(browser, NARROW)
+    sign_in(page, url, token)
     expect(page.get_by_text("This batch: 0 of", exact=False)).to_be_visible()
     return page
 
@@ -75,7 +74,7 @@ def _label_batch(page) -> list[str]:  # noqa: ANN001 - playwright's Page
 
     shown = []
     for done in range(1, BATCH + 1):
-        _idle(page)
+        idle(page)
         body = page.inner_text("body").lower()
         assert not [w for w in HIDDEN if w in body], body
         shown.append(_doc_id(page.locator(".gp-chunk").inner_text()))
@@ -85,13 +84,12 @@ def _label_batch(page) -> list[str]:  # noqa: ANN001 - playwright's Page
 
 
 def test_the_app_draws_from_the_strategy_shuffled_per_annotator(served) -> None:  # noqa: ANN001
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     project, second_token, url, expected = served
     assert "q1-d8" in expected and "q1-d2" not in expected  # the dense list first, beyond the pool
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(playwright)
         try:
             # Both sign in before labelling: the second gets the other copy of the first's batch.
             first = _open(browser, url, project.annotator_token)

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from app_fixtures import Project, build_project
+from app_fixtures import HOLDER, Project, build_project
 from labeler.store import connect
 from labeler.store.schema import BUSY_TIMEOUT_ENV
-from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, serving
-from test_busy import HOLDER
+from browser_helpers import BROWSER, NARROW, idle, launch, new_page, no_traceback, serving, settle, sign_in
 
 pytestmark = [
     # No reruns: the page holds keys pressed while a run is on its way and replays them once
@@ -43,24 +42,20 @@ def _rows(project: Project) -> list[tuple[str, str, int]]:
 
 
 def _no_traceback(page) -> None:  # noqa: ANN001 - playwright's Page
-    assert page.get_by_test_id("stException").count() == 0
-    body = page.locator("body").inner_text()
-    assert "Traceback" not in body and "OperationalError" not in body and "database is locked" not in body
+    no_traceback(page, "OperationalError", "database is locked")
 
 
 def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Project, str]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     project, url = served
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            _sign_in(page, url, project.annotator_token)
+            page = new_page(browser, NARROW)
+            sign_in(page, url, project.annotator_token)
             expect(page.get_by_text("This batch: 0 of", exact=False)).to_be_visible()
-            _settle(page)  # the run that writes the kept sign-in cookie may start after load
+            settle(page)  # the run that writes the kept sign-in cookie may start after load
             chunk = page.locator(".gp-chunk").inner_text()
             holder = subprocess.Popen(
                 [sys.executable, "-c", HOLDER, str(project.path), str(LOCK_SECONDS)],
@@ -81,7 +76,7 @@ def test_a_grade_pressed_while_the_lock_is_held_is_saved_after(served: tuple[Pro
                 holder.kill()
                 holder.wait()
             expect(page.get_by_text("This batch: 1 of", exact=False)).to_be_visible()
-            _idle(page)
+            idle(page)
             _no_traceback(page)
             rows = _rows(project)
             assert len(rows) == 1 and rows[0][2] == 2

@@ -17,7 +17,7 @@ from labeler.store import connect
 from labeler.store import labels
 from labeler.store.assign import is_overlap
 from labels_fixtures import label_all
-from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _settle, _sign_in, served  # noqa: F401
+from browser_helpers import BROWSER, WIDE, idle, launch, new_page, settle, sign_in
 
 pytestmark = [
     # A real browser against a real server on a loaded machine: a run that fails on timing is
@@ -27,7 +27,6 @@ pytestmark = [
 ]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
-WIDE = {"width": 1400, "height": 900}
 CODE = (
     "def boiling_point(pressure_kpa: float) -> float:\n"
     '    """Boiling point of water in C at a given pressure (Antoine equation)."""\n'
@@ -38,19 +37,6 @@ CODE = (
     "101.3 kPa  100.0 C\n"
     " 70.1 kPa   90.0 C\n"
 )
-
-
-def _browser(playwright):  # noqa: ANN001, ANN202 - playwright objects
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=UI_TIMEOUT_MS)
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-
-
-def _page(context):  # noqa: ANN001, ANN202
-    page = context.new_page()
-    page.set_default_timeout(UI_TIMEOUT_MS)
-    return page
 
 
 def _count(project: Project, sql: str, *args: object) -> int:
@@ -64,7 +50,7 @@ def _kept(page) -> None:  # noqa: ANN001
 
 
 def _press(page, key: str) -> None:  # noqa: ANN001
-    _idle(page)
+    idle(page)
     page.keyboard.press(key)
 
 
@@ -78,10 +64,10 @@ def test_an_annotator_arriving_after_the_other_finished_gets_the_overlap(served:
         _, token = labels.add_annotator(db, "cy")
     assert overlap
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = launch(playwright)
         try:
-            page = _page(browser.new_context(viewport=WIDE))
-            _sign_in(page, url, token)
+            page = new_page(browser.new_context(viewport=WIDE))
+            sign_in(page, url, token)
             for done in range(1, len(overlap) + 1):
                 expect(page.locator(".gp-chunk")).to_be_visible()
                 _press(page, "2")
@@ -105,19 +91,19 @@ def test_an_admin_lands_on_progress_and_gets_work_only_by_choosing_it(served: tu
     project, url = served
     held = "SELECT count(*) FROM reservations WHERE annotator_id = ? AND expires_at > strftime('%Y-%m-%dT%H:%M:%f', 'now')"
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = launch(playwright)
         try:
-            page = _page(browser.new_context(viewport=WIDE))
-            _sign_in(page, url, project.admin_token)
+            page = new_page(browser.new_context(viewport=WIDE))
+            sign_in(page, url, project.admin_token)
             expect(page.get_by_role("heading", name="Progress")).to_be_visible()
-            _idle(page)
+            idle(page)
             assert _count(project, "SELECT count(*) FROM assignments WHERE annotator_id = ?", project.admin_id) == 0
             page.get_by_role("link", name="Label").click()  # the admin chooses to label
             expect(page.locator(".gp-chunk")).to_be_visible()
             assert _count(project, held, project.admin_id) > 0
             page.get_by_role("link", name="Progress").click()  # and stops: nothing stays held
             expect(page.get_by_role("heading", name="Progress")).to_be_visible()
-            _idle(page)
+            idle(page)
             assert _count(project, held, project.admin_id) == 0
         finally:
             browser.close()
@@ -128,11 +114,11 @@ def test_a_sign_in_survives_a_reload_and_a_typed_address_until_sign_out(served: 
 
     project, url = served
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = launch(playwright)
         try:
             context = browser.new_context(viewport=WIDE)
-            page = _page(context)
-            _sign_in(page, url, project.admin_token)
+            page = new_page(context)
+            sign_in(page, url, project.admin_token)
             expect(page.get_by_role("heading", name="Progress")).to_be_visible()
             _kept(page)
             page.reload()
@@ -151,15 +137,15 @@ def test_a_sign_in_survives_a_reload_and_a_typed_address_until_sign_out(served: 
             assert _count(project, "SELECT count(*) FROM sessions WHERE annotator_id = ?", project.admin_id) == 0
 
             # An annotator's kept sign-in ends when a new token is issued: the next key meets the form.
-            bob = _page(context)
-            _sign_in(bob, url, project.annotator_token)
+            bob = new_page(context)
+            sign_in(bob, url, project.annotator_token)
             expect(bob.locator(".gp-chunk")).to_be_visible()
             _kept(bob)
             bob.reload()
             expect(bob.locator(".gp-chunk")).to_be_visible()
             with connect(project.path) as db:
                 labels.rotate_token(db, "bob")
-            _settle(bob)
+            settle(bob)
             _press(bob, "2")
             expect(bob.get_by_label("Access token")).to_be_visible()
             bob.reload()
@@ -175,17 +161,17 @@ def test_a_note_comes_back_with_u_and_tab_then_enter_grades_nothing(served: tupl
     project, url = served
     rows = "SELECT count(*) FROM judgments WHERE annotator_id = ?"
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = launch(playwright)
         try:
-            page = _page(browser.new_context(viewport=WIDE))
-            _sign_in(page, url, project.annotator_token)
+            page = new_page(browser.new_context(viewport=WIDE))
+            sign_in(page, url, project.annotator_token)
             note = page.get_by_label("Note (optional)")
             expect(note).to_be_visible()
-            _idle(page)
+            idle(page)
             note.focus()
             page.keyboard.type("only the title matches")
             page.keyboard.press("Tab")
-            _settle(page)
+            settle(page)
             _press(page, "2")
             expect(page.get_by_text("you: 1 labelled", exact=False)).to_be_visible()
             expect(note).to_have_value("")
@@ -193,17 +179,17 @@ def test_a_note_comes_back_with_u_and_tab_then_enter_grades_nothing(served: tupl
             expect(page.get_by_text("Your label: 2 ·", exact=False)).to_be_visible()
             expect(note).to_have_value("only the title matches")
             # Tab out of the note, then Enter and Space: nothing is graded.
-            _idle(page)
+            idle(page)
             note.focus()
             page.keyboard.press("Tab")
-            _idle(page)
+            idle(page)
             page.keyboard.press("Enter")
             page.keyboard.press(" ")
-            _idle(page)
+            idle(page)
             page.get_by_role("button", name="0 · Irrelevant").focus()  # even on the button itself
             page.keyboard.press("Enter")
             page.keyboard.press(" ")
-            _idle(page)
+            idle(page)
             assert _count(project, rows, project.annotator_id) == 1
             expect(page.get_by_text("Your label: 2 ·", exact=False)).to_be_visible()
             _press(page, "3")  # the grade keys still work
@@ -223,29 +209,29 @@ def test_screenshots_of_a_code_chunk_and_issuing_a_token(served: tuple[Project, 
         db.execute("UPDATE documents SET title = 'Water: boiling point by pressure', text = ? WHERE doc_id LIKE 'q1-%'", [CODE])
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = _browser(playwright)
+        browser = launch(playwright)
         try:
-            page = _page(browser.new_context(viewport=WIDE))
-            _sign_in(page, url, project.annotator_token)
+            page = new_page(browser.new_context(viewport=WIDE))
+            sign_in(page, url, project.annotator_token)
             expect(page.locator(".gp-mono")).to_be_visible()
-            _idle(page)
+            idle(page)
             for grade in range(4):  # every grade button is inside the window, none needs scrolling
                 box = page.get_by_role("button", name=f"{grade} ·").bounding_box()
                 assert box is not None and box["y"] + box["height"] <= WIDE["height"]
             page.screenshot(path=str(ARTIFACTS / "label-code-1400x900.png"), animations="disabled")
 
-            admin = _page(browser.new_context(viewport=WIDE))
-            _sign_in(admin, url, project.admin_token)
+            admin = new_page(browser.new_context(viewport=WIDE))
+            sign_in(admin, url, project.admin_token)
             expect(admin.get_by_role("heading", name="Progress")).to_be_visible()
             _kept(admin)
             admin.goto(url + "annotators")
             expect(admin.get_by_role("heading", name="Annotators")).to_be_visible()
-            _idle(admin)
+            idle(admin)
             admin.get_by_label("Name").fill("cy")
             admin.get_by_role("button", name="Add").click()
             expect(admin.get_by_text("shown only this once", exact=False)).to_be_visible()
             expect(admin.locator("[data-testid='stCode'] code")).to_contain_text("gp")
-            _idle(admin)
+            idle(admin)
             admin.screenshot(path=str(ARTIFACTS / "annotators-token.png"), animations="disabled", full_page=True)
             token = admin.locator("[data-testid='stCode'] code").inner_text().strip()
             with connect(project.path) as db:

@@ -1,7 +1,7 @@
 """Faithfulness and pairwise pages in headless Chromium against `goldpool serve`, keyboard only.
 
-Needs Debian's Chromium on the PATH, like tests/test_browser.py (whose server fixture
-and helpers this module uses); skipped, loudly, where it is missing.
+Needs Debian's Chromium on the PATH (tests/browser_helpers.py); skipped, loudly, where it
+is missing.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items
 from labeler.store import connect
-from test_browser import BROWSER, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _idle, _sign_in, served  # noqa: F401 - fixture
+from browser_helpers import BROWSER, WIDE, idle, launch, new_page, sign_in
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
@@ -43,11 +43,11 @@ def _blind(page) -> None:  # noqa: ANN001 - playwright's Page
 def _faithfulness(page, project: Project, url: str) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
-    _sign_in(page, url + "faithfulness", project.annotator_token)
+    sign_in(page, url + "faithfulness", project.annotator_token)
     expect(page.get_by_text("Faithfulness: judged 0 of 4")).to_be_visible()
     keys = ["1", "0", "0", "1"]
     for done, key in enumerate(keys, start=1):
-        _idle(page)
+        idle(page)
         _blind(page)
         response = page.locator(".gp-response").inner_text()
         if "Claim" in response:
@@ -65,12 +65,12 @@ def _faithfulness(page, project: Project, url: str) -> None:  # noqa: ANN001
 def _pairwise(page, project: Project, url: str) -> list[str]:  # noqa: ANN001
     from playwright.sync_api import expect
 
-    _sign_in(page, url + "pairwise", project.annotator_token)
+    sign_in(page, url + "pairwise", project.annotator_token)
     expect(page.get_by_text("Pairwise: judged 0 of 8")).to_be_visible()
     keys = ["a", "b", "t", "a", "b", "a", "b", "a"]
     shown: list[str] = []
     for done, key in enumerate(keys, start=1):
-        _idle(page)
+        idle(page)
         _blind(page)
         left, right = page.locator(".gp-left").inner_text(), page.locator(".gp-right").inner_text()
         assert ("ALPHA" in left) != ("ALPHA" in right) and ("BETA" in left) != ("BETA" in right)
@@ -97,9 +97,8 @@ def _judges(browser, project: Project, url: str) -> None:  # noqa: ANN001 - play
     """The admin's Judges page names the judge and lists bob's disagreements with it."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.set_default_timeout(UI_TIMEOUT_MS)
-    _sign_in(page, url + "judges", project.admin_token)
+    page = new_page(browser, WIDE)
+    sign_in(page, url + "judges", project.admin_token)
     expect(page.get_by_role("heading", name="Judges")).to_be_visible()
     expect(page.get_by_text(f"{JUDGE_NAME}: faithfulness")).to_be_visible()
     expect(page.get_by_text("2 disagreements")).to_be_visible()  # bob said UNSUPPORTED twice, the judge never
@@ -108,27 +107,24 @@ def _judges(browser, project: Project, url: str) -> None:  # noqa: ANN001 - play
     expect(board).to_contain_text(JUDGE_NAME)
     page.get_by_text("f2: bob UNSUPPORTED, judge SUPPORTED").click()  # a disagreement opens its item
     expect(page.get_by_text("Context one of item 2.")).to_be_visible()
-    _idle(page)
+    idle(page)
     page.screenshot(path=str(ARTIFACTS / "judges.png"), animations="disabled", full_page=True)
 
 
-def test_faithfulness_and_pairwise_by_keyboard_in_chromium(served: tuple[Project, str]) -> None:  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+def test_faithfulness_and_pairwise_by_keyboard_in_chromium(served: tuple[Project, str]) -> None:
+    from playwright.sync_api import sync_playwright
 
     project, url = served
     add_verdict_items(project.path)
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     dialogs: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(UI_TIMEOUT_MS)
+            page = new_page(browser, WIDE)
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             _faithfulness(page, project, url)
-            pairwise = browser.new_page(viewport={"width": 1400, "height": 900})
-            pairwise.set_default_timeout(UI_TIMEOUT_MS)
+            pairwise = new_page(browser, WIDE)
             pairwise.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             shown = _pairwise(pairwise, project, url)
             # Random left/right: both orders came up over the eight items.

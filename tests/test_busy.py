@@ -17,35 +17,20 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from streamlit.testing.v1 import AppTest
 
-import labeler
-from app_fixtures import Project, build_project
+from app_fixtures import HOLDER, Project, sign_in
 from labeler import scheduling, state
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels
 from labeler.store.schema import BUSY_TIMEOUT_ENV, busy_timeout
 
-APP = Path(labeler.__file__).parent / "app.py"
-
-HOLDER = """
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("INSERT INTO settings (key, value) VALUES ('held', '1')")
-print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-conn.execute("ROLLBACK")
-"""
-
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+def project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """The shared project; a write waits 0.2 s for another writer's lock."""
     monkeypatch.setenv(BUSY_TIMEOUT_ENV, "0.2")
-    built = build_project(tmp_path)
-    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
-    return built
+    return project
 
 
 @contextmanager
@@ -169,9 +154,7 @@ def test_a_skip_made_while_busy_keeps_its_note(project: Project) -> None:
 
 
 def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Project) -> None:
-    at = AppTest.from_file(str(APP), default_timeout=30).run()
-    at.text_input(key=state.TOKEN_INPUT).input(project.annotator_token)
-    at.button(key=state.LOGIN_SUBMIT).click().run()
+    at = sign_in(project.annotator_token)
     shown = at.session_state[state.CURRENT]
     with locked(project.path):
         at.button(key=state.grade_key(2)).click().run()
@@ -187,3 +170,18 @@ def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Projec
         rows = db.execute("SELECT query_id, doc_id, relevance FROM judgments").fetchall()
     assert rows == [(*shown, 2)]
     assert at.session_state[state.CURRENT] != shown
+
+
+def test_a_sign_in_while_busy_lets_the_annotator_in_without_keeping_it(project: Project) -> None:
+    """The kept sign-in's row cannot be written while another process holds the lock: the
+    annotator is let in all the same, told that a reload will ask for the token again."""
+    session: dict = {}
+    with connect(project.path) as db, locked(project.path):
+        user = state.sign_in(session, db, project.annotator_token)
+    assert user is not None and session[state.USER] == user
+    assert session[state.SIGN_IN_NOTICE] == state.UNKEPT_NOTICE
+    assert state.SESSION_SECRET not in session
+    with connect(project.path) as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        assert state.sign_in(session, db, project.annotator_token) is not None  # free again: kept, no notice
+        assert state.SIGN_IN_NOTICE not in session and session[state.SESSION_SECRET]

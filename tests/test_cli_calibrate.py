@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
+from app_fixtures import function_test
 from labeler.cli import cli
 
 from labeler.store import init_db, now
@@ -349,10 +350,8 @@ def _page(path: str, role: str) -> None:
 
 
 def test_admin_page_shows_the_report(tmp_path):
-    from streamlit.testing.v1 import AppTest
-
     path = build_project(tmp_path)
-    at = AppTest.from_function(_page, args=(str(path), "admin"), default_timeout=30).run()
+    at = function_test(_page, str(path), "admin").run()
     assert not at.exception
     assert [t.value for t in at.title] == ["Calibration"]
     text = "\n".join(m.value for m in at.markdown)
@@ -361,12 +360,10 @@ def test_admin_page_shows_the_report(tmp_path):
 
 
 def test_annotator_is_refused_the_calibration_page(tmp_path):
-    from streamlit.testing.v1 import AppTest
-
     from labeler.views import ADMIN_REFUSAL
 
     path = build_project(tmp_path)
-    at = AppTest.from_function(_page, args=(str(path), "annotator"), default_timeout=30).run()
+    at = function_test(_page, str(path), "annotator").run()
     assert [e.value for e in at.error] == [ADMIN_REFUSAL]
     assert len(at.title) == 0 and len(at.markdown) == 0
     assert not at.exception

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app_fixtures import Project
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, _free_port, _idle, _judgments, served  # noqa: F401
+from browser_helpers import CHROMIUM, free_port, idle, judgments, launch, new_page
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 NGINX = shutil.which("nginx")
@@ -66,26 +66,24 @@ def _nginx_conf(tmp: Path, tls_port: int, app_port: int) -> Path:
     return conf
 
 
-def test_label_through_the_readme_nginx_proxy(served: tuple[Project, str], tmp_path: Path) -> None:  # noqa: F811
+def test_label_through_the_readme_nginx_proxy(served: tuple[Project, str], tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     project, url = served
     app_port = int(url.rstrip("/").rsplit(":", 1)[1])
-    tls_port = _free_port()
+    tls_port = free_port()
     work = tmp_path / "nginx"
     work.mkdir()
     conf = _nginx_conf(work, tls_port, app_port)
     checked = subprocess.run([NGINX, "-t", "-c", str(conf), "-p", str(work)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
     proxy = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(work)], stderr=subprocess.PIPE)
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            browser = launch(playwright)
             try:
                 context = browser.new_context(ignore_https_errors=True)  # a self-signed test certificate
-                page = context.new_page()
-                page.set_default_timeout(UI_TIMEOUT_MS)
+                page = new_page(context)
                 for _ in range(50):  # nginx starts in well under a second
                     try:
                         page.goto(f"https://127.0.0.1:{tls_port}/")
@@ -96,7 +94,7 @@ def test_label_through_the_readme_nginx_proxy(served: tuple[Project, str], tmp_p
                 page.get_by_label("Access token").fill(project.annotator_token)
                 page.keyboard.press("Enter")
                 expect(page.get_by_text("This batch: 0 of", exact=False)).to_be_visible()
-                _idle(page)
+                idle(page)
                 page.keyboard.press("3")
                 expect(page.get_by_text("This batch: 1 of", exact=False)).to_be_visible()
             finally:
@@ -104,7 +102,7 @@ def test_label_through_the_readme_nginx_proxy(served: tuple[Project, str], tmp_p
     finally:
         proxy.terminate()
         proxy.wait(timeout=10)
-    rows = _judgments(project)
+    rows = judgments(project)
     assert [r["relevance"] for r in rows] == [3]
     log = (work / "access.log").read_text()
     assert "/_stcore/stream" in log and " 101 " in log  # the WebSocket went through the proxy

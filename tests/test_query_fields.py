@@ -8,16 +8,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from streamlit.testing.v1 import AppTest
 
-import labeler
+from app_fixtures import sign_in
 from labeler import state
 from labeler.cli import cli
 from labeler.query_fields import LONG, query_fields_html
 from labeler.store import connect
 from labeler.store import labels
 
-APP = Path(labeler.__file__).parent / "app.py"
 NARRATIVE = "A relevant document must <b>identify</b> the organization & its activity" + ", in detail" * 30 + "."
 TOPICS = (
     "<top>\n<num> Number: 301\n<title> International Organized Crime\n"
@@ -55,9 +53,7 @@ def test_topics_keep_description_and_narrative(project: tuple[Path, str]) -> Non
 
 
 def test_labelling_page_shows_the_narrative_escaped_and_collapsed(project: tuple[Path, str]) -> None:
-    at = AppTest.from_file(str(APP), default_timeout=30).run()
-    at.text_input(key=state.TOKEN_INPUT).input(project[1])
-    at.button(key=state.LOGIN_SUBMIT).click().run()
+    at = sign_in(project[1])
     seen: dict[str, str] = {}
     for _ in range(8):
         query_id = at.session_state[state.CURRENT][0]

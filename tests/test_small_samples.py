@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
+from app_fixtures import Project, add_judgments, open_page
 from calibration import cohen_kappa, project_report, to_dict, to_markdown
 from calibration.agreement import ONE_ITEM
 from calibration.report import Label
@@ -84,28 +85,15 @@ def test_one_item_through_agree_lists_why(tmp_path: Path) -> None:
     assert f"kappa, kappa_linear, kappa_quadratic, gwet_ac1, gwet_ac2_quadratic: undefined: {ONE_ITEM}" in out
 
 
-def test_the_app_says_why_and_warns(tmp_path: Path, monkeypatch) -> None:
+def test_the_app_says_why_and_warns(project: Project) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from app_fixtures import add_judgments, build_project, signed_in_as
-    from labeler import state
-    from labeler.store import connect, labels
-
-    project = build_project(tmp_path)
-    monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
     # One shared item: kappa undefined; one labelled query: the MDD is beyond the scale.
     add_judgments(project.path, project.annotator_id, {("q1", "q1-d1"): 1})
     add_judgments(project.path, project.admin_id, {("q1", "q1-d1"): 2})
 
     def page(name: str) -> AppTest:
-        def script(page: str) -> None:
-            from labeler import app
-
-            getattr(app, page)()
-
-        at = AppTest.from_function(script, args=(name,), default_timeout=30)
-        signed_in_as(at, project.path, project.admin_token)
-        return at.run()
+        return open_page(project.path, name, project.admin_token)
 
     calibration = page("calibration_page")
     text = "\n".join(m.value for m in calibration.markdown)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project, signed_in_as
+from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project, open_page, page_text, press
 from labeler import state
 from labeler.judge.report import judge_report, task_dict
 from labeler.store import connect
@@ -18,45 +17,16 @@ from labeler.store.access import OWNER
 from labeler.store.assign import enabled_tasks
 from labeler.views import ADMIN_REFUSAL
 
-TIMEOUT = 30
-
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    built = build_project(tmp_path)
-    add_verdict_items(built.path)
-    monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
-    return built
-
-
-def _page_script(page: str) -> None:
-    from labeler import app
-
-    getattr(app, page)()
-
-
-def _open(project: Project, page: str, token: str) -> AppTest:
-    at = AppTest.from_function(_page_script, args=(page,), default_timeout=TIMEOUT)
-    signed_in_as(at, project.path, token)
-    return at.run()
-
-
-def _walk(node: object) -> Iterator[object]:
-    yield node
-    for child in getattr(node, "children", {}).values():
-        yield from _walk(child)
-
-
-def _page_text(at: AppTest) -> str:
-    return "\n".join(str(getattr(n, "proto", "")) for block in (at.main, at.sidebar) for n in _walk(block))
+def project(project: Project) -> Project:
+    """The shared project with verdict items and a judge's verdicts on them."""
+    add_verdict_items(project.path)
+    return project
 
 
 def _html(at: AppTest, css_class: str) -> list[str]:
     return [h.proto.body for h in at.html if f'class="{css_class}"' in h.proto.body]
-
-
-def _press(at: AppTest, key: str) -> None:
-    at.button(key=key).click().run()
 
 
 def _verdicts(project: Project) -> list[tuple]:
@@ -66,29 +36,29 @@ def _verdicts(project: Project) -> list[tuple]:
 
 
 def test_faithfulness_keys_record_verdicts_with_the_note(project: Project) -> None:
-    at = _open(project, "faithfulness_page", project.annotator_token)
+    at = open_page(project.path, "faithfulness_page", project.annotator_token)
     shown = []
     for choice, note in (("SUPPORTED", ""), ("UNSUPPORTED", "claim two is not in the contexts"), ("SUPPORTED", "")):
         shown.append(at.session_state[state.task_key("faithfulness", "current")])
         if note:
             at.text_input(key=state.task_key("faithfulness", "note")).input(note)
-        _press(at, state.choice_key("faithfulness", choice))
+        press(at, state.choice_key("faithfulness", choice))
     assert _verdicts(project) == [(shown[0], "SUPPORTED", None, ""),
                                   (shown[1], "UNSUPPORTED", None, "claim two is not in the contexts"),
                                   (shown[2], "SUPPORTED", None, "")]
     assert len(set(shown)) == 3
-    _press(at, state.task_key("faithfulness", "back"))
+    press(at, state.task_key("faithfulness", "back"))
     assert at.session_state[state.task_key("faithfulness", "current")] == shown[2]
-    assert "Your verdict: supported" in _page_text(at)
+    assert "Your verdict: supported" in page_text(at)
     assert not at.exception
 
 
 def test_pairwise_key_names_the_slot_shown_and_the_order_is_recorded(project: Project) -> None:
-    at = _open(project, "pairwise_page", project.annotator_token)
+    at = open_page(project.path, "pairwise_page", project.annotator_token)
     for key in ("left", "right", "tie", "left", "right"):
         left, right = _html(at, "gp-left")[0], _html(at, "gp-right")[0]
         item_id = at.session_state[state.task_key("pairwise", "current")]
-        _press(at, state.choice_key("pairwise", key))
+        press(at, state.choice_key("pairwise", key))
         got = _verdicts(project)[-1]
         order = "AB" if "ALPHA" in left else "BA"
         assert ("BETA" in right) == (order == "AB")
@@ -107,10 +77,10 @@ def test_verdict_pages_show_no_model_judge_or_other_person_and_escape_text(proje
             for i, v, o in (("f1", "UNSUPPORTED", None), ("p1", "B", "AB"))
         )
     for page, task, payload_box in (("faithfulness_page", "faithfulness", "gp-response"), ("pairwise_page", "pairwise", None)):
-        at = _open(project, page, project.annotator_token)
+        at = open_page(project.path, page, project.annotator_token)
         seen_payload = False
         for _ in range(12):
-            text = _page_text(at)
+            text = page_text(at)
             for marker in (*MODEL_NAMES, JUDGE_NAME, JUDGE_RAW, "ada-private-note", "oracle"):
                 assert marker not in text
             assert "<script" not in text and XSS_PAYLOAD not in text
@@ -122,7 +92,7 @@ def test_verdict_pages_show_no_model_judge_or_other_person_and_escape_text(proje
                     assert "\n\n  spaced" in boxes[0] and "white-space:pre-wrap" in boxes[0]
             if at.session_state.get(state.task_key(task, "current")) is None:
                 break
-            _press(at, state.task_key(task, "skip"))
+            press(at, state.task_key(task, "skip"))
         assert seen_payload
         assert not at.exception
 
@@ -130,7 +100,7 @@ def test_verdict_pages_show_no_model_judge_or_other_person_and_escape_text(proje
 def test_a_closed_task_is_refused_to_annotators_and_hands_out_nothing(project: Project) -> None:
     with connect(project.path) as db:
         labels.set_settings(db, {"tasks": "relevance,faithfulness"}, caller=OWNER)
-    at = _open(project, "pairwise_page", project.annotator_token)
+    at = open_page(project.path, "pairwise_page", project.annotator_token)
     assert "The pairwise task is not open in this project." in [i.value for i in at.info]
     assert state.choice_key("pairwise", "left") not in [b.key for b in at.button]
     with connect(project.path) as db:
@@ -152,12 +122,12 @@ def test_sidebar_lists_only_open_task_pages() -> None:
 
 
 def test_admin_chooses_the_tasks_on_the_tasks_page(project: Project) -> None:
-    refused = _open(project, "tasks_page", project.annotator_token)
+    refused = open_page(project.path, "tasks_page", project.annotator_token)
     assert [e.value for e in refused.error] == [ADMIN_REFUSAL]
-    at = _open(project, "tasks_page", project.admin_token)
+    at = open_page(project.path, "tasks_page", project.admin_token)
     assert at.multiselect(key=state.TASKS_INPUT).value == ["relevance", "faithfulness", "pairwise"]
     at.multiselect(key=state.TASKS_INPUT).set_value(["pairwise"]).run()
-    _press(at, state.TASKS_SAVE)
+    press(at, state.TASKS_SAVE)
     with connect(project.path) as db:
         assert enabled_tasks(db) == ("pairwise",)
     assert "Annotators now see: pairwise." in [s.value for s in at.success]
@@ -165,12 +135,12 @@ def test_admin_chooses_the_tasks_on_the_tasks_page(project: Project) -> None:
 
 
 def test_judges_page_shows_the_leaderboard_and_opens_disagreements(project: Project) -> None:
-    refused = _open(project, "judges_page", project.annotator_token)
+    refused = open_page(project.path, "judges_page", project.annotator_token)
     assert [e.value for e in refused.error] == [ADMIN_REFUSAL] and len(refused.table) == 0
-    at = _open(project, "faithfulness_page", project.annotator_token)
+    at = open_page(project.path, "faithfulness_page", project.annotator_token)
     for _ in range(4):  # the judge said SUPPORTED everywhere; bob says UNSUPPORTED on every item
-        _press(at, state.choice_key("faithfulness", "UNSUPPORTED"))
-    page = _open(project, "judges_page", project.admin_token)
+        press(at, state.choice_key("faithfulness", "UNSUPPORTED"))
+    page = open_page(project.path, "judges_page", project.admin_token)
     board = page.table[0].value
     assert list(board["judge"]) == [JUDGE_NAME, JUDGE_NAME] and list(board["task"]) == ["faithfulness", "pairwise"]
     faithfulness = board[board["task"] == "faithfulness"].iloc[0]
@@ -178,7 +148,7 @@ def test_judges_page_shows_the_leaderboard_and_opens_disagreements(project: Proj
     titles = [e.label for e in page.expander]
     assert sorted(t.split(":")[0] for t in titles) == ["f1", "f2", "f3", "f4"]
     assert all(t.endswith("bob UNSUPPORTED, judge SUPPORTED") for t in titles)
-    text = _page_text(page)
+    text = page_text(page)
     assert "Context one of item 2." in text  # each disagreement holds its item
     with connect(project.path) as db:  # the consequence in words, as the report service says it
         report = judge_report(db, [JUDGE_NAME], caller=OWNER, n_boot=50)
@@ -202,10 +172,10 @@ def test_an_empty_response_is_shown_as_such_and_unlike_any_text(tmp_path: Path, 
         import_items(db, items, caller=OWNER)
     monkeypatch.setenv(state.DB_ENV_VAR, str(built.path))
     caption = '<em class="gp-empty" style="color:#888">(empty response)</em>'
-    at = _open(built, "faithfulness_page", built.annotator_token)
+    at = open_page(built.path, "faithfulness_page", built.annotator_token)
     [response] = _html(at, "gp-response")
     assert response.endswith(f">{caption}</div>")
-    at = _open(built, "pairwise_page", built.annotator_token)
+    at = open_page(built.path, "pairwise_page", built.annotator_token)
     boxes = _html(at, "gp-left") + _html(at, "gp-right")
     assert sorted(caption in box for box in boxes) == [False, True]  # the empty one, and a text that only says so
     assert any(box.endswith('">(empty response)</div>') for box in boxes)

@@ -68,6 +68,11 @@ def _token_hash(
     return f"scrypt:{n}:{r}:{p}:{digest.hex()}"
 
 
+#: What a token of an id nobody holds is checked against: no secret hashes to it.
+_NO_SALT = bytes(16)
+_NO_HASH = f"scrypt:{_SCRYPT['n']}:{_SCRYPT['r']}:{_SCRYPT['p']}:{'0' * 64}"
+
+
 def _annotator(row: sqlite3.Row | tuple) -> Annotator:
     return Annotator(id=row[0], name=row[1], role=row[2], active=bool(row[3]))
 
@@ -204,6 +209,8 @@ def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
         "SELECT id, name, role, active, token_salt, token_hash FROM annotators WHERE id = ?", [int(match[1])]
     ).fetchone()
     if row is None:
+        # As slow as a wrong secret for a known id: the time taken must not tell which ids exist.
+        hmac.compare_digest(_token_hash(match[2], _NO_SALT).encode(), _NO_HASH.encode())
         return None
     _, n, r, p, _ = row[5].split(":")
     given = _token_hash(match[2], bytes.fromhex(row[4]), int(n), int(r), int(p))

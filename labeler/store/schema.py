@@ -125,6 +125,10 @@ class StoreBusy(StoreError):
     """
 
 
+class StoreReadOnly(StoreError):
+    """A write to a project opened read-only (an archived file or directory): every read works."""
+
+
 #: Environment variable: seconds a write waits for another writer's lock before giving up
 #: with :class:`StoreBusy` (default :data:`DEFAULT_BUSY_TIMEOUT`).
 BUSY_TIMEOUT_ENV = "GOLDPOOL_BUSY_TIMEOUT"
@@ -221,7 +225,7 @@ def _lock_error(conn: sqlite3.Connection, exc: sqlite3.OperationalError) -> Exce
         return busy_error(conn, exc)
     if "readonly" in str(exc) or "read-only" in str(exc):
         main = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-        return StoreError(f"{main or 'the project'}: the project is read-only here; it can be read, not changed")
+        return StoreReadOnly(f"{main or 'the project'}: the project is read-only here; it can be read, not changed")
     return exc
 
 

@@ -1,0 +1,106 @@
+"""What a wrong access token costs: the same slow hash whether its id exists or not, and a
+browser session that keeps typing wrong tokens waits longer and longer (no sleep anywhere)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from app_fixtures import Project, press, sign_in
+from labeler import state
+from labeler.store import connect
+from labeler.store.access import authenticate
+
+WRONG_SECRET = "x" * 43
+
+
+@pytest.fixture
+def scrypts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int]]:
+    """Every scrypt the process runs from now on, as its (n, r, p)."""
+    calls: list[tuple[int, int, int]] = []
+    real = hashlib.scrypt
+
+    def counting(password: bytes, **kwargs: object) -> bytes:
+        calls.append((kwargs["n"], kwargs["r"], kwargs["p"]))
+        return real(password, **kwargs)
+
+    monkeypatch.setattr(hashlib, "scrypt", counting)
+    return calls
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_unknown_token_id_costs_the_same_scrypt_as_a_known_one(
+    project: Project, scrypts: list[tuple[int, int, int]]
+) -> None:
+    with connect(project.path) as db:
+        known = authenticate(db, f"gp{project.annotator_id}.{WRONG_SECRET}")
+        stored = scrypts[:]
+        unknown = authenticate(db, f"gp{project.annotator_id + 1000}.{WRONG_SECRET}")
+        assert authenticate(db, project.annotator_token) is not None
+    assert known is None and unknown is None
+    assert stored == [(2**14, 8, 1)]
+    assert scrypts == [(2**14, 8, 1)] * 3  # the wrong, the unknown and the right token: one each
+
+
+def test_wrong_tokens_from_one_session_make_it_wait_longer_and_longer(
+    project: Project, scrypts: list[tuple[int, int, int]]
+) -> None:
+    clock = Clock()
+    session: dict = {}
+    wrong = f"gp{project.annotator_id}.{WRONG_SECRET}"
+    with connect(project.path) as db:
+        for n in range(1, state.FREE_ATTEMPTS + 1):
+            assert state.sign_in(session, db, wrong, clock) is None
+            assert session[state.LOGIN_ERROR].startswith("That access token was not recognised.")
+        assert session[state.LOGIN_ERROR].endswith("try again in 5 s.")
+        assert len(scrypts) == state.FREE_ATTEMPTS
+        # While it waits, even the right token is refused, unchecked: no hash is computed.
+        clock.now += 4.5
+        assert state.sign_in(session, db, project.annotator_token, clock) is None
+        assert session[state.LOGIN_ERROR] == "Too many wrong access tokens from this browser: try again in 1 s."
+        assert len(scrypts) == state.FREE_ATTEMPTS and state.USER not in session
+        # Each further wrong token doubles the wait.
+        clock.now += 0.5
+        assert state.sign_in(session, db, wrong, clock) is None
+        assert session[state.LOGIN_ERROR].endswith("try again in 10 s.")
+        clock.now += 9.9
+        assert state.sign_in(session, db, project.annotator_token, clock) is None
+        # Another browser session is not held up meanwhile.
+        other: dict = {}
+        assert state.sign_in(other, db, project.admin_token, clock) is not None
+        # Once the wait is over the right token signs in, and the count starts again.
+        clock.now += 0.1
+        assert state.sign_in(session, db, project.annotator_token, clock) is not None
+        assert state.SIGN_IN_FAILURES not in session
+        state.sign_out(session, db)
+        assert state.sign_in(session, db, wrong, clock) is None
+        assert session[state.LOGIN_ERROR] == "That access token was not recognised. Check it and try again."
+
+
+def test_the_wait_never_passes_the_longest(project: Project) -> None:
+    clock = Clock()
+    session: dict = {}
+    with connect(project.path) as db:
+        for _ in range(state.FREE_ATTEMPTS + 12):
+            state.sign_in(session, db, f"gp{project.annotator_id}.{WRONG_SECRET}", clock)
+            clock.now = session[state.SIGN_IN_FAILURES][1]  # the moment the wait ends
+        assert session[state.LOGIN_ERROR].endswith(f"try again in {state.LONGEST_WAIT:.0f} s.")
+
+
+def test_after_three_wrong_tokens_the_sign_in_form_says_how_long_to_wait(project: Project) -> None:
+    at = sign_in(f"gp{project.annotator_id}.{WRONG_SECRET}")
+    for _ in range(2):
+        at.text_input(key=state.TOKEN_INPUT).input(f"gp{project.annotator_id}.{WRONG_SECRET}")
+        press(at, state.LOGIN_SUBMIT)
+    at.text_input(key=state.TOKEN_INPUT).input(project.annotator_token)
+    press(at, state.LOGIN_SUBMIT)
+    assert [e.value for e in at.error] == ["Too many wrong access tokens from this browser: try again in 5 s."]
+    assert state.USER not in at.session_state and not at.exception
