@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from labeler.store import candidates as store
-from labeler.store.access import Caller, require_admin
+from labeler.store.access import require_admin
 from labeler.store.assign import Settings, get_settings
+from labeler.store.vocabulary import Caller
 
 if TYPE_CHECKING:
     from pooling.stopping import Estimate

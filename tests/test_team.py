@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from calibration import project_report
-from labeler.grades import GRADES
 from labeler.store import StoreError, connect
 from labeler.store import labels, sessions
 from labeler.store.assign import is_overlap
+from labeler.store.vocabulary import GRADES
 from labels_fixtures import label_all, make_project
 
 

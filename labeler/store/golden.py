@@ -15,10 +15,10 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Owner, require_admin
+from labeler.store.access import require_admin
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
+from labeler.store.vocabulary import GRADE_RANGE, Annotator, Caller, is_grade
 
-Caller = Annotator | int | Owner
 Item = tuple[str, str]
 
 
@@ -287,8 +287,8 @@ def import_labels(
             raise StoreError(f"{path}, line {line}, field 'query_id': unknown query {q!r}; import the queries first")
         if d in unknown_d:
             raise StoreError(f"{path}, line {line}, field 'doc_id': unknown document {d!r}; import the corpus first")
-        if not 0 <= grade <= 3:
-            raise StoreError(f"{path}, line {line}, field 'relevance': grade {grade} is outside 0-3")
+        if not is_grade(grade):
+            raise StoreError(f"{path}, line {line}, field 'relevance': grade {grade} is outside {GRADE_RANGE}")
     at = now()
     with transaction(db):
         annotator_id, created = _ensure_annotator(db, annotator)

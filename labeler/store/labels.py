@@ -24,14 +24,8 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.grades import GRADES, check_grade
 from labeler.store import assign
 from labeler.store.access import (
-    OWNER,
-    Annotator,
-    Caller,
-    Owner,
-    Role,
     add_annotator,
     annotator_by_id,
     authenticate,
@@ -61,6 +55,7 @@ from labeler.store.review import (
 )
 from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_hash, rubric_in_use, set_rubric
 from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
+from labeler.store.vocabulary import GRADES, OWNER, Annotator, Caller, Owner, Role, check_grade
 
 __all__ = [
     "DEFAULT_RUBRIC",

@@ -24,9 +24,9 @@ from typing import TextIO
 
 import sqlite_utils
 
-from labeler.grades import check_grade
-from labeler.store.access import Caller, Role, caller_id, require_admin
+from labeler.store.access import caller_id, require_admin
 from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
+from labeler.store.vocabulary import Caller, Role, check_grade
 
 
 @dataclass(frozen=True, slots=True)

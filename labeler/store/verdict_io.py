@@ -28,7 +28,6 @@ import sqlite_utils
 from labeler.store.access import find_annotator, require_admin
 from labeler.store.schema import StoreError, now, transaction
 from labeler.store.verdicts import (
-    Caller,
     CallResult,
     ImportCount,
     InputError,
@@ -39,6 +38,7 @@ from labeler.store.verdicts import (
     _seconds,
     _string,
 )
+from labeler.store.vocabulary import GRADE_RANGE, KINDS, VERDICTS, Caller, is_grade
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -78,8 +78,8 @@ def _grade(record: dict[str, Any], path: Path, line: int, judge: bool) -> str | 
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
-        raise InputError(f"{value!r}: give an integer grade 0-3", path, line, "relevance")
+    if not is_grade(value):
+        raise InputError(f"{value!r}: give an integer grade {GRADE_RANGE}", path, line, "relevance")
     return str(value)
 
 
@@ -120,7 +120,7 @@ def _parse(db: sqlite_utils.Database, record: dict[str, Any], path: Path, line: 
 
 
 #: Any valid verdict of each kind, to check the order of a judge record without a verdict.
-VERDICT_PLACEHOLDER = {"faithfulness": "SUPPORTED", "pairwise": "A"}
+VERDICT_PLACEHOLDER = {kind: VERDICTS[kind][0] for kind in KINDS}
 
 
 def import_verdicts(

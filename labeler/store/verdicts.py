@@ -24,24 +24,14 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Owner, require_active, require_admin
+from labeler.store.access import require_active, require_admin
 from labeler.store.schema import StoreError, now, transaction
+from labeler.store.vocabulary import KINDS, ORDERS, VERDICTS, Caller
 
-KINDS = ("faithfulness", "pairwise")
-TASKS = ("relevance", "faithfulness", "pairwise")
-ORDERS = ("AB", "BA")
-#: Verdicts each task accepts (relevance grades are written as the digits 0-3).
-VERDICTS: dict[str, tuple[str, ...]] = {
-    "faithfulness": ("SUPPORTED", "UNSUPPORTED"),
-    "pairwise": ("A", "B", "TIE"),
-    "relevance": ("0", "1", "2", "3"),
-}
 _ITEM_FIELDS = {
     "faithfulness": ("item_id", "kind", "question", "contexts", "response"),
     "pairwise": ("item_id", "kind", "question", "context", "response_a", "response_b", "model_a", "model_b"),
 }
-
-Caller = Annotator | int | Owner
 
 
 class InputError(StoreError):
@@ -156,7 +146,7 @@ def _item_row(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     item_id = _string(record, "item_id", path, line)
     kind = _string(record, "kind", path, line)
     if kind not in KINDS:
-        raise InputError(f"{kind!r}: give 'faithfulness' or 'pairwise'", path, line, "kind")
+        raise InputError(f"{kind!r}: give {' or '.join(map(repr, KINDS))}", path, line, "kind")
     row: dict[str, Any] = {"item_id": item_id, "kind": kind, "question": _string(record, "question", path, line)}
     if kind == "faithfulness":
         contexts = record.get("contexts")
