@@ -72,7 +72,10 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     db.execute("DROP TABLE overlap_waiting")
     db.execute("DROP TABLE sessions")
     db.execute("DROP TABLE preferences")
-    db.execute("DROP TABLE candidates")  # made by a later migration, which then runs again too
+    db.execute("DROP TABLE candidates")  # made by later migrations, which then run again too
+    for view in ("current_judgments", "current_adjudications", "current_human_verdicts", "current_judge_verdicts"):
+        db.execute(f"DROP VIEW {view}")
+    db.execute("DROP INDEX judge_verdicts_unit")
     from labeler.store.schema import _M_SESSIONS, MIGRATIONS
 
     db.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_SESSIONS)}")  # the migration before it

@@ -61,9 +61,8 @@ class Version:
 
 
 _LATEST = """
-SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.rubric_hash, max(j.id)
-FROM judgments j JOIN annotators n ON n.id = j.annotator_id
-GROUP BY j.query_id, j.doc_id, j.annotator_id
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.rubric_hash
+FROM current_judgments j JOIN annotators n ON n.id = j.annotator_id
 ORDER BY j.query_id, j.doc_id, n.name
 """
 
@@ -71,16 +70,14 @@ ORDER BY j.query_id, j.doc_id, n.name
 def current_labels(db: sqlite_utils.Database, *, caller: Caller) -> list[RawLabel]:
     """The latest label per (query_id, doc_id, annotator), every annotator."""
     require_admin(db, caller)
-    return [RawLabel(*row[:6]) for row in db.execute(_LATEST)]
+    return [RawLabel(*row) for row in db.execute(_LATEST)]
 
 
 def current_adjudications(db: sqlite_utils.Database, *, caller: Caller) -> dict[Item, int]:
     """The final grade of every adjudicated item (its latest adjudication row)."""
     require_admin(db, caller)
-    rows = db.execute(
-        "SELECT query_id, doc_id, relevance, max(id) FROM adjudications GROUP BY query_id, doc_id"
-    )
-    return {(q, d): int(r) for q, d, r, _ in rows}
+    rows = db.execute("SELECT query_id, doc_id, relevance FROM current_adjudications")
+    return {(q, d): int(r) for q, d, r in rows}
 
 
 def pool_sources(db: sqlite_utils.Database, *, caller: Caller) -> dict[Item, dict[str, int]]:
@@ -295,9 +292,8 @@ def import_labels(
         pooled = _pool_new(db, path, annotator, entries, at, rrf_priority)
         current = {
             (q, d): r
-            for q, d, r, _ in db.execute(
-                "SELECT query_id, doc_id, relevance, max(id) FROM judgments WHERE annotator_id = ? GROUP BY query_id, doc_id",
-                [annotator_id],
+            for q, d, r in db.execute(
+                "SELECT query_id, doc_id, relevance FROM current_judgments WHERE annotator_id = ?", [annotator_id]
             )
         }
         fresh = [(q, d, g) for _, q, d, g in entries if current.get((q, d)) != g]

@@ -177,7 +177,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
     rubric = extra["rubric_hash"] or extra["prompt_hash"]
     if target.task == "relevance":
         latest = db.execute(
-            "SELECT relevance, note FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+            "SELECT relevance, note FROM current_judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
             [target.query_id, target.doc_id, annotator_id],
         ).fetchone()
         if latest is not None and (str(latest[0]), latest[1]) == (verdict, note):
@@ -190,7 +190,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
         )
         return True
     latest = db.execute(
-        "SELECT verdict, shown_order, note FROM human_verdicts WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+        "SELECT verdict, shown_order, note FROM current_human_verdicts WHERE item_id = ? AND annotator_id = ?",
         [target.item_id, annotator_id],
     ).fetchone()
     if latest is not None and tuple(latest) == (verdict, target.shown_order, note):
@@ -207,8 +207,8 @@ def _add_judge(db: sqlite_utils.Database, judge: str, target: Target, verdict: s
                path: Path, line: int) -> bool:
     prompt = extra["prompt_hash"] or ""
     latest = db.execute(
-        "SELECT verdict, prompt_hash FROM judge_verdicts WHERE judge = ? AND task = ? AND item_id IS ? AND query_id IS ? "
-        "AND doc_id IS ? AND shown_order IS ? ORDER BY id DESC LIMIT 1",
+        "SELECT verdict, prompt_hash FROM current_judge_verdicts WHERE judge = ? AND task = ? AND item_id IS ? "
+        "AND query_id IS ? AND doc_id IS ? AND shown_order IS ?",
         [judge, target.task, target.item_id, target.query_id, target.doc_id, target.shown_order],
     ).fetchone()
     if latest is not None and tuple(latest) == (verdict, prompt):

@@ -305,8 +305,7 @@ def record_human_verdict(
 
 _HUMAN_LATEST = """
 SELECT h.item_id, i.kind, n.name, h.verdict, h.shown_order, h.at
-FROM human_verdicts h JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id
-WHERE h.id = (SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)
+FROM current_human_verdicts h JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id
 ORDER BY h.item_id, n.name
 """
 
@@ -314,8 +313,7 @@ ORDER BY h.item_id, n.name
 def own_verdicts(db: sqlite_utils.Database, annotator_id: int) -> dict[str, tuple[str, str | None, str]]:
     """One annotator's latest (verdict, shown_order, note) per item: all they may see of verdicts."""
     rows = db.execute(
-        "SELECT h.item_id, h.verdict, h.shown_order, h.note FROM human_verdicts h WHERE h.annotator_id = ? AND h.id = "
-        "(SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)",
+        "SELECT item_id, verdict, shown_order, note FROM current_human_verdicts WHERE annotator_id = ?",
         [annotator_id],
     )
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
@@ -405,10 +403,8 @@ def _insert_judge(db: sqlite_utils.Database, judge: str, target: Target, model: 
 _JUDGE_LATEST = """
 SELECT v.task, v.item_id, v.query_id, v.doc_id, v.shown_order, v.verdict, v.parseable, v.error, v.model, v.prompt_hash,
        v.tokens_in, v.tokens_out, v.latency, v.raw
-FROM judge_verdicts v
-WHERE v.judge = ? AND v.id = (
-    SELECT max(k.id) FROM judge_verdicts k WHERE k.judge = v.judge AND k.task = v.task
-    AND k.item_id IS v.item_id AND k.query_id IS v.query_id AND k.doc_id IS v.doc_id AND k.shown_order IS v.shown_order)
+FROM current_judge_verdicts v
+WHERE v.judge = ?
 ORDER BY v.task, v.item_id, v.query_id, v.doc_id, v.shown_order
 """
 
