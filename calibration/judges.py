@@ -25,7 +25,10 @@ from calibration.bias import PositionBias, RateComparison, position_bias, self_p
 from calibration.bootstrap import N_BOOT, Estimate, wilson_interval
 from calibration.power import plan
 
-#: The scale of each task, in table order.
+#: The scale of each task, in table order: the default of ``calibrate_task(scale=...)``. This
+#: library knows no project (it imports nothing of ``labeler``), and its bias and power
+#: statistics read these very labels (grade >= 2, SUPPORTED, A), so it keeps its own copy; a
+#: project passes its own scale.
 SCALES: dict[str, tuple[Hashable, ...]] = {
     "relevance": (0, 1, 2, 3),
     "faithfulness": ("SUPPORTED", "UNSUPPORTED"),
@@ -193,6 +196,7 @@ def calibrate_task(
     lengths: Mapping[Hashable, tuple[int, int]] | None = None,
     models: Mapping[Hashable, tuple[str | None, str | None]] | None = None,
     judge_model: str = "",
+    scale: Sequence[Hashable] | None = None,
     n_units: int | None = None,
     n_unparseable: int | None = None,
     n_failed: int = 0,
@@ -209,13 +213,14 @@ def calibrate_task(
     ``n_units``/``n_unparseable`` count every judge reply (one per order; a failed call,
     ``n_failed`` of them, counts as unusable too), ``tokens`` and
     ``seconds`` are per reply. ``n_project`` is the project size the power statement uses.
+    ``scale`` is the task's labels in table order (default :data:`SCALES`).
 
     Raises:
         CalibrationError: an unknown task or a label outside the task's scale.
     """
     if task not in SCALES:
         raise CalibrationError(f"task {task!r}: use relevance, faithfulness or pairwise")
-    scale = SCALES[task]
+    scale = SCALES[task] if scale is None else tuple(scale)
     common = {"ci": ci, "n_boot": n_boot, "seed": seed}
     h, j, g, keys = _pairs(humans, judge, groups)
     n_units = len(judge) if n_units is None else n_units

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from labeler.store import candidates as store
-from labeler.store.access import Caller, require_admin
+from labeler.store.access import require_admin
 from labeler.store.assign import Settings, get_settings
 from labeler.store.corpus import database_file
+from labeler.store.vocabulary import Caller
 
 if TYPE_CHECKING:
     from pooling.stopping import Estimate

@@ -32,10 +32,11 @@ from labeler.views import golden as _golden
 from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels as store_labels
-from labeler.store.assign import TASKS, enabled_tasks
+from labeler.store.assign import enabled_tasks
 from labeler.store.schema import StoreReadOnly, busy_timeout, start_checkpointer
 from labeler.store.labels import Annotator
 from labeler.store.sessions import SESSION_HOURS
+from labeler.store.vocabulary import KINDS
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -247,7 +248,7 @@ def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",))
 
 # Item keys: the buttons that answer one key each and move to another item (grade 0-3 and
 # the verdict choices, back `u`, skip `s`), on the labelling page and the verdict pages.
-_VERDICT_TASKS = tuple(t for t in TASKS if t != "relevance")
+_VERDICT_TASKS = KINDS
 _ITEM_BUTTONS = ", ".join(
     [
         '[class*="st-key-gp_grade_"] button',

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from labeler.store.corpus import Recorded
-from labeler.store.golden import Caller, GoldenRow, Version
+from labeler.store.golden import GoldenRow, Version
 from labeler.store.schema import StoreError, now
+from labeler.store.vocabulary import GRADES, Caller
 
 if TYPE_CHECKING:
     from pooling.types import PoolEntry
@@ -68,7 +69,6 @@ def _goldpool_version() -> str:
 def _agreement(labels: Sequence[Any]) -> dict[str, Any]:
     """Inter-annotator agreement on the items labelled more than once, with intervals."""
     from calibration.report import project_report
-    from labeler.grades import GRADES
 
     report = project_report(labels, grades=tuple(GRADES))
     out: dict[str, Any] = {"items_with_two_or_more_labels": report.n_overlap_items}
@@ -99,7 +99,7 @@ def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[
             "queries": len({r.query_id for r in rows}),
             "items": len(rows),
             "labels": len(labels),
-            "per_grade": {str(g): per_grade.get(g, 0) for g in range(4)},
+            "per_grade": {str(g): per_grade.get(g, 0) for g in GRADES},
             "relevant_items": sum(1 for r in rows if r.relevance >= 1),
         },
         "annotators": sorted({lab.annotator for lab in labels}),
@@ -299,8 +299,6 @@ def _num(x: Any) -> str:
 
 def dataset_card(version: Version, formats: Sequence[str]) -> str:
     """The README.md written beside an export: counts, histogram, rubric, agreement, pooling."""
-    from labeler.store.labels import GRADES
-
     m = version.manifest
     counts = m.get("counts", {})
     per_grade = counts.get("per_grade", {})

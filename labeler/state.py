@@ -25,6 +25,7 @@ from labeler.store import StoreBusy, StoreError
 from labeler.store.schema import StoreReadOnly
 from labeler.store import labels, sessions
 from labeler.store.labels import Annotator, Item
+from labeler.store.vocabulary import KINDS
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
 DB_ENV_VAR = "GOLDPOOL_DB"
@@ -242,7 +243,7 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
 
 def forget_tasks(session: Session) -> None:
     """Forget every verdict page's item on screen and unsaved notes (at sign-in and sign-out)."""
-    for task in ("faithfulness", "pairwise"):
+    for task in KINDS:
         for part in ("current", "shown_at", "shown_mark", "note", "drafts"):
             session.pop(task_key(task, part), None)
 

@@ -9,10 +9,10 @@ import pytest
 
 from calibration import project_report
 from labeler import scheduling
-from labeler.grades import GRADES
 from labeler.store import StoreError, connect
 from labeler.store import labels, sessions
 from labeler.store.assign import is_overlap
+from labeler.store.vocabulary import GRADES
 from labels_fixtures import label_all, make_project
 
 
@@ -73,7 +73,10 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     db.execute("DROP TABLE overlap_waiting")
     db.execute("DROP TABLE sessions")
     db.execute("DROP TABLE preferences")
-    db.execute("DROP TABLE candidates")  # made by a later migration, which then runs again too
+    db.execute("DROP TABLE candidates")  # made by later migrations, which then run again too
+    for view in ("current_judgments", "current_adjudications", "current_human_verdicts", "current_judge_verdicts"):
+        db.execute(f"DROP VIEW {view}")
+    db.execute("DROP INDEX judge_verdicts_unit")
     from labeler.store.schema import _M_SESSIONS, MIGRATIONS
 
     db.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_SESSIONS)}")  # the migration before it

@@ -259,9 +259,9 @@ def calibrate(db: str, as_json: bool, html_path: str | None, judges: tuple[str, 
 
         return calibrate_judges(db, judges, as_json, html_path, n_boot, seed)
     from calibration import project_report, to_dict, to_html, to_markdown
-    from labeler.grades import GRADES
     from labeler.store import connect
     from labeler.store.labels import OWNER, latest_judgments
+    from labeler.store.vocabulary import GRADES
 
     with user_errors():
         database = connect(db)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from labeler.commands.common import db_argument, user_errors
+from labeler.store.vocabulary import TASKS
 
 
 @click.command("run-judge")
@@ -12,7 +13,7 @@ from labeler.commands.common import db_argument, user_errors
 @click.option("--judge", required=True, help="Name the verdicts are stored under (e.g. llama3-8b-v1).")
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
-@click.option("--task", type=click.Choice(["relevance", "faithfulness", "pairwise"]), default="relevance", show_default=True,
+@click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
               help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders.")
 @click.option("--prompt", "prompt_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Prompt template file ({query} {passage} {rubric} {scale}; {question} {contexts} {response}; "

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from labeler.judge import JudgeError
-from labeler.store.access import Annotator, Owner
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import latest_human_verdicts, latest_judge_verdicts
+from labeler.store.vocabulary import Caller
 
 METRICS = ("mean-relevance", "relevant-share", "faithfulness-rate", "win-rate")
 _TASK = {"mean-relevance": "relevance", "relevant-share": "relevance", "faithfulness-rate": "faithfulness", "win-rate": "pairwise"}
@@ -87,7 +87,7 @@ def _human_values(db, task: str, metric: str, threshold: int, caller) -> dict:
 
 def estimate(
     db: sqlite_utils.Database, judge: str, metric: str, *, threshold: int = 2, ci: float = 0.95,
-    caller: Annotator | int | Owner,
+    caller: Caller,
 ) -> MetricEstimate:
     """The metric by PPI and PPI++, beside the human-only and judge-only estimates (admin only).
 

@@ -19,11 +19,9 @@ from typing import Any
 import sqlite_utils
 
 from labeler.judge import JudgeError
-from labeler.store.access import Annotator, Owner
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
-
-Caller = Annotator | int | Owner
+from labeler.store.vocabulary import GRADES, TASKS, VERDICTS, Caller
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +52,7 @@ def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Call
 
     n_queries = pooled_query_count(db)
     tokens, seconds = _cost(rows)
-    return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries",
+    return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries", scale=tuple(GRADES),
                           n_failed=sum(r.error is not None for r in rows), tokens=tokens, seconds=seconds, **options)
 
 
@@ -93,7 +91,7 @@ def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], calle
             "models": {k: (items[k].model_a, items[k].model_b) for k in judge},
             "judge_model": next((r.model for r in rows if r.model), ""),
         }
-    return calibrate_task(task, humans, judge, groups, n_project=len(items), unit="items",
+    return calibrate_task(task, humans, judge, groups, n_project=len(items), unit="items", scale=VERDICTS[task],
                           n_units=len(rows), n_unparseable=sum(r.verdict is None for r in rows),
                           n_failed=sum(r.error is not None for r in rows),
                           tokens=tokens, seconds=seconds, **extra, **options)
@@ -119,7 +117,7 @@ def judge_report(
             by_task[r.task].append(r)
         results[name] = {}
         prompts[name] = {task: sorted({r.prompt_hash for r in got}) for task, got in by_task.items()}
-        for task in ("relevance", "faithfulness", "pairwise"):
+        for task in TASKS:
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))

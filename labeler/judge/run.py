@@ -22,10 +22,9 @@ import sqlite_utils
 from labeler.judge import JudgeError
 from labeler.judge.client import Endpoint, call
 from labeler.judge.prompts import Prompt, make_prompt, parse_reply
-from labeler.store.access import Annotator, Owner, require_admin
+from labeler.store.access import require_admin
 from labeler.store.verdicts import CallResult, Target, cached_call, content_hash, done_targets, list_items, record_judge_call
-
-TASKS = ("relevance", "faithfulness", "pairwise")
+from labeler.store.vocabulary import GRADES, TASKS, Caller
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +96,6 @@ def _verdict(task: str, order: str | None, result: CallResult) -> CallResult:
 
 def default_prompt(db: sqlite_utils.Database, task: str, text: str | None) -> Prompt:
     """The prompt of a run: ``text`` or the default, with the project's rubric and grade scale."""
-    from labeler.store.labels import GRADES
     from labeler.store.rubric import current_rubric
 
     scale = ", ".join(f"{g} {name.lower()}" for g, name in GRADES.items())
@@ -115,7 +113,7 @@ def run_judge(
     concurrency: int = 4,
     limit: int | None = None,
     progress: bool = True,
-    caller: Annotator | int | Owner,
+    caller: Caller,
 ) -> RunSummary:
     """Judge every unit of ``task`` not judged yet with this model and prompt (admin only).
 

@@ -27,6 +27,19 @@ beside it that can be rebuilt.
 
 from __future__ import annotations
 
-from labeler.store.schema import SCHEMA_VERSION, StoreBusy, StoreError, connect, init_db, now, transaction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from labeler.store.schema import SCHEMA_VERSION, StoreBusy, StoreError, connect, init_db, now, transaction
 
 __all__ = ["SCHEMA_VERSION", "StoreBusy", "StoreError", "connect", "init_db", "now", "transaction"]
+
+
+def __getattr__(name: str) -> object:
+    # Loaded on first use: the command line imports ``labeler.store.vocabulary`` at start-up,
+    # and the schema (with sqlite_utils) only when a command opens a project.
+    if name in __all__:
+        from labeler.store import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

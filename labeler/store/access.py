@@ -12,48 +12,12 @@ import hmac
 import re
 import secrets
 import sqlite3
-from dataclasses import dataclass
-from typing import Literal
 
 import sqlite_utils
 
 from labeler.store import assign
 from labeler.store.schema import StoreError, now, transaction
-
-Role = Literal["annotator", "admin"]
-
-
-class Owner:
-    """The project owner working on the database file directly (the command line).
-
-    Passed as ``caller=OWNER`` to store functions that check rights: the owner may do
-    everything an admin may. The app always passes the signed-in :class:`Annotator`.
-    """
-
-    _instance: "Owner | None" = None
-
-    def __new__(cls) -> "Owner":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "OWNER"
-
-
-#: The one owner value (see :class:`Owner`).
-OWNER = Owner()
-
-
-@dataclass(frozen=True, slots=True)
-class Annotator:
-    """Someone who labels; an admin also sees the admin pages."""
-
-    id: int
-    name: str
-    role: Role
-    active: bool
-
+from labeler.store.vocabulary import OWNER, Annotator, Caller, Owner, Role
 
 _TOKEN = re.compile(r"gp(\d{1,12})\.([A-Za-z0-9_-]{20,200})")
 # The scrypt paper's parameters for interactive logins (Percival 2009): tens of ms per sign-in.
@@ -94,12 +58,6 @@ def require_active(db: sqlite_utils.Database, annotator_id: int) -> Annotator:
     if not found.active:
         raise StoreError(f"annotator {found.name!r} is deactivated")
     return found
-
-
-#: Who asks a store function that checks rights: the signed-in annotator (or their id), or
-#: :data:`OWNER` for the command line. Every such function takes it as the required keyword
-#: ``caller``; there is no default, so forgetting it can never grant admin rights.
-Caller = Annotator | int | Owner
 
 
 def require_admin(db: sqlite_utils.Database, caller: Caller) -> None:

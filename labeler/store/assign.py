@@ -29,6 +29,7 @@ import sqlite_utils
 
 from labeler.store.candidates import add_to_pool
 from labeler.store.schema import StoreError, transaction
+from labeler.store.vocabulary import TASKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,6 @@ class Settings:
     strategy: str = "depth"  # adaptive pooling strategy (labeler.adaptive); depth: pool order
     stop_recall: float | None = None  # stop offering a query's candidates at this recall; None: off
     stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
-
-
-#: The labelling tasks, in the order their pages are listed.
-TASKS = ("relevance", "faithfulness", "pairwise")
 
 
 _FRONTIER = "state.frontier"

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import sqlite_utils
 
-from labeler.store.schema import LATEST_JUDGMENTS, now
+from labeler.store.schema import now
 
 __all__ = [
     "add_to_pool",
@@ -100,13 +100,12 @@ def labels(db: sqlite_utils.Database, query_id: str) -> dict[str, bool]:
     """
     votes: dict[str, list[bool]] = {}
     for doc_id, relevance in db.execute(
-        f"SELECT doc_id, relevance FROM ({LATEST_JUDGMENTS}) WHERE query_id = ?", [query_id]
+        "SELECT doc_id, relevance FROM current_judgments WHERE query_id = ?", [query_id]
     ):
         votes.setdefault(doc_id, []).append(relevance >= 1)
     found = {d: 2 * sum(v) >= len(v) for d, v in votes.items()}
     adjudicated = db.execute(
-        "SELECT a.doc_id, a.relevance FROM adjudications a JOIN (SELECT max(id) AS id FROM adjudications "
-        "WHERE query_id = ? GROUP BY doc_id) latest ON latest.id = a.id",
+        "SELECT doc_id, relevance FROM current_adjudications WHERE query_id = ?",
         [query_id],
     ).fetchall()
     found.update((d, r >= 1) for d, r in adjudicated)

@@ -15,11 +15,11 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Owner, require_admin
+from labeler.store.access import require_admin
 from labeler.store.corpus import PoolEntry, Recorded
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
+from labeler.store.vocabulary import GRADE_RANGE, Annotator, Caller, is_grade
 
-Caller = Annotator | int | Owner
 Item = tuple[str, str]
 
 
@@ -62,9 +62,8 @@ class Version:
 
 
 _LATEST = """
-SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.rubric_hash, max(j.id)
-FROM judgments j JOIN annotators n ON n.id = j.annotator_id
-GROUP BY j.query_id, j.doc_id, j.annotator_id
+SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.rubric_hash
+FROM current_judgments j JOIN annotators n ON n.id = j.annotator_id
 ORDER BY j.query_id, j.doc_id, n.name
 """
 
@@ -72,16 +71,14 @@ ORDER BY j.query_id, j.doc_id, n.name
 def current_labels(db: sqlite_utils.Database, *, caller: Caller) -> list[RawLabel]:
     """The latest label per (query_id, doc_id, annotator), every annotator."""
     require_admin(db, caller)
-    return [RawLabel(*row[:6]) for row in db.execute(_LATEST)]
+    return [RawLabel(*row) for row in db.execute(_LATEST)]
 
 
 def current_adjudications(db: sqlite_utils.Database, *, caller: Caller) -> dict[Item, int]:
     """The final grade of every adjudicated item (its latest adjudication row)."""
     require_admin(db, caller)
-    rows = db.execute(
-        "SELECT query_id, doc_id, relevance, max(id) FROM adjudications GROUP BY query_id, doc_id"
-    )
-    return {(q, d): int(r) for q, d, r, _ in rows}
+    rows = db.execute("SELECT query_id, doc_id, relevance FROM current_adjudications")
+    return {(q, d): int(r) for q, d, r in rows}
 
 
 def pool_sources(db: sqlite_utils.Database, *, caller: Caller) -> dict[Item, dict[str, int]]:
@@ -291,17 +288,16 @@ def import_labels(
             raise StoreError(f"{path}, line {line}, field 'query_id': unknown query {q!r}; import the queries first")
         if d in unknown_d:
             raise StoreError(f"{path}, line {line}, field 'doc_id': unknown document {d!r}; import the corpus first")
-        if not 0 <= grade <= 3:
-            raise StoreError(f"{path}, line {line}, field 'relevance': grade {grade} is outside 0-3")
+        if not is_grade(grade):
+            raise StoreError(f"{path}, line {line}, field 'relevance': grade {grade} is outside {GRADE_RANGE}")
     at = now()
     with transaction(db):
         annotator_id, created = ensure_annotator(db, annotator)
         pooled = _pool_new(db, path, annotator, entries, at, priority)
         current = {
             (q, d): r
-            for q, d, r, _ in db.execute(
-                "SELECT query_id, doc_id, relevance, max(id) FROM judgments WHERE annotator_id = ? GROUP BY query_id, doc_id",
-                [annotator_id],
+            for q, d, r in db.execute(
+                "SELECT query_id, doc_id, relevance FROM current_judgments WHERE annotator_id = ?", [annotator_id]
             )
         }
         fresh = [(q, d, g) for _, q, d, g in entries if current.get((q, d)) != g]

@@ -24,14 +24,8 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.store.vocabulary import GRADES, check_grade
 from labeler.store import assign
 from labeler.store.access import (
-    OWNER,
-    Annotator,
-    Caller,
-    Owner,
-    Role,
     add_annotator,
     annotator_by_id,
     authenticate,
@@ -60,7 +54,8 @@ from labeler.store.review import (
     record_adjudication,
 )
 from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_hash, rubric_in_use, set_rubric
-from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
+from labeler.store.schema import StoreError, now, transaction
+from labeler.store.vocabulary import GRADES, OWNER, Annotator, Caller, Owner, Role, check_grade
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -179,8 +174,7 @@ def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: s
         )
     ]
     latest = db.execute(
-        "SELECT relevance, note, at FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? "
-        "ORDER BY id DESC LIMIT 1",
+        "SELECT relevance, note, at FROM current_judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
         [query_id, doc_id, annotator_id],
     ).fetchone()
     # A note left with a later skip is the annotator's latest word on the item.
@@ -390,9 +384,9 @@ def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
     return size, labelled
 
 
-_LATEST = f"""
+_LATEST = """
 SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.annotator_id
-FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id
+FROM current_judgments j JOIN annotators n ON n.id = j.annotator_id
 ORDER BY j.query_id, j.doc_id, n.name
 """
 

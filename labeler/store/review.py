@@ -4,7 +4,7 @@ Every function here is admin only: it takes the required keyword ``caller`` (the
 ``Annotator`` or id, or ``OWNER`` for the project owner working on the file directly, the CLI)
 and raises ``StoreError`` unless that caller is an active admin as the database says now.
 
-Agreement statistics are not computed here: the current labels (``LATEST_JUDGMENTS``) go to
+Agreement statistics are not computed here: the current labels (``current_judgments``) go to
 ``calibration.project_report``; ``overlap_labels`` gives the aligned label pairs for callers
 that want them raw.
 """
@@ -24,9 +24,9 @@ from typing import TextIO
 
 import sqlite_utils
 
-from labeler.store.vocabulary import check_grade
-from labeler.store.access import Caller, Role, caller_id, require_admin
-from labeler.store.schema import LATEST_JUDGMENTS, StoreError, now, transaction
+from labeler.store.access import caller_id, require_admin
+from labeler.store.schema import StoreError, now, transaction
+from labeler.store.vocabulary import Caller, Role, check_grade
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +99,9 @@ class Adjudication:
 
 
 # The current label of each (item, annotator).
-_CURRENT = f"""
+_CURRENT = """
 SELECT j.query_id, j.doc_id, n.name, j.relevance, j.note
-FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id
+FROM current_judgments j JOIN annotators n ON n.id = j.annotator_id
 """
 
 
@@ -233,19 +233,17 @@ def adjudications(db: sqlite_utils.Database, *, caller: Caller) -> list[Adjudica
     """The final grade of every adjudicated item (its latest adjudication)."""
     require_admin(db, caller)
     rows = db.execute(
-        """SELECT a.query_id, a.doc_id, n.name, a.relevance, a.note, a.at, max(a.id)
-           FROM adjudications a JOIN annotators n ON n.id = a.annotator_id
-           GROUP BY a.query_id, a.doc_id ORDER BY a.query_id, a.doc_id"""
+        """SELECT a.query_id, a.doc_id, n.name, a.relevance, a.note, a.at
+           FROM current_adjudications a JOIN annotators n ON n.id = a.annotator_id
+           ORDER BY a.query_id, a.doc_id"""
     )
-    return [Adjudication(*r[:6]) for r in rows]
+    return [Adjudication(*r) for r in rows]
 
 
 _EXPORT = """
 SELECT j.query_id, j.doc_id, n.name, j.relevance, j.at, j.seconds, j.note, j.rubric_hash, a.relevance
 FROM judgments j JOIN annotators n ON n.id = j.annotator_id
-LEFT JOIN adjudications a ON a.id = (
-    SELECT max(id) FROM adjudications x WHERE x.query_id = j.query_id AND x.doc_id = j.doc_id
-)
+LEFT JOIN current_adjudications a ON a.query_id = j.query_id AND a.doc_id = j.doc_id
 ORDER BY j.id
 """
 _KEYS = ("query_id", "doc_id", "annotator", "relevance", "at", "seconds", "note", "rubric_hash", "adjudicated")

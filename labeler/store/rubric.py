@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from labeler.store.access import Caller, caller_id, require_admin
+from labeler.store.access import caller_id, require_admin
 from labeler.store.schema import StoreError, now, transaction
+from labeler.store.vocabulary import Caller
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,11 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``reservations``: query_id, doc_id, annotator_id, expires_at (single-label items only).
 - ``judgments``: id, query_id, doc_id, annotator_id, relevance (0-3), note, at, seconds,
   rubric_hash. Append-only: a change is a new row; the latest row per (query_id, doc_id,
-  annotator_id) counts (``LATEST_JUDGMENTS``, the one query every reader of current labels uses).
+  annotator_id) counts (view ``current_judgments``).
 - ``skips``: id, query_id, doc_id, annotator_id, at, seconds, note. Append-only.
 - ``adjudications``: id, query_id, doc_id, annotator_id (the admin), relevance, note, at.
-  Append-only; the latest row per (query_id, doc_id) is the final grade.
+  Append-only; the latest row per (query_id, doc_id) is the final grade (view
+  ``current_adjudications``).
 - ``rubrics``: hash, text, created_at (first use), annotator_id. One row per distinct text.
 - ``rubric_changes``: id, hash, at, annotator_id. Append-only; the latest row is the rubric
   in force.
@@ -34,12 +35,14 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``human_verdicts``: id, item_id, annotator_id, verdict (``SUPPORTED`` | ``UNSUPPORTED`` |
   ``A`` | ``B`` | ``TIE``, naming the response, not the slot), shown_order (``AB`` | ``BA``
   for pairwise: which response was shown first), note, at, seconds, rubric_hash, source
-  (``app`` | ``import``). Append-only; the latest row per (item_id, annotator_id) counts.
+  (``app`` | ``import``). Append-only; the latest row per (item_id, annotator_id) counts (view
+  ``current_human_verdicts``).
 - ``judge_verdicts``: id, judge, task (``relevance`` | ``faithfulness`` | ``pairwise``),
   item_id (or query_id, doc_id for relevance), model, prompt_hash, shown_order, verdict
   (``0``-``3`` for relevance; NULL when the reply could not be parsed or the call failed),
   parseable, raw (the reply), tokens_in, tokens_out, latency, error, at, source (``run`` |
-  ``import``). Append-only; never shares a table with human verdicts.
+  ``import``). Append-only; never shares a table with human verdicts. The latest row per
+  (judge, task, item_id, query_id, doc_id, shown_order) counts (view ``current_judge_verdicts``).
 - ``judge_cache``: model, prompt_hash, content_hash, shown_order ('' when there is no order),
   raw, verdict, parseable, tokens_in, tokens_out, latency, at: one row per call made.
 - ``golden_versions``: id, name (unique), created_at, parent (name of the previous version),
@@ -70,6 +73,12 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   query to the candidate depth (``build-pool --candidate-depth``), deeper than the pool. What
   an adaptive pooling strategy may draw from; a build replaces the rankings of the sources it
   ran. One row per (query_id, source, doc_id).
+
+Views: ``current_judgments``, ``current_adjudications``, ``current_human_verdicts`` and
+``current_judge_verdicts`` hold the current row of each append-only table: its highest id per
+item and person, with the table's columns (a migration that adds a column re-creates the view).
+Every reader of current labels or verdicts selects from them; none spells "the latest row" in
+its own SQL.
 
 Times are UTC ISO-8601 strings with microseconds (``2026-11-30T18:00:00.123456+00:00``).
 """
@@ -541,14 +550,6 @@ _M_SESSIONS = """
             HAVING count(*) < coalesce((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'overlap_k'), 2);
 """
 
-#: The current label of each (item, annotator): the judgments row with the highest id per
-#: (query_id, doc_id, annotator_id), all its columns. Use it as a table:
-#: ``f"SELECT ... FROM ({LATEST_JUDGMENTS}) j JOIN annotators n ON n.id = j.annotator_id"``.
-LATEST_JUDGMENTS = (
-    "SELECT j.* FROM judgments j JOIN "
-    "(SELECT max(id) AS id FROM judgments GROUP BY query_id, doc_id, annotator_id) latest ON latest.id = j.id"
-)
-
 # Frozen, named versions of the golden set: one row per version, one row per item of it.
 _M_GOLDEN = """
         CREATE TABLE golden_versions (
@@ -594,10 +595,40 @@ _M_CANDIDATES = """
         CREATE INDEX candidates_rank ON candidates(query_id, source, rank);
 """
 
+# The current row of each append-only table: its highest id per (item, person), with the
+# table's columns. The grouping keys are read from the grouped subquery, so a reader's condition
+# on them (one query, one item, one annotator) is applied inside it: such a reader reads only
+# the rows it names, and a reader of everything groups the table once. GROUP BY counts NULLs
+# as equal, as the key of a judge verdict needs (item_id or query_id, doc_id; shown_order).
+# Judge verdicts get the index of their whole key, so grouping one judge's rows needs no sort.
+_M_CURRENT_ROWS = """
+        CREATE INDEX judge_verdicts_unit ON judge_verdicts(judge, task, item_id, query_id, doc_id, shown_order, id);
+        CREATE VIEW current_judgments AS
+            SELECT j.id, c.query_id, c.doc_id, c.annotator_id, j.relevance, j.note, j.at, j.seconds, j.rubric_hash
+            FROM (SELECT query_id, doc_id, annotator_id, max(id) AS id FROM judgments
+                  GROUP BY query_id, doc_id, annotator_id) c
+            JOIN judgments j ON j.id = c.id;
+        CREATE VIEW current_adjudications AS
+            SELECT a.id, c.query_id, c.doc_id, a.annotator_id, a.relevance, a.note, a.at
+            FROM (SELECT query_id, doc_id, max(id) AS id FROM adjudications GROUP BY query_id, doc_id) c
+            JOIN adjudications a ON a.id = c.id;
+        CREATE VIEW current_human_verdicts AS
+            SELECT h.id, c.item_id, c.annotator_id, h.verdict, h.shown_order, h.note, h.at, h.seconds, h.rubric_hash,
+                   h.source
+            FROM (SELECT item_id, annotator_id, max(id) AS id FROM human_verdicts GROUP BY item_id, annotator_id) c
+            JOIN human_verdicts h ON h.id = c.id;
+        CREATE VIEW current_judge_verdicts AS
+            SELECT v.id, c.judge, c.task, c.item_id, c.query_id, c.doc_id, v.model, v.prompt_hash, c.shown_order,
+                   v.verdict, v.parseable, v.raw, v.tokens_in, v.tokens_out, v.latency, v.error, v.at, v.source
+            FROM (SELECT judge, task, item_id, query_id, doc_id, shown_order, max(id) AS id FROM judge_verdicts
+                  GROUP BY judge, task, item_id, query_id, doc_id, shown_order) c
+            JOIN judge_verdicts v ON v.id = c.id;
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
-    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES,
+    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_CURRENT_ROWS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -18,8 +18,9 @@ from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Caller, caller_id, end_sessions, require_active
+from labeler.store.access import caller_id, end_sessions, require_active
 from labeler.store.schema import StoreError, now, transaction
+from labeler.store.vocabulary import Annotator, Caller
 
 __all__ = [
     "PREFERENCES",

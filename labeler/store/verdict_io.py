@@ -30,7 +30,6 @@ from labeler.store.access import require_admin
 from labeler.store.golden import ensure_annotator
 from labeler.store.schema import StoreError, now, shown, transaction
 from labeler.store.verdicts import (
-    Caller,
     CallResult,
     ImportCount,
     InputError,
@@ -38,6 +37,7 @@ from labeler.store.verdicts import (
     _check_verdict,
     _insert_judge,
 )
+from labeler.store.vocabulary import GRADE_RANGE, KINDS, VERDICTS, Caller, is_grade
 
 
 def _grade(record: Mapping[str, Any], path: str, line: int, judge: bool) -> str | None:
@@ -46,8 +46,8 @@ def _grade(record: Mapping[str, Any], path: str, line: int, judge: bool) -> str 
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
-        raise InputError(f"{shown(value)}: give an integer grade 0-3", path, line, "relevance")
+    if not is_grade(value):
+        raise InputError(f"{shown(value)}: give an integer grade {GRADE_RANGE}", path, line, "relevance")
     return str(value)
 
 
@@ -76,7 +76,7 @@ def _parse(db: sqlite_utils.Database, record: Mapping[str, Any], path: str, line
 
 
 #: Any valid verdict of each kind, to check the order of a judge record without a verdict.
-VERDICT_PLACEHOLDER = {"faithfulness": "SUPPORTED", "pairwise": "A"}
+VERDICT_PLACEHOLDER = {kind: VERDICTS[kind][0] for kind in KINDS}
 
 
 def add_verdicts(
@@ -137,7 +137,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
     rubric = extra["rubric_hash"] or extra["prompt_hash"]
     if target.task == "relevance":
         latest = db.execute(
-            "SELECT relevance, note FROM judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+            "SELECT relevance, note FROM current_judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
             [target.query_id, target.doc_id, annotator_id],
         ).fetchone()
         if latest is not None and (str(latest[0]), latest[1]) == (verdict, note):
@@ -150,7 +150,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
         )
         return True
     latest = db.execute(
-        "SELECT verdict, shown_order, note FROM human_verdicts WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+        "SELECT verdict, shown_order, note FROM current_human_verdicts WHERE item_id = ? AND annotator_id = ?",
         [target.item_id, annotator_id],
     ).fetchone()
     if latest is not None and tuple(latest) == (verdict, target.shown_order, note):
@@ -166,8 +166,8 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
 def _add_judge(db: sqlite_utils.Database, judge: str, target: Target, verdict: str | None, extra: dict[str, Any]) -> bool:
     prompt = extra["prompt_hash"] or ""
     latest = db.execute(
-        "SELECT verdict, prompt_hash FROM judge_verdicts WHERE judge = ? AND task = ? AND item_id IS ? AND query_id IS ? "
-        "AND doc_id IS ? AND shown_order IS ? ORDER BY id DESC LIMIT 1",
+        "SELECT verdict, prompt_hash FROM current_judge_verdicts WHERE judge = ? AND task = ? AND item_id IS ? "
+        "AND query_id IS ? AND doc_id IS ? AND shown_order IS ?",
         [judge, target.task, target.item_id, target.query_id, target.doc_id, target.shown_order],
     ).fetchone()
     if latest is not None and tuple(latest) == (verdict, prompt):

@@ -38,7 +38,8 @@ import sqlite_utils
 from labeler.store.access import require_active
 from labeler.store.assign import enabled_tasks, get_settings, is_overlap, shuffle_key
 from labeler.store.schema import StoreError, now, transaction
-from labeler.store.verdicts import KINDS, get_item, record_human_verdict
+from labeler.store.verdicts import get_item, record_human_verdict
+from labeler.store.vocabulary import KINDS, ORDERS
 
 #: What a person is asked to weigh, per kind (shown beside the keys; its hash goes with each verdict).
 RUBRICS = {
@@ -77,7 +78,7 @@ def slot_to_response(slot: str, order: str) -> str:
     >>> slot_to_response("left", "BA"), slot_to_response("right", "BA"), slot_to_response("tie", "AB")
     ('B', 'A', 'TIE')
     """
-    if slot not in SLOTS or order not in ("AB", "BA"):
+    if slot not in SLOTS or order not in ORDERS:
         raise StoreError(f"slot {slot!r} under order {order!r}: give left, right or tie and AB or BA")
     return "TIE" if slot == "tie" else order[0 if slot == "left" else 1]
 
@@ -260,7 +261,7 @@ def _card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> Card:
         "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? AND batch = ? "
         "AND (shown_order > 0 OR item_id = ?) ORDER BY abs(shown_order)", [annotator_id, kind, batch, item_id])]
     latest = db.execute(
-        "SELECT verdict, note, at FROM human_verdicts WHERE item_id = ? AND annotator_id = ? ORDER BY id DESC LIMIT 1",
+        "SELECT verdict, note, at FROM current_human_verdicts WHERE item_id = ? AND annotator_id = ?",
         [item_id, annotator_id]).fetchone()
     skipped = db.execute(
         "SELECT note, at FROM verdict_skips WHERE item_id = ? AND annotator_id = ? AND note != '' ORDER BY id DESC LIMIT 1",

@@ -25,24 +25,14 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.store.access import Annotator, Owner, require_active, require_admin
+from labeler.store.access import require_active, require_admin
 from labeler.store.schema import StoreError, now, shown, transaction
+from labeler.store.vocabulary import KINDS, ORDERS, VERDICTS, Caller
 
-KINDS = ("faithfulness", "pairwise")
-TASKS = ("relevance", "faithfulness", "pairwise")
-ORDERS = ("AB", "BA")
-#: Verdicts each task accepts (relevance grades are written as the digits 0-3).
-VERDICTS: dict[str, tuple[str, ...]] = {
-    "faithfulness": ("SUPPORTED", "UNSUPPORTED"),
-    "pairwise": ("A", "B", "TIE"),
-    "relevance": ("0", "1", "2", "3"),
-}
 _ITEM_FIELDS = {
     "faithfulness": ("item_id", "kind", "question", "contexts", "response"),
     "pairwise": ("item_id", "kind", "question", "context", "response_a", "response_b", "model_a", "model_b"),
 }
-
-Caller = Annotator | int | Owner
 
 
 class InputError(StoreError):
@@ -130,7 +120,7 @@ _ITEM_COLUMNS = ("item_id", "kind", "question", "contexts", "context", "response
 def _item_row(item: Mapping[str, Any], path: str, line: int) -> dict[str, Any]:
     kind = item.get("kind")
     if kind not in KINDS:
-        raise InputError(f"{shown(kind)}: give 'faithfulness' or 'pairwise'", path, line, "kind")
+        raise InputError(f"{shown(kind)}: give {' or '.join(map(repr, KINDS))}", path, line, "kind")
     row = {column: item.get(column) for column in _ITEM_COLUMNS}
     row["contexts"] = list(item.get("contexts") or [])
     row["content_hash"] = content_hash([row[f] for f in _ITEM_FIELDS[kind] if f != "item_id"])
@@ -272,8 +262,7 @@ def record_human_verdict(
 
 _HUMAN_LATEST = """
 SELECT h.item_id, i.kind, n.name, h.verdict, h.shown_order, h.at
-FROM human_verdicts h JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id
-WHERE h.id = (SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)
+FROM current_human_verdicts h JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id
 ORDER BY h.item_id, n.name
 """
 
@@ -281,8 +270,7 @@ ORDER BY h.item_id, n.name
 def own_verdicts(db: sqlite_utils.Database, annotator_id: int) -> dict[str, tuple[str, str | None, str]]:
     """One annotator's latest (verdict, shown_order, note) per item: all they may see of verdicts."""
     rows = db.execute(
-        "SELECT h.item_id, h.verdict, h.shown_order, h.note FROM human_verdicts h WHERE h.annotator_id = ? AND h.id = "
-        "(SELECT max(k.id) FROM human_verdicts k WHERE k.item_id = h.item_id AND k.annotator_id = h.annotator_id)",
+        "SELECT item_id, verdict, shown_order, note FROM current_human_verdicts WHERE annotator_id = ?",
         [annotator_id],
     )
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
@@ -372,10 +360,8 @@ def _insert_judge(db: sqlite_utils.Database, judge: str, target: Target, model: 
 _JUDGE_LATEST = """
 SELECT v.task, v.item_id, v.query_id, v.doc_id, v.shown_order, v.verdict, v.parseable, v.error, v.model, v.prompt_hash,
        v.tokens_in, v.tokens_out, v.latency, v.raw
-FROM judge_verdicts v
-WHERE v.judge = ? AND v.id = (
-    SELECT max(k.id) FROM judge_verdicts k WHERE k.judge = v.judge AND k.task = v.task
-    AND k.item_id IS v.item_id AND k.query_id IS v.query_id AND k.doc_id IS v.doc_id AND k.shown_order IS v.shown_order)
+FROM current_judge_verdicts v
+WHERE v.judge = ?
 ORDER BY v.task, v.item_id, v.query_id, v.doc_id, v.shown_order
 """
 

@@ -1,12 +1,23 @@
-"""The words the store checks values against: the relevance grades.
+"""The words of a goldpool project, defined once: tasks, their verdicts, grades, callers.
 
-The one definition of the scale: the store validates grades with :func:`check_grade`;
-:mod:`labeler.grades` re-exports them with what each grade means on the labelling page.
+Every other module imports them from here. A task is one line of :data:`TASK_LIST`; what a
+task accepts (:data:`VERDICTS`), which tasks judge verdict items (:data:`KINDS`) and the
+order task pages are listed in (:data:`TASKS`) follow from it. The relevance scale is
+:data:`GRADES`; a relevance verdict of a judge is a grade written as its digit.
+
+The table CHECK constraints in :mod:`labeler.store.schema` spell the same values in SQL: a
+released migration never changes, so a new task also needs a migration that admits it.
+
+The command line reads these names at start-up (option choices), so this module imports
+nothing beyond the standard library when it loads.
 """
 
 from __future__ import annotations
 
-from labeler.store.schema import StoreError
+from dataclasses import dataclass
+from typing import Literal
+
+# --- the relevance scale -------------------------------------------------------------------
 
 #: The graded relevance scale: grade -> its name on buttons, in the rubric and on admin pages.
 GRADES: dict[int, str] = {
@@ -16,6 +27,17 @@ GRADES: dict[int, str] = {
     3: "Fully answers",
 }
 
+#: What each grade means, shown under the buttons on the labelling page.
+GRADE_HELP: dict[int, str] = {
+    0: "nothing to do with the query",
+    1: "on the query's topic, but does not answer it",
+    2: "answers part of the query",
+    3: "answers the query fully",
+}
+
+#: The scale as people read it in messages and help texts ("0-3").
+GRADE_RANGE = f"{min(GRADES)}-{max(GRADES)}"
+
 
 def check_grade(relevance: object) -> int:
     """``relevance`` if it is a grade of the scale (an int, not a bool), else ``StoreError``.
@@ -23,6 +45,105 @@ def check_grade(relevance: object) -> int:
     >>> check_grade(2)
     2
     """
-    if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance not in GRADES:
-        raise StoreError(f"relevance {relevance!r}: give an integer grade {min(GRADES)}-{max(GRADES)}")
-    return relevance
+    if not is_grade(relevance):
+        from labeler.store.schema import StoreError
+
+        raise StoreError(f"relevance {relevance!r}: give an integer grade {GRADE_RANGE}")
+    return relevance  # type: ignore[return-value]
+
+
+def is_grade(value: object) -> bool:
+    """Whether ``value`` is a grade of the scale: an int (not a bool) in :data:`GRADES`.
+
+    >>> is_grade(3), is_grade(4), is_grade(True), is_grade("2")
+    (True, False, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and value in GRADES
+
+
+# --- tasks and their verdicts ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One kind of judgement a person or a judge model gives.
+
+    Attributes:
+        name: the task's name in settings, files, the CLI and the ``task``/``kind`` columns.
+        verdicts: the values a verdict of the task takes, as stored (text).
+        on_pool: judged on pool entries (query_id, doc_id) rather than on verdict items.
+        ordered: shown in two orders (``AB``, ``BA``), each recorded with its verdict.
+    """
+
+    name: str
+    verdicts: tuple[str, ...]
+    on_pool: bool = False
+    ordered: bool = False
+
+
+#: Every task, in the order task pages are listed. A new task is one more line.
+TASK_LIST: tuple[Task, ...] = (
+    Task("relevance", tuple(str(g) for g in GRADES), on_pool=True),
+    Task("faithfulness", ("SUPPORTED", "UNSUPPORTED")),
+    Task("pairwise", ("A", "B", "TIE"), ordered=True),
+)
+
+#: Task name -> its :class:`Task`.
+TASK_BY_NAME: dict[str, Task] = {t.name: t for t in TASK_LIST}
+#: The task names, in page order.
+TASKS: tuple[str, ...] = tuple(t.name for t in TASK_LIST)
+#: The tasks judged on verdict items (``verdict_items.kind``), in page order.
+KINDS: tuple[str, ...] = tuple(t.name for t in TASK_LIST if not t.on_pool)
+#: Verdicts each task accepts (relevance grades as their digits).
+VERDICTS: dict[str, tuple[str, ...]] = {t.name: t.verdicts for t in TASK_LIST}
+#: The orders an ordered task's two responses are shown in: ``AB`` shows response A first.
+ORDERS: tuple[str, ...] = ("AB", "BA")
+
+
+# --- who asks ------------------------------------------------------------------------------
+
+Role = Literal["annotator", "admin"]
+
+
+class Owner:
+    """The project owner working on the database file directly (the command line).
+
+    Passed as ``caller=OWNER`` to store functions that check rights: the owner may do
+    everything an admin may. The app always passes the signed-in :class:`Annotator`.
+    """
+
+    _instance: Owner | None = None
+
+    def __new__(cls) -> Owner:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OWNER"
+
+
+#: The one owner value (see :class:`Owner`).
+OWNER = Owner()
+
+
+@dataclass(frozen=True, slots=True)
+class Annotator:
+    """Someone who labels; an admin also sees the admin pages."""
+
+    id: int
+    name: str
+    role: Role
+    active: bool
+
+
+#: Who asks a store function that checks rights: the signed-in annotator (or their id), or
+#: :data:`OWNER` for the command line. Every such function takes it as the required keyword
+#: ``caller``; there is no default, so forgetting it can never grant admin rights.
+Caller = Annotator | int | Owner
+
+
+__all__ = [
+    "GRADES", "GRADE_HELP", "GRADE_RANGE", "KINDS", "ORDERS", "OWNER", "TASKS", "TASK_BY_NAME", "TASK_LIST",
+    "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task", "check_grade", "is_grade",
+]

@@ -17,7 +17,7 @@ from labeler.highlight import chunk_html, query_html
 from labeler.views import admin_only
 from labeler.store import StoreError
 from labeler.store import labels
-from labeler.grades import GRADES
+from labeler.store.vocabulary import GRADES
 from labeler.store.labels import Annotator, Disagreement
 
 #: Items drawn at once; the queue shrinks as grades are recorded.

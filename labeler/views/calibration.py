@@ -7,7 +7,7 @@ import streamlit as st
 
 from calibration import project_report, to_html, to_markdown
 from calibration.report_html import confusion_svg, intervals_svg, mdd_svg
-from labeler.grades import GRADES
+from labeler.store.vocabulary import GRADES
 from labeler.views import admin_only
 from labeler.store.labels import Annotator, latest_judgments
 

@@ -29,7 +29,7 @@ from labeler.highlight import chunk_body_html, preformatted, query_html, safe_ma
 from labeler.query_fields import query_fields_html
 from labeler.store import StoreError
 from labeler.store import labels, sessions
-from labeler.grades import GRADE_HELP, GRADES
+from labeler.store.vocabulary import GRADE_HELP, GRADES
 from labeler.store.labels import Annotator, Item
 from labeler.views import on_item_key
 

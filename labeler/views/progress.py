@@ -14,7 +14,7 @@ import streamlit as st
 
 from calibration import CalibrationError, Estimate, ProjectReport, format_estimate, project_report
 from calibration.report import few_queries_warning
-from labeler.grades import GRADES
+from labeler.store.vocabulary import GRADES
 from labeler.store import labels
 from labeler.store.labels import Annotator
 from labeler.views import admin_only

@@ -12,8 +12,9 @@ import streamlit as st
 from labeler import state
 from labeler.store import StoreError
 from labeler.store import labels
-from labeler.store.assign import TASKS, enabled_tasks
+from labeler.store.assign import enabled_tasks
 from labeler.store.labels import Annotator
+from labeler.store.vocabulary import TASKS
 from labeler.views import admin_only
 
 
