@@ -327,8 +327,7 @@ def test_replacing_an_export_without_an_atomic_exchange(tmp_path: Path, monkeypa
 ])
 def test_no_sql_changes_a_frozen_version(tmp_path: Path, sql: str) -> None:
     db = project(tmp_path)
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA foreign_keys=ON")
+    conn = sqlite3.connect(db, isolation_level=None)  # as the sqlite3 shell would: foreign keys off
     before = (conn.execute("SELECT * FROM golden_versions").fetchall(),
               conn.execute("SELECT * FROM golden_rows ORDER BY query_id, doc_id").fetchall())
     with pytest.raises(sqlite3.IntegrityError, match="golden versions are immutable"):
