@@ -109,6 +109,7 @@ def atomic_write(path: str | Path, *, binary: bool = False) -> Iterator[IO]:
     target = Path(path)
     existing = check_target(target)
     partial, fd = create_partial(target)
+    moved = False
     try:
         if existing is not None:
             os.fchmod(fd, stat.S_IMODE(existing.st_mode))
@@ -118,9 +119,11 @@ def atomic_write(path: str | Path, *, binary: bool = False) -> Iterator[IO]:
             os.fsync(handle.fileno())
         check_target(target)  # a link planted while the data was written is refused too
         os.replace(partial, target)
+        moved = True
     finally:
-        with suppress(OSError):
-            partial.unlink()
+        if not moved:
+            with suppress(OSError):
+                partial.unlink()
 
 
 def private_folder(beside: str | Path, label: str) -> Path:
@@ -180,9 +183,9 @@ def replace_folder(target: str | Path, build: Callable[[Path], None]) -> None:
         if not target.exists():
             os.rename(fresh, target)
             return
+        os.chmod(fresh, stat.S_IMODE(os.lstat(target).st_mode))  # the folder's permissions carry over
         if _exchange(fresh, target):
-            shutil.rmtree(fresh)  # the previous folder, now inside the private one
-            return
+            return  # the previous folder is now inside the private one, deleted below
         aside = work / ".previous"
         os.rename(target, aside)
         try:
