@@ -408,8 +408,8 @@ def export(
 
     ``out`` may be missing, empty, or a previous export of this project (its manifest names
     a version of this project with the same content hash and freezing time, and it holds
-    only the files that manifest lists); anything else is refused unless ``overwrite``, and
-    a symbolic link is always refused.
+    only the files that manifest lists, none of them a link); anything else is refused unless
+    ``overwrite``, and ``out`` itself being a symbolic link is always refused.
 
     Raises:
         StoreError: no such version or an altered one, an unknown format, an unusable folder,
@@ -481,8 +481,11 @@ def _foreign(db: sqlite_utils.Database, out: Path, found: set[str], *, caller: C
     project, or '' when it is one."""
     from labeler.store import golden as store
 
+    links = sorted(name for name in found if (out / name).is_symlink())
+    if links:  # goldpool never writes a link: someone else put it there
+        return f"it holds a symbolic link, {links[0]}"
     manifest_path = out / "manifest.json"
-    if manifest_path.is_symlink() or not manifest_path.is_file():
+    if not manifest_path.is_file():
         return "no manifest.json"
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

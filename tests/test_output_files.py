@@ -217,7 +217,7 @@ def test_export_refuses_a_folder_that_is_not_an_export_of_this_project(tmp_path:
     assert set(snapshot(out)) == {"qrels.txt", "README.md", "manifest.json"}
 
 
-def test_export_removes_a_planted_link_instead_of_writing_through_it(tmp_path: Path) -> None:
+def test_export_refuses_a_planted_link_and_overwrite_removes_it_unfollowed(tmp_path: Path) -> None:
     db = project(tmp_path)
     out = tmp_path / "golden"
     ok(*export_args(db, out, "trec"))
@@ -225,13 +225,17 @@ def test_export_removes_a_planted_link_instead_of_writing_through_it(tmp_path: P
     victim.write_text("precious")
     (out / "qrels.txt").unlink()
     (out / "qrels.txt").symlink_to(victim)  # a previous export in a shared folder, tampered with
-    ok(*export_args(db, out, "trec"))
+    assert refused(*export_args(db, out, "trec")) == (
+        f"Error: {out}: is not empty and is not a previous goldpool export of this project (it holds a symbolic "
+        "link, qrels.txt); give --overwrite to replace it whole, or choose another folder")
+    assert victim.read_text() == "precious" and (out / "qrels.txt").is_symlink()
+    ok(*export_args(db, out, "trec"), "--overwrite")
     assert victim.read_text() == "precious"
     assert not (out / "qrels.txt").is_symlink() and "q1 0 d1 3" in (out / "qrels.txt").read_text()
 
     link = tmp_path / "link-to-golden"
     link.symlink_to(out, target_is_directory=True)
-    assert "is a symbolic link" in refused(*export_args(db, link, "trec"))
+    assert "is a symbolic link" in refused(*export_args(db, link, "trec"), "--overwrite")
 
 
 def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
