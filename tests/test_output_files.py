@@ -372,3 +372,21 @@ def test_versions_recompute_the_content_hash_of_an_intact_project(tmp_path: Path
     output = ok("versions", str(db))
     text = "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in sorted(GRADES.items()))
     assert hashlib.sha256(text.encode()).hexdigest()[:12] in output and "ALTERED" not in output
+
+
+def test_a_project_frozen_before_the_seal_is_sealed_when_opened(tmp_path: Path) -> None:
+    from labeler.store import SCHEMA_VERSION, connect
+
+    db = project(tmp_path)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DROP TRIGGER golden_versions_no_replace")
+    conn.execute("DROP TRIGGER golden_rows_frozen")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    conn.execute("INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels) VALUES ('v1', 'q1', 'd5', 3, '[]')")  # unsealed
+    conn.close()
+    connect(db).close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with pytest.raises(sqlite3.IntegrityError, match="golden versions are immutable"):
+        conn.execute("INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels) VALUES ('v1', 'q2', 'd6', 3, '[]')")
+    conn.close()
