@@ -1,7 +1,9 @@
 """Writing the files a user names, safely: never through a link, never half a file.
 
-Every file goldpool writes at a path a user chose goes through :func:`atomic_write` (one file)
-or :func:`replace_folder` (an export folder). Both refuse, before writing anything:
+Every file goldpool writes at a path a user chose is written with these helpers:
+:func:`atomic_write` (one file), :func:`replace_folder` (an export folder), or
+:func:`check_target` and :func:`private_folder` (a backup, which SQLite writes). They refuse,
+before writing anything:
 
 - a target that is a symbolic link (goldpool never writes through a link it did not make:
   in a shared folder a link can point at any file of the person running goldpool);
@@ -172,7 +174,7 @@ def replace_folder(target: str | Path, build: Callable[[Path], None]) -> None:
         UnsafeTarget: ``target`` is a symbolic link or not a folder.
         OSError: the parent folder cannot be written, or whatever ``build`` raised.
     """
-    target = Path(target)
+    target = Path(os.path.abspath(target))  # "." or "out/" still name a folder beside others
     check_folder(target)
     work = private_folder(target, "partial")
     try:

@@ -80,6 +80,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -796,7 +797,7 @@ def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
     target = Path(dest)
     _refuse_project_file(db, target)
     try:
-        check_target(target)
+        existing = check_target(target)
         work = private_folder(target, "partial")
     except UnsafeTarget as exc:
         raise StoreError(str(exc)) from exc
@@ -814,6 +815,8 @@ def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
         copy.close()
         if verdict != "ok":
             raise StoreError(f"{target}: the backup failed its integrity check ({verdict})")
+        if existing is not None:  # a backup replaced keeps its permissions
+            os.chmod(partial, stat.S_IMODE(existing.st_mode))
         check_target(target)  # a link planted during the copy is refused too
         os.replace(partial, target)
     except UnsafeTarget as exc:
