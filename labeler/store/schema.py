@@ -570,12 +570,13 @@ _M_CANDIDATES = """
 # INSERT (plain, OR REPLACE, OR IGNORE) may neither take the name or id of a stored version nor
 # add a row to one. INSERT OR REPLACE deletes the conflicting row without firing DELETE
 # triggers (unless recursive_triggers is on), so the check has to run BEFORE INSERT. A freeze
-# writes a version's rows first and its golden_versions row last, in one transaction.
+# writes a version's rows first and its golden_versions row last, in one transaction. IF NOT
+# EXISTS: replaying this step on a database that already has the triggers changes nothing.
 _M_GOLDEN_SEALED = """
-        CREATE TRIGGER golden_versions_no_replace BEFORE INSERT ON golden_versions
+        CREATE TRIGGER IF NOT EXISTS golden_versions_no_replace BEFORE INSERT ON golden_versions
             WHEN EXISTS (SELECT 1 FROM golden_versions WHERE name = NEW.name OR id = NEW.id)
             BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
-        CREATE TRIGGER golden_rows_frozen BEFORE INSERT ON golden_rows
+        CREATE TRIGGER IF NOT EXISTS golden_rows_frozen BEFORE INSERT ON golden_rows
             WHEN EXISTS (SELECT 1 FROM golden_versions WHERE name = NEW.version)
               OR EXISTS (SELECT 1 FROM golden_rows WHERE version = NEW.version
                          AND query_id = NEW.query_id AND doc_id = NEW.doc_id)
