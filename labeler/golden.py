@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,48 @@ def content_hash(rows: Iterable[tuple[str, str, int]]) -> str:
     for q, d, r in sorted((str(q), str(d), int(r)) for q, d, r in rows):
         digest.update(f"{q}\t{d}\t{r}\n".encode())
     return digest.hexdigest()
+
+
+def matches_hash(version: Version, rows: Iterable[tuple[Any, Any, Any]]) -> bool:
+    """Whether ``rows`` (query_id, doc_id, relevance) still give ``version``'s content hash."""
+    try:
+        return content_hash(rows) == version.content_hash
+    except (TypeError, ValueError):  # a grade that is not a number: rows written by another tool
+        return False
+
+
+def _altered(version: Version) -> StoreError:
+    return StoreError(
+        f"golden version {version.name!r}: its rows no longer match its content hash "
+        f"{version.content_hash[:12]}; the project was changed outside goldpool, so this version "
+        "cannot be trusted (restore the project from a backup)")
+
+
+def verified_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> tuple[Version, list[GoldenRow]]:
+    """Version ``name`` and its rows, once their content hash is recomputed and found equal to
+    the one stored when it was frozen.
+
+    Raises:
+        StoreError: no such version, or its rows were altered (by a tool other than goldpool).
+    """
+    from labeler.store import golden as store
+
+    version = store.get_version(db, name, caller=caller)
+    try:
+        rows = store.version_rows(db, name, caller=caller)
+    except (TypeError, ValueError) as exc:  # a stored value no goldpool write produces
+        raise _altered(version) from exc
+    if not matches_hash(version, ((r.query_id, r.doc_id, r.relevance) for r in rows)):
+        raise _altered(version)
+    return version, rows
+
+
+def altered_versions(db: sqlite_utils.Database, *, caller: Caller) -> list[str]:
+    """Names of the stored versions whose rows no longer give their content hash."""
+    from labeler.store import golden as store
+
+    grades = store.version_grades(db, caller=caller)
+    return [v.name for v in store.list_versions(db, caller=caller) if not matches_hash(v, grades.get(v.name, []))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,41 +397,115 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
 
 
 def export(
-    db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller
+    db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller,
+    overwrite: bool = False,
 ) -> list[Path]:
     """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md.
 
+    The version's rows are checked against its content hash first. Every file is written
+    into a new folder inside a private temporary folder beside ``out`` (manifest.json last)
+    and the folder is moved into place only when complete (:func:`pooling.files.replace_folder`):
+    whatever happens meanwhile, a ``kill -9`` included, ``out`` holds either the previous
+    export whole or the new one whole, never a half-written file under its final name; a
+    previous export is replaced whole, so no stale file stays beside the new manifest.
+
+    ``out`` may be missing, empty, or a previous export of this project (its manifest names
+    a version of this project with the same content hash and freezing time, and it holds
+    only the files that manifest lists, none of them a link); anything else is refused unless
+    ``overwrite``, and ``out`` itself being a symbolic link is always refused.
+
     Raises:
-        StoreError: no such version, an unknown format, or an unusable folder.
+        StoreError: no such version or an altered one, an unknown format, an unusable folder,
+            or a folder holding something else than a previous export (without ``overwrite``).
     """
     from labeler.store import golden as store
+    from pooling.files import UnsafeTarget, check_folder, replace_folder
 
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise StoreError(f"format {', '.join(unknown) or '(none)'}: choose from {', '.join(FORMATS)}")
-    version = store.get_version(db, name, caller=caller)
-    rows = store.version_rows(db, name, caller=caller)
+    version, rows = verified_rows(db, name, caller=caller)
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise StoreError(f"{out}: exists and is not a folder")
     if not out.parent.is_dir():
         raise StoreError(f"{out.parent}: directory does not exist")
-    out.mkdir(exist_ok=True)
+    try:
+        check_folder(out)
+    except UnsafeTarget as exc:
+        raise StoreError(str(exc)) from exc
+    if not overwrite:
+        _refuse_foreign_folder(db, out, caller=caller)
+    chosen = list(dict.fromkeys(formats))
     query_ids = {r.query_id for r in rows}
-    needs_all = "beir" in formats
-    queries, docs = store.texts(db, query_ids, None if needs_all else {r.doc_id for r in rows}, caller=caller)
-    records = _records(rows, queries, docs) if {"jsonl", "parquet"} & set(formats) else []
-    written: list[Path] = []
-    for fmt in dict.fromkeys(formats):
-        written += _WRITERS[fmt](out, rows, records=records, queries=queries, all_docs=docs)
-    card = out / "README.md"
-    card.write_text(dataset_card(version, list(dict.fromkeys(formats))), encoding="utf-8")
-    written.append(card)
-    manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
-                "files": {str(p.relative_to(out)): _sha256(p) for p in written}}
-    path = out / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    return [*written, path]
+    queries, docs = store.texts(db, query_ids, None if "beir" in chosen else {r.doc_id for r in rows}, caller=caller)
+    records = _records(rows, queries, docs) if {"jsonl", "parquet"} & set(chosen) else []
+    written: list[str] = []
+
+    def build(folder: Path) -> None:
+        paths: list[Path] = []
+        for fmt in chosen:
+            paths += _WRITERS[fmt](folder, rows, records=records, queries=queries, all_docs=docs)
+        card = folder / "README.md"
+        card.write_text(dataset_card(version, chosen), encoding="utf-8")
+        paths.append(card)
+        manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
+                    "files": {str(p.relative_to(folder)): _sha256(p) for p in paths}}
+        path = folder / "manifest.json"
+        path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.extend(str(p.relative_to(folder)) for p in [*paths, path])
+
+    try:
+        replace_folder(out, build)
+    except UnsafeTarget as exc:
+        raise StoreError(str(exc)) from exc
+    except OSError as exc:
+        raise StoreError(f"{out}: cannot write the export ({exc.strerror or exc})") from exc
+    return [out / p for p in written]
+
+
+def _refuse_foreign_folder(db: sqlite_utils.Database, out: Path, *, caller: Caller) -> None:
+    """Refuse a non-empty ``out`` that is not a previous export of this project."""
+    if not out.is_dir():
+        return
+    found = sorted(
+        os.path.relpath(os.path.join(top, entry), out)
+        for top, dirs, files in os.walk(out)  # links to folders are listed, not followed
+        for entry in [*files, *(d for d in dirs if os.path.islink(os.path.join(top, d)))]
+    )
+    if not found:
+        return
+    reason = _foreign(db, out, set(found), caller=caller)
+    if reason:
+        raise StoreError(f"{out}: is not empty and is not a previous goldpool export of this project ({reason}); "
+                         "give --overwrite to replace it whole, or choose another folder")
+
+
+def _foreign(db: sqlite_utils.Database, out: Path, found: set[str], *, caller: Caller) -> str:
+    """Why folder ``out`` (holding the files ``found``) is not a previous export of this
+    project, or '' when it is one."""
+    from labeler.store import golden as store
+
+    links = sorted(name for name in found if (out / name).is_symlink())
+    if links:  # goldpool never writes a link: someone else put it there
+        return f"it holds a symbolic link, {links[0]}"
+    manifest_path = out / "manifest.json"
+    if not manifest_path.is_file():
+        return "no manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        listed = set(manifest["files"]) | {"manifest.json"}
+        name, digest = manifest["name"], manifest["content_hash"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "manifest.json is not a goldpool manifest"
+    try:
+        version = store.get_version(db, str(name), caller=caller)
+    except StoreError:
+        return f"it holds version {name!r}, which this project does not have"
+    if version.content_hash != digest or version.manifest.get("created_at") != manifest.get("created_at"):
+        return f"its version {name!r} is not this project's"
+    extra = sorted(found - listed)
+    if extra:
+        return f"files not in its manifest: {', '.join(extra[:3])}{', ...' if len(extra) > 3 else ''}"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,15 +524,13 @@ def load_golden(spec: str, *, caller: Caller) -> Golden:
         StoreError: a database without that version. PoolingError: a bad qrels file.
     """
     from labeler.store import connect
-    from labeler.store import golden as store
     from pooling.qrels import read_qrels
 
     base, at, version = spec.rpartition("@")
     if at and base and Path(base).is_file() and not Path(spec).is_file():
         db = connect(base)
         try:
-            found = store.get_version(db, version, caller=caller)
-            rows = store.version_rows(db, version, caller=caller)
+            found, rows = verified_rows(db, version, caller=caller)
         finally:
             db.close()
         qrels: dict[str, dict[str, int]] = {}

@@ -2,7 +2,8 @@
 
 Also the one home of every input file format: ``lines`` (UTF-8 lines), ``readers`` (corpora,
 queries), ``trec`` (SGML documents, topics, runs) and ``qrels`` (label files, which
-``goldpool agree`` hands to ``calibration`` as vectors). Pure computation: no database, no UI,
+``goldpool agree`` hands to ``calibration`` as vectors); ``files`` writes the files a user
+names without following links or leaving half a file. Pure computation: no database, no UI,
 no printing, no import of ``labeler``. Heavy imports (torch, sentence-transformers) happen
 lazily inside the dense retriever.
 """

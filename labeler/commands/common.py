@@ -3,10 +3,9 @@ output files."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -57,17 +56,17 @@ def user_errors() -> Iterator[None]:
 def output_file(path: str | Path) -> Iterator[TextIO]:
     """``path`` opened for writing (UTF-8), the one way every command writes a file.
 
-    The text goes to ``<path>.partial``, moved into place only when the block succeeds, so a
-    failure never leaves half a file; an unwritable path is a one-line error naming it.
+    The text goes to ``<path>.partial``, created exclusively and moved into place only when
+    the block succeeds, so a failure never leaves half a file. A path that is a symbolic
+    link, a read-only file, or whose ``.partial`` is a link or another user's file is
+    refused before anything is written; so is an unwritable path: one line naming it.
     """
-    target = Path(path)
-    partial = target.with_name(target.name + ".partial")
+    from pooling.files import UnsafeTarget, atomic_write
+
     try:
-        with partial.open("w", encoding="utf-8") as handle:
+        with atomic_write(path) as handle:
             yield handle
-        os.replace(partial, target)
+    except UnsafeTarget as exc:
+        raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"{path}: cannot write ({exc.strerror or exc})") from exc
-    finally:
-        with suppress(OSError):
-            partial.unlink(missing_ok=True)

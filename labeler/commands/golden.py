@@ -57,11 +57,14 @@ def freeze(db: str, name: str, note: str, rule: str, allow_ties: bool) -> None:
 @db_argument
 def versions(db: str) -> None:
     """List the frozen golden-set versions of DB, oldest first."""
+    from labeler.golden import altered_versions
     from labeler.store.access import OWNER
     from labeler.store.golden import list_versions
 
     with user_errors():
-        found = list_versions(_connect(db), caller=OWNER)
+        store = _connect(db)
+        found = list_versions(store, caller=OWNER)
+        altered = set(altered_versions(store, caller=OWNER))
     if not found:
         click.echo("no version frozen yet (goldpool freeze DB --version NAME)")
         return
@@ -69,7 +72,12 @@ def versions(db: str) -> None:
     for v in found:
         c = v.manifest.get("counts", {})
         click.echo(f"{v.name:<16}{v.created_at[:26]:<28}{v.rule:<13}{v.n_rows:>7}{c.get('queries', 0):>9}  "
-                   f"{v.content_hash[:12]:<14}{v.parent or '-':<8}{v.manifest.get('note', '')}")
+                   f"{v.content_hash[:12]:<14}{v.parent or '-':<8}{v.manifest.get('note', '')}"
+                   + ("  ALTERED" if v.name in altered else ""))
+    if altered:
+        raise click.ClickException(
+            f"{', '.join(sorted(altered))}: rows no longer match the content hash; the project was changed "
+            "outside goldpool, so these versions cannot be trusted (restore the project from a backup)")
 
 
 @click.command("export")
@@ -78,19 +86,22 @@ def versions(db: str) -> None:
 @click.option("--format", "formats", multiple=True, required=True, type=click.Choice([*_FORMATS, "all"]),
               help="trec (qrels.txt), jsonl, parquet or beir; repeatable; all for every one.")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
-def export(db: str, name: str, formats: tuple[str, ...], out: str) -> None:
+@click.option("--overwrite", is_flag=True,
+              help="Replace OUT whole even if it holds something else than a previous export of DB.")
+def export(db: str, name: str, formats: tuple[str, ...], out: str, overwrite: bool) -> None:
     """Write a frozen version of DB to folder OUT, with manifest.json and a README.md dataset card.
 
     trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
     every raw label, the pool provenance and the texts; beir: corpus.jsonl, queries.jsonl,
-    qrels/test.tsv.
+    qrels/test.tsv. The folder is built beside OUT and moved into place when complete; a
+    previous export of DB in OUT is replaced whole, anything else needs --overwrite.
     """
     from labeler.golden import export as run
     from labeler.store.access import OWNER
 
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
     with user_errors():
-        written = run(_connect(db), name, chosen, out, caller=OWNER)
+        written = run(_connect(db), name, chosen, out, caller=OWNER, overwrite=overwrite)
     click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)})")
 
 

@@ -165,6 +165,16 @@ def version_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> lis
     return out
 
 
+def version_grades(db: sqlite_utils.Database, *, caller: Caller) -> dict[str, list[tuple[Any, Any, Any]]]:
+    """Every stored version's (query_id, doc_id, relevance) rows, by version name, as stored:
+    what its content hash is computed over."""
+    require_admin(db, caller)
+    out: dict[str, list[tuple[Any, Any, Any]]] = {}
+    for version, q, d, rel in db.execute("SELECT version, query_id, doc_id, relevance FROM golden_rows"):
+        out.setdefault(version, []).append((q, d, rel))
+    return out
+
+
 def save_version(
     db: sqlite_utils.Database,
     name: str,
@@ -198,12 +208,9 @@ def save_version(
             raise StoreError(f"golden version {name!r} already exists; versions are immutable, choose a new name")
         parent = None if last is None else last[0]
         manifest = {**manifest, "name": name, "parent": parent, "content_hash": content_hash}
-        db.execute(
-            "INSERT INTO golden_versions (name, created_at, parent, rule, content_hash, manifest, annotator_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [name, manifest.get("created_at") or now(), parent, rule, content_hash,
-             json.dumps(manifest, sort_keys=True, ensure_ascii=False), author],
-        )
+        # Rows first, the version last: once a version is stored the database refuses any row
+        # added to it (schema triggers), so its foreign key is checked at commit.
+        db.execute("PRAGMA defer_foreign_keys=ON")
         db.conn.executemany(
             "INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels, adjudicated, posterior, sources) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -213,6 +220,12 @@ def save_version(
                  json.dumps(r.sources, sort_keys=True))
                 for r in rows
             ],
+        )
+        db.execute(
+            "INSERT INTO golden_versions (name, created_at, parent, rule, content_hash, manifest, annotator_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [name, manifest.get("created_at") or now(), parent, rule, content_hash,
+             json.dumps(manifest, sort_keys=True, ensure_ascii=False), author],
         )
     return get_version(db, name, caller=caller), True
 

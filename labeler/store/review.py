@@ -12,11 +12,9 @@ that want them raw.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import suppress
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -265,7 +263,7 @@ def export_judgments(
     Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash, and
     adjudicated (the item's final grade from its latest adjudication, null if none). A path is
     written to a temporary file beside it and moved into place, so a failed export never
-    leaves half a file.
+    leaves half a file; a link or read-only file at the path is refused.
     """
     require_admin(db, caller)
     if not isinstance(out, (str, Path)):
@@ -273,14 +271,13 @@ def export_judgments(
     path = Path(out)
     if not path.parent.is_dir():
         raise StoreError(f"{path.parent}: directory does not exist")
-    partial = path.with_name(path.name + ".partial")
+    from pooling.files import UnsafeTarget, atomic_write
+
     try:
-        with partial.open("w", encoding="utf-8") as handle:
+        with atomic_write(path) as handle:
             n = _write_rows(db, handle)
-        os.replace(partial, path)
+    except UnsafeTarget as exc:
+        raise StoreError(str(exc)) from exc
     except OSError as exc:
         raise StoreError(f"cannot write ({exc.strerror or exc})", path=path) from exc
-    finally:
-        with suppress(OSError):
-            partial.unlink(missing_ok=True)
     return n

@@ -47,11 +47,12 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   raw, verdict, parseable, tokens_in, tokens_out, latency, at: one row per call made.
 - ``golden_versions``: id, name (unique), created_at, parent (name of the previous version),
   rule, content_hash (sha256 of the sorted aggregated rows), manifest (JSON), annotator_id
-  (who froze it; NULL for the project owner). Immutable: no UPDATE or DELETE.
+  (who froze it; NULL for the project owner). Immutable: no UPDATE or DELETE, and no INSERT
+  (OR REPLACE) over a stored version (triggers).
 - ``golden_rows``: version, query_id, doc_id, relevance (the aggregated grade), labels (JSON
   list of the raw labels: annotator, relevance, at), adjudicated (0/1), posterior (JSON
   grade -> probability under dawid-skene, else NULL), sources (JSON pool provenance).
-  Immutable: no UPDATE or DELETE.
+  Immutable: no UPDATE or DELETE, and no INSERT into a stored version (triggers).
 - ``verdict_assignments``: item_id, annotator_id, kind, batch (the annotator's batch number),
   shown_order (per-annotator shuffle within the kind), slot_order (pairwise: ``AB`` when
   response A is shown on the left, ``BA`` otherwise), assigned_at. One row per (item_id,
@@ -87,11 +88,13 @@ from __future__ import annotations
 
 import os
 import reprlib
+import shutil
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -595,6 +598,23 @@ _M_CANDIDATES = """
         CREATE INDEX candidates_rank ON candidates(query_id, source, rank);
 """
 
+# A frozen version cannot be changed by any SQL: UPDATE and DELETE are refused above, and an
+# INSERT (plain, OR REPLACE, OR IGNORE) may neither take the name or id of a stored version nor
+# add a row to one. INSERT OR REPLACE deletes the conflicting row without firing DELETE
+# triggers (unless recursive_triggers is on), so the check has to run BEFORE INSERT. A freeze
+# writes a version's rows first and its golden_versions row last, in one transaction. IF NOT
+# EXISTS: replaying this step on a database that already has the triggers changes nothing.
+_M_GOLDEN_SEALED = """
+        CREATE TRIGGER IF NOT EXISTS golden_versions_no_replace BEFORE INSERT ON golden_versions
+            WHEN EXISTS (SELECT 1 FROM golden_versions WHERE name = NEW.name OR id = NEW.id)
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+        CREATE TRIGGER IF NOT EXISTS golden_rows_frozen BEFORE INSERT ON golden_rows
+            WHEN EXISTS (SELECT 1 FROM golden_versions WHERE name = NEW.version)
+              OR EXISTS (SELECT 1 FROM golden_rows WHERE version = NEW.version
+                         AND query_id = NEW.query_id AND doc_id = NEW.doc_id)
+            BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
+"""
+
 # The current row of each append-only table: its highest id per (item, person), with the
 # table's columns. The grouping keys are read from the grouped subquery, so a reader's condition
 # on them (one query, one item, one annotator) is applied inside it: such a reader reads only
@@ -628,7 +648,7 @@ _M_CURRENT_ROWS = """
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
-    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_CURRENT_ROWS,
+    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_CURRENT_ROWS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -818,24 +838,38 @@ def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
     """Copy the project to ``dest`` with SQLite's online backup, while others keep working.
 
     The copy is one consistent snapshot (a read transaction: in WAL mode writers go on
-    meanwhile) written to ``<dest>.partial`` and moved into place once checked, so ``dest``
-    is either the previous file or a whole, valid project. A plain file copy of a database
-    being written can catch half a transaction, or miss what still sits in the ``-wal`` file.
+    meanwhile) written inside a private temporary folder beside ``dest`` (so neither the copy
+    nor SQLite's journal beside it can be redirected by a link planted in a shared folder)
+    and moved into place once checked, so ``dest`` is either the previous file or a whole,
+    valid project. A plain file copy of a database being written can catch half a
+    transaction, or miss what still sits in the ``-wal`` file.
+
+    ``dest`` may not be the project itself, its ``-wal``, ``-shm`` or ``-journal`` file, nor
+    a link or another name (hard link) for any of them: replacing the open project under its
+    users would lose what they commit meanwhile.
 
     Returns:
         The number of pages copied.
 
     Raises:
-        StoreError: ``dest`` cannot be written, or the copy fails its integrity check.
+        StoreError: ``dest`` is the project or one of its files, a symbolic link, a read-only
+            file; it cannot be written; or the copy fails its integrity check.
     """
+    from pooling.files import UnsafeTarget, check_target, private_folder
+
     target = Path(dest)
-    partial = target.with_name(target.name + ".partial")
+    _refuse_project_file(db, target)
     try:
-        partial.unlink(missing_ok=True)
+        existing = check_target(target)
+        work = private_folder(target, "partial")
+    except UnsafeTarget as exc:
+        raise StoreError(str(exc)) from exc
+    except OSError as exc:
+        raise StoreError(f"{target}: cannot write the backup ({exc.strerror or exc})") from exc
+    partial = work / target.name
+    copy = None
+    try:
         copy = sqlite3.connect(str(partial), isolation_level=None)
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"{target}: cannot write the backup ({exc})") from exc
-    try:
         db.conn.backup(copy)
         # A copy is a project file like any other: rows from the WAL folded in, nothing beside it.
         copy.execute("PRAGMA journal_mode=DELETE")
@@ -844,10 +878,38 @@ def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
         copy.close()
         if verdict != "ok":
             raise StoreError(f"{target}: the backup failed its integrity check ({verdict})")
+        if existing is not None:  # a backup replaced keeps its permissions
+            os.chmod(partial, stat.S_IMODE(existing.st_mode))
+        check_target(target)  # a link planted during the copy is refused too
         os.replace(partial, target)
+    except UnsafeTarget as exc:
+        raise StoreError(str(exc)) from exc
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"{target}: cannot write the backup ({exc})") from exc
     finally:
-        copy.close()
-        partial.unlink(missing_ok=True)
+        if copy is not None:
+            copy.close()
+        shutil.rmtree(work, ignore_errors=True)
     return int(pages)
+
+
+def _refuse_project_file(db: sqlite_utils.Database, target: Path) -> None:
+    """Refuse a backup destination that is, resolves to, or is another name of a file of the
+    open project (the database or its -wal, -shm, -journal)."""
+    main = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    if not main:
+        return
+    resolved = os.path.realpath(target)
+    try:
+        dest_stat = os.stat(target)
+    except OSError:
+        dest_stat = None
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        own = Path(main + suffix)
+        same = resolved == os.path.realpath(own)
+        if not same and dest_stat is not None:
+            with suppress(OSError):
+                same = os.path.samestat(dest_stat, os.stat(own))
+        if same:
+            what = "the project database itself" if not suffix else f"the project's {suffix[1:]} file"
+            raise StoreError(f"{target}: is {what} ({own}); back up to another file")
