@@ -119,9 +119,10 @@ def run_workers(path: str, annotator_ids: list[int], n_labels: int) -> list[tupl
     """``label_worker`` for each annotator, in separate processes started together; their results in order."""
     import multiprocessing
 
-    # Fork where there is one: children start in milliseconds instead of re-importing everything.
-    # The caller holds no open connection; each child opens its own.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    # Never a plain fork: the test process runs other threads (app scripts, checkpointers), and a
+    # child forked while one of them holds a lock (an import's, a logger's) waits on it forever.
+    # A fork server forks from a clean single-threaded process; each child opens its own connection.
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     start = context.Barrier(len(annotator_ids))
     queue = context.Queue()
