@@ -294,6 +294,9 @@ def completeness(project: Project, name: str | None, per_query: bool, as_json: b
 
     Chapman's estimator over each pair of pool sources, per query and summed, with a
     query-bootstrap interval. It assumes the sources find relevant chunks independently.
+
+    --json keys: version, found, queries, assumption, pairs (sources, n1, n2, m,
+    estimated_relevant, missed, low, high), per_query ({found, missed}).
     """
     from labeler.golden import completeness as run
     from labeler.store.access import OWNER
