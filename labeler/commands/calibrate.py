@@ -22,7 +22,7 @@ from labeler.commands.common import (
 
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
-    from calibration.report import Comparison, RaterComparison
+    from calibration.report import RaterComparison
     from pooling.qrels import LabelFile
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
