@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from calibration import CalibrationError
 
@@ -58,6 +59,24 @@ class Comparison:
     mdd: float
     deltas: dict[str, float]
     sentence: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field by name, for JSON."""
+        return {name: getattr(self, name) for name in (
+            "baseline", "run", "metric", "n", "mean_baseline", "mean_run", "delta", "low", "high", "p_value",
+            "p_adjusted", "sd", "mdd", "sentence", "deltas")}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparisons:
+    """Every run against the baseline on one metric (what :func:`compare_runs` returns, with the metric)."""
+
+    metric: str
+    comparisons: tuple[Comparison, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"metric", "comparisons": [...]}``: one entry per run after the baseline."""
+        return {"metric": self.metric, "comparisons": [c.as_dict() for c in self.comparisons]}
 
 
 def randomisation_p(deltas: Sequence[float], *, n_permutations: int = N_PERMUTATIONS, seed: int | None = 0) -> float:

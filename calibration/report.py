@@ -121,6 +121,10 @@ class ProjectReport:
     n_boot: int
     seed: int | None
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (see :func:`to_dict`)."""
+        return to_dict(self)
+
 
 def agreement_summary(
     a: Sequence[Hashable],
@@ -181,6 +185,45 @@ class Comparison:
 
 def _statistics_dict(summary: AgreementSummary) -> dict[str, Any]:
     return {e.statistic: e.as_dict() for e in summary.statistics}
+
+
+@dataclass(frozen=True, slots=True)
+class RaterComparison:
+    """One pair of raters ``goldpool agree`` compared: who, how their items joined, the result.
+
+    ``counts`` holds ``n`` (items joined), ``only_a`` and ``only_b``; ``resampled`` is the
+    bootstrap's unit (``queries`` or ``items``); ``warnings`` are about the labels' scale.
+    """
+
+    a: str
+    b: str
+    counts: dict[str, int]
+    resampled: str
+    comparison: Comparison
+    warnings: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """``a``, ``b``, ``n``, ``only_a``, ``only_b``, ``resampled``, ``interval_warning`` and
+        the comparison's keys (:meth:`Comparison.as_dict`)."""
+        s = self.comparison.summary
+        return {"a": self.a, "b": self.b, **self.counts, "resampled": self.resampled,
+                "interval_warning": few_queries_warning(s.n_boot, s.n_groups), **self.comparison.as_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class RaterComparisons:
+    """Every pair of raters ``goldpool agree`` compared, in order (at least one)."""
+
+    pairs: tuple[RaterComparison, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"pairs": [pair, ...]}`` with the first pair's keys also at the top level.
+
+        The shape is the same for one pair and for many: a reader of one pair reads the top
+        level, a reader of several reads ``pairs``.
+        """
+        pairs = [p.as_dict() for p in self.pairs]
+        return {**pairs[0], "pairs": pairs}
 
 
 def compare_labels(
@@ -529,8 +572,18 @@ def to_markdown(report: ProjectReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The keys of ``agreement`` in :func:`to_dict`, present (``null`` when undefined) whatever
+#: the number of annotators.
+PROJECT_AGREEMENT_KEYS = ("agreement", "majority_baseline", "kappa_quadratic", "gwet_ac1", "gwet_ac2_quadratic", "alpha_ordinal")
+
+
 def to_dict(report: ProjectReport) -> dict[str, Any]:
-    """The project report as plain JSON-ready data: each statistic as value, low, high, n."""
+    """The project report as plain JSON-ready data: each statistic as value, low, high, n.
+
+    The keys are the same whatever the number of annotators and judgments: a statistic that
+    cannot be computed (one annotator, no item labelled twice) is ``null``, and so are the
+    numbers of ``power`` without a labelled query.
+    """
     out: dict[str, Any] = {
         "n_judgments": report.n_judgments,
         "n_items": report.n_items,
@@ -538,7 +591,7 @@ def to_dict(report: ProjectReport) -> dict[str, Any]:
         "annotators": list(report.annotators),
         "n_overlap_items": report.n_overlap_items,
         "interval": {"ci": 0.95, "n_boot": report.n_boot, "seed": report.seed, "resampled": "queries"},
-        "agreement": {},
+        "agreement": dict.fromkeys(PROJECT_AGREEMENT_KEYS),
         "per_annotator": [
             {"annotator": r.annotator, "n_labels": r.n_labels, "n_shared": r.n_shared,
              "kappa_quadratic": r.kappa_quadratic.as_dict() if r.kappa_quadratic else None}
@@ -550,10 +603,12 @@ def to_dict(report: ProjectReport) -> dict[str, Any]:
             for r in report.per_pair
         ],
         "distributions": {name: {str(g): c for g, c in counts.items()} for name, counts in report.distributions.items()},
-        "power": None,
+        "power": {"n": report.n_queries, "half_width": None, "mdd": None, "discordant_assumed": ASSUMED_DISCORDANT,
+                  "power": None, "alpha": None},
     }
     if report.overlap is not None:
-        out["agreement"] = {e.statistic: e.as_dict() for e in report.overlap.statistics if not e.statistic.startswith(("precision", "recall"))}
+        out["agreement"].update({e.statistic: e.as_dict() for e in report.overlap.statistics
+                                 if not e.statistic.startswith(("precision", "recall"))})
     if report.alpha_ordinal is not None:
         out["agreement"]["alpha_ordinal"] = report.alpha_ordinal.as_dict()
     if report.power is not None:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlite_utils
 
@@ -555,6 +555,23 @@ def evaluate_runs(golden: Golden, paths: Sequence[str | Path], metrics: Sequence
     return evaluate_many(golden.qrels, ranked, metrics)
 
 
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """Runs scored against one golden set: ``runs`` is :func:`evaluate_runs`' result (at least one run)."""
+
+    golden: Golden
+    runs: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"golden", "content_hash", "runs": {RUN: scores}}``, and the first run's scores
+        (``metrics``, ``per_query``, ``excluded``, ``missing``, ``unknown``, ``scored``) with its
+        name (``run``) at the top level too: the same keys for one run and for many."""
+        runs = {name: scores.as_dict() for name, scores in self.runs.items()}
+        first = next(iter(runs))
+        return {**runs[first], "run": first, "golden": self.golden.label, "content_hash": self.golden.content_hash,
+                "runs": runs}
+
+
 def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, *, caller: Caller):
     """Import a run and add its unjudged top-``depth`` to the pool (they join the labelling queue).
 
@@ -591,7 +608,19 @@ def found_by_source(
     return found
 
 
-def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Caller):
+class VersionCompleteness(NamedTuple):
+    """A version's rows and the capture-recapture estimate over them (:class:`pooling.completeness.Completeness`)."""
+
+    version: str
+    rows: list[GoldenRow]
+    estimate: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        """``version`` and the estimate's keys."""
+        return {"version": self.version, **self.estimate.as_dict()}
+
+
+def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Caller) -> VersionCompleteness:
     """Capture-recapture estimate of the relevant chunks the pool missed, for a version
     (default: the latest). Items that joined only through imported qrels are not a source.
 
@@ -607,5 +636,5 @@ def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Call
             raise StoreError("no golden version yet: freeze one first (goldpool freeze DB --version NAME)")
         version = latest.name
     rows = store.version_rows(db, version, caller=caller)
-    return version, rows, estimate(found_by_source(rows))
+    return VersionCompleteness(version, rows, estimate(found_by_source(rows)))
 

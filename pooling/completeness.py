@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
+from typing import Any
 from itertools import combinations
 
 from pooling import PoolingError
@@ -74,6 +75,16 @@ class Completeness:
     queries: int
     ci: float
     assumption: str = ASSUMPTION
+
+    def as_dict(self) -> dict[str, Any]:
+        """``found``, ``queries``, ``assumption``, ``pairs`` (each with its sources and
+        counts) and ``per_query`` (``{found, missed}``), for JSON."""
+        return {
+            "found": self.found, "queries": self.queries, "assumption": self.assumption,
+            "pairs": [{"sources": list(p.sources), "n1": p.n1, "n2": p.n2, "m": p.m, "estimated_relevant": p.estimated_relevant,
+                       "missed": p.missed, "low": p.low, "high": p.high} for p in self.pairs],
+            "per_query": {q: {"found": f, "missed": m} for q, (f, m) in self.per_query.items()},
+        }
 
     @property
     def headline(self) -> PairEstimate | None:

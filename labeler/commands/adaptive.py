@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
+from labeler.commands.common import Project, echo_json, html_option, json_option, output_file, with_project
 
 
 @click.command("simulate-pooling")
-@db_argument
+@with_project
 @click.option("--qrels", "qrels", required=True, type=click.Path(dir_okay=False), help="TREC qrels, complete for the project.")
 @click.option("--strategy", "strategies", multiple=True, help="Strategy to replay (repeatable) [default: all].")
 @click.option("--budget", "budgets", multiple=True, type=int, help="Total judgments per strategy (repeatable; the largest caps the replay) [default: 1.25x the baseline].")
 @click.option("--stop-every", default=10, show_default=True, help="Ask the stopping rule after every n-th judgment of a query (0: never).")
-@click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write a page with the plot here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@html_option
+@json_option
 def simulate_pooling(
-    db: str, qrels: str, strategies: tuple[str, ...], budgets: tuple[int, ...], stop_every: int, html: str | None, as_json: bool
+    project: Project, qrels: str, strategies: tuple[str, ...], budgets: tuple[int, ...], stop_every: int,
+    html_path: str | None, as_json: bool,
 ) -> None:
     """Replay pooling strategies on DB's candidate lists, judged by the full qrels in FILE.
 
@@ -29,18 +28,16 @@ def simulate_pooling(
     budget, and how often the stopping rule reached its target recall where it said stop.
     """
     from labeler.adaptive import simulate
-    from labeler.store import connect
     from pooling.strategies import STRATEGIES
 
-    with user_errors():
-        result = simulate(connect(db), qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every)
-        if html:
-            from labeler.pooling_report import simulation_html
+    result = simulate(project.db, qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every)
+    if html_path:
+        from labeler.pooling_report import simulation_html
 
-            with output_file(html) as out:
-                out.write(simulation_html(result))
+        with output_file(html_path) as out:
+            out.write(simulation_html(result))
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        echo_json(result)
         return
     base = result["baseline"]
     click.echo(f"baseline: {base['judgments']} judgments, {base['relevant_found']} relevant found "
@@ -51,8 +48,8 @@ def simulate_pooling(
         click.echo(f"{name}: 90% of baseline after {to90} judgments; {s['found_at_baseline_budget']} relevant at the "
                    f"baseline's budget; stopped on {s['stopping']['stopped']} queries"
                    + ("" if share is None else f", {share:.0%} of them at or above target recall"))
-    if html:
-        click.echo(f"{html}: plot written", err=True)
+    if html_path:
+        click.echo(f"{html_path}: plot written", err=True)
 
 
 COMMANDS: list[click.Command] = [simulate_pooling]

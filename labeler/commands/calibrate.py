@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from labeler.commands.common import db_argument, output_file, plural, user_errors
+from labeler.commands.common import (
+    Project,
+    echo_json,
+    handles_errors,
+    html_option,
+    json_option,
+    n_boot_option,
+    output_file,
+    plural,
+    seed_option,
+    with_project,
+)
 
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
-    from calibration.report import Comparison
-    from pooling.qrels import JoinedLabels, LabelFile
-
-    #: One compared pair: the two raters, their joined labels, the comparison, the warnings.
-    PairResult = tuple[tuple[LabelFile, LabelFile], JoinedLabels, Comparison, list[str]]
+    from calibration.report import RaterComparison
+    from pooling.qrels import LabelFile
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-def _n_boot_options(command: Callable[..., None]) -> Callable[..., None]:
-    command = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")(command)
-    return click.option(
-        "--n-boot", type=click.IntRange(min=0), default=2000, show_default=True, help="Bootstrap resamples (0: none)."
-    )(command)
 
 
 def _row(name: str, estimate: Estimate, width: int = 22) -> str:
@@ -36,16 +35,17 @@ def _row(name: str, estimate: Estimate, width: int = 22) -> str:
     return f"{name:<{width}}{format_estimate(estimate, why=False):<28}{estimate.n:>8}"
 
 
-def _agree_text(a: str, b: str, joined: JoinedLabels, comparison: Comparison) -> list[str]:
+def _agree_text(pair: RaterComparison) -> list[str]:
     from calibration import format_estimate
     from calibration.report import interval_note, undefined_notes
 
-    summary, ceiling = comparison.summary, comparison.ceiling
+    summary, ceiling = pair.comparison.summary, pair.comparison.ceiling
+    counts = pair.counts
     header = f"{'statistic':<22}{'value [95% interval]':<28}{'n':>8}"
     lines = [
-        f"A: {a}",
-        f"B: {b}",
-        f"joined {plural(joined.n_joined, 'item')} (only in A: {joined.only_a}, only in B: {joined.only_b})",
+        f"A: {pair.a}",
+        f"B: {pair.b}",
+        f"joined {plural(counts['n'], 'item')} (only in A: {counts['only_a']}, only in B: {counts['only_b']})",
         interval_note(summary.n_boot, summary.n_groups, summary.ci, summary.seed),
         "",
         header,
@@ -104,8 +104,10 @@ def _scale(text: str | None) -> tuple[int, ...] | None:
               help="A second human's labels: shows A against C beside A against B on the items all three label.")
 @click.option("--resample", type=click.Choice(["queries", "items"]), default="queries", show_default=True,
               help="Unit of the bootstrap: queries (cluster bootstrap over the first key) or items.")
-@_n_boot_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@n_boot_option
+@seed_option
+@json_option
+@handles_errors
 def agree(
     a: str,
     b: str,
@@ -131,28 +133,28 @@ def agree(
     A goldpool export-judgments file (several annotators per item, history included) counts
     each annotator's latest label as one rater; every rater of A is compared with every rater
     of B (all pairs of annotators when A and B are the same export), one table per pair.
+
+    --json prints {"pairs": [PAIR, ...]} with the first pair's keys also at the top level, for
+    one pair as for many. PAIR: a, b, n, only_a, only_b, resampled, interval_warning, n_groups,
+    n_boot, seed, each statistic as {value, low, high, n}, ceiling (with --ceiling), per_class,
+    confusion.
     """
-    from calibration.report import few_queries_warning
+    from calibration.report import RaterComparisons
     from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs
 
     scale = _scale(grades)
-    with user_errors():
-        read = dict(fmt=fmt, keys=keys, label=label, grades=scale)
-        if (annotators or adjudicated) and not any(is_judgments_export(p, fmt) for p in (a, b)):  # type: ignore[arg-type]
-            raise click.UsageError("--annotator and --adjudicated apply to a goldpool export-judgments file")
-        sides = [read_raters(p, **read, annotators=annotators, adjudicated=adjudicated) for p in (a, b)]  # type: ignore[arg-type]
-        third = None if ceiling is None else read_labels(ceiling, **read)  # type: ignore[arg-type]
-        results = _compare_pairs(rater_pairs(*sides), third, scale, weights, levels, resample, n_boot, seed)
-    for warning in (w for r in results for w in r[3]):
+    read = dict(fmt=fmt, keys=keys, label=label, grades=scale)
+    if (annotators or adjudicated) and not any(is_judgments_export(p, fmt) for p in (a, b)):  # type: ignore[arg-type]
+        raise click.UsageError("--annotator and --adjudicated apply to a goldpool export-judgments file")
+    sides = [read_raters(p, **read, annotators=annotators, adjudicated=adjudicated) for p in (a, b)]  # type: ignore[arg-type]
+    third = None if ceiling is None else read_labels(ceiling, **read)  # type: ignore[arg-type]
+    results = _compare_pairs(rater_pairs(*sides), third, scale, weights, levels, resample, n_boot, seed)
+    for warning in (w for r in results for w in r.warnings):
         click.echo(f"warning: {warning}", err=True)
     if as_json:
-        outs = [{"a": x.name, "b": y.name, **joined.counts(), "resampled": resample,
-                 "interval_warning": few_queries_warning(n_boot, comparison.summary.n_groups), **comparison.as_dict()}
-                for (x, y), joined, comparison, _ in results]
-        click.echo(json.dumps(outs[0] if len(outs) == 1 else {"pairs": outs}, indent=2))
+        echo_json(RaterComparisons(tuple(results)).as_dict())
         return
-    blocks = ["\n".join(_agree_text(x.name, y.name, joined, comparison)) for (x, y), joined, comparison, _ in results]
-    click.echo("\n\n".join(blocks))
+    click.echo("\n\n".join("\n".join(_agree_text(r)) for r in results))
 
 
 def _compare_pairs(
@@ -164,13 +166,14 @@ def _compare_pairs(
     resample: str,
     n_boot: int,
     seed: int,
-) -> list[PairResult]:
+) -> list[RaterComparison]:
     """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
     from calibration import compare_labels
+    from calibration.report import RaterComparison
     from pooling import PoolingError
     from pooling.qrels import join_labels, scale_warnings
 
-    results: list[PairResult] = []
+    results: list[RaterComparison] = []
     refused: list[PoolingError] = []
     for x, y in pairs:
         try:
@@ -187,7 +190,8 @@ def _compare_pairs(
             seed=seed,
             scale=scale or (),
         )
-        results.append(((x, y), joined, comparison, scale_warnings(x, y) if scale is None else []))
+        warnings = tuple(scale_warnings(x, y)) if scale is None else ()
+        results.append(RaterComparison(x.name, y.name, joined.counts(), resample, comparison, warnings))
     if not results:
         raise refused[0] if refused else PoolingError("no pair of raters to compare")
     return results
@@ -205,7 +209,8 @@ def _compare_pairs(
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--judge-sensitivity", "se", type=float, default=None, help="Judge sensitivity against humans.")
 @click.option("--judge-specificity", "sp", type=float, default=None, help="Judge specificity against humans.")
-@click.option("--json", "as_json", is_flag=True, help="The numbers as JSON: half_width, mdd, n_required.")
+@json_option
+@handles_errors
 def plan_command(
     n: int | None,
     p: float | None,
@@ -222,7 +227,8 @@ def plan_command(
     """Half-widths, the minimum detectable difference, or the questions needed for a difference.
 
     All inputs are proportions; output is in points (0.07 = 7 points). An imperfect binary judge
-    (--judge-sensitivity/--judge-specificity) widens everything by 1/(Se+Sp-1).
+    (--judge-sensitivity/--judge-specificity) widens everything by 1/(Se+Sp-1). --json gives the
+    numbers (half_width, mdd, n_required and the design).
     """
     from calibration import plan_summary, plan_text
 
@@ -232,47 +238,53 @@ def plan_command(
         p = 0.5  # the widest interval: what n questions resolve whatever the accuracy turns out to be
     if n is None and delta is None:
         raise click.UsageError("give --n N (what n questions resolve) or --delta X (questions needed), or both")
-    with user_errors():
-        summary = plan_summary(n, delta, p=p, discordant=discordant, sd=sd, alpha=alpha, power=power,
-                               sensitivity=se, specificity=sp)
-    click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else "\n".join(plan_text(summary)))
+    summary = plan_summary(n, delta, p=p, discordant=discordant, sd=sd, alpha=alpha, power=power,
+                           sensitivity=se, specificity=sp)
+    if as_json:
+        echo_json(summary.as_dict())
+    else:
+        click.echo("\n".join(plan_text(summary)))
 
 
 @click.command("calibrate")
-@db_argument
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON instead of Markdown text.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write the report as one self-contained HTML file (inline SVG plots, works offline).")
+@with_project
+@json_option
+@html_option
 @click.option("--judge", "judges", multiple=True,
               help="Calibrate this judge against the annotators instead (repeatable: judges side by side).")
-@_n_boot_options
-def calibrate(db: str, as_json: bool, html_path: str | None, judges: tuple[str, ...], n_boot: int, seed: int) -> None:
+@n_boot_option
+@seed_option
+def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tuple[str, ...], n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
     Agreement is measured on items labelled by two or more annotators (quadratic kappa and
     ordinal alpha), with intervals from a cluster bootstrap over queries. With --judge NAME:
     that judge against the annotators per task, beside the human ceiling, with its biases,
     cost and the smallest system difference it resolves.
+
+    --json keys, whatever the number of annotators: n_judgments, n_items, n_queries,
+    annotators, n_overlap_items, interval, agreement (agreement, majority_baseline,
+    kappa_quadratic, gwet_ac1, gwet_ac2_quadratic, alpha_ordinal: each {value, low, high, n},
+    null without two annotators on an item), per_annotator, per_pair, distributions, power
+    (numbers null without a labelled query). With --judge: {"judges": {NAME: {TASK: {...}}},
+    "n_boot", "seed"}, one entry per judge and task, the same keys for every count.
     """
     if judges:
         from labeler.commands.judge import calibrate_judges
 
-        return calibrate_judges(db, judges, as_json, html_path, n_boot, seed)
-    from calibration import project_report, to_dict, to_html, to_markdown
-    from labeler.store import connect
+        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed)
+    from calibration import project_report, to_html, to_markdown
     from labeler.store.labels import OWNER, latest_judgments
     from labeler.store.vocabulary import GRADES
 
-    with user_errors():
-        database = connect(db)
-        try:
-            report = project_report(latest_judgments(database, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed)
-        finally:
-            database.close()
+    report = project_report(latest_judgments(project.db, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed)
     if html_path is not None:
         with output_file(html_path) as out:
-            out.write(to_html(report, f"Calibration report: {Path(db).name}"))
-    click.echo(json.dumps(to_dict(report), indent=2) if as_json else to_markdown(report), nl=False)
+            out.write(to_html(report, f"Calibration report: {Path(project.path).name}"))
+    if as_json:
+        echo_json(report.as_dict())
+    else:
+        click.echo(to_markdown(report), nl=False)
 
 
 COMMANDS: list[click.Command] = [agree, plan_command, calibrate]

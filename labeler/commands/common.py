@@ -1,15 +1,21 @@
-"""Pieces shared by every command module: the database argument, error translation and
-output files."""
+"""Pieces shared by every command module: the project a command opens, error translation,
+JSON and file output, and the options several commands take."""
 
 from __future__ import annotations
 
+import functools
+import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -52,6 +58,95 @@ def user_errors() -> Iterator[None]:
         raise
 
 
+class Project:
+    """The project database of one command: opened on first use, closed when the command ends.
+
+    Opening lazily keeps a command's own checks (arguments, input files) ahead of the
+    database's, and a command that never needs the database never opens it.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db: sqlite_utils.Database | None = None
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The open project (``labeler.store.connect``); StoreError when it is not one."""
+        if self._db is None:
+            from labeler.store import connect
+
+            self._db = connect(self.path)
+        return self._db
+
+    def create(self) -> sqlite_utils.Database:
+        """The project, created or brought up to date first (``labeler.store.init_db``)."""
+        if self._db is None:
+            from labeler.store import init_db
+
+            self._db = init_db(self.path)
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            db.close()
+
+
+def handles_errors(command: F) -> F:
+    """Run the command body with the packages' root errors turned into one-line errors."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with user_errors():
+            return command(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+def with_project(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the DB argument, as a :class:`Project` in its first parameter.
+
+    The body runs with the packages' root errors turned into one-line errors, and the
+    project is closed when it ends, whether it returns or raises. Put it right under
+    ``@click.command`` so that DB comes first.
+    """
+
+    @functools.wraps(command)
+    def run(db: str, **kwargs: Any) -> Any:
+        project = Project(db)
+        with user_errors():
+            try:
+                return command(project, **kwargs)
+            finally:
+                project.close()
+
+    return db_argument(run)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity (also inside lists and dicts) made None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_text(data: Any) -> str:
+    """``data`` as strict JSON (indented): an undefined number (NaN, infinity) is ``null``.
+
+    Python's ``json`` would write ``NaN``, which JSON readers other than Python's refuse.
+    """
+    return json.dumps(_finite(data), indent=2, allow_nan=False, default=str)
+
+
+def echo_json(data: Any) -> None:
+    """Print ``data`` as strict JSON: the one way a command prints JSON."""
+    click.echo(json_text(data))
+
+
 @contextmanager
 def output_file(path: str | Path) -> Iterator[TextIO]:
     """``path`` opened for writing (UTF-8), the one way every command writes a file.
@@ -70,3 +165,25 @@ def output_file(path: str | Path) -> Iterator[TextIO]:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"{path}: cannot write ({exc.strerror or exc})") from exc
+
+
+# --- options several commands take -----------------------------------------------------------
+
+#: An input file, second argument of the import commands.
+file_argument = click.argument("file", type=click.Path(dir_okay=False))
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of text.")
+html_option = click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+                           help="Also write the result as one self-contained HTML page (works offline).")
+output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+                             help="File to write (default: standard output).")
+seed_option = click.option("--seed", type=int, default=0, show_default=True,
+                           help="Seed of the random draws (bootstrap, randomisation test): same seed, same numbers.")
+n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=2000, show_default=True,
+                             help="Bootstrap resamples (0: none).")
+host_option = click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve the app on.")
+port_option = click.option("--port", default=8501, show_default=True, type=click.IntRange(1, 65535),
+                           help="Port to serve the app on.")
+no_progress_option = click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+per_query_option = click.option("--per-query", is_flag=True, help="Also show each query's numbers.")
+run_name_option = click.option("--name", required=True, help="Name of the run; it becomes a pool source.")

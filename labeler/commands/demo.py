@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from labeler.commands.common import user_errors
+from labeler.commands.common import handles_errors, host_option, no_progress_option, port_option
 
 
 @click.command()
@@ -18,10 +18,11 @@ from labeler.commands.common import user_errors
     show_default=True,
     help="Folder for the demo project (reused if it exists; no label is ever lost).",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve the app on.")
-@click.option("--port", default=8501, show_default=True, type=int, help="Port to serve the app on.")
+@host_option
+@port_option
 @click.option("--no-serve", is_flag=True, help="Build the project and print the tokens, but do not start the app.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@no_progress_option
+@handles_errors
 def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: bool) -> None:
     """Build a demo project from data/demo and open the labelling app on it.
 
@@ -31,8 +32,7 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
     """
     from labeler.demo import build_demo_project
 
-    with user_errors():
-        project = build_demo_project(directory, progress=not no_progress, say=click.echo)
+    project = build_demo_project(directory, progress=not no_progress, say=click.echo)
     click.echo(
         f"\nDemo project: {project.db_path} ({project.n_documents} chunks, "
         f"{project.n_queries} queries, {project.n_pool} pool entries)"
@@ -46,8 +46,7 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
     from labeler.commands.serve import run_app
 
     click.echo(f"\nOpen http://{host}:{port} and paste the demo-admin token. Ctrl+C stops the app.")
-    with user_errors():
-        run_app(project.db_path, host, port)
+    run_app(project.db_path, host, port)
 
 
 COMMANDS: list[click.Command] = [demo]

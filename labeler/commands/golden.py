@@ -3,31 +3,35 @@ completeness."""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
+from labeler.commands.common import (
+    Project,
+    echo_json,
+    handles_errors,
+    html_option,
+    json_option,
+    output_file,
+    per_query_option,
+    run_name_option,
+    seed_option,
+    with_project,
+)
 
 _FORMATS = ("trec", "jsonl", "parquet", "beir")
 
 
-def _connect(db: str):
-    from labeler.store import connect
-
-    return connect(db)
-
-
 @click.command("freeze")
-@db_argument
+@with_project
 @click.option("--version", "name", required=True, help="Name of the new version (e.g. v3).")
 @click.option("-m", "--message", "note", default="", help="A note kept in the manifest.")
 @click.option("--rule", type=click.Choice(["majority", "median", "dawid-skene"]), default="majority", show_default=True,
               help="How several labels of an item become one grade (an adjudication always wins).")
 @click.option("--allow-ties", is_flag=True, help="Freeze despite tied majorities (they take the lower grade).")
-def freeze(db: str, name: str, note: str, rule: str, allow_ties: bool) -> None:
+def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool) -> None:
     """Freeze the current labels of DB into an immutable, named golden-set version.
 
     Each (query, chunk)'s labels become one grade; the version records a content hash (sha256
@@ -37,8 +41,7 @@ def freeze(db: str, name: str, note: str, rule: str, allow_ties: bool) -> None:
     from labeler.golden import freeze as run
     from labeler.store.access import OWNER
 
-    with user_errors():
-        result = run(_connect(db), name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER)
+    result = run(project.db, name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER)
     v = result.version
     if not result.created:
         click.echo(f"nothing changed: version {v.name} already holds exactly these grades (content hash {v.content_hash[:12]}); no new version")
@@ -54,17 +57,15 @@ def freeze(db: str, name: str, note: str, rule: str, allow_ties: bool) -> None:
 
 
 @click.command("versions")
-@db_argument
-def versions(db: str) -> None:
+@with_project
+def versions(project: Project) -> None:
     """List the frozen golden-set versions of DB, oldest first."""
     from labeler.golden import altered_versions
     from labeler.store.access import OWNER
     from labeler.store.golden import list_versions
 
-    with user_errors():
-        store = _connect(db)
-        found = list_versions(store, caller=OWNER)
-        altered = set(altered_versions(store, caller=OWNER))
+    found = list_versions(project.db, caller=OWNER)
+    altered = set(altered_versions(project.db, caller=OWNER))
     if not found:
         click.echo("no version frozen yet (goldpool freeze DB --version NAME)")
         return
@@ -81,14 +82,14 @@ def versions(db: str) -> None:
 
 
 @click.command("export")
-@db_argument
+@with_project
 @click.option("--version", "name", required=True, help="The version to export.")
 @click.option("--format", "formats", multiple=True, required=True, type=click.Choice([*_FORMATS, "all"]),
               help="trec (qrels.txt), jsonl, parquet or beir; repeatable; all for every one.")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT whole even if it holds something else than a previous export of DB.")
-def export(db: str, name: str, formats: tuple[str, ...], out: str, overwrite: bool) -> None:
+def export(project: Project, name: str, formats: tuple[str, ...], out: str, overwrite: bool) -> None:
     """Write a frozen version of DB to folder OUT, with manifest.json and a README.md dataset card.
 
     trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
@@ -100,16 +101,15 @@ def export(db: str, name: str, formats: tuple[str, ...], out: str, overwrite: bo
     from labeler.store.access import OWNER
 
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
-    with user_errors():
-        written = run(_connect(db), name, chosen, out, caller=OWNER, overwrite=overwrite)
+    written = run(project.db, name, chosen, out, caller=OWNER, overwrite=overwrite)
     click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)})")
 
 
 @click.command("import-judgments")
-@db_argument
+@with_project
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.option("--annotator", required=True, help="Whose labels these are (created if new).")
-def import_judgments(db: str, qrels: str, annotator: str) -> None:
+def import_judgments(project: Project, qrels: str, annotator: str) -> None:
     """Import the TREC qrels file QRELS into DB as one annotator's labels (grades 0-3).
 
     Entries not yet in the pool join it with source `qrels`. Importing the same file again
@@ -118,24 +118,22 @@ def import_judgments(db: str, qrels: str, annotator: str) -> None:
     from labeler.golden import import_judgments as run
     from labeler.store.access import OWNER
 
-    with user_errors():
-        result = run(_connect(db), qrels, annotator, caller=OWNER)
+    result = run(project.db, qrels, annotator, caller=OWNER)
     click.echo(f"{qrels}: {result.added} labels added for {result.annotator}"
                f"{' (new annotator)' if result.created_annotator else ''}, {result.unchanged} unchanged, "
                f"{result.pooled} entries joined the pool")
 
 
 @click.command("diff")
-@db_argument
+@with_project
 @click.argument("v1")
 @click.argument("v2")
-def diff(db: str, v1: str, v2: str) -> None:
+def diff(project: Project, v1: str, v2: str) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
     from labeler.golden import diff as run
     from labeler.store.access import OWNER
 
-    with user_errors():
-        d = run(_connect(db), v1, v2, caller=OWNER)
+    d = run(project.db, v1, v2, caller=OWNER)
     click.echo(f"{v1} -> {v2}: {len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
     for (a, b), n in d.changes.items():
         click.echo(f"  grade {a} -> {b}: {n}")
@@ -167,26 +165,29 @@ def _judged_note(scores) -> str:
                    "nDCG(dcg='exp-log2')@10, R@k, RR, P@k, Judged@k with k = --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
               help="k of the default R@k, P@k and Judged@k: how many chunks you feed downstream.")
-@click.option("--per-query", is_flag=True, help="Also show every query's values.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of a table.")
+@per_query_option
+@json_option
+@handles_errors
 def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, per_query: bool, as_json: bool) -> None:
     """Score TREC runs RUNS against GOLDEN (DB@VERSION or a qrels file) exactly as trec_eval.
 
     Metrics are computed by ir-measures (pytrec_eval for the trec_eval measures). Runs are
     ranked by score, ties by doc id descending; queries without a relevant document are left
     out of the means and counted.
+
+    --json prints {"runs": {RUN: SCORES}, "golden", "content_hash"} with the first run's
+    SCORES and its name ("run") also at the top level, for one run as for many. SCORES:
+    metrics, per_query, excluded, missing, unknown, scored; an undefined value is null.
     """
     from calibration.metrics import default_metrics
-    from labeler.golden import evaluate_runs, load_golden
+    from labeler.golden import Evaluation, evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
-    with user_errors():
-        names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
-        gold = load_golden(golden, caller=OWNER)
-        scores = evaluate_runs(gold, list(runs), names)
+    names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
+    gold = load_golden(golden, caller=OWNER)
+    scores = evaluate_runs(gold, list(runs), names)
     if as_json:
-        objects = {name: s.as_dict() for name, s in scores.items()}
-        click.echo(json.dumps(next(iter(objects.values())) if len(objects) == 1 else {"runs": objects}, indent=2))
+        echo_json(Evaluation(gold, scores).as_dict())
         return
     _eval_table(gold, scores, per_query)
 
@@ -234,34 +235,33 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool) -> None:
 @click.argument("golden")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--metric", default="nDCG@10", show_default=True, help="The ir-measures metric to compare on.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write an HTML page with the per-query differences plotted.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the randomisation test.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@html_option
+@seed_option
+@json_option
+@handles_errors
 def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | None, seed: int, as_json: bool) -> None:
     """Compare runs RUN_A RUN_B [RUN...] on GOLDEN, each against the first, query by query.
 
     Gives the mean difference with a query-bootstrap interval, a paired randomisation-test p
     (Holm-corrected for more than two runs), the minimum detectable difference of this golden
-    set, and a plain sentence.
+    set, and a plain sentence. --html plots the per-query differences.
     """
     from calibration import CalibrationError
-    from calibration.compare import compare_runs, to_html
+    from calibration.compare import Comparisons, compare_runs, to_html
     from labeler.golden import evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
-    with user_errors():
-        if len(runs) < 2:
-            raise CalibrationError("compare needs at least two runs: RUN_A RUN_B [RUN...]")
-        gold = load_golden(golden, caller=OWNER)
-        scores = evaluate_runs(gold, list(runs), [metric])
-        per_query = {name: {q: v[metric] for q, v in s.per_query.items()} for name, s in scores.items()}
-        result = compare_runs(per_query, metric, seed=seed)
+    if len(runs) < 2:
+        raise CalibrationError("compare needs at least two runs: RUN_A RUN_B [RUN...]")
+    gold = load_golden(golden, caller=OWNER)
+    scores = evaluate_runs(gold, list(runs), [metric])
+    per_query = {name: {q: v[metric] for q, v in s.per_query.items()} for name, s in scores.items()}
+    result = compare_runs(per_query, metric, seed=seed)
     if html_path:
         with output_file(html_path) as handle:
             handle.write(to_html(result, title=f"{metric} on {gold.label}"))
     if as_json:
-        click.echo(json.dumps({"metric": metric, "comparisons": [_comparison_dict(c) for c in result]}, indent=2))
+        echo_json(Comparisons(metric, tuple(result)).as_dict())
         return
     for c in result:
         click.echo(c.sentence)
@@ -274,18 +274,12 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | No
                    f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{c.mdd:>8.4f}")
 
 
-def _comparison_dict(c) -> dict[str, Any]:
-    return {k: getattr(c, k) for k in (
-        "baseline", "run", "metric", "n", "mean_baseline", "mean_run", "delta", "low", "high", "p_value",
-        "p_adjusted", "sd", "mdd", "sentence", "deltas")}
-
-
 @click.command("add-run")
-@db_argument
+@with_project
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.option("--name", required=True, help="Name of the run; it becomes a pool source.")
+@run_name_option
 @click.option("--depth", type=int, default=10, show_default=True, help="How many of its top documents per query to pool.")
-def add_run(db: str, run: str, name: str, depth: int) -> None:
+def add_run(project: Project, run: str, name: str, depth: int) -> None:
     """Import the TREC run RUN into DB and add its unjudged top-K per query to the pool.
 
     The new entries join the labelling queue; `goldpool eval` then shows Judged@k rising as
@@ -294,37 +288,33 @@ def add_run(db: str, run: str, name: str, depth: int) -> None:
     from labeler.golden import add_run as do
     from labeler.store.access import OWNER
 
-    with user_errors():
-        imported, extension = do(_connect(db), run, name, depth, caller=OWNER)
+    imported, extension = do(project.db, run, name, depth, caller=OWNER)
     click.echo(f"{run}: run {name} ({imported.added or imported.unchanged} rows); top-{depth}: "
                f"{extension.added} new pool entries to label, {extension.extended} already pooled, "
                f"{extension.judged} already judged")
 
 
 @click.command("completeness")
-@db_argument
+@with_project
 @click.option("--version", "name", default=None, help="The version to read (default: the latest).")
-@click.option("--per-query", is_flag=True, help="Also list every query's estimate.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def completeness(db: str, name: str | None, per_query: bool, as_json: bool) -> None:
+@per_query_option
+@json_option
+def completeness(project: Project, name: str | None, per_query: bool, as_json: bool) -> None:
     """Estimate how many relevant chunks the pool of DB missed (capture-recapture over sources).
 
     Chapman's estimator over each pair of pool sources, per query and summed, with a
     query-bootstrap interval. It assumes the sources find relevant chunks independently.
+
+    --json keys: version, found, queries, assumption, pairs (sources, n1, n2, m,
+    estimated_relevant, missed, low, high), per_query ({found, missed}).
     """
     from labeler.golden import completeness as run
     from labeler.store.access import OWNER
 
-    with user_errors():
-        version, _, c = run(_connect(db), name, caller=OWNER)
+    result = run(project.db, name, caller=OWNER)
+    version, c = result.version, result.estimate
     if as_json:
-        click.echo(json.dumps({
-            "version": version, "found": c.found, "queries": c.queries, "assumption": c.assumption,
-            "pairs": [{"sources": list(p.sources), "n1": p.n1, "n2": p.n2, "m": p.m,
-                       "estimated_relevant": p.estimated_relevant, "missed": p.missed, "low": p.low, "high": p.high}
-                      for p in c.pairs],
-            "per_query": {q: {"found": f, "missed": m} for q, (f, m) in c.per_query.items()},
-        }, indent=2))
+        echo_json(result.as_dict())
         return
     h = c.headline
     click.echo(f"{version}: the pool's sources found {c.found} relevant chunks over {c.queries} queries.")

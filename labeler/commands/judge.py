@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from labeler.commands.common import db_argument, user_errors
+from labeler.commands.common import Project, echo_json, json_option, with_project
 from labeler.store.vocabulary import TASKS
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 @click.command("run-judge")
-@db_argument
+@with_project
 @click.option("--judge", required=True, help="Name the verdicts are stored under (e.g. llama3-8b-v1).")
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
@@ -24,7 +29,7 @@ from labeler.store.vocabulary import TASKS
 @click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
               help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=16, show_default=True, help="Reply budget per call.")
-def run_judge(db, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens) -> None:
+def run_judge(project: Project, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens) -> None:
     """Ask a judge model for a verdict on every item of a task in DB, and store them.
 
     The key is read from OPENAI_API_KEY (a local server needs none) and is never written to a
@@ -37,19 +42,17 @@ def run_judge(db, judge, model, base_url, task, prompt_file, concurrency, limit,
 
     from labeler.judge.client import Endpoint
     from labeler.judge.run import run_judge as run
-    from labeler.store import connect
     from labeler.store.access import OWNER
 
-    with user_errors():
-        prompt_text = None
-        if prompt_file is not None:
-            try:
-                prompt_text = Path(prompt_file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise click.ClickException(f"{prompt_file}: cannot read the prompt ({exc})") from None
-        endpoint = Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens)
-        s = run(connect(db), judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
-                concurrency=concurrency, limit=limit, caller=OWNER)
+    prompt_text = None
+    if prompt_file is not None:
+        try:
+            prompt_text = Path(prompt_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.ClickException(f"{prompt_file}: cannot read the prompt ({exc})") from None
+    endpoint = Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens)
+    s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
+            concurrency=concurrency, limit=limit, caller=OWNER)
     per = f", {s.seconds / s.calls:.2f} s per call" if s.calls else ""
     click.echo(
         f"{judge} ({task}, prompt {s.prompt_hash}): {s.total} to judge, {s.already_done} already done, "
@@ -58,64 +61,51 @@ def run_judge(db, judge, model, base_url, task, prompt_file, concurrency, limit,
     )
 
 
-def calibrate_judges(db: str, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int) -> None:
+def calibrate_judges(
+    db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int
+) -> None:
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people."""
-    import json
-
     from labeler.commands.common import output_file
-    from labeler.judge.report import judge_report, to_dict, to_html, to_markdown
-    from labeler.store import connect
+    from labeler.judge.report import judge_report, to_html, to_markdown
     from labeler.store.access import OWNER
 
-    with user_errors():
-        database = connect(db)
-        try:
-            report = judge_report(database, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed)
-        finally:
-            database.close()
+    report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed)
     if html_path is not None:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
-    click.echo(json.dumps(to_dict(report), indent=2, default=str) if as_json else to_markdown(report), nl=False)
-
-
-def _estimate_dict(e) -> dict:
-    return {"value": e.value, "low": e.low, "high": e.high, "n": e.n}
+    if as_json:
+        echo_json(report.as_dict())
+    else:
+        click.echo(to_markdown(report), nl=False)
 
 
 @click.command("estimate")
-@db_argument
+@with_project
 @click.option("--judge", required=True, help="The judge whose labels cover the items people did not label.")
 @click.option("--metric", required=True, type=click.Choice(["mean-relevance", "relevant-share", "faithfulness-rate", "win-rate"]),
               help="mean-relevance: mean grade 0-3 of pool entries; relevant-share: share graded >= --threshold; "
                    "faithfulness-rate: share SUPPORTED; win-rate: A wins 1, tie 0.5, B wins 0.")
 @click.option("--threshold", type=click.IntRange(1, 3), default=2, show_default=True, help="Grade counted relevant (relevant-share).")
 @click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
-@click.option("--json", "as_json", is_flag=True, help="The numbers as JSON.")
-def estimate(db, judge, metric, threshold, ci, as_json) -> None:
+@json_option
+def estimate(project: Project, judge, metric, threshold, ci, as_json) -> None:
     """A metric's mean from the judge's labels on every item, corrected by the human-labelled ones.
 
     Prediction-powered inference (Angelopoulos et al. 2023): classic PPI and PPI++ (tuned
     weight), beside the human-only interval and the judge-only point estimate, and how many
     human labels the judge is worth. The human-labelled items must be a random sample.
-    """
-    import json
 
+    --json keys: judge, metric, threshold, ci, n_labelled, n_unlabelled, n_left_out, ppi,
+    ppi_plus_plus, human_only (each {value, low, high, n}), lambda, judge_only,
+    human_labels_worth, human_labels_worth_classic; an undefined number is null.
+    """
     from labeler.judge.estimate import estimate as run
-    from labeler.store import connect
     from labeler.store.access import OWNER
 
-    with user_errors():
-        r = run(connect(db), judge, metric, threshold=threshold, ci=ci, caller=OWNER)
+    r = run(project.db, judge, metric, threshold=threshold, ci=ci, caller=OWNER)
     t, c = r.tuned, r.classic
     if as_json:
-        click.echo(json.dumps({
-            "judge": judge, "metric": metric, "threshold": threshold if metric == "relevant-share" else None, "ci": ci,
-            "n_labelled": t.n_labelled, "n_unlabelled": t.n_unlabelled, "n_left_out": r.n_left_out,
-            "ppi": _estimate_dict(c.ppi), "ppi_plus_plus": _estimate_dict(t.ppi), "lambda": t.lam,
-            "human_only": _estimate_dict(t.human_only), "judge_only": t.judge_only,
-            "human_labels_worth": t.worth, "human_labels_worth_classic": c.worth,
-        }, indent=2))
+        echo_json(r.as_dict())
         return
     fmt = lambda e: f"{e.value:.4f} [{e.low:.4f}, {e.high:.4f}] (width {e.high - e.low:.4f})"  # noqa: E731
     click.echo(f"{metric} by judge {judge!r}: {t.n_labelled} items labelled by people, {t.n_unlabelled} by the judge only"

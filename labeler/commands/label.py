@@ -6,13 +6,13 @@ import sys
 
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
+from labeler.commands.common import Project, output_file, output_option, with_project
 
 _name_argument = click.argument("name")
 
 
 @click.command("add-annotator")
-@db_argument
+@with_project
 @_name_argument
 @click.option(
     "--role",
@@ -21,47 +21,41 @@ _name_argument = click.argument("name")
     show_default=True,
     help="An admin also sees progress, agreement, adjudication, annotators and the rubric.",
 )
-def add_annotator(db: str, name: str, role: str) -> None:
+def add_annotator(project: Project, name: str, role: str) -> None:
     """Add annotator NAME to DB and print their one-time access token.
 
     Only a salted hash of the token is kept: copy it now and hand it to NAME, who pastes it
     into the "Access token" field of the app (`goldpool serve DB`).
     """
-    from labeler.store import connect
     from labeler.store import labels
 
-    with user_errors():
-        annotator, token = labels.add_annotator(connect(db), name, role=role)  # type: ignore[arg-type]
+    annotator, token = labels.add_annotator(project.db, name, role=role)  # type: ignore[arg-type]
     click.echo(f"Added {annotator.role} {annotator.name!r} (id {annotator.id}).")
     click.echo(f"Access token (shown once, not stored): {token}")
-    click.echo(f'To label: goldpool serve {db}, then paste the token into "Access token".')
+    click.echo(f'To label: goldpool serve {project.path}, then paste the token into "Access token".')
 
 
 @click.command("new-token")
-@db_argument
+@with_project
 @_name_argument
-def new_token(db: str, name: str) -> None:
+def new_token(project: Project, name: str) -> None:
     """Issue annotator NAME a new access token; the old one stops working at once.
 
     For a lost token: labels and assignments are kept.
     """
-    from labeler.store import connect
     from labeler.store import labels
 
-    with user_errors():
-        token = labels.rotate_token(connect(db), name)
+    token = labels.rotate_token(project.db, name)
     click.echo(f"New access token for {name!r} (shown once, not stored): {token}")
 
 
 @click.command()
-@db_argument
-def annotators(db: str) -> None:
+@with_project
+def annotators(project: Project) -> None:
     """List the annotators of DB with their role, status and labels so far."""
-    from labeler.store import connect
     from labeler.store import labels
 
-    with user_errors():
-        report = labels.progress_report(connect(db), caller=labels.OWNER)
+    report = labels.progress_report(project.db, caller=labels.OWNER)
     if not report.annotators:
         click.echo("No annotators yet: add one with `goldpool add-annotator DB NAME`.")
         return
@@ -71,14 +65,11 @@ def annotators(db: str) -> None:
         click.echo(f"{a.annotator_id:>4}  {a.name:<{width}}  {a.role:<9}  {status:<8}  {a.done}/{a.assigned} labelled")
 
 
-def _set_active(db: str, name: str, active: bool) -> None:
-    from labeler.store import connect
+def _set_active(project: Project, name: str, active: bool) -> None:
     from labeler.store import labels
 
-    with user_errors():
-        store = connect(db)
-        annotator = labels.find_annotator(store, name)
-        labels.set_active(store, annotator.id, active, caller=labels.OWNER)
+    annotator = labels.find_annotator(project.db, name)
+    labels.set_active(project.db, annotator.id, active, caller=labels.OWNER)
     if active:
         click.echo(f"{name!r} is active: their token works again.")
     else:
@@ -86,25 +77,25 @@ def _set_active(db: str, name: str, active: bool) -> None:
 
 
 @click.command()
-@db_argument
+@with_project
 @_name_argument
-def deactivate(db: str, name: str) -> None:
+def deactivate(project: Project, name: str) -> None:
     """Stop annotator NAME's token from working (their labels are kept)."""
-    _set_active(db, name, False)
+    _set_active(project, name, False)
 
 
 @click.command()
-@db_argument
+@with_project
 @_name_argument
-def activate(db: str, name: str) -> None:
+def activate(project: Project, name: str) -> None:
     """Let annotator NAME's token work again."""
-    _set_active(db, name, True)
+    _set_active(project, name, True)
 
 
 @click.command("label-settings")
-@db_argument
+@with_project
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
-def label_settings(db: str, assignments: tuple[str, ...]) -> None:
+def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     """Show or change how work is handed out in DB.
 
     \b
@@ -126,7 +117,6 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
     from dataclasses import asdict
 
     from labeler import scheduling
-    from labeler.store import connect
     from labeler.store import labels
 
     values: dict[str, object] = {}
@@ -137,10 +127,9 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
         values[key.strip()] = value.strip()
     from labeler.store.assign import enabled_tasks
 
-    with user_errors():
-        store = connect(db)
-        current = scheduling.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
-        open_tasks = ",".join(enabled_tasks(store)) or "none"
+    store = project.db
+    current = scheduling.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
+    open_tasks = ",".join(enabled_tasks(store)) or "none"
     for key, value in asdict(current).items():
         if key == "tasks":
             value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
@@ -150,23 +139,21 @@ def label_settings(db: str, assignments: tuple[str, ...]) -> None:
 
 
 @click.command("export-judgments")
-@db_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="JSONL file to write (default: standard output).")
-def export_judgments(db: str, output: str | None) -> None:
+@with_project
+@output_option
+def export_judgments(project: Project, output: str | None) -> None:
     """Write every raw label in DB as JSONL, history included, oldest first.
 
     Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash.
     """
-    from labeler.store import connect
     from labeler.store import labels
 
-    with user_errors():
-        store = connect(db)
-        if output is None:
-            labels.export_judgments(store, sys.stdout, caller=labels.OWNER)
-            return
-        with output_file(output) as out:
-            n = labels.export_judgments(store, out, caller=labels.OWNER)
+    store = project.db
+    if output is None:
+        labels.export_judgments(store, sys.stdout, caller=labels.OWNER)
+        return
+    with output_file(output) as out:
+        n = labels.export_judgments(store, out, caller=labels.OWNER)
     click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
 
 

@@ -8,39 +8,42 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import db_argument, output_file, plural, user_errors
-
-_file_argument = click.argument("file", type=click.Path(dir_okay=False))
+from labeler.commands.common import (
+    Project,
+    file_argument,
+    no_progress_option,
+    output_file,
+    output_option,
+    plural,
+    run_name_option,
+    with_project,
+)
 _replace_option = click.option(
     "--replace", is_flag=True, help="Overwrite records whose id exists with different content."
 )
 
 
-def _import(run: Callable[..., Any], db: str, file: str, replace: bool, one: str, many: str) -> None:
+def _import(run: Callable[..., Any], project: Project, file: str, replace: bool, one: str, many: str) -> None:
     """Run one import and print what it did, in the record type's words."""
-    from labeler.store import connect
-
-    with user_errors():
-        result = run(connect(db), file, replace=replace)
+    result = run(project.db, file, replace=replace)
     click.echo(f"{file}: {plural(result.added, one, many)} added, {result.replaced} replaced, {result.unchanged} unchanged")
 
 
 @click.command()
-@db_argument
-def init(db: str) -> None:
+@with_project
+def init(project: Project) -> None:
     """Create the project database DB (or bring an existing one up to date)."""
-    from labeler.store import SCHEMA_VERSION, init_db
+    from labeler.store import SCHEMA_VERSION
 
-    with user_errors():
-        init_db(db).close()
-    click.echo(f"{db}: goldpool project ready (schema version {SCHEMA_VERSION})")
+    project.create()
+    click.echo(f"{project.path}: goldpool project ready (schema version {SCHEMA_VERSION})")
 
 
 @click.command("import-corpus")
-@db_argument
-@_file_argument
+@with_project
+@file_argument
 @_replace_option
-def import_corpus(db: str, file: str, replace: bool) -> None:
+def import_corpus(project: Project, file: str, replace: bool) -> None:
     """Import the documents (chunks) of FILE into DB.
 
     FILE is JSONL, CSV, TSV or Parquet with doc_id, text and optional title (other fields
@@ -49,14 +52,14 @@ def import_corpus(db: str, file: str, replace: bool) -> None:
     """
     from labeler.build import import_corpus as run
 
-    _import(run, db, file, replace, "document", "documents")
+    _import(run, project, file, replace, "document", "documents")
 
 
 @click.command("import-queries")
-@db_argument
-@_file_argument
+@with_project
+@file_argument
 @_replace_option
-def import_queries(db: str, file: str, replace: bool) -> None:
+def import_queries(project: Project, file: str, replace: bool) -> None:
     """Import the queries of FILE into DB.
 
     FILE is JSONL, CSV or TSV with query_id and text, or TREC <top> topics (the title is the
@@ -64,24 +67,22 @@ def import_queries(db: str, file: str, replace: bool) -> None:
     """
     from labeler.build import import_queries as run
 
-    _import(run, db, file, replace, "query", "queries")
+    _import(run, project, file, replace, "query", "queries")
 
 
 @click.command("import-run")
-@db_argument
-@_file_argument
-@click.option("--name", required=True, help="Name of the run; it becomes a pool source.")
-def import_run(db: str, file: str, name: str) -> None:
+@with_project
+@file_argument
+@run_name_option
+def import_run(project: Project, file: str, name: str) -> None:
     """Import the TREC run FILE (query_id Q0 doc_id rank score tag) into DB as NAME.
 
     Documents are ranked by score descending, ties by doc_id descending, as trec_eval
     ranks them; the rank column is ignored.
     """
-    from labeler.store import connect
     from labeler.build import import_run as run
 
-    with user_errors():
-        result = run(connect(db), file, name)
+    result = run(project.db, file, name)
     if result.added:
         click.echo(f"{file}: run {name!r} imported, {plural(result.added, 'row')}")
     else:
@@ -89,20 +90,18 @@ def import_run(db: str, file: str, name: str) -> None:
 
 
 @click.command("remove-run")
-@db_argument
+@with_project
 @click.argument("name")
-def remove_run(db: str, name: str) -> None:
+def remove_run(project: Project, name: str) -> None:
     """Remove the run NAME from DB: its ranked entries and its provenance in the pool.
 
     A pool entry that only this run had found is removed too, unless it has a label (a
     judgment, a skip or an adjudication): then it stays, with its labels, without a source.
     Other entries keep their position; their priority is recomputed from the sources left.
     """
-    from labeler.store import connect
     from labeler.build import remove_run as run
 
-    with user_errors():
-        result = run(connect(db), name)
+    result = run(project.db, name)
     click.echo(
         f"run {name!r} removed: {plural(result.run_entries, 'ranked entry', 'ranked entries')}, "
         f"provenance removed from {plural(result.provenance_removed, 'pool entry', 'pool entries')}, "
@@ -112,7 +111,7 @@ def remove_run(db: str, name: str) -> None:
 
 
 @click.command("build-pool")
-@db_argument
+@with_project
 @click.option("--bm25-depth", default=50, show_default=True, help="BM25 documents per query (0: off).")
 @click.option("--dense-depth", default=50, show_default=True, help="Dense documents per query (0: off).")
 @click.option("--run-depth", default=50, show_default=True, help="Documents per query from each run (0: off).")
@@ -128,7 +127,7 @@ def remove_run(db: str, name: str) -> None:
     help="sentence-transformers model directory [default: all-MiniLM-L6-v2, bundled].",
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Embedding cache [default: DB.cache].")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@no_progress_option
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -147,7 +146,7 @@ def remove_run(db: str, name: str) -> None:
     help="With --engine ray, also run the exact dense search on Ray, one actor per corpus shard (the cache must be readable on every node).",
 )
 def build_pool(
-    db: str,
+    project: Project,
     bm25_depth: int,
     dense_depth: int,
     run_depth: int,
@@ -169,22 +168,20 @@ def build_pool(
     (or a local Ray instance) and written to the same cache; the pool is the same. With
     --ray-search the dense top-k runs there too, by corpus shard, merged exactly.
     """
-    from labeler.store import connect
     from labeler.build import build_pool as run
 
     ray = _ray_options(engine, ray_address, num_gpus, num_workers, batch_size, ray_search)
-    with user_errors():
-        result = run(
-            connect(db),
-            bm25_depth=bm25_depth,
-            dense_depth=dense_depth,
-            run_depth=run_depth,
-            candidate_depth=candidate_depth,
-            model=model,
-            cache_dir=cache_dir,
-            progress=not no_progress,
-            ray=ray,
-        )
+    result = run(
+        project.db,
+        bm25_depth=bm25_depth,
+        dense_depth=dense_depth,
+        run_depth=run_depth,
+        candidate_depth=candidate_depth,
+        model=model,
+        cache_dir=cache_dir,
+        progress=not no_progress,
+        ray=ray,
+    )
     click.echo(
         f"pool build {result.build_id}: {plural(result.queries, 'query', 'queries')}, "
         f"{plural(result.added, 'entry', 'entries')} added, {result.kept} kept"
@@ -209,38 +206,33 @@ def _ray_options(
 
 
 @click.command("export-pool")
-@db_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
-def export_pool(db: str, output: str | None) -> None:
+@with_project
+@output_option
+def export_pool(project: Project, output: str | None) -> None:
     """Write the pool of DB as JSON lines: query_id, doc_id, sources ({source: rank}), priority."""
-    from labeler.store import connect
     from labeler.store.corpus import export_pool as run
 
-    with user_errors():
-        store = connect(db)
-        if output is None:
-            run(store, sys.stdout)
-            return
-        with output_file(output) as out:
-            count = run(store, out)
+    store = project.db
+    if output is None:
+        run(store, sys.stdout)
+        return
+    with output_file(output) as out:
+        count = run(store, out)
     click.echo(f"{output}: {plural(count, 'pool entry', 'pool entries')} written", err=True)
 
 
 @click.command()
-@db_argument
-def stats(db: str) -> None:
+@with_project
+def stats(project: Project) -> None:
     """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries.
 
     With labels, also each labelled query's estimated share of relevant chunks found (the
     stopping rule's, with its interval, and whether it says stop when ``stop_recall`` is set).
     """
-    from labeler.store import connect
     from labeler.store.corpus import stats as run
 
-    with user_errors():
-        store = connect(db)
-        counts = run(store)
-        lines = _stop_lines(store) if counts.get("judged_entries") else []
+    counts = run(project.db)
+    lines = _stop_lines(project.db) if counts.get("judged_entries") else []
     width = max(len(name) for name in counts)
     for name, count in counts.items():
         click.echo(f"{name + ':':<{width + 1}} {count}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from labeler.commands.common import db_argument, user_errors
+from labeler.commands.common import Project, host_option, port_option, with_project
 
 #: The Streamlit entry point ``serve`` runs.
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
@@ -95,13 +95,12 @@ def run_app(
 
 
 @click.command()
-@db_argument
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8501, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
-def serve(db: str, host: str, port: int) -> None:
+@with_project
+@host_option
+@port_option
+def serve(project: Project, host: str, port: int) -> None:
     """Run the labelling app on DB (open the printed address in a browser)."""
-    with user_errors():
-        code = run_app(db, host, port)
+    code = run_app(project.path, host, port)
     if code:
         raise click.exceptions.Exit(code)
 

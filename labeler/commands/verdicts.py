@@ -6,15 +6,13 @@ import sys
 
 import click
 
-from labeler.commands.common import db_argument, output_file, user_errors
-
-_file_argument = click.argument("file", type=click.Path(dir_okay=False))
+from labeler.commands.common import Project, file_argument, output_file, output_option, with_project
 
 
 @click.command("import-items")
-@db_argument
-@_file_argument
-def import_items(db: str, file: str) -> None:
+@with_project
+@file_argument
+def import_items(project: Project, file: str) -> None:
     """Add the faithfulness and pairwise items of a JSONL FILE to DB.
 
     \b
@@ -26,21 +24,19 @@ def import_items(db: str, file: str) -> None:
     changes nothing; changed text under an existing item_id is refused (verdicts were given on
     the stored text). Other keys are kept as metadata.
     """
-    from labeler.store import connect
     from labeler.store.access import OWNER
     from labeler.verdict_files import import_items as run
 
-    with user_errors():
-        result = run(connect(db), file, caller=OWNER)
+    result = run(project.db, file, caller=OWNER)
     click.echo(f"{file}: {result.added} item{'s' if result.added != 1 else ''} added, {result.unchanged} unchanged")
 
 
 @click.command("import-verdicts")
-@db_argument
-@_file_argument
+@with_project
+@file_argument
 @click.option("--annotator", default=None, help="Import as this annotator's verdicts (created if new).")
 @click.option("--judge", default=None, help="Import as the verdicts of the judge called NAME.")
-def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None) -> None:
+def import_verdicts(project: Project, file: str, annotator: str | None, judge: str | None) -> None:
     """Import verdicts from FILE as one annotator's (--annotator) or one judge's (--judge).
 
     \b
@@ -54,14 +50,12 @@ def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None
     "at" is an ISO 8601 date or time. A file gives one verdict per item (per item and order,
     for a judge). A record equal to the latest one on the same item and order is skipped.
     """
-    from labeler.store import connect
     from labeler.store.access import OWNER
     from labeler.verdict_files import import_verdicts as run
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
-    with user_errors():
-        result = run(connect(db), file, annotator=annotator, judge=judge, caller=OWNER)
+    result = run(project.db, file, annotator=annotator, judge=judge, caller=OWNER)
     who = f"annotator {annotator!r}" if annotator is not None else f"judge {judge!r}"
     if result.created_annotator:
         who += " (new annotator)"
@@ -69,26 +63,24 @@ def import_verdicts(db: str, file: str, annotator: str | None, judge: str | None
 
 
 @click.command("export-verdicts")
-@db_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="JSONL file to write (default: standard output).")
-def export_verdicts(db: str, output: str | None) -> None:
+@with_project
+@output_option
+def export_verdicts(project: Project, output: str | None) -> None:
     """Write every human and judge verdict in DB as JSONL, history included.
 
     Keys: who (annotator | judge), name, task, item_id or query_id and doc_id, verdict (or
     relevance), order, prompt_hash, at; judges also model, parseable, raw, tokens, latency,
     error. The file imports back with `goldpool import-verdicts`.
     """
-    from labeler.store import connect
     from labeler.store.access import OWNER
     from labeler.store.verdict_io import export_verdicts as run
 
-    with user_errors():
-        store = connect(db)
-        if output is None:
-            run(store, sys.stdout, caller=OWNER)
-            return
-        with output_file(output) as handle:
-            n = run(store, handle, caller=OWNER)
+    store = project.db
+    if output is None:
+        run(store, sys.stdout, caller=OWNER)
+        return
+    with output_file(output) as handle:
+        n = run(store, handle, caller=OWNER)
     click.echo(f"{output}: {n} verdict{'s' if n != 1 else ''} written", err=True)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
@@ -25,6 +26,9 @@ from labeler.judge import JudgeError
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import latest_human_verdicts, latest_judge_verdicts
 from labeler.store.vocabulary import Caller
+
+if TYPE_CHECKING:
+    from calibration.ppi import MeanEstimates
 
 METRICS = ("mean-relevance", "relevant-share", "faithfulness-rate", "win-rate")
 _TASK = {"mean-relevance": "relevance", "relevant-share": "relevance", "faithfulness-rate": "faithfulness", "win-rate": "pairwise"}
@@ -38,9 +42,21 @@ class MetricEstimate:
     judge: str
     metric: str
     threshold: int
-    classic: object
-    tuned: object
+    classic: MeanEstimates
+    tuned: MeanEstimates
     n_left_out: int  # items with human labels but no usable judge label
+    ci: float = 0.95
+
+    def as_dict(self) -> dict[str, Any]:
+        """The numbers for JSON; each interval is ``{value, low, high, n}`` (``null`` when undefined)."""
+        t, c = self.tuned, self.classic
+        return {
+            "judge": self.judge, "metric": self.metric, "threshold": self.threshold if self.metric == "relevant-share" else None,
+            "ci": self.ci, "n_labelled": t.n_labelled, "n_unlabelled": t.n_unlabelled, "n_left_out": self.n_left_out,
+            "ppi": c.ppi.as_dict(), "ppi_plus_plus": t.ppi.as_dict(), "lambda": t.lam,
+            "human_only": t.human_only.as_dict(), "judge_only": t.judge_only,
+            "human_labels_worth": t.worth, "human_labels_worth_classic": c.worth,
+        }
 
 
 def _value(metric: str, label: object, threshold: int) -> float:
@@ -111,4 +127,4 @@ def estimate(
         tuned = ppi_mean(y, f, unlabelled, ci=ci, tuned=True)
     except CalibrationError as exc:
         raise JudgeError(f"judge {judge!r}, {metric}: {exc}") from None
-    return MetricEstimate(judge, metric, threshold, classic, tuned, sum(1 for k in human if k not in judged))
+    return MetricEstimate(judge, metric, threshold, classic, tuned, sum(1 for k in human if k not in judged), ci)

@@ -33,6 +33,10 @@ class JudgeReport:
     seed: int | None
     prompts: dict[str, dict[str, list[str]]]  # prompt hashes behind each judge's verdicts, per task
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (see :func:`to_dict`)."""
+        return to_dict(self)
+
 
 def _cost(rows: Sequence[JudgeVerdict]) -> tuple[list[int], list[float]]:
     tokens = [(r.tokens_in or 0) + (r.tokens_out or 0) for r in rows if r.tokens_in is not None or r.tokens_out is not None]
@@ -165,10 +169,11 @@ def task_dict(t) -> dict[str, Any]:
         out["verbosity"] = _rates(t.pairwise.verbosity)
         out["self_preference"] = _rates(t.pairwise.self_preference)
         out["judge_family"] = t.pairwise.judge_family
-    if t.confusion is not None:
-        out["confusion"] = {"labels": list(t.confusion.labels), "table": t.confusion.table.tolist(), "rows": "people", "columns": "judge"}
-        out["per_class"] = [{"label": c.label, "support": c.support, "precision": c.precision.as_dict(),
-                             "recall": c.recall.as_dict()} for c in t.classes]
+    # Present without a compared item too (null, empty), so the keys never depend on the counts.
+    out["confusion"] = None if t.confusion is None else {
+        "labels": list(t.confusion.labels), "table": t.confusion.table.tolist(), "rows": "people", "columns": "judge"}
+    out["per_class"] = [{"label": c.label, "support": c.support, "precision": c.precision.as_dict(),
+                         "recall": c.recall.as_dict()} for c in t.classes]
     p = t.power
     out["power"] = {"n": p.n, "unit": p.unit, "sensitivity": p.sensitivity, "specificity": p.specificity, "positive": p.positive,
                     "mdd_judge": p.mdd_judge, "mdd_people": p.mdd_people, "sentence": p.sentence()}
@@ -246,7 +251,7 @@ def task_markdown(report: JudgeReport, name: str, task: str, max_disagreements: 
                          (f"Self-preference (family {t.pairwise.judge_family or 'unknown'})", t.pairwise.self_preference)):
             lines.append(f"{label}: " + ("no qualifying pair." if r is None else
                          f"judge {_fmt(r.judge)}, people {_fmt(r.human)}, difference {_fmt(r.difference)}."))
-    if "confusion" in d:
+    if d["confusion"] is not None:
         labels = d["confusion"]["labels"]
         lines += ["", "Confusion (rows people, columns judge):", "",
                   "| | " + " | ".join(map(str, labels)) + " |", "|---|" + "---|" * len(labels)]
