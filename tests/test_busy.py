@@ -21,7 +21,8 @@ from streamlit.testing.v1 import AppTest
 
 import labeler
 from app_fixtures import Project, build_project
-from labeler import state
+from labeler import flow, state
+from labeler.flow import RELEVANCE
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels
@@ -115,23 +116,23 @@ def test_a_grade_pressed_while_busy_is_kept_and_saved_once(project: Project) -> 
     db = connect(project.path)
     session: dict = {}
     who = project.annotator_id
-    first = state.current_item(session, db, who)
+    first = RELEVANCE.current(session, db, who)
     session[state.NOTE] = "typed while busy"
     with locked(project.path):
-        assert state.label(session, db, who, first.query_id, first.doc_id, 3) is None
-        assert state.pending(session) == 1
-        assert session[state.FLASH] == state.BUSY_MESSAGE
+        assert RELEVANCE.choose(session, db, who, (first.query_id, first.doc_id), 3) is None
+        assert flow.pending(session) == 1
+        assert session[state.FLASH] == flow.BUSY_MESSAGE
         # A second tap of the key for the same showing is dropped, not queued twice.
-        assert state.label(session, db, who, first.query_id, first.doc_id, 3) is None
-        assert state.pending(session) == 1
-        assert state.flush_pending(session, db) == 1  # still busy: kept, not dropped
+        assert RELEVANCE.choose(session, db, who, (first.query_id, first.doc_id), 3) is None
+        assert flow.pending(session) == 1
+        assert flow.flush_pending(session, db) == 1  # still busy: kept, not dropped
     assert _count(project.path, "judgments") == 0
-    assert state.flush_pending(session, db) == 0
-    assert state.flush_pending(session, db) == 0  # flushing again writes nothing twice
+    assert flow.flush_pending(session, db) == 0
+    assert flow.flush_pending(session, db) == 0  # flushing again writes nothing twice
     with connect(project.path) as check:
         rows = check.execute("SELECT query_id, doc_id, relevance, note FROM judgments").fetchall()
     assert rows == [(first.query_id, first.doc_id, 3, "typed while busy")]
-    assert (state.current_item(session, db, who).doc_id) != first.doc_id
+    assert (RELEVANCE.current(session, db, who).doc_id) != first.doc_id
 
 
 def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
@@ -140,17 +141,17 @@ def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
     items = []
     for _ in range(3):  # three items handed out and on this annotator's list
         session: dict = {}
-        item = state.current_item(session, db, who)
+        item = RELEVANCE.current(session, db, who)
         items.append(item)
         labels.record_skip(db, who, item.query_id, item.doc_id, 1.0)
     session = {}
     with locked(project.path):
         for grade, item in zip((1, 3, 0), items):
             session[state.CURRENT] = (item.query_id, item.doc_id)
-            session[state.SHOWN_LABEL] = (None, "")
-            state.label(session, db, who, item.query_id, item.doc_id, grade)
-        assert state.pending(session) == 3
-    assert state.flush_pending(session, db) == 0
+            session[state.task_key("relevance", "shown_mark")] = (None, "")
+            RELEVANCE.choose(session, db, who, (item.query_id, item.doc_id), grade)
+        assert flow.pending(session) == 3
+    assert flow.flush_pending(session, db) == 0
     with connect(project.path) as check:
         rows = check.execute("SELECT doc_id, relevance FROM judgments ORDER BY id").fetchall()
     assert rows == [(items[0].doc_id, 1), (items[1].doc_id, 3), (items[2].doc_id, 0)]
@@ -159,11 +160,11 @@ def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
 def test_a_skip_made_while_busy_keeps_its_note(project: Project) -> None:
     db = connect(project.path)
     session: dict = {}
-    item = state.current_item(session, db, project.annotator_id)
+    item = RELEVANCE.current(session, db, project.annotator_id)
     session[state.NOTE] = "unclear question"
     with locked(project.path):
-        state.skip(session, db, project.annotator_id, item.query_id, item.doc_id)
-    assert state.flush_pending(session, db) == 0
+        RELEVANCE.skip(session, db, project.annotator_id, (item.query_id, item.doc_id))
+    assert flow.flush_pending(session, db) == 0
     with connect(project.path) as check:
         assert check.execute("SELECT doc_id, note FROM skips").fetchall() == [(item.doc_id, "unclear question")]
 
@@ -176,7 +177,7 @@ def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Projec
     with locked(project.path):
         at.button(key=state.grade_key(2)).click().run()
         assert not at.exception
-        assert state.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
+        assert flow.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
         assert _count(project.path, "judgments") == 0
         at.run()  # the page redraws (a retry) while still busy: still kept, no error
         assert not at.exception and at.session_state[state.PENDING]
