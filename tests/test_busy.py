@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
 import labeler
-from app_fixtures import Project, build_project
+from app_fixtures import Project, add_verdict_items, build_project, signed_in_as
 from labeler import flow, state
 from labeler.flow import RELEVANCE
 from labeler.cli import cli
@@ -188,3 +188,54 @@ def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Projec
         rows = db.execute("SELECT query_id, doc_id, relevance FROM judgments").fetchall()
     assert rows == [(*shown, 2)]
     assert at.session_state[state.CURRENT] != shown
+
+
+@pytest.mark.parametrize(("task", "choice", "stored"), [("faithfulness", "SUPPORTED", "SUPPORTED"),
+                                                        ("pairwise", "tie", "TIE")])
+def test_a_verdict_pressed_while_busy_is_kept_and_saved_once(project: Project, task: str, choice: str,
+                                                             stored: str) -> None:
+    add_verdict_items(project.path, judge=False)
+    db = connect(project.path)
+    session: dict = {}
+    pages, who = flow.FLOWS[task], project.annotator_id
+    first = pages.current(session, db, who)
+    session[pages.key("note")] = "typed while busy"
+    with locked(project.path):
+        assert pages.choose(session, db, who, first.item_id, choice) is None
+        assert flow.pending(session) == 1 and session[state.FLASH] == flow.BUSY_MESSAGE
+        assert pages.choose(session, db, who, first.item_id, choice) is None  # a second tap: dropped
+        assert flow.pending(session) == 1
+        assert flow.flush_pending(session, db) == 1
+    assert _count(project.path, "human_verdicts") == 0
+    assert flow.flush_pending(session, db) == 0
+    assert flow.flush_pending(session, db) == 0
+    with connect(project.path) as check:
+        rows = check.execute("SELECT item_id, verdict, note FROM human_verdicts").fetchall()
+    assert rows == [(first.item_id, stored, "typed while busy")]
+    assert pages.current(session, db, who).item_id != first.item_id
+
+
+def _faithfulness_page() -> None:
+    from labeler import app
+
+    app.faithfulness_page()
+
+
+def test_verdict_page_keeps_a_verdict_pressed_while_busy_and_saves_it_after(project: Project) -> None:
+    add_verdict_items(project.path, judge=False)
+    at = AppTest.from_function(_faithfulness_page, default_timeout=30)
+    signed_in_as(at, project.path, project.annotator_token)
+    at.run()
+    shown = at.session_state[state.task_key("faithfulness", "current")]
+    with locked(project.path):
+        at.button(key=state.choice_key("faithfulness", "UNSUPPORTED")).click().run()
+        assert not at.exception
+        assert flow.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
+        at.run()
+        assert not at.exception and at.session_state[state.PENDING]
+    at.run()
+    assert not at.exception
+    assert state.PENDING not in at.session_state
+    with connect(project.path) as db:
+        assert db.execute("SELECT item_id, verdict FROM human_verdicts").fetchall() == [(shown, "UNSUPPORTED")]
+    assert at.session_state[state.task_key("faithfulness", "current")] != shown

@@ -1,0 +1,121 @@
+"""One keyboard flow for every task page: the same key sequence on relevance, faithfulness and
+pairwise, with a dict for the session and a fake clock, checked in the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from app_fixtures import Project, add_verdict_items, build_project
+from labeler import state
+from labeler.flow import FLOWS, Flow
+from labeler.store import StoreError, connect, labels, sessions
+from labeler.store.access import OWNER
+
+# Two choices each page's keys give, and where the page's answers and skips are written.
+CHOICES = {"relevance": (2, 0), "faithfulness": ("SUPPORTED", "UNSUPPORTED"), "pairwise": ("left", "tie")}
+TABLES = {"relevance": ("judgments", "skips"), "faithfulness": ("human_verdicts", "verdict_skips"),
+          "pairwise": ("human_verdicts", "verdict_skips")}
+STALE = "That key came before the next item was on screen, so nothing was saved."
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    built = build_project(tmp_path)
+    add_verdict_items(built.path, n_faithfulness=6, n_pairwise=6)
+    return built
+
+
+@pytest.fixture
+def db(project: Project) -> sqlite_utils.Database:
+    return connect(project.path)
+
+
+def _rows(db: sqlite_utils.Database, table: str) -> list[tuple[float | None, str]]:
+    return db.execute(f"SELECT seconds, note FROM {table} ORDER BY id").fetchall()
+
+
+def test_every_task_page_has_a_flow_of_its_own_keys() -> None:
+    assert set(FLOWS) == {"relevance", "faithfulness", "pairwise"}
+    assert all(isinstance(flow, Flow) and flow.task == task for task, flow in FLOWS.items())
+    keys = {flow.key(part) for flow in FLOWS.values() for part in (*state.ITEM_PARTS, "drafts", "back", "skip")}
+    assert len(keys) == 3 * (len(state.ITEM_PARTS) + 3)  # no two pages share a session key
+
+
+@pytest.mark.parametrize("task", list(CHOICES))
+def test_the_same_key_sequence_acts_alike_on_every_task_page(db: sqlite_utils.Database, project: Project,
+                                                             task: str) -> None:
+    flow, clock, session, who = FLOWS[task], Clock(), {}, project.annotator_id
+    answers, skips = TABLES[task]
+    choice, other = CHOICES[task]
+    # Show: the first item goes on screen and its clock starts; a rerun keeps both.
+    first = flow.current(session, db, who, clock)
+    assert first is not None
+    key = flow.of.key(first)
+    assert (session[flow.key("current")], session[flow.key("shown_at")], session[flow.key("note")]) == (key, 100.0, "")
+    clock.now = 104.5
+    assert flow.of.key(flow.current(session, db, who, clock)) == key and session[flow.key("shown_at")] == 100.0
+    # A key: the answer is written with the time on screen and the note typed, and the page moves on.
+    session[flow.key("note")] = "  first note "
+    assert flow.choose(session, db, who, key, choice, clock) is not None
+    assert _rows(db, answers) == [(4.5, "first note")]
+    assert flow.of.mark(flow.of.get(db, who, key)) == (choice, "first note")
+    assert flow.key("current") not in session
+    # A stale key (a second tap for the item just done) is dropped with a message.
+    assert flow.choose(session, db, who, key, other, clock) is None
+    assert state.pop_flash(session) == STALE and len(_rows(db, answers)) == 1
+    second = flow.current(session, db, who, clock)
+    assert second is not None and flow.of.key(second) != key
+    second_key = flow.of.key(second)
+    # Back: the first item again, with its own saved note; the note typed on the second is a draft.
+    session[flow.key("note")] = "typed on the second, not saved"
+    assert flow.back(session, db, who, second_key, clock)
+    assert flow.of.key(flow.current(session, db, who, clock)) == key
+    assert session[flow.key("note")] == "first note"
+    assert session[flow.key("drafts")] == {(who, second_key): "typed on the second, not saved"}
+    assert not flow.back(session, db, who, key, clock)
+    assert state.pop_flash(session) == "There is no earlier item to go back to."
+    # Changed in another window meanwhile: the key saves nothing, the page shows the change.
+    flow.of.record(db, who, key, other, 1.0, "from the other tab")
+    assert flow.choose(session, db, who, key, choice, clock) is None
+    assert state.pop_flash(session) == (
+        f"Your {flow.of.answer} on this item changed since it was shown (in another window?), so that key saved "
+        f"nothing. The item now shows your latest {flow.of.answer}; press the key again.")
+    assert session[flow.key("note")] == "from the other tab" and len(_rows(db, answers)) == 2
+    assert flow.choose(session, db, who, key, choice, clock) is not None
+    # The draft comes back with its item; a skip keeps it as the skip's note.
+    assert flow.of.key(flow.current(session, db, who, clock)) == second_key
+    assert session[flow.key("note")] == "typed on the second, not saved"
+    assert not session[flow.key("drafts")]
+    clock.now = 110.0
+    flow.skip(session, db, who, second_key, clock)
+    assert state.pop_flash(session) == "Skipped."
+    assert _rows(db, skips)[-1][1] == "typed on the second, not saved"
+    third = flow.current(session, db, who, clock)
+    assert third is not None and flow.of.key(third) not in (key, second_key)
+
+
+@pytest.mark.parametrize("task", list(CHOICES))
+def test_a_key_from_a_replaced_token_is_refused_on_every_task_page(db: sqlite_utils.Database, project: Project,
+                                                                    task: str) -> None:
+    flow, session, who = FLOWS[task], {}, project.annotator_id
+    session[state.TOKEN_FP] = sessions.token_fingerprint(db, who)
+    shown = flow.current(session, db, who)
+    assert shown is not None
+    labels.reissue_token(db, who, caller=OWNER)  # e.g. by an admin, while the page is open
+    for act in (lambda: flow.choose(session, db, who, flow.of.key(shown), CHOICES[task][0]),
+                lambda: flow.skip(session, db, who, flow.of.key(shown)),
+                lambda: flow.back(session, db, who, flow.of.key(shown))):
+        with pytest.raises(StoreError, match="a new access token was issued"):
+            act()
+    assert _rows(db, TABLES[task][0]) == [] and _rows(db, TABLES[task][1]) == []
