@@ -39,10 +39,10 @@ BUSY_MESSAGE = (
 )
 
 Shown = TypeVar("Shown")  # what the page draws for one item (``Item``, ``Card``)
-Key = TypeVar("Key", bound=Hashable)  # what names an item in the session and on its buttons
+Ident = TypeVar("Ident", bound=Hashable)  # an item's identity: in the session and on its buttons
 
 
-class Task(Protocol[Shown, Key]):
+class Task(Protocol[Shown, Ident]):
     """What the flow needs from one task: its items, and how an answer or a skip is written.
 
     ``get``, ``previous``, ``record`` and ``record_skip`` raise ``StoreError`` when the item
@@ -53,14 +53,14 @@ class Task(Protocol[Shown, Key]):
     task: str  # the task's name: session keys and widget keys are made from it
     answer: str  # what the annotator gives, in messages: "label", "verdict"
 
-    def key(self, item: Shown) -> Key: ...
+    def identity(self, item: Shown) -> Ident: ...
     def mark(self, item: Shown) -> tuple[Any, str]: ...  # (own latest answer, own latest note)
-    def get(self, db: sqlite_utils.Database, annotator_id: int, key: Key) -> Shown: ...
+    def get(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident) -> Shown: ...
     def next(self, db: sqlite_utils.Database, annotator_id: int) -> Shown | None: ...
-    def previous(self, db: sqlite_utils.Database, annotator_id: int, key: Key) -> Shown | None: ...
-    def record(self, db: sqlite_utils.Database, annotator_id: int, key: Key, choice: Any,
+    def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident) -> Shown | None: ...
+    def record(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident, choice: Any,
                seconds: float | None, note: str) -> int: ...
-    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, key: Key,
+    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident,
                     seconds: float | None, note: str) -> None: ...
 
 
@@ -71,28 +71,28 @@ class Relevance:
     task: str = "relevance"
     answer: str = "label"
 
-    def key(self, item: Item) -> tuple[str, str]:
+    def identity(self, item: Item) -> tuple[str, str]:
         return item.query_id, item.doc_id
 
     def mark(self, item: Item) -> tuple[int | None, str]:
         return item.relevance, item.note
 
-    def get(self, db: sqlite_utils.Database, annotator_id: int, key: tuple[str, str]) -> Item:
-        return labels.get_item(db, annotator_id, *key, allow_lapsed=True)
+    def get(self, db: sqlite_utils.Database, annotator_id: int, ident: tuple[str, str]) -> Item:
+        return labels.get_item(db, annotator_id, *ident, allow_lapsed=True)
 
     def next(self, db: sqlite_utils.Database, annotator_id: int) -> Item | None:
         return labels.next_item(db, annotator_id)
 
-    def previous(self, db: sqlite_utils.Database, annotator_id: int, key: tuple[str, str]) -> Item | None:
-        return labels.previous_item(db, annotator_id, *key)
+    def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: tuple[str, str]) -> Item | None:
+        return labels.previous_item(db, annotator_id, *ident)
 
-    def record(self, db: sqlite_utils.Database, annotator_id: int, key: tuple[str, str], choice: int,
+    def record(self, db: sqlite_utils.Database, annotator_id: int, ident: tuple[str, str], choice: int,
                seconds: float | None, note: str) -> int:
-        return labels.record_judgment(db, annotator_id, *key, choice, seconds, note)
+        return labels.record_judgment(db, annotator_id, *ident, choice, seconds, note)
 
-    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, key: tuple[str, str],
+    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, ident: tuple[str, str],
                     seconds: float | None, note: str) -> None:
-        labels.record_skip(db, annotator_id, *key, seconds, note)
+        labels.record_skip(db, annotator_id, *ident, seconds, note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,28 +103,28 @@ class Verdicts:
     task: str
     answer: str = "verdict"
 
-    def key(self, item: Card) -> str:
+    def identity(self, item: Card) -> str:
         return item.item_id
 
     def mark(self, item: Card) -> tuple[str | None, str]:
         return item.mark
 
-    def get(self, db: sqlite_utils.Database, annotator_id: int, key: str) -> Card:
-        return queue.get_card(db, annotator_id, key)
+    def get(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> Card:
+        return queue.get_card(db, annotator_id, ident)
 
     def next(self, db: sqlite_utils.Database, annotator_id: int) -> Card | None:
         return queue.next_card(db, annotator_id, self.task)
 
-    def previous(self, db: sqlite_utils.Database, annotator_id: int, key: str) -> Card | None:
-        return queue.previous_card(db, annotator_id, key)
+    def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> Card | None:
+        return queue.previous_card(db, annotator_id, ident)
 
-    def record(self, db: sqlite_utils.Database, annotator_id: int, key: str, choice: str,
+    def record(self, db: sqlite_utils.Database, annotator_id: int, ident: str, choice: str,
                seconds: float | None, note: str) -> int:
-        return queue.record_verdict(db, annotator_id, key, choice, seconds, note)
+        return queue.record_verdict(db, annotator_id, ident, choice, seconds, note)
 
-    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, key: str,
+    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, ident: str,
                     seconds: float | None, note: str) -> None:
-        queue.record_skip(db, annotator_id, key, seconds, note)
+        queue.record_skip(db, annotator_id, ident, seconds, note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,25 +133,26 @@ class Pending:
 
     task: str
     annotator_id: int
-    item: Hashable  # the task's key of the item
+    item: Hashable  # the item's identity (``Task.identity``)
     choice: Any
     seconds: float | None
     note: str
 
 
 @dataclass(frozen=True, slots=True)
-class Flow(Generic[Shown, Key]):
+class Flow(Generic[Shown, Ident]):
     """The flow of one task page: ``RELEVANCE.current(session, db, annotator_id)``."""
 
-    of: Task[Shown, Key]
+    adapter: Task[Shown, Ident]
 
     @property
     def task(self) -> str:
-        return self.of.task
+        """The task's name (``Task.task``)."""
+        return self.adapter.task
 
     def key(self, part: str) -> str:
         """Session-state key of one part of this page's flow (``state.task_key``)."""
-        return state.task_key(self.of.task, part)
+        return state.task_key(self.adapter.task, part)
 
     def current(self, session: Session, db: sqlite_utils.Database, annotator_id: int,
                 clock: Clock = time.monotonic) -> Shown | None:
@@ -165,23 +166,23 @@ class Flow(Generic[Shown, Key]):
         item: Shown | None = None
         if shown is not None:
             try:
-                item = self.of.get(db, annotator_id, shown)
+                item = self.adapter.get(db, annotator_id, shown)
             except StoreError:
                 item = None  # unassigned meanwhile (e.g. by an admin): move on
         if item is None:
-            item = self.of.next(db, annotator_id)
+            item = self.adapter.next(db, annotator_id)
         if item is None:
             self._forget(session)
             return None
-        if self.of.key(item) != shown or self.key("shown_at") not in session:
+        if self.adapter.identity(item) != shown or self.key("shown_at") not in session:
             self._show(session, annotator_id, item, clock)
         return item
 
-    def choose(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Key, choice: Any,
+    def choose(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Ident, choice: Any,
                clock: Clock = time.monotonic) -> int | None:
         """Record the answer a key gave on the item on screen, then move on to the next item.
 
-        ``item`` is the key the button was drawn with. A key that arrives after the item left
+        ``item`` is the identity of the item the button was drawn for. A key that arrives after the item left
         the screen (a double tap, faster than the next item appeared) is dropped with a
         message: it must neither re-answer the item just done nor answer one the annotator
         has not seen. Returns the new row's id; None when the key was dropped or kept for a
@@ -193,7 +194,7 @@ class Flow(Generic[Shown, Key]):
         self._forget(session)
         return row_id
 
-    def skip(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Key,
+    def skip(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Ident,
              clock: Clock = time.monotonic) -> None:
         """Record a skip of the item on screen and move on (dropped like ``choose`` if stale)."""
         if not self._on_screen(session, db, annotator_id, item, clock):
@@ -202,12 +203,12 @@ class Flow(Generic[Shown, Key]):
         self._forget(session)
         session.setdefault(state.FLASH, "Skipped.")
 
-    def back(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Key,
+    def back(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Ident,
              clock: Clock = time.monotonic) -> bool:
         """Show the item before ``item`` again so its answer can be changed."""
         if not self._on_screen(session, db, annotator_id, item, clock):
             return False
-        previous = self.of.previous(db, annotator_id, item)
+        previous = self.adapter.previous(db, annotator_id, item)
         if previous is None:
             session[state.FLASH] = "There is no earlier item to go back to."
             return False
@@ -215,9 +216,9 @@ class Flow(Generic[Shown, Key]):
         self._show(session, annotator_id, previous, clock)
         return True
 
-    def _press(self, session: Session, annotator_id: int, item: Key, choice: Any, clock: Clock) -> Pending:
+    def _press(self, session: Session, annotator_id: int, item: Ident, choice: Any, clock: Clock) -> Pending:
         note = str(session.get(self.key("note")) or "").strip()
-        return Pending(self.of.task, annotator_id, item, choice, self._seconds(session, clock), note)
+        return Pending(self.adapter.task, annotator_id, item, choice, self._seconds(session, clock), note)
 
     def _save_or_keep(self, session: Session, db: sqlite_utils.Database, press: Pending) -> int | None:
         """Write ``press`` now, or keep it in the session's queue when the project is busy.
@@ -236,16 +237,16 @@ class Flow(Generic[Shown, Key]):
         return None
 
     def _show(self, session: Session, annotator_id: int, item: Shown, clock: Clock) -> None:
-        key, mark = self.of.key(item), self.of.mark(item)
-        session[self.key("current")] = key
+        ident, mark = self.adapter.identity(item), self.adapter.mark(item)
+        session[self.key("current")] = ident
         session[self.key("shown_at")] = clock()
         session[self.key("shown_mark")] = mark
         # One note field for every item keeps the page layout still; it starts from the
         # item's own latest note (or this annotator's unsaved draft of it), so a note never
         # follows the annotator to the next item, nor reaches anyone else.
-        session[self.key("note")] = session.get(self.key("drafts"), {}).pop((annotator_id, key), mark[1])
+        session[self.key("note")] = session.get(self.key("drafts"), {}).pop((annotator_id, ident), mark[1])
 
-    def _keep_draft(self, session: Session, annotator_id: int, item: Key) -> None:
+    def _keep_draft(self, session: Session, annotator_id: int, item: Ident) -> None:
         """Keep a note typed on the item on screen, if it differs from the saved one, as a
         draft that comes back the next time the item is shown to this annotator."""
         typed = str(session.get(self.key("note")) or "")
@@ -256,7 +257,7 @@ class Flow(Generic[Shown, Key]):
         for part in state.ITEM_PARTS:
             session.pop(self.key(part), None)
 
-    def _on_screen(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Key,
+    def _on_screen(self, session: Session, db: sqlite_utils.Database, annotator_id: int, item: Ident,
                    clock: Clock) -> bool:
         """Whether a key drawn for ``item`` may act: the item is the one on screen and nothing
         was recorded on it since it was shown; otherwise leave a message and refuse.
@@ -276,15 +277,15 @@ class Flow(Generic[Shown, Key]):
         if session.get(self.key("current")) != item:
             session[state.FLASH] = "That key came before the next item was on screen, so nothing was saved."
             return False
-        stored = self.of.get(db, annotator_id, item)
-        if self.of.mark(stored) == session.get(self.key("shown_mark")):
+        stored = self.adapter.get(db, annotator_id, item)
+        if self.adapter.mark(stored) == session.get(self.key("shown_mark")):
             return True
         self._keep_draft(session, annotator_id, item)
         shown_at = session.get(self.key("shown_at"))
         self._show(session, annotator_id, stored, clock)
         if shown_at is not None:  # the item never left the screen: its time runs from the first render
             session[self.key("shown_at")] = shown_at
-        word = self.of.answer
+        word = self.adapter.answer
         session[state.FLASH] = (
             f"Your {word} on this item changed since it was shown (in another window?), so that key "
             f"saved nothing. The item now shows your latest {word}; press the key again."
@@ -306,7 +307,7 @@ FLOWS: dict[str, Flow[Any, Any]] = {flow.task: flow for flow in (RELEVANCE, FAIT
 
 
 def _write(db: sqlite_utils.Database, press: Pending) -> int | None:
-    task = FLOWS[press.task].of
+    task = FLOWS[press.task].adapter
     if press.choice is None:
         task.record_skip(db, press.annotator_id, press.item, press.seconds, press.note)
         return None

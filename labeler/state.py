@@ -55,8 +55,9 @@ PROJECT_REFRESH = 30.0
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
 
-#: Parts of a task page's flow that belong to the item on screen (``task_key``): its key,
-#: the clock reading when it was first rendered, its (answer, note) then, the note field.
+#: Parts of a task page's flow that belong to the item on screen (``task_key``): its
+#: identity, the clock reading when it was first rendered, its (answer, note) then, the note
+#: field.
 ITEM_PARTS = ("current", "shown_at", "shown_mark", "note")
 
 
@@ -65,7 +66,7 @@ def task_key(task: str, part: str) -> str:
 
     Each task page keeps its own item on screen, clock, note and drafts, so moving between
     pages never carries an item or a note across. ``part`` is one of :data:`ITEM_PARTS`,
-    ``drafts`` ({(annotator_id, item key): note} typed, not saved, item left meanwhile),
+    ``drafts`` ({(annotator_id, item identity): note} typed, not saved, item left meanwhile),
     or the widgets ``back`` (the `u` button) and ``skip`` (the `s` button).
     """
     return f"gp_{task}_{part}"

@@ -3,9 +3,9 @@
 Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are button shortcuts
 (``st.button(shortcut=...)``) that the app's key guard (``labeler.key_guard``) presses
 itself, one at a time, and only while focus is outside the text fields, so typing a note
-never fires a label. Keys and note typing that come while the previous key's run is still on its way are
-held in the page and replayed in order once it is drawn, so none is lost or lands on another
-item. No other key grades: the guard takes these buttons out of the Tab order, makes Enter
+never fires a label. Keys and note typing that come while the previous key's run is still
+on its way are held in the page and replayed in order once it is drawn, so none is lost or
+lands on another item. No other key grades: the guard takes these buttons out of the Tab order, makes Enter
 and Space do nothing on them, and lets Tab in the note field drop the focus. The annotator
 sees the query, the chunk and their own work only: no retriever, rank, score, priority or
 anyone else's label. The layout is the same for every item (messages are toasts), because a
@@ -162,5 +162,3 @@ def _on_highlight(db: sqlite_utils.Database, user: Annotator) -> None:
         sessions.set_preference(db, "highlight", bool(st.session_state[state.HIGHLIGHT]), caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not saved: {exc}"
-
-
