@@ -94,7 +94,7 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         render(db, user)
     except StoreBusy:
         # Another program holds the write lock (e.g. a large import): say so, try again.
-        # Nothing was written; any key press made meanwhile is kept by the labelling page.
+        # Nothing was written; any key press made meanwhile is kept by the task page (labeler.flow).
         st.info(BUSY_NOTICE, icon="⏳")
         time.sleep(RETRY_EVERY)
         st.rerun()

@@ -32,14 +32,10 @@ class Clock:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
+    """A relevance project with six faithfulness and six pairwise items, all open to annotators."""
     built = build_project(tmp_path)
     add_verdict_items(built.path, n_faithfulness=6, n_pairwise=6)
     return built
-
-
-@pytest.fixture
-def db(project: Project) -> sqlite_utils.Database:
-    return connect(project.path)
 
 
 def _rows(db: sqlite_utils.Database, table: str) -> list[tuple[float | None, str]]:
@@ -54,9 +50,8 @@ def test_every_task_has_a_flow_of_its_own_keys() -> None:
 
 
 @pytest.mark.parametrize("task", list(CHOICES))
-def test_the_same_key_sequence_acts_alike_on_every_task_page(db: sqlite_utils.Database, project: Project,
-                                                             task: str) -> None:
-    flow, clock, session, who = FLOWS[task], Clock(), {}, project.annotator_id
+def test_the_same_key_sequence_acts_alike_on_every_task_page(project: Project, task: str) -> None:
+    db, flow, clock, session, who = connect(project.path), FLOWS[task], Clock(), {}, project.annotator_id
     answers, skips = TABLES[task]
     choice, other = CHOICES[task]
     # Show: the first item goes on screen and its clock starts; a rerun keeps both.
@@ -107,9 +102,8 @@ def test_the_same_key_sequence_acts_alike_on_every_task_page(db: sqlite_utils.Da
 
 
 @pytest.mark.parametrize("task", list(CHOICES))
-def test_a_key_from_a_replaced_token_is_refused_on_every_task_page(db: sqlite_utils.Database, project: Project,
-                                                                    task: str) -> None:
-    flow, session, who = FLOWS[task], {}, project.annotator_id
+def test_a_key_from_a_replaced_token_is_refused_on_every_task_page(project: Project, task: str) -> None:
+    db, flow, session, who = connect(project.path), FLOWS[task], {}, project.annotator_id
     session[state.TOKEN_FP] = sessions.token_fingerprint(db, who)
     shown = flow.current(session, db, who)
     assert shown is not None
