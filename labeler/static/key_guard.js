@@ -14,7 +14,9 @@
 // key is held in the page, in order, until the page shows that key handled (the count drawn
 // last in each run, the mark) and nothing runs: then the held keys are replayed, typing into
 // the note, Tab leaving it, item keys pressing their buttons. Item keys always go through this
-// queue (a button press, one at a time), never straight to Streamlit's own shortcut.
+// queue (a button press, one at a time), never straight to Streamlit's own shortcut. A run can
+// also end before the code of an element it drew has reached the browser (a placeholder stands
+// where the buttons go): keys pressed then are held the same way until the buttons are there.
 (function () {
   if (window.__goldpoolKeyGuard) { return; }
   window.__goldpoolKeyGuard = true;
@@ -38,12 +40,16 @@
     var a = document.querySelector('[data-testid="stApp"]');
     return !a || a.getAttribute('data-test-script-state') !== 'notRunning';
   }
+  function drawing() {  // the run ended, but an element's code is still loading (a placeholder)
+    return document.querySelector('[data-testid="stSkeleton"]') !== null;
+  }
   function busy() {
     if (running()) { stalled = 0; return true; }
     var n = handled();  // no mark (a page that stopped on an error): nothing to wait for
-    if (n === null || expected === null || n >= expected) { stalled = 0; return false; }
+    var behind = n !== null && expected !== null && n < expected;
+    if (!behind && !drawing()) { stalled = 0; return false; }
     stalled += 1;  // the count never came (a new session after a reconnection): go on
-    if (stalled > 200) { expected = n; return false; }
+    if (stalled > 200) { if (behind) { expected = n; } return false; }
     return true;
   }
   function button(key) {
@@ -120,7 +126,8 @@
       virt = e.key === 'Tab' ? 'page' : 'note';
       return;
     }
-    if (where !== 'page' || e.shiftKey || e.key.length !== 1 || !button(e.key)) { return; }
+    if (where !== 'page' || e.shiftKey || e.key.length !== 1) { return; }
+    if (!button(e.key) && !drawing()) { return; }  // while elements still draw, its button may yet come
     e.preventDefault(); e.stopImmediatePropagation();
     if (!queue.length && !busy()) { replay({kind: 'item', key: e.key}); return; }
     hold({kind: 'item', key: e.key});
