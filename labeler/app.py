@@ -25,9 +25,9 @@ from collections.abc import Callable
 import sqlite_utils
 import streamlit as st
 
-from labeler import state
+from labeler import key_guard, state
 from labeler.highlight import markdown_escape
-from labeler.views import adjudicate, admin_only, annotators, calibration, label, progress, rubric
+from labeler.views import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.views import golden as _golden
 from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
@@ -36,7 +36,6 @@ from labeler.store.assign import enabled_tasks
 from labeler.store.schema import StoreReadOnly, busy_timeout, start_checkpointer
 from labeler.store.labels import Annotator
 from labeler.store.sessions import SESSION_HOURS
-from labeler.store.vocabulary import KINDS
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -101,9 +100,9 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         st.info(READ_ONLY_PAGE)
     except StoreBusy:
         # Another program holds the write lock (e.g. a large import): say so, try again.
-        # Nothing was written; any key press made meanwhile is kept by the labelling page.
-        st.info(label.BUSY_NOTICE, icon="⏳")
-        time.sleep(label.RETRY_EVERY)
+        # Nothing was written; any key press made meanwhile is kept by the task page (labeler.flow).
+        st.info(BUSY_NOTICE, icon="⏳")
+        time.sleep(RETRY_EVERY)
         st.rerun()
 
 
@@ -246,182 +245,6 @@ def _pages(user: Annotator | None, open_tasks: tuple[str, ...] = ("relevance",))
     ]
 
 
-# Item keys: the buttons that answer one key each and move to another item (grade 0-3 and
-# the verdict choices, back `u`, skip `s`), on the labelling page and the verdict pages.
-_VERDICT_TASKS = KINDS
-_ITEM_BUTTONS = ", ".join(
-    [
-        '[class*="st-key-gp_grade_"] button',
-        *(f'[class*="st-key-{state.choice_key(t, "")}"] button' for t in _VERDICT_TASKS),
-        *(f".st-key-{key} button" for key in (state.BACK, state.SKIP)),
-        *(f".st-key-{state.task_key(t, part)} button" for t in _VERDICT_TASKS for part in ("back", "skip")),
-    ]
-)
-_NOTE_FIELDS = ", ".join(f".st-key-{key}" for key in (state.NOTE, *(state.task_key(t, "note") for t in _VERDICT_TASKS)))
-
-#: Class of the mark drawn at the end of every run: how many item keys the session handled.
-HANDLED_MARK = "gp-keys"
-
-# The item buttons answer their own keys only: they are taken out of the Tab order, and Enter
-# or Space on one of them (after a click focused it) does nothing. Tab in a note field leaves
-# it for nowhere (the field loses focus and its text is kept), so the next key is an item key
-# again and Enter or Space after Tab can never act on an item.
-#
-# An item key moves the page to another item in a run of the app, and that run also resets the
-# note field to the new item's note. The browser applies that reset whenever it gets to it: a
-# note typed (and left with Tab) while the run was still on its way was wiped by the late
-# reset, and the next key then saved the item without it. So every key pressed after an item
-# key is held in the page, in order, until the page shows that key handled (the count drawn
-# last in each run, HANDLED_MARK) and nothing runs: then the held keys are replayed, typing
-# into the note, Tab leaving it, item keys pressing their buttons. Item keys always go through
-# this queue (a button press, one at a time), never straight to Streamlit's own shortcut.
-_KEY_GUARD = """<script>
-(function () {
-  if (window.__goldpoolKeyGuard) { return; }
-  window.__goldpoolKeyGuard = true;
-  var picked = __BUTTONS__;
-  var notes = __NOTES__;
-  var mark = __MARK__;
-  var queue = [];       // keys held while a run is on its way, oldest first
-  var expected = null;  // handled-key count the page must show before held keys go on
-  var virt = null;      // where the last held key leaves the focus: 'note' or 'page'
-  var calm = 0, stalled = 0, timer = null;
-  function untab() {
-    document.querySelectorAll(picked).forEach(function (b) { if (b.tabIndex !== -1) { b.tabIndex = -1; } });
-  }
-  new MutationObserver(untab).observe(document.body, {childList: true, subtree: true});
-  untab();
-  function handled() {
-    var m = document.querySelector('.' + mark + '[data-keys]');
-    return m ? parseInt(m.getAttribute('data-keys'), 10) : null;
-  }
-  function running() {
-    var a = document.querySelector('[data-testid="stApp"]');
-    return !a || a.getAttribute('data-test-script-state') !== 'notRunning';
-  }
-  function busy() {
-    if (running()) { stalled = 0; return true; }
-    var n = handled();  // no mark (a page that stopped on an error): nothing to wait for
-    if (n === null || expected === null || n >= expected) { stalled = 0; return false; }
-    stalled += 1;  // the count never came (a new session after a reconnection): go on
-    if (stalled > 200) { expected = n; return false; }
-    return true;
-  }
-  function button(key) {
-    var want = 'Shortcut ' + key.toUpperCase();
-    var found = null;
-    document.querySelectorAll(picked).forEach(function (b) {
-      if (!found && b.querySelector('[aria-label="' + want + '"]')) { found = b; }
-    });
-    return found;
-  }
-  function field(t) {
-    return t && t.closest && (t.closest('input, textarea, select, [contenteditable="true"]') !== null);
-  }
-  function noteInput() { return document.querySelector(notes.split(', ').map(function (s) { return s + ' input'; }).join(', ')); }
-  function place(t) {
-    if (queue.length && virt) { return virt; }
-    if (t && t.closest && t.closest(notes)) { return 'note'; }
-    return field(t) ? 'field' : 'page';
-  }
-  var editing = {Backspace: 1, Delete: 1, Enter: 1, Tab: 1, ArrowLeft: 1, ArrowRight: 1, Home: 1, End: 1};
-  function plain(e) { return !(e.ctrlKey || e.metaKey || e.altKey); }
-  function sent() {  // an item key went to the server: what follows waits until it is handled
-    var n = handled();
-    expected = Math.max(expected === null ? 0 : expected, n === null ? 0 : n) + 1;
-  }
-  function press(b) { sent(); b.click(); }
-  function leave(input) { input.blur(); }
-  function replay(h) {
-    if (h.kind === 'item') {
-      var b = button(h.key);
-      if (b) { press(b); return true; }
-      return false;  // no button answers it here any more (e.g. nothing left): nothing to do
-    }
-    var input = noteInput();
-    if (!input) { return false; }
-    if (document.activeElement !== input) { input.focus(); }
-    var at = input.selectionStart, end = input.value.length;
-    if (h.text !== undefined) { document.execCommand('insertText', false, h.text); }
-    else if (h.key === 'Backspace') { document.execCommand('delete'); }
-    else if (h.key === 'Delete') { document.execCommand('forwardDelete'); }
-    else if (h.key === 'ArrowLeft') { input.setSelectionRange(Math.max(0, at - 1), Math.max(0, at - 1)); }
-    else if (h.key === 'ArrowRight') { input.setSelectionRange(Math.min(end, at + 1), Math.min(end, at + 1)); }
-    else if (h.key === 'Home') { input.setSelectionRange(0, 0); }
-    else if (h.key === 'End') { input.setSelectionRange(end, end); }
-    else if (h.key === 'Enter') {
-      input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter', bubbles: true, cancelable: true}));
-      return true;
-    } else if (h.key === 'Tab') { leave(input); return true; }
-    else { document.execCommand('insertText', false, h.key); }
-    return false;
-  }
-  function pump() {
-    timer = null;
-    calm = busy() ? 0 : calm + 1;
-    // Two calm looks 40 ms apart: the page has also applied what the run set (the note's reset).
-    while (queue.length && calm >= 2) {
-      try { if (replay(queue.shift())) { calm = 0; } } catch (err) { calm = 0; }
-    }
-    if (!queue.length) { virt = null; return; }
-    timer = setTimeout(pump, 40);
-  }
-  function hold(h) {
-    queue.push(h);
-    if (timer === null) { timer = setTimeout(pump, 0); }
-  }
-  window.addEventListener('keydown', function (e) {
-    if (e.isComposing || !plain(e)) { return; }
-    var where = place(e.target);
-    if (where === 'note') {
-      if (!(queue.length || busy())) { return; }
-      if (e.key.length !== 1 && !editing[e.key]) { return; }
-      e.preventDefault(); e.stopImmediatePropagation();
-      hold({kind: 'note', key: e.key});
-      virt = e.key === 'Tab' ? 'page' : 'note';
-      return;
-    }
-    if (where !== 'page' || e.shiftKey || e.key.length !== 1 || !button(e.key)) { return; }
-    e.preventDefault(); e.stopImmediatePropagation();
-    if (!queue.length && !busy()) { replay({kind: 'item', key: e.key}); return; }
-    hold({kind: 'item', key: e.key});
-    virt = 'page';
-  }, true);
-  window.addEventListener('paste', function (e) {
-    if (place(e.target) !== 'note' || !(queue.length || busy())) { return; }
-    e.preventDefault(); e.stopImmediatePropagation();
-    hold({kind: 'note', text: (e.clipboardData && e.clipboardData.getData('text')) || ''});
-    virt = 'note';
-  }, true);
-  document.addEventListener('focusin', function (e) {
-    if (e.isTrusted && queue.length) { virt = e.target.closest && e.target.closest(notes) ? 'note' : 'page'; }
-  }, true);
-  document.addEventListener('click', function (e) {  // a click on an item button counts like its key
-    if (e.isTrusted && e.target && e.target.closest && e.target.closest(picked)) { sent(); }
-  }, true);
-  function block(e) {
-    if ((e.key === 'Enter' || e.key === ' ' || e.key === 'Spacebar') && e.target && e.target.closest
-        && e.target.closest(picked)) { e.preventDefault(); e.stopImmediatePropagation(); }
-  }
-  document.addEventListener('keydown', function (e) {
-    if (e.key === 'Tab' && !e.shiftKey && e.target && e.target.closest && e.target.closest(notes)) {
-      e.preventDefault(); leave(e.target);
-    }
-  }, true);
-  document.addEventListener('keydown', block, true);
-  document.addEventListener('keyup', block, true);
-  document.addEventListener('keypress', block, true);
-})();
-</script>""".replace("__BUTTONS__", json.dumps(_ITEM_BUTTONS)).replace("__NOTES__", json.dumps(_NOTE_FIELDS)).replace(
-    "__MARK__", json.dumps(HANDLED_MARK)
-)
-
-
-def _handled_mark(count: int) -> str:
-    """The hidden mark that tells the key guard how many item keys the server has handled."""
-    return f'<span class="{HANDLED_MARK}" data-keys="{int(count)}" hidden></span>'
-
-
 def _cookie_script(value: str, max_age: int) -> str:
     """Script that sets (or with max_age 0 clears) the session cookie of this browser.
 
@@ -469,7 +292,7 @@ def main() -> None:
         st.caption(f"Signed in as **{markdown_escape(user.name)}** ({user.role})")
         st.button("Sign out", key=state.LOGOUT, on_click=_sign_out)
         _cookie(user)
-        st.html(_KEY_GUARD, unsafe_allow_javascript=True)
+        st.html(key_guard.script(), unsafe_allow_javascript=True)
         handled = st.empty()
     notice = st.session_state.get(state.SIGN_IN_NOTICE)
     if notice:
@@ -478,7 +301,7 @@ def main() -> None:
     position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
     st.navigation(_pages(user, open_tasks), position=position).run()
     # Drawn last, so the key guard knows the whole page of this run is on screen.
-    handled.html(_handled_mark(state.keys_handled(st.session_state)))
+    handled.html(key_guard.handled_mark(state.keys_handled(st.session_state)))
 
 
 if __name__ == "__main__":  # Streamlit runs the entry point as __main__; tests import it

@@ -1,13 +1,9 @@
-"""Session-state keys of the labelling app, and the labelling session built on them.
+"""Session-state keys of the labelling app, and the signed-in session built on them.
 
 Every key the app keeps in ``st.session_state`` is named here, so no page invents its own.
 The functions below take the session as a plain ``MutableMapping`` and never import
-Streamlit: the labelling flow (which item is on screen, since when, what a key press does)
-is ordinary Python that a test can drive with a dict and a fake clock.
-
-Time on screen is measured on the server, from the first render of an item to the run that
-handles the key press; the rerun after a key press is milliseconds, far below what a label
-takes.
+Streamlit, so a test drives them with a dict. The keyboard flow of the task pages (which
+item is on screen, since when, what a key press does) is ``labeler.flow``.
 """
 
 from __future__ import annotations
@@ -15,17 +11,15 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
 import sqlite_utils
 
-from labeler import scheduling
 from labeler.store import StoreBusy, StoreError
-from labeler.store.schema import StoreReadOnly
 from labeler.store import labels, sessions
-from labeler.store.labels import Annotator, Item
-from labeler.store.vocabulary import KINDS
+from labeler.store.labels import Annotator
+from labeler.store.schema import StoreReadOnly
+from labeler.store.vocabulary import TASKS
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
 DB_ENV_VAR = "GOLDPOOL_DB"
@@ -42,19 +36,12 @@ SIGN_IN_FAILURES = "gp_sign_in_failures"  # (wrong tokens in a row, clock readin
 TOKEN_INPUT = "gp_token"  # widget: the "Access token" password field
 LOGIN_SUBMIT = "gp_login"  # widget: the sign-in button
 LOGOUT = "gp_logout"  # widget: the sign-out button
-CURRENT = "gp_current"  # (query_id, doc_id) of the item on screen
-SHOWN_AT = "gp_shown_at"  # clock reading when the item on screen was first rendered
-SHOWN_LABEL = "gp_shown_label"  # (relevance, note) the item had in the database when shown
 FLASH = "gp_flash"  # one-line message shown once on the next render
-NOTE = "gp_note"  # widget: the note field, reset to the item's own note whenever an item is shown
-DRAFTS = "gp_drafts"  # {(annotator_id, query_id, doc_id): note} typed, not saved, item left meanwhile
-BACK = "gp_back"  # widget: the `u` button
-SKIP = "gp_skip"  # widget: the `s` button
 RUBRIC_TEXT = "gp_rubric_text"  # widget: the rubric editor
 RUBRIC_SAVE = "gp_rubric_save"  # widget: save the rubric
 TASKS_INPUT = "gp_tasks"  # widget: the admin's choice of task pages annotators see
 TASKS_SAVE = "gp_tasks_save"  # widget: save that choice
-PENDING = "gp_pending"  # [Pending, ...]: key presses kept while the project was busy, oldest first
+PENDING = "gp_pending"  # [flow.Pending, ...]: key presses kept while the project was busy, oldest first
 TOKEN_FP = "gp_token_fp"  # fingerprint of the access token the user signed in with
 SESSION_SECRET = "gp_session_secret"  # secret of this browser's kept sign-in (sessions table)
 COOKIE_CLEAR = "gp_cookie_clear"  # set at sign-out: the next render clears the cookie
@@ -71,12 +58,6 @@ PROJECT_REFRESH = 30.0
 
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
-
-#: Shown while key presses wait for a busy project.
-BUSY_MESSAGE = (
-    "The project is busy (another program is writing to it). Your key press is kept and will "
-    "be saved, in order, as soon as the project is free; this page retries by itself."
-)
 
 #: Wrong tokens a browser session may type in a row before it must wait (see :func:`sign_in`).
 FREE_ATTEMPTS = 3
@@ -95,37 +76,39 @@ UNKEPT_NOTICE = (
     "your access token again."
 )
 
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A grade (or, with ``relevance`` None, a skip) pressed while the project was busy."""
-
-    annotator_id: int
-    query_id: str
-    doc_id: str
-    relevance: int | None
-    seconds: float | None
-    note: str
-
-
-def grade_key(relevance: int) -> str:
-    """Widget key of the button (and keyboard shortcut) for one grade."""
-    return f"gp_grade_{relevance}"
+#: Parts of a task page's flow that belong to the item on screen (``task_key``): its
+#: identity, the clock reading when it was first rendered, its (answer, note) then, the note
+#: field.
+ITEM_PARTS = ("current", "shown_at", "shown_mark", "note")
 
 
 def task_key(task: str, part: str) -> str:
-    """Session-state key of one part of a verdict page's flow (``labeler.flow``).
+    """Session-state key of one part of a task page's flow (``labeler.flow``).
 
     Each task page keeps its own item on screen, clock, note and drafts, so moving between
-    pages never carries an item or a note across. ``part`` is one of ``current``,
-    ``shown_at``, ``shown_mark``, ``note`` (widget), ``drafts``, ``back`` and ``skip`` (widgets).
+    pages never carries an item or a note across. ``part`` is one of :data:`ITEM_PARTS`,
+    ``drafts`` ({(annotator_id, item identity): note} typed, not saved, item left meanwhile),
+    or the widgets ``back`` (the `u` button) and ``skip`` (the `s` button).
     """
     return f"gp_{task}_{part}"
 
 
-def choice_key(task: str, choice: str) -> str:
-    """Widget key of a verdict page's button (and keyboard shortcut) for one choice."""
+def choice_key(task: str, choice: object) -> str:
+    """Widget key of a task page's button (and keyboard shortcut) for one choice."""
     return f"gp_{task}_choice_{choice}"
+
+
+def grade_key(relevance: int) -> str:
+    """Widget key of the relevance page's button (and keyboard shortcut) for one grade."""
+    return choice_key("relevance", relevance)
+
+
+# The relevance page's flow keys, named for the view and tests that use them often.
+CURRENT = task_key("relevance", "current")  # (query_id, doc_id) of the item on screen
+NOTE = task_key("relevance", "note")  # widget: the note field
+DRAFTS = task_key("relevance", "drafts")
+BACK = task_key("relevance", "back")
+SKIP = task_key("relevance", "skip")
 
 
 def active_key(annotator_id: int) -> str:
@@ -209,8 +192,6 @@ def _enter(
     session.pop(SIGN_IN_NOTICE, None)
     session.pop(SIGN_IN_FAILURES, None)
     session.pop(COOKIE_CLEAR, None)
-    _forget_item(session)
-    session.pop(DRAFTS, None)
     forget_tasks(session)
     session[USER] = user
     session[TOKEN_FP] = fingerprint
@@ -236,15 +217,13 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     session.pop(TOKEN_FP, None)
     session.pop(SIGN_IN_NOTICE, None)
     session[COOKIE_CLEAR] = True
-    _forget_item(session)
-    session.pop(DRAFTS, None)
     forget_tasks(session)
 
 
 def forget_tasks(session: Session) -> None:
-    """Forget every verdict page's item on screen and unsaved notes (at sign-in and sign-out)."""
-    for task in KINDS:
-        for part in ("current", "shown_at", "shown_mark", "note", "drafts"):
+    """Forget every task page's item on screen and unsaved notes (at sign-in and sign-out)."""
+    for task in TASKS:
+        for part in (*ITEM_PARTS, "drafts"):
             session.pop(task_key(task, part), None)
 
 
@@ -317,155 +296,12 @@ def highlighting(db: sqlite_utils.Database, annotator_id: int) -> bool:
     return bool(sessions.preference(db, annotator_id, "highlight"))
 
 
-def current_item(
-    session: Session, db: sqlite_utils.Database, annotator_id: int, clock: Clock = time.monotonic
-) -> Item | None:
-    """The item to show: the one already on screen, else the annotator's next one.
-
-    Starts the on-screen clock when an item is shown for the first time; reruns of the same
-    item (typing a note, opening the rubric) keep it running. An item whose hold lapsed while
-    on screen stays there: the label the annotator is about to give is still recorded.
-    """
-    shown = session.get(CURRENT)
-    item: Item | None = None
-    if shown is not None:
-        try:
-            item = labels.get_item(db, annotator_id, *shown, allow_lapsed=True)
-        except StoreError:
-            item = None  # unassigned meanwhile (e.g. by an admin): move on
-    if item is None:
-        item = scheduling.next_item(db, annotator_id)
-    if item is None:
-        _forget_item(session)
-        return None
-    if (item.query_id, item.doc_id) != shown or SHOWN_AT not in session:
-        _show(session, annotator_id, item, clock)
-    return item
-
-
-def label(
-    session: Session,
-    db: sqlite_utils.Database,
-    annotator_id: int,
-    query_id: str,
-    doc_id: str,
-    relevance: int,
-    clock: Clock = time.monotonic,
-) -> int | None:
-    """Commit one grade for the item on screen, then move on to the next item.
-
-    ``query_id``/``doc_id`` are those the key's button was drawn with. A key that arrives
-    after the item left the screen (a double tap, faster than the next item appeared) is
-    dropped with a message: it must neither re-grade the item just done nor grade one the
-    annotator has not seen. Returns the new row's id, or None when the key was dropped.
-    """
-    if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
-        return None
-    note = str(session.get(NOTE) or "").strip()
-    press = Pending(annotator_id, query_id, doc_id, relevance, _seconds(session, clock), note)
-    row_id = _save_or_keep(session, db, press)
-    _forget_item(session)
-    return row_id
-
-
-def skip(
-    session: Session,
-    db: sqlite_utils.Database,
-    annotator_id: int,
-    query_id: str,
-    doc_id: str,
-    clock: Clock = time.monotonic,
-) -> None:
-    """Record a skip for the item on screen and move on (dropped like ``label`` if stale)."""
-    if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
-        return
-    note = str(session.get(NOTE) or "").strip()
-    _save_or_keep(session, db, Pending(annotator_id, query_id, doc_id, None, _seconds(session, clock), note))
-    _forget_item(session)
-    session.setdefault(FLASH, "Skipped.")
-
-
-def _write(db: sqlite_utils.Database, press: Pending) -> int | None:
-    if press.relevance is None:
-        labels.record_skip(db, press.annotator_id, press.query_id, press.doc_id, press.seconds, press.note)
-        return None
-    return labels.record_judgment(
-        db, press.annotator_id, press.query_id, press.doc_id, press.relevance, press.seconds, press.note
-    )
-
-
-def _save_or_keep(session: Session, db: sqlite_utils.Database, press: Pending) -> int | None:
-    """Write ``press`` now, or keep it in the session's queue when the project is busy.
-
-    Presses kept earlier go first, so labels reach the database in the order they were
-    pressed; while any are waiting, a new one joins the end of the queue.
-    """
-    queue: list[Pending] = session.setdefault(PENDING, [])
-    if not queue:
-        try:
-            return _write(db, press)
-        except StoreBusy:
-            pass
-    queue.append(press)
-    session[FLASH] = BUSY_MESSAGE
-    return None
-
-
-def pending(session: Session) -> int:
-    """How many key presses wait for the project to be free."""
-    return len(session.get(PENDING) or [])
-
-
-def flush_pending(session: Session, db: sqlite_utils.Database) -> int:
-    """Write the kept key presses, oldest first, until done or the project is busy again.
-
-    Each write is its own transaction and leaves the queue only once committed, so a press
-    is written once: never lost, never twice. A press the store refuses for good (the
-    annotator deactivated meanwhile, the item taken away) is dropped with a message.
-
-    Returns:
-        How many presses still wait.
-    """
-    queue: list[Pending] = session.get(PENDING) or []
-    while queue:
-        try:
-            _write(db, queue[0])
-        except StoreBusy:
-            break
-        except StoreError as exc:
-            session[FLASH] = f"Not saved: {exc}"
-        queue.pop(0)
-    if not queue:
-        session.pop(PENDING, None)
-    return len(queue)
-
-
-def back(
-    session: Session,
-    db: sqlite_utils.Database,
-    annotator_id: int,
-    query_id: str,
-    doc_id: str,
-    clock: Clock = time.monotonic,
-) -> bool:
-    """Show the item before (query_id, doc_id) again so its label can be changed."""
-    if not _on_screen(session, db, annotator_id, query_id, doc_id, clock):
-        return False
-    previous = labels.previous_item(db, annotator_id, query_id, doc_id)
-    if previous is None:
-        session[FLASH] = "There is no earlier item to go back to."
-        return False
-    _keep_draft(session, annotator_id, query_id, doc_id)
-    _show(session, annotator_id, previous, clock)
-    return True
-
-
 def key_handled(session: Session) -> int:
     """Count one item key (grade, verdict, back or skip) handled by the server; return the count.
 
     The page shows the count at the end of every run (``labeler.app``), and the browser holds
     the keys pressed after an item key until the page shows that key handled: see
-    ``labeler.app._KEY_GUARD`` for why.
+    ``labeler.key_guard`` for why.
     """
     session[KEYS_HANDLED] = int(session.get(KEYS_HANDLED) or 0) + 1
     return session[KEYS_HANDLED]
@@ -479,70 +315,3 @@ def keys_handled(session: Session) -> int:
 def pop_flash(session: Session) -> str | None:
     """The one-time message left by the last action, if any (and forget it)."""
     return session.pop(FLASH, None)
-
-
-def _show(session: Session, annotator_id: int, item: Item, clock: Clock) -> None:
-    session[CURRENT] = (item.query_id, item.doc_id)
-    session[SHOWN_AT] = clock()
-    session[SHOWN_LABEL] = (item.relevance, item.note)
-    # One note field for every item keeps the page layout still; it starts from the
-    # item's own latest note (or this annotator's unsaved draft of it), so a note never
-    # follows the annotator to the next item, nor reaches anyone else.
-    session[NOTE] = session.get(DRAFTS, {}).pop((annotator_id, item.query_id, item.doc_id), item.note)
-
-
-def _keep_draft(session: Session, annotator_id: int, query_id: str, doc_id: str) -> None:
-    """Keep a note typed on the item on screen, if it differs from the saved one, as a draft
-    that comes back the next time the item is shown to this annotator."""
-    typed = str(session.get(NOTE) or "")
-    if typed.strip() and typed != session.get(SHOWN_LABEL, (None, ""))[1]:
-        session.setdefault(DRAFTS, {})[(annotator_id, query_id, doc_id)] = typed
-
-
-def _forget_item(session: Session) -> None:
-    session.pop(CURRENT, None)
-    session.pop(SHOWN_AT, None)
-    session.pop(SHOWN_LABEL, None)
-    session.pop(NOTE, None)
-
-
-def _on_screen(
-    session: Session, db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, clock: Clock
-) -> bool:
-    """Whether a key drawn for (query_id, doc_id) may act: the item is the one on screen and
-    nothing was recorded on it since it was shown; otherwise leave a message and refuse.
-
-    The database check matters because a key pressed while the page is being redrawn can
-    reach the server with the session as it was before the previous key was handled; the
-    database never goes back, so one showing of an item takes one label at most.
-
-    When the item is still on screen but was labelled or skipped elsewhere (another tab of
-    the same annotator), it is shown afresh, typed note kept, so the next key acts.
-
-    Raises:
-        StoreError: the item is no longer assigned to this annotator at all.
-    """
-    check_token(session, db, annotator_id)
-    if session.get(CURRENT) != (query_id, doc_id):
-        session[FLASH] = "That key came before the next item was on screen, so nothing was saved."
-        return False
-    stored = labels.get_item(db, annotator_id, query_id, doc_id, allow_lapsed=True)
-    if (stored.relevance, stored.note) == session.get(SHOWN_LABEL):
-        return True
-    _keep_draft(session, annotator_id, query_id, doc_id)
-    shown_at = session.get(SHOWN_AT)
-    _show(session, annotator_id, stored, clock)
-    if shown_at is not None:  # the item never left the screen: its time runs from the first render
-        session[SHOWN_AT] = shown_at
-    session[FLASH] = (
-        "Your label on this item changed since it was shown (in another window?), so that key "
-        "saved nothing. The item now shows your latest label; press the key again."
-    )
-    return False
-
-
-def _seconds(session: Session, clock: Clock) -> float | None:
-    """Seconds the item on screen has been there, or None if the session lost the time."""
-    if SHOWN_AT not in session:
-        return None
-    return round(max(0.0, clock() - session[SHOWN_AT]), 3)

@@ -15,6 +15,7 @@ from streamlit.proto.TextInput_pb2 import TextInput as TextInputProto
 from streamlit.testing.v1 import AppTest
 
 from labeler import scheduling, state
+from labeler.flow import RELEVANCE
 from labeler.highlight import highlight, query_terms
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
@@ -101,18 +102,18 @@ def test_note_is_stored_with_the_label(project: Project) -> None:
 def test_a_typed_note_survives_skip_and_back(project: Project) -> None:
     session: dict[str, object] = {}
     with connect(project.path) as db:
-        first = state.current_item(session, db, project.annotator_id)
-        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 1)
-        second = state.current_item(session, db, project.annotator_id)
+        first = RELEVANCE.current(session, db, project.annotator_id)
+        RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 1)
+        second = RELEVANCE.current(session, db, project.annotator_id)
         session[state.NOTE] = "half-typed thought"
-        assert state.back(session, db, project.annotator_id, second.query_id, second.doc_id)
+        assert RELEVANCE.back(session, db, project.annotator_id, (second.query_id, second.doc_id))
         assert session[state.NOTE] == ""  # the first item's own (empty) note, not the draft
-        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 2)
-        again = state.current_item(session, db, project.annotator_id)
+        RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 2)
+        again = RELEVANCE.current(session, db, project.annotator_id)
         assert (again.query_id, again.doc_id) == (second.query_id, second.doc_id)
         assert session[state.NOTE] == "half-typed thought"  # the draft came back with its item
         session[state.NOTE] = "ambiguous: asks two things"
-        state.skip(session, db, project.annotator_id, second.query_id, second.doc_id)
+        RELEVANCE.skip(session, db, project.annotator_id, (second.query_id, second.doc_id))
         skip = next(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
         shown_again = labels.get_item(db, project.annotator_id, second.query_id, second.doc_id)
     assert (skip["doc_id"], skip["note"]) == (second.doc_id, "ambiguous: asks two things")
@@ -283,16 +284,16 @@ def test_seconds_run_from_first_render_to_key_press(project: Project) -> None:
     session: dict[str, object] = {}
     clock = FakeClock()
     with connect(project.path) as db:
-        first = state.current_item(session, db, project.annotator_id, clock)
+        first = RELEVANCE.current(session, db, project.annotator_id, clock)
         clock.now += 1.5
-        assert state.current_item(session, db, project.annotator_id, clock) == first  # a rerun keeps the clock
+        assert RELEVANCE.current(session, db, project.annotator_id, clock) == first  # a rerun keeps the clock
         clock.now += 1.0
-        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 2, clock)
-        second = state.current_item(session, db, project.annotator_id, clock)
+        RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 2, clock)
+        second = RELEVANCE.current(session, db, project.annotator_id, clock)
         clock.now += 4.0
-        assert state.back(session, db, project.annotator_id, second.query_id, second.doc_id, clock)
+        assert RELEVANCE.back(session, db, project.annotator_id, (second.query_id, second.doc_id), clock)
         clock.now += 0.25  # back on the first item: its clock restarted when it was shown again
-        state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 3, clock)
+        RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 3, clock)
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
     assert (first.query_id, first.doc_id) != (second.query_id, second.doc_id)
     assert [(r["doc_id"], r["relevance"], r["seconds"]) for r in rows] == [
@@ -318,13 +319,13 @@ def test_every_item_key_is_counted_in_a_mark_drawn_after_the_page(project: Proje
 def test_a_key_for_an_item_no_longer_on_screen_is_dropped(project: Project) -> None:
     session: dict[str, object] = {}
     with connect(project.path) as db:
-        first = state.current_item(session, db, project.annotator_id)
-        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 2) is not None
+        first = RELEVANCE.current(session, db, project.annotator_id)
+        assert RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 2) is not None
         # A second key drawn with the same item arrives before the next item is shown.
-        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 0) is None
+        assert RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 0) is None
         assert "nothing was saved" in state.pop_flash(session)
-        state.skip(session, db, project.annotator_id, first.query_id, first.doc_id)
-        assert state.current_item(session, db, project.annotator_id) != first
+        RELEVANCE.skip(session, db, project.annotator_id, (first.query_id, first.doc_id))
+        assert RELEVANCE.current(session, db, project.annotator_id) != first
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
         skips = db["skips"].count
     assert [(r["doc_id"], r["relevance"]) for r in rows] == [(first.doc_id, 2)]
@@ -336,12 +337,12 @@ def test_one_showing_takes_one_label_even_if_the_session_goes_back(project: Proj
     # previous key; the database, which never goes back, refuses the second label.
     session: dict[str, object] = {}
     with connect(project.path) as db:
-        first = state.current_item(session, db, project.annotator_id)
+        first = RELEVANCE.current(session, db, project.annotator_id)
         before = dict(session)
-        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 3) is not None
+        assert RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 3) is not None
         session.clear()
         session.update(before)
-        assert state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 0) is None
+        assert RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 0) is None
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id]))
     assert [(r["doc_id"], r["relevance"]) for r in rows] == [(first.doc_id, 3)]
 
@@ -364,16 +365,16 @@ def test_a_label_sent_after_the_hold_went_to_someone_else_is_kept(project: Proje
     clock = FakeClock()
     with connect(project.path) as db:
         labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)  # every entry single-label, so it is held
-        shown = state.current_item(session, db, project.annotator_id, clock)
+        shown = RELEVANCE.current(session, db, project.annotator_id, clock)
         _hand_bobs_holds_to_ada(db, project)
         assert _order(db, project.annotator_id, shown.query_id, shown.doc_id) < 0  # it left bob's queue
         session[state.NOTE] = "chunk contradicts itself"
         clock.now += 2.0
-        rerun = state.current_item(session, db, project.annotator_id, clock)  # the note field's rerun
+        rerun = RELEVANCE.current(session, db, project.annotator_id, clock)  # the note field's rerun
         assert (rerun.query_id, rerun.doc_id) == (shown.query_id, shown.doc_id)
         assert session[state.NOTE] == "chunk contradicts itself"
         clock.now += 3.0
-        row_id = state.label(session, db, project.annotator_id, shown.query_id, shown.doc_id, 3, clock)
+        row_id = RELEVANCE.choose(session, db, project.annotator_id, (shown.query_id, shown.doc_id), 3, clock)
         assert row_id is not None
         row = db["judgments"].get(row_id)
     stored = (row["annotator_id"], row["query_id"], row["doc_id"], row["relevance"], row["note"], row["seconds"])
@@ -384,13 +385,13 @@ def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project:
     session: dict[str, object] = {}
     with connect(project.path) as db:
         labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)
-        shown = state.current_item(session, db, project.annotator_id)
+        shown = RELEVANCE.current(session, db, project.annotator_id)
         _hand_bobs_holds_to_ada(db, project)
         session[state.NOTE] = "needs the table the chunk refers to"
-        state.skip(session, db, project.annotator_id, shown.query_id, shown.doc_id)
+        RELEVANCE.skip(session, db, project.annotator_id, (shown.query_id, shown.doc_id))
         assert state.pop_flash(session) == "Skipped."
         skips = list(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
-        following = state.current_item(session, db, project.annotator_id)
+        following = RELEVANCE.current(session, db, project.annotator_id)
         still_lapsed = _order(db, project.annotator_id, shown.query_id, shown.doc_id) < 0
     assert [(s["doc_id"], s["note"]) for s in skips] == [(shown.doc_id, "needs the table the chunk refers to")]
     assert still_lapsed  # a skip does not take the item back from ada
@@ -420,11 +421,11 @@ def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
 def _leave_a_draft(session: dict[str, object], db: sqlite_utils.Database, project: Project) -> Item:
     """Bob labels one item, types a note on the next and goes back: the note stays a draft."""
     labels.set_settings(db, {"overlap": 1.0}, caller=labels.OWNER)  # every entry also goes to ada
-    first = state.current_item(session, db, project.annotator_id)
-    state.label(session, db, project.annotator_id, first.query_id, first.doc_id, 1)
-    second = state.current_item(session, db, project.annotator_id)
+    first = RELEVANCE.current(session, db, project.annotator_id)
+    RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 1)
+    second = RELEVANCE.current(session, db, project.annotator_id)
     session[state.NOTE] = "bob: unsure, see the second paragraph"
-    assert state.back(session, db, project.annotator_id, second.query_id, second.doc_id)
+    assert RELEVANCE.back(session, db, project.annotator_id, (second.query_id, second.doc_id))
     return second
 
 
@@ -434,11 +435,11 @@ def _label_everything(
     """Label every item the annotator is given; return the note field each one was shown with."""
     seen: dict[tuple[str, str], str] = {}
     for _ in range(project.n_items + 1):  # the last call finds no work left
-        item = state.current_item(session, db, annotator_id)
+        item = RELEVANCE.current(session, db, annotator_id)
         if item is None:
             return seen
         seen[(item.query_id, item.doc_id)] = str(session[state.NOTE])
-        assert state.label(session, db, annotator_id, item.query_id, item.doc_id, 0) is not None
+        assert RELEVANCE.choose(session, db, annotator_id, (item.query_id, item.doc_id), 0) is not None
     pytest.fail(f"more than {project.n_items} items handed out")
 
 
@@ -463,8 +464,8 @@ def test_a_draft_is_kept_for_the_annotator_who_typed_it_only(project: Project) -
         second = _leave_a_draft(session, db, project)
         # Another annotator's session that somehow shares bob's drafts (one browser, no sign-out).
         seen = _label_everything({state.DRAFTS: session[state.DRAFTS]}, db, project, project.admin_id)
-        state.label(session, db, project.annotator_id, *session[state.CURRENT], 2)
-        again = state.current_item(session, db, project.annotator_id)
+        RELEVANCE.choose(session, db, project.annotator_id, session[state.CURRENT], 2)
+        again = RELEVANCE.current(session, db, project.annotator_id)
     assert seen[(second.query_id, second.doc_id)] == ""
     assert (again.query_id, again.doc_id) == (second.query_id, second.doc_id)
     assert session[state.NOTE] == "bob: unsure, see the second paragraph"
@@ -476,20 +477,20 @@ def test_a_label_changed_in_another_tab_refreshes_the_item_and_the_next_key_acts
     clock = FakeClock()
     annotator = project.annotator_id
     with connect(project.path) as db:
-        shown = state.current_item(tab1, db, annotator, clock)
-        assert state.current_item(tab2, db, annotator, clock) == shown  # one annotator, two tabs
-        state.label(tab1, db, annotator, shown.query_id, shown.doc_id, 1, clock)
+        shown = RELEVANCE.current(tab1, db, annotator, clock)
+        assert RELEVANCE.current(tab2, db, annotator, clock) == shown  # one annotator, two tabs
+        RELEVANCE.choose(tab1, db, annotator, (shown.query_id, shown.doc_id), 1, clock)
         tab2[state.NOTE] = "important note"
         clock.now += 2.0
         # Tab 2 still shows the item as it was before tab 1's label: this key is refused once...
-        assert state.label(tab2, db, annotator, shown.query_id, shown.doc_id, 3, clock) is None
+        assert RELEVANCE.choose(tab2, db, annotator, (shown.query_id, shown.doc_id), 3, clock) is None
         assert "another window" in state.pop_flash(tab2)
         assert tab2[state.CURRENT] == (shown.query_id, shown.doc_id)
         assert tab2[state.NOTE] == "important note"
-        assert state.current_item(tab2, db, annotator, clock).relevance == 1  # ...the page shows tab 1's label
+        assert RELEVANCE.current(tab2, db, annotator, clock).relevance == 1  # ...the page shows tab 1's label
         clock.now += 1.5
         # ...and the next key acts, timed from the item's first render in tab 2.
-        assert state.label(tab2, db, annotator, shown.query_id, shown.doc_id, 3, clock) is not None
+        assert RELEVANCE.choose(tab2, db, annotator, (shown.query_id, shown.doc_id), 3, clock) is not None
         rows = list(db["judgments"].rows_where("annotator_id = ?", [annotator], order_by="id"))
     assert [(r["doc_id"], r["relevance"], r["note"], r["seconds"]) for r in rows] == [
         (shown.doc_id, 1, "", 0.0),
@@ -502,16 +503,16 @@ def test_a_skip_with_a_note_in_another_tab_refreshes_the_item_for_skip_and_back(
     tab2: dict[str, object] = {}
     annotator = project.annotator_id
     with connect(project.path) as db:
-        first = state.current_item(tab1, db, annotator)
-        state.label(tab1, db, annotator, first.query_id, first.doc_id, 2)
-        shown = state.current_item(tab1, db, annotator)
-        assert state.current_item(tab2, db, annotator) == shown
+        first = RELEVANCE.current(tab1, db, annotator)
+        RELEVANCE.choose(tab1, db, annotator, (first.query_id, first.doc_id), 2)
+        shown = RELEVANCE.current(tab1, db, annotator)
+        assert RELEVANCE.current(tab2, db, annotator) == shown
         tab1[state.NOTE] = "asks two things"
-        state.skip(tab1, db, annotator, shown.query_id, shown.doc_id)
-        assert not state.back(tab2, db, annotator, shown.query_id, shown.doc_id)
+        RELEVANCE.skip(tab1, db, annotator, (shown.query_id, shown.doc_id))
+        assert not RELEVANCE.back(tab2, db, annotator, (shown.query_id, shown.doc_id))
         assert "another window" in state.pop_flash(tab2)
         assert tab2[state.NOTE] == "asks two things"  # the note as it now stands
-        assert state.back(tab2, db, annotator, shown.query_id, shown.doc_id)
+        assert RELEVANCE.back(tab2, db, annotator, (shown.query_id, shown.doc_id))
         assert tab2[state.CURRENT] == (first.query_id, first.doc_id)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from app_fixtures import Project
 from browser_helpers import BROWSER, NARROW, UI_TIMEOUT_MS, idle, judgments, launch, new_page, settle, sign_in
+from labeler import state
 from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect
 
@@ -187,3 +188,37 @@ def _check_chunk(page) -> str:  # noqa: ANN001 - playwright's Page
         assert chunk.locator("script, img").count() == 0
         page.screenshot(path=str(SCREENSHOT.with_name("payload.png")), animations="disabled")
     return text
+
+
+def test_a_key_pressed_while_the_buttons_still_load_is_kept(served: tuple[Project, str]) -> None:
+    """A run can end while an element's code is still on its way to the browser (the page
+    shows a placeholder where the grade buttons go); a grade key pressed then waits for its
+    button instead of being lost. The button code is held back until the key is pressed."""
+    from playwright.sync_api import expect, sync_playwright
+
+    project, url = served
+    held: list = []  # requests for the button code, answered once the key is pressed
+
+    def hold(route) -> None:  # noqa: ANN001 - playwright's Route
+        held.append(route)
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = new_page(browser, NARROW)
+            page.route("**/static/js/Button.*.js", hold)
+            sign_in(page, url, project.annotator_token)
+            expect(page.locator(".gp-chunk")).to_be_visible()
+            page.wait_for_function("window.__goldpoolKeyGuard === true")
+            idle(page)
+            expect(page.locator(f'.st-key-{state.grade_key(2)} [data-testid="stSkeleton"]')).to_be_visible()
+            assert held
+            page.keyboard.press("2")
+            for route in held:
+                route.continue_()
+            expect(page.get_by_text("you: 1 labelled", exact=False)).to_be_visible()
+        finally:
+            browser.close()
+    with connect(project.path) as db:
+        grades = db.execute("SELECT relevance FROM judgments WHERE annotator_id = ?", [project.annotator_id])
+        assert [row[0] for row in grades] == [2]

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app_fixtures import HOLDER, Project, sign_in
-from labeler import scheduling, state
+from app_fixtures import HOLDER, Project, add_verdict_items, function_test, sign_in, signed_in_as
+from labeler import flow, scheduling, state
+from labeler.flow import RELEVANCE
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels
@@ -100,23 +101,23 @@ def test_a_grade_pressed_while_busy_is_kept_and_saved_once(project: Project) -> 
     db = connect(project.path)
     session: dict = {}
     who = project.annotator_id
-    first = state.current_item(session, db, who)
+    first = RELEVANCE.current(session, db, who)
     session[state.NOTE] = "typed while busy"
     with locked(project.path):
-        assert state.label(session, db, who, first.query_id, first.doc_id, 3) is None
-        assert state.pending(session) == 1
-        assert session[state.FLASH] == state.BUSY_MESSAGE
+        assert RELEVANCE.choose(session, db, who, (first.query_id, first.doc_id), 3) is None
+        assert flow.pending(session) == 1
+        assert session[state.FLASH] == flow.BUSY_MESSAGE
         # A second tap of the key for the same showing is dropped, not queued twice.
-        assert state.label(session, db, who, first.query_id, first.doc_id, 3) is None
-        assert state.pending(session) == 1
-        assert state.flush_pending(session, db) == 1  # still busy: kept, not dropped
+        assert RELEVANCE.choose(session, db, who, (first.query_id, first.doc_id), 3) is None
+        assert flow.pending(session) == 1
+        assert flow.flush_pending(session, db) == 1  # still busy: kept, not dropped
     assert _count(project.path, "judgments") == 0
-    assert state.flush_pending(session, db) == 0
-    assert state.flush_pending(session, db) == 0  # flushing again writes nothing twice
+    assert flow.flush_pending(session, db) == 0
+    assert flow.flush_pending(session, db) == 0  # flushing again writes nothing twice
     with connect(project.path) as check:
         rows = check.execute("SELECT query_id, doc_id, relevance, note FROM judgments").fetchall()
     assert rows == [(first.query_id, first.doc_id, 3, "typed while busy")]
-    assert (state.current_item(session, db, who).doc_id) != first.doc_id
+    assert (RELEVANCE.current(session, db, who).doc_id) != first.doc_id
 
 
 def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
@@ -125,17 +126,17 @@ def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
     items = []
     for _ in range(3):  # three items handed out and on this annotator's list
         session: dict = {}
-        item = state.current_item(session, db, who)
+        item = RELEVANCE.current(session, db, who)
         items.append(item)
         labels.record_skip(db, who, item.query_id, item.doc_id, 1.0)
     session = {}
     with locked(project.path):
         for grade, item in zip((1, 3, 0), items):
             session[state.CURRENT] = (item.query_id, item.doc_id)
-            session[state.SHOWN_LABEL] = (None, "")
-            state.label(session, db, who, item.query_id, item.doc_id, grade)
-        assert state.pending(session) == 3
-    assert state.flush_pending(session, db) == 0
+            session[state.task_key("relevance", "shown_mark")] = (None, "")
+            RELEVANCE.choose(session, db, who, (item.query_id, item.doc_id), grade)
+        assert flow.pending(session) == 3
+    assert flow.flush_pending(session, db) == 0
     with connect(project.path) as check:
         rows = check.execute("SELECT doc_id, relevance FROM judgments ORDER BY id").fetchall()
     assert rows == [(items[0].doc_id, 1), (items[1].doc_id, 3), (items[2].doc_id, 0)]
@@ -144,11 +145,11 @@ def test_kept_presses_are_saved_in_the_order_pressed(project: Project) -> None:
 def test_a_skip_made_while_busy_keeps_its_note(project: Project) -> None:
     db = connect(project.path)
     session: dict = {}
-    item = state.current_item(session, db, project.annotator_id)
+    item = RELEVANCE.current(session, db, project.annotator_id)
     session[state.NOTE] = "unclear question"
     with locked(project.path):
-        state.skip(session, db, project.annotator_id, item.query_id, item.doc_id)
-    assert state.flush_pending(session, db) == 0
+        RELEVANCE.skip(session, db, project.annotator_id, (item.query_id, item.doc_id))
+    assert flow.flush_pending(session, db) == 0
     with connect(project.path) as check:
         assert check.execute("SELECT doc_id, note FROM skips").fetchall() == [(item.doc_id, "unclear question")]
 
@@ -159,7 +160,7 @@ def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Projec
     with locked(project.path):
         at.button(key=state.grade_key(2)).click().run()
         assert not at.exception
-        assert state.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
+        assert flow.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
         assert _count(project.path, "judgments") == 0
         at.run()  # the page redraws (a retry) while still busy: still kept, no error
         assert not at.exception and at.session_state[state.PENDING]
@@ -185,3 +186,54 @@ def test_a_sign_in_while_busy_lets_the_annotator_in_without_keeping_it(project: 
         assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
         assert state.sign_in(session, db, project.annotator_token) is not None  # free again: kept, no notice
         assert state.SIGN_IN_NOTICE not in session and session[state.SESSION_SECRET]
+
+
+@pytest.mark.parametrize(("task", "choice", "stored"), [("faithfulness", "SUPPORTED", "SUPPORTED"),
+                                                        ("pairwise", "tie", "TIE")])
+def test_a_verdict_pressed_while_busy_is_kept_and_saved_once(project: Project, task: str, choice: str,
+                                                             stored: str) -> None:
+    add_verdict_items(project.path, judge=False)
+    db = connect(project.path)
+    session: dict = {}
+    pages, who = flow.FLOWS[task], project.annotator_id
+    first = pages.current(session, db, who)
+    session[pages.key("note")] = "typed while busy"
+    with locked(project.path):
+        assert pages.choose(session, db, who, first.item_id, choice) is None
+        assert flow.pending(session) == 1 and session[state.FLASH] == flow.BUSY_MESSAGE
+        assert pages.choose(session, db, who, first.item_id, choice) is None  # a second tap: dropped
+        assert flow.pending(session) == 1
+        assert flow.flush_pending(session, db) == 1
+    assert _count(project.path, "human_verdicts") == 0
+    assert flow.flush_pending(session, db) == 0
+    assert flow.flush_pending(session, db) == 0
+    with connect(project.path) as check:
+        rows = check.execute("SELECT item_id, verdict, note FROM human_verdicts").fetchall()
+    assert rows == [(first.item_id, stored, "typed while busy")]
+    assert pages.current(session, db, who).item_id != first.item_id
+
+
+def _faithfulness_page() -> None:
+    from labeler import app
+
+    app.faithfulness_page()
+
+
+def test_verdict_page_keeps_a_verdict_pressed_while_busy_and_saves_it_after(project: Project) -> None:
+    add_verdict_items(project.path, judge=False)
+    at = function_test(_faithfulness_page, timeout=30)
+    signed_in_as(at, project.path, project.annotator_token)
+    at.run()
+    shown = at.session_state[state.task_key("faithfulness", "current")]
+    with locked(project.path):
+        at.button(key=state.choice_key("faithfulness", "UNSUPPORTED")).click().run()
+        assert not at.exception
+        assert flow.BUSY_MESSAGE in [i.value.split(" 1 key press")[0] for i in at.info]
+        at.run()
+        assert not at.exception and at.session_state[state.PENDING]
+    at.run()
+    assert not at.exception
+    assert state.PENDING not in at.session_state
+    with connect(project.path) as db:
+        assert db.execute("SELECT item_id, verdict FROM human_verdicts").fetchall() == [(shown, "UNSUPPORTED")]
+    assert at.session_state[state.task_key("faithfulness", "current")] != shown

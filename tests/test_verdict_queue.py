@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from app_fixtures import JUDGE_NAME, MODEL_NAMES, Project, add_verdict_items, build_project
 from labeler.cli import cli
-from labeler.flow import Flow
+from labeler.flow import FLOWS
 from labeler.store import StoreError, connect
 from labeler.store import labels
 from labeler.store import verdict_queue as queue
@@ -87,7 +87,7 @@ def test_slot_order_is_fixed_per_annotator_and_item_and_varies(db: sqlite_utils.
 
 
 def test_a_slot_key_is_stored_as_the_response_and_the_order(db: sqlite_utils.Database, project: Project) -> None:
-    clock, session, flow = Clock(), {}, Flow("pairwise")
+    clock, session, flow = Clock(), {}, FLOWS["pairwise"]
     stored = []
     for _ in range(6):
         card = flow.current(session, db, project.annotator_id, clock)
@@ -106,7 +106,7 @@ def test_a_slot_key_is_stored_as_the_response_and_the_order(db: sqlite_utils.Dat
 
 
 def test_back_skip_and_notes_as_on_the_relevance_page(db: sqlite_utils.Database, project: Project) -> None:
-    clock, session, flow = Clock(), {}, Flow("faithfulness")
+    clock, session, flow = Clock(), {}, FLOWS["faithfulness"]
     first = flow.current(session, db, project.annotator_id, clock)
     flow.choose(session, db, project.annotator_id, first.item_id, "SUPPORTED", clock)
     second = flow.current(session, db, project.annotator_id, clock)
@@ -129,7 +129,7 @@ def test_back_skip_and_notes_as_on_the_relevance_page(db: sqlite_utils.Database,
 
 
 def test_a_key_for_an_item_no_longer_on_screen_is_dropped(db: sqlite_utils.Database, project: Project) -> None:
-    clock, session, flow = Clock(), {}, Flow("faithfulness")
+    clock, session, flow = Clock(), {}, FLOWS["faithfulness"]
     card = flow.current(session, db, project.annotator_id, clock)
     assert flow.choose(session, db, project.annotator_id, card.item_id, "SUPPORTED", clock) is not None
     assert flow.choose(session, db, project.annotator_id, card.item_id, "UNSUPPORTED", clock) is None
@@ -138,7 +138,7 @@ def test_a_key_for_an_item_no_longer_on_screen_is_dropped(db: sqlite_utils.Datab
 
 def test_skipped_items_come_back_last(db: sqlite_utils.Database, project: Project) -> None:
     labels.set_settings(db, {"batch_size": 2, "overlap": 0.0}, caller=OWNER)
-    session, flow = {}, Flow("faithfulness")
+    session, flow = {}, FLOWS["faithfulness"]
     skipped = flow.current(session, db, project.annotator_id)
     flow.skip(session, db, project.annotator_id, skipped.item_id)
     seen = []
@@ -209,7 +209,7 @@ def test_sign_out_forgets_every_verdict_page_item_and_unsaved_note(db: sqlite_ut
 
     session: dict = {}
     for task in ("faithfulness", "pairwise"):
-        flow = Flow(task)
+        flow = FLOWS[task]
         card = flow.current(session, db, project.annotator_id)
         session[flow.key("note")] = f"bob's draft on {task}"
         second = (flow.choose(session, db, project.annotator_id, card.item_id, "SUPPORTED" if task == "faithfulness" else "tie"),

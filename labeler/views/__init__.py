@@ -1,7 +1,7 @@
 """Pages of the labelling app: each module exposes ``render(db, user)``.
 
-Pages only call store functions and draw the result; the labelling flow lives in
-``labeler.state``. Admin pages check the role themselves, so reaching one by its address is
+Pages only call store functions and draw the result; the keyboard flow of the task pages
+lives in ``labeler.flow``. Admin pages check the role themselves, so reaching one by its address is
 refused even though the navigation never offers it to an annotator.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import sqlite_utils
 import streamlit as st
 
-from labeler import state
+from labeler import flow, state
 from labeler.store import StoreError
 from labeler.store.labels import Annotator
 
@@ -38,3 +39,28 @@ def on_item_key(action: Callable[..., object], *args: object) -> None:
         action(st.session_state, *args)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not saved: {exc}"
+
+
+#: Shown when a page itself meets a busy project (it needed to write, e.g. a new batch).
+BUSY_NOTICE = "The project is busy (another program is writing to it); this page tries again by itself."
+
+#: Seconds between two attempts to save key presses kept while the project is busy.
+RETRY_EVERY = 1.0
+
+
+@st.fragment(run_every=RETRY_EVERY)
+def busy_wait(db: sqlite_utils.Database) -> None:
+    """Say that key presses are kept, and save them as soon as the project is free.
+
+    A task page draws this instead of its item while presses wait (``flow.pending``). It runs
+    again every ``RETRY_EVERY`` seconds on its own; once every kept press is saved, the whole
+    page is drawn again and work goes on with the next item.
+    """
+    session = st.session_state
+    if session.get(state.FLASH) == flow.BUSY_MESSAGE:
+        session.pop(state.FLASH)  # the notice below says it; no toast on top
+    if flow.flush_pending(session, db) == 0:
+        st.rerun()
+    waiting = flow.pending(session)
+    kept = f" {waiting} key press{'es' if waiting != 1 else ''} waiting." if waiting else ""
+    st.info(flow.BUSY_MESSAGE + kept, icon="⏳")

@@ -1,11 +1,11 @@
 """The labelling page: one (query, chunk) at a time, keyboard first.
 
 Keys ``0``-``3`` label and advance, ``u`` goes back, ``s`` skips. They are button shortcuts
-(``st.button(shortcut=...)``) that the app's key guard (``labeler.app``) presses itself, one
-at a time, and only while focus is outside the text fields, so typing a note never fires a
-label. Keys and note typing that come while the previous key's run is still on its way are
-held in the page and replayed in order once it is drawn, so none is lost or lands on another
-item. No other key grades: the guard takes these buttons out of the Tab order, makes Enter
+(``st.button(shortcut=...)``) that the app's key guard (``labeler.key_guard``) presses
+itself, one at a time, and only while focus is outside the text fields, so typing a note
+never fires a label. Keys and note typing that come while the previous key's run is still
+on its way are held in the page and replayed in order once it is drawn, so none is lost or
+lands on another item. No other key grades: the guard takes these buttons out of the Tab order, makes Enter
 and Space do nothing on them, and lets Tab in the note field drop the focus. The annotator
 sees the query, the chunk and their own work only: no retriever, rank, score, priority or
 anyone else's label. The layout is the same for every item (messages are toasts), because a
@@ -24,14 +24,15 @@ import html
 import sqlite_utils
 import streamlit as st
 
-from labeler import state
+from labeler import flow, state
+from labeler.flow import RELEVANCE
 from labeler.highlight import chunk_body_html, preformatted, query_html, safe_markdown
 from labeler.query_fields import query_fields_html
 from labeler.store import StoreError
 from labeler.store import labels, sessions
 from labeler.store.vocabulary import GRADE_HELP, GRADES
 from labeler.store.labels import Annotator, Item
-from labeler.views import on_item_key
+from labeler.views import busy_wait, on_item_key
 
 # Style only (no script): st.html sends it without taking room on the page.
 _STYLE = """<style>
@@ -49,10 +50,10 @@ _STYLE = """<style>
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
     """Draw the annotator's current item, or a thank-you when no work is left."""
     session = st.session_state
-    if state.pending(session):
+    if flow.pending(session):
         busy_wait(db)
         return
-    item = state.current_item(session, db, user.id)
+    item = RELEVANCE.current(session, db, user.id)
     flash = state.pop_flash(session)
     if flash:  # a toast, not an element: the page layout must not move between items
         st.toast(flash)
@@ -87,30 +88,6 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
             on_change=_on_highlight,
             args=(db, user),
         )
-
-
-#: Shown when the page itself meets a busy project (it needed to write, e.g. a new batch).
-BUSY_NOTICE = "The project is busy (another program is writing to it); this page tries again by itself."
-
-#: Seconds between two attempts to save key presses kept while the project is busy.
-RETRY_EVERY = 1.0
-
-
-@st.fragment(run_every=RETRY_EVERY)
-def busy_wait(db: sqlite_utils.Database) -> None:
-    """Say that key presses are kept, and save them as soon as the project is free.
-
-    Runs again every ``RETRY_EVERY`` seconds on its own; once every kept press is saved, the
-    whole page is drawn again and labelling goes on with the next item.
-    """
-    session = st.session_state
-    if session.get(state.FLASH) == state.BUSY_MESSAGE:
-        session.pop(state.FLASH)  # the notice below says it; no toast on top
-    if state.flush_pending(session, db) == 0:
-        st.rerun()
-    waiting = state.pending(session)
-    kept = f" {waiting} key press{'es' if waiting != 1 else ''} waiting." if waiting else ""
-    st.info(state.BUSY_MESSAGE + kept, icon="⏳")
 
 
 def batch_line(overall: labels.Progress, item: Item) -> str:
@@ -151,8 +128,8 @@ def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> No
             help=GRADE_HELP[grade],
             type="primary" if item.relevance == grade else "secondary",
             width="stretch",
-            on_click=_on_label,
-            args=(db, user.id, item.query_id, item.doc_id, grade),
+            on_click=on_item_key,
+            args=(RELEVANCE.choose, db, user.id, (item.query_id, item.doc_id), grade),
         )
     # Always present, so the buttons never move (a moved button re-binds its key).
     mine = "not labelled yet" if item.relevance is None else f"{item.relevance} · {GRADES[item.relevance]}"
@@ -161,13 +138,14 @@ def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> No
 
 def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
     # One per row: side by side they get cut off ("B… U") in a narrow window.
+    shown = (item.query_id, item.doc_id)
     st.button(
-        "Back", key=state.BACK, shortcut="u", width="stretch", on_click=_on_back,
-        args=(db, user.id, item.query_id, item.doc_id),
+        "Back", key=state.BACK, shortcut="u", width="stretch", on_click=on_item_key,
+        args=(RELEVANCE.back, db, user.id, shown),
     )
     st.button(
-        "Skip", key=state.SKIP, shortcut="s", width="stretch", on_click=_on_skip,
-        args=(db, user.id, item.query_id, item.doc_id),
+        "Skip", key=state.SKIP, shortcut="s", width="stretch", on_click=on_item_key,
+        args=(RELEVANCE.skip, db, user.id, shown),
     )
     with st.popover("Rubric", width="stretch"):
         try:
@@ -184,15 +162,3 @@ def _on_highlight(db: sqlite_utils.Database, user: Annotator) -> None:
         sessions.set_preference(db, "highlight", bool(st.session_state[state.HIGHLIGHT]), caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not saved: {exc}"
-
-
-def _on_label(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str, grade: int) -> None:
-    on_item_key(state.label, db, annotator_id, query_id, doc_id, grade)
-
-
-def _on_skip(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> None:
-    on_item_key(state.skip, db, annotator_id, query_id, doc_id)
-
-
-def _on_back(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> None:
-    on_item_key(state.back, db, annotator_id, query_id, doc_id)

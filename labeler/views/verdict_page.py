@@ -1,12 +1,12 @@
 """What the faithfulness and pairwise pages share: progress, note, keys, back, skip, rubric.
 
-Keyboard first like the relevance page: every choice is a Streamlit button with a one-key
-shortcut, ``u`` goes back and ``s`` skips, pressed through the app's key guard as on the
-relevance page (``labeler.app``: keys that come while a run is on its way are held and
-replayed in order, never lost); the layout is the same for every item (messages
-are toasts) so no button moves and re-binds its key. The annotator sees the item's texts and
-their own work only: never a model name, a judge verdict or anyone else's verdict. Every
-text is escaped and keeps its white space.
+Keyboard first, on the flow every task page runs (``labeler.flow``): every choice is a
+Streamlit button with a one-key shortcut, ``u`` goes back and ``s`` skips, pressed through
+the app's key guard (``labeler.key_guard``: keys that come while a run is on its way are
+held and replayed in order, never lost); the layout is the same for every item (messages
+are toasts) so no button moves and re-binds its key. The annotator sees the item's texts
+and their own work only: never a model name, a judge verdict or anyone else's verdict.
+Every text is escaped and keeps its white space.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import state
-from labeler.flow import Flow
+from labeler.flow import FLOWS, pending
 from labeler.store import verdict_queue as queue
 from labeler.store.assign import enabled_tasks
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
-from labeler.views import on_item_key
+from labeler.views import busy_wait, on_item_key
 
 #: What a response box shows when the model answered with nothing (or only white space).
 EMPTY_RESPONSE = "(empty response)"
@@ -60,7 +60,10 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
     if user.role != "admin" and task not in enabled_tasks(db):
         st.info(f"The {title.lower()} task is not open in this project.")
         return
-    flow, session = Flow(task), st.session_state
+    flow, session = FLOWS[task], st.session_state
+    if pending(session):
+        busy_wait(db)
+        return
     card = flow.current(session, db, user.id)
     flash = state.pop_flash(session)
     if flash:
