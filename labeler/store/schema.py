@@ -38,10 +38,12 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``judge_verdicts``: id, judge, task (``relevance`` | ``faithfulness`` | ``pairwise``),
   item_id (or query_id, doc_id for relevance), model, prompt_hash, shown_order, verdict
   (``0``-``3`` for relevance; NULL when the reply could not be parsed or the call failed),
-  parseable, raw (the reply), tokens_in, tokens_out, latency, error, at, source (``run`` |
-  ``import``). Append-only; never shares a table with human verdicts.
+  parseable, raw (the reply, API key masked, cut to a bounded length), tokens_in, tokens_out,
+  latency, error, at, source (``run`` | ``import``), raw_length (the reply's length in
+  characters when raw holds only its start; NULL when raw is whole). Append-only; never shares
+  a table with human verdicts.
 - ``judge_cache``: model, prompt_hash, content_hash, shown_order ('' when there is no order),
-  raw, verdict, parseable, tokens_in, tokens_out, latency, at: one row per call made.
+  raw, verdict, parseable, tokens_in, tokens_out, latency, at, raw_length: one row per call made.
 - ``golden_versions``: id, name (unique), created_at, parent (name of the previous version),
   rule, content_hash (sha256 of the sorted aggregated rows), manifest (JSON), annotator_id
   (who froze it; NULL for the project owner). Immutable: no UPDATE or DELETE.
@@ -563,10 +565,17 @@ _M_CANDIDATES = """
         CREATE INDEX candidates_rank ON candidates(query_id, source, rank);
 """
 
+# A judge's reply is stored cut to a bounded length; raw_length keeps the length it had.
+_M_REPLY_LENGTH = """
+        ALTER TABLE judge_verdicts ADD COLUMN raw_length INTEGER;
+        ALTER TABLE judge_cache ADD COLUMN raw_length INTEGER;
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
     _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES,
+    _M_REPLY_LENGTH,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
