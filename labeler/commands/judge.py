@@ -60,8 +60,9 @@ def run_judge(db, judge, model, base_url, task, prompt_file, concurrency, limit,
                         concurrency=concurrency, limit=limit, caller=OWNER)
             except RunInterrupted as stop:
                 s = stop.summary
-                click.echo(f"\nInterrupted: {s.kept} verdicts kept this run ({s.errors} of them failed calls, asked "
-                           f"again next run); {s.already_done + s.kept - s.errors} of {s.total} done in all.", err=True)
+                failed = f" ({s.errors} of them failed calls, asked again on resuming)" if s.errors else ""
+                click.echo(f"\nInterrupted: {s.kept} verdicts kept this run{failed}; "
+                           f"{s.already_done + s.kept - s.errors} of {s.total} done in all.", err=True)
                 click.echo(f"Resume with: {resume_command(click.get_current_context())}", err=True)
                 raise click.exceptions.Exit(130) from None
     per = f", {s.seconds / s.calls:.2f} s per call" if s.calls else ""
