@@ -48,7 +48,8 @@ def _endpoint(server: JudgeServer, **kw) -> Endpoint:
 
 def _run(db, server, judge="j1", **kw):
     endpoint = kw.pop("endpoint", None) or _endpoint(server)
-    return run_judge(db, judge=judge, model="m1", endpoint=endpoint, progress=False, caller=OWNER, **kw)
+    with endpoint:
+        return run_judge(db, judge=judge, model="m1", endpoint=endpoint, progress=False, caller=OWNER, **kw)
 
 
 def _grades(db, judge="j1") -> dict[tuple[str, str], str | None]:

@@ -93,7 +93,7 @@ class Endpoint:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closed: threading.Event = field(default_factory=threading.Event)
 
-    def _started(self) -> asyncio.AbstractEventLoop:
+    def _started(self) -> tuple[asyncio.AbstractEventLoop, Any]:
         with self._lock:
             if self._closed.is_set():
                 raise Interrupted("the run is stopping")
@@ -105,12 +105,13 @@ class Endpoint:
                 self._thread.start()
                 self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
                                                   max_retries=0)
-            return self._loop
+            self.requests += 1
+            return self._loop, self._client
 
-    async def _create(self, model: str, message: str) -> Any:
+    async def _create(self, client: Any, model: str, message: str) -> Any:
         try:
             async with asyncio.timeout(self.timeout):
-                return await self._client.chat.completions.create(
+                return await client.chat.completions.create(
                     model=model,
                     messages=[{"role": "user", "content": message}],
                     max_tokens=self.max_tokens,
@@ -121,10 +122,8 @@ class Endpoint:
 
     def send(self, model: str, message: str) -> Any:
         """One attempt: the parsed reply, within ``timeout`` seconds or ``TimeoutError``."""
-        loop = self._started()
-        with self._lock:
-            self.requests += 1
-        future = asyncio.run_coroutine_threadsafe(self._create(model, message), loop)
+        loop, client = self._started()
+        future = asyncio.run_coroutine_threadsafe(self._create(client, model, message), loop)
         try:
             return future.result()
         except (asyncio.CancelledError, concurrent.futures.CancelledError):
