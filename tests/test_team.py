@@ -73,6 +73,8 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     db.execute("DROP TABLE sessions")
     db.execute("DROP TABLE preferences")
     db.execute("DROP TABLE candidates")  # made by a later migration, which then runs again too
+    db.execute("ALTER TABLE judge_verdicts DROP COLUMN raw_length")  # likewise
+    db.execute("ALTER TABLE judge_cache DROP COLUMN raw_length")
     from labeler.store.schema import _M_SESSIONS, MIGRATIONS
 
     db.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_SESSIONS)}")  # the migration before it
