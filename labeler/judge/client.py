@@ -78,6 +78,8 @@ class Endpoint:
         backoff: first wait between tries, in seconds (doubles each time, at most 30 s).
         max_tokens: reply budget (the prompts ask for one token).
         retry_after_cap: longest wait a ``Retry-After`` header can impose, in seconds.
+
+    Its event loop starts with the first call; ``close()`` (or leaving a ``with`` block) ends it.
     """
 
     base_url: str
