@@ -5,7 +5,7 @@ since when, a key acts only on the item it was drawn for and only if nothing was
 it since it was shown, ``u`` goes back, ``s`` skips, a note typed on an item stays with that
 item (as a draft when the annotator leaves it unsaved), and key presses made while the
 project is busy are kept and saved in order once it is free. What differs between tasks
-(what an item is, how it is fetched, how an answer is written) is a small :class:`Task`
+(what an item is, how it is fetched, how an answer is written) is a small :class:`TaskAdapter`
 adapter; a new task page needs a new adapter in :data:`FLOWS` and its view.
 
 Each task keeps its own session keys (``state.task_key``), so two pages never share an item
@@ -42,7 +42,7 @@ Shown = TypeVar("Shown")  # what the page draws for one item (``Item``, ``Card``
 Ident = TypeVar("Ident", bound=Hashable)  # an item's identity: in the session and on its buttons
 
 
-class Task(Protocol[Shown, Ident]):
+class TaskAdapter(Protocol[Shown, Ident]):
     """What the flow needs from one task: its items, and how an answer or a skip is written.
 
     ``get``, ``previous``, ``record`` and ``record_skip`` raise ``StoreError`` when the item
@@ -133,7 +133,7 @@ class Pending:
 
     task: str
     annotator_id: int
-    item: Hashable  # the item's identity (``Task.identity``)
+    item: Hashable  # the item's identity (``TaskAdapter.identity``)
     choice: Any
     seconds: float | None
     note: str
@@ -143,11 +143,11 @@ class Pending:
 class Flow(Generic[Shown, Ident]):
     """The flow of one task page: ``RELEVANCE.current(session, db, annotator_id)``."""
 
-    adapter: Task[Shown, Ident]
+    adapter: TaskAdapter[Shown, Ident]
 
     @property
     def task(self) -> str:
-        """The task's name (``Task.task``)."""
+        """The task's name (``TaskAdapter.task``)."""
         return self.adapter.task
 
     def key(self, part: str) -> str:

@@ -3,7 +3,14 @@
 ``JudgeServer.script`` is a list of behaviours consumed one per request before the default
 answer applies: ``"500"``, ``"timeout"`` (sleeps past the client's timeout), ``"badjson"``,
 ``"nochoices"``, ``"401"`` (echoes the Authorization header, as a careless proxy might),
-``"text:<reply>"`` and ``"slow:<seconds>"``. The default answer is ``answer(message)``.
+``"text:<reply>"``, ``"slow:<seconds>"``, ``"drip:<seconds>"`` (the default answer, every
+byte of the HTTP reply sent alone, that many seconds apart), ``"status:<code>:<retry-after>"``
+(an error with that ``Retry-After`` header, none when empty), ``"huge:<n>"`` (a reply of ``n``
+characters), ``"echo"`` (a reply quoting the Authorization header) and ``"hold"`` (no reply
+until the server closes). The default answer is ``answer(message)``.
+
+``arrivals`` holds the ``time.time()`` of each request; ``wait_for(n)`` returns once ``n``
+requests have arrived, so a test paces itself on the server rather than on sleeps.
 """
 
 from __future__ import annotations
@@ -29,7 +36,10 @@ class JudgeServer:
         self.script: list[str] = []
         self.requests: list[dict] = []
         self.authorization: list[str] = []
+        self.arrivals: list[float] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        self._closing = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,7 +48,9 @@ class JudgeServer:
                 with server._lock:
                     server.requests.append(body)
                     server.authorization.append(self.headers.get("Authorization", ""))
+                    server.arrivals.append(time.time())
                     step = server.script.pop(0) if server.script else ""
+                    server._arrived.notify_all()
                 server.respond(self, body, step)
 
             def log_message(self, *args: object) -> None:
@@ -50,6 +62,7 @@ class JudgeServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        self._closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -57,6 +70,11 @@ class JudgeServer:
     def count(self) -> int:
         with self._lock:
             return len(self.requests)
+
+    def wait_for(self, n: int, timeout: float = 60.0) -> bool:
+        """Whether ``n`` requests arrived within ``timeout`` seconds."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.requests) >= n, timeout)
 
     def respond(self, handler: BaseHTTPRequestHandler, body: dict, step: str) -> None:
         if step == "timeout":
@@ -71,12 +89,25 @@ class JudgeServer:
         if step == "401":
             echo = handler.headers.get("Authorization", "")
             return self._send(handler, 401, json.dumps({"error": {"message": f"bad key {echo}"}}).encode())
+        if step.startswith("status:"):
+            _, code, after = step.split(":", 2)
+            return self._send(handler, int(code), b'{"error": {"message": "scripted refusal"}}',
+                              {"Retry-After": after} if after else {})
+        if step == "hold":
+            self._closing.wait()
+            return None
         message = body["messages"][-1]["content"]
         if step.startswith("slow:"):
             time.sleep(float(step[5:]))
         elif self.delay:
             time.sleep(self.delay)
-        reply = step[5:] if step.startswith("text:") else self.answer(message)
+        reply = self.answer(message)
+        if step.startswith("text:"):
+            reply = step[5:]
+        elif step.startswith("huge:"):
+            reply = "x" * int(step[5:])
+        elif step == "echo":
+            reply = f"2 (sent with {handler.headers.get('Authorization', '')})"
         payload = {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -85,15 +116,33 @@ class JudgeServer:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(message.split()), "completion_tokens": 1, "total_tokens": len(message.split()) + 1},
         }
-        return self._send(handler, 200, json.dumps(payload).encode())
+        data = json.dumps(payload).encode()
+        if step.startswith("drip:"):
+            return self._drip(handler, data, float(step[5:]))
+        return self._send(handler, 200, data)
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+    def _send(handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")
             handler.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
             handler.end_headers()
             handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _drip(self, handler: BaseHTTPRequestHandler, data: bytes, interval: float) -> None:
+        head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                "Connection: close\r\n\r\n").encode()
+        handler.close_connection = True
+        try:
+            for i, byte in enumerate(head + data):
+                if i and self._closing.wait(interval):
+                    return
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass

@@ -71,7 +71,8 @@ def export(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int]],
     labels.record_judgment(db, ada.id, "q001", "q001-d001", 3, 1.0)  # a change: history in the export
     labels.record_adjudication(db, "q002", "q002-d004", 2, caller=boss)
     out = tmp_path / "judgments.jsonl"
-    labels.export_judgments(db, out, caller=labels.OWNER)
+    with out.open("w", encoding="utf-8") as handle:
+        labels.export_judgments(db, handle, caller=labels.OWNER)
     current: dict[str, dict[tuple[str, str], int]] = {}
     for j in labels.latest_judgments(db, caller=labels.OWNER):
         current.setdefault(j.annotator, {})[(j.query_id, j.doc_id)] = j.relevance

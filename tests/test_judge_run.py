@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -48,7 +49,8 @@ def _endpoint(server: JudgeServer, **kw) -> Endpoint:
 
 def _run(db, server, judge="j1", **kw):
     endpoint = kw.pop("endpoint", None) or _endpoint(server)
-    return run_judge(db, judge=judge, model="m1", endpoint=endpoint, progress=False, caller=OWNER, **kw)
+    with endpoint:
+        return run_judge(db, judge=judge, model="m1", endpoint=endpoint, progress=False, caller=OWNER, **kw)
 
 
 def _grades(db, judge="j1") -> dict[tuple[str, str], str | None]:
@@ -124,10 +126,9 @@ def test_pairwise_items_are_judged_in_both_orders_and_slots_become_responses(db,
         assert (summary.already_done, summary.calls) == (4, 2)
         got = {(v.item_id, v.shown_order): v.verdict for v in latest_judge_verdicts(db, "j1", caller=OWNER)}
         assert got == {(f"p{i}", o): ("A" if o == "AB" else "B") for i in range(3) for o in ("AB", "BA")}
-        shown = Counter((m.index("Response A:\n") + 12, m.split("Response A:\n")[1].split("\n")[0])
-                        for r in first_slot.requests if (m := r["messages"][0]["content"]))
-        assert sorted(text for _, text in shown) == ["x", "yy"]  # each order shows the other response first
-        assert sum(shown.values()) == 6
+        shown = Counter(re.search(r"<response_a id=(\w+)>\n(.*)\n</response_a id=\1>", r["messages"][0]["content"])[2]
+                        for r in first_slot.requests)
+        assert shown == {"x": 3, "yy": 3}  # each order shows the other response first
     finally:
         first_slot.close()
 
@@ -228,7 +229,8 @@ def test_faithfulness_items_get_one_verdict_each(db, tmp_path: Path) -> None:
         assert (summary.total, summary.calls, summary.unparseable) == (4, 4, 0)
         got = {v.item_id: v.verdict for v in latest_judge_verdicts(db, "j1", caller=OWNER)}
         assert got == {"f0": "UNSUPPORTED", "f1": "SUPPORTED", "f2": "UNSUPPORTED", "f3": "SUPPORTED"}
-        assert all("[1] c" in r["messages"][0]["content"] and "[2] d" in r["messages"][0]["content"] for r in server.requests)
+        assert all(re.search(r"<context_1 id=(\w+)>\nc\d\n</context_1 id=\1>\n\n<context_2 id=\1>\nd\n</context_2 id=\1>",
+                             r["messages"][0]["content"]) for r in server.requests)
     finally:
         server.close()
 
@@ -242,7 +244,9 @@ def test_an_empty_response_reaches_the_judge_as_empty(db, tmp_path: Path) -> Non
         {"item_id": "p0", "kind": "pairwise", "question": "q", "response_a": "", "response_b": "yy"},
     )), encoding="utf-8")
     import_items(db, items, caller=OWNER)
-    faithfulness = units(db, "faithfulness", make_prompt("faithfulness", "{question}|{contexts}|<{response}>"))
-    assert [u.message for u in faithfulness] == ["q|[1] c|<>"]
-    pairwise = units(db, "pairwise", make_prompt("pairwise", "{question}{context}|<{first}>|<{second}>"))
-    assert [(u.target.shown_order, u.message) for u in pairwise] == [("AB", "q|<>|<yy>"), ("BA", "q|<yy>|<>")]
+    empty = r"<{tag} id=(\w+)>\n\n</{tag} id=\1>"
+    [faithfulness] = units(db, "faithfulness", make_prompt("faithfulness", "{response}"))
+    assert re.fullmatch(empty.format(tag="response"), faithfulness.message)
+    pairwise = {u.target.shown_order: u.message for u in units(db, "pairwise", make_prompt("pairwise", "{first}|{second}"))}
+    assert re.fullmatch(empty.format(tag="response_a") + r"\|<response_b id=(\w+)>\nyy\n</response_b id=\2>", pairwise["AB"])
+    assert re.fullmatch(r"<response_a id=(\w+)>\nyy\n</response_a id=\1>\|" + empty.format(tag="response_b").replace("\\1", "\\2"), pairwise["BA"])

@@ -385,6 +385,8 @@ def test_a_project_frozen_before_the_seal_is_sealed_when_opened(tmp_path: Path) 
     for view in ("current_judgments", "current_adjudications", "current_human_verdicts", "current_judge_verdicts"):
         conn.execute(f"DROP VIEW {view}")  # made by a later step, which runs again
     conn.execute("DROP INDEX judge_verdicts_unit")
+    conn.execute("ALTER TABLE judge_verdicts DROP COLUMN raw_length")
+    conn.execute("ALTER TABLE judge_cache DROP COLUMN raw_length")
     conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_GOLDEN_SEALED)}")
     conn.execute("INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels) VALUES ('v1', 'q1', 'd5', 3, '[]')")  # unsealed
     conn.close()

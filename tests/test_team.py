@@ -77,6 +77,8 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     for view in ("current_judgments", "current_adjudications", "current_human_verdicts", "current_judge_verdicts"):
         db.execute(f"DROP VIEW {view}")
     db.execute("DROP INDEX judge_verdicts_unit")
+    db.execute("ALTER TABLE judge_verdicts DROP COLUMN raw_length")  # likewise
+    db.execute("ALTER TABLE judge_cache DROP COLUMN raw_length")
     from labeler.store.schema import _M_SESSIONS, MIGRATIONS
 
     db.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_SESSIONS)}")  # the migration before it

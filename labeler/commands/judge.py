@@ -25,40 +25,91 @@ if TYPE_CHECKING:
                    "{question} {context} {first} {second}). Default: the built-in prompt of the task.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge at most N more items this run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds one attempt may take in all, from connecting to the reply's last byte.")
 @click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
+              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
+                   "a Retry-After header is waited for, up to 60 s).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=16, show_default=True, help="Reply budget per call.")
 def run_judge(project: Project, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens) -> None:
     """Ask a judge model for a verdict on every item of a task in DB, and store them.
 
     The key is read from OPENAI_API_KEY (a local server needs none) and is never written to a
-    file or shown. Every verdict keeps the prompt's content hash, the raw reply, tokens and
-    latency; a reply that is not exactly one allowed token is stored as unparseable. Calls are
-    cached by (model, prompt hash, item content, order): a rerun makes no calls, and an
-    interrupted run resumes where it stopped.
+    file or shown (a reply that echoes it is stored with it masked). Every verdict keeps the
+    prompt's content hash, the raw reply (cut at 10,000 characters, its length kept),
+    tokens and latency; a reply that is not exactly one allowed token is stored as
+    unparseable. Item text reaches the judge as data, between tags it cannot forge. Calls
+    are cached by (model, prompt hash, item content, order): a rerun makes no calls, and an
+    interrupted run resumes where it stopped. A run whose every call fails exits with an error.
     """
     from pathlib import Path
 
     from labeler.judge.client import Endpoint
+    from labeler.judge.run import RunInterrupted
     from labeler.judge.run import run_judge as run
     from labeler.store.access import OWNER
 
+    warning = clear_text_warning(base_url)
+    if warning:
+        click.echo(warning, err=True)
     prompt_text = None
     if prompt_file is not None:
         try:
             prompt_text = Path(prompt_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"{prompt_file}: cannot read the prompt ({exc})") from None
-    endpoint = Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens)
-    s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
-            concurrency=concurrency, limit=limit, caller=OWNER)
+    with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
+        try:
+            s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
+                    concurrency=concurrency, limit=limit, caller=OWNER)
+        except RunInterrupted as stop:
+            s = stop.summary
+            failed = f" ({s.errors} of them failed calls, asked again on resuming)" if s.errors else ""
+            click.echo(f"\nInterrupted: {s.kept} verdicts kept this run{failed}; "
+                       f"{s.already_done + s.kept - s.errors} of {s.total} done in all.", err=True)
+            click.echo(f"Resume with: {resume_command(click.get_current_context())}", err=True)
+            raise click.exceptions.Exit(130) from None
     per = f", {s.seconds / s.calls:.2f} s per call" if s.calls else ""
     click.echo(
         f"{judge} ({task}, prompt {s.prompt_hash}): {s.total} to judge, {s.already_done} already done, "
         f"{s.from_cache} from the cache, {s.calls} calls ({s.requests} requests), {s.errors} errors, "
         f"{s.unparseable} unparseable, tokens {s.tokens_in} in / {s.tokens_out} out{per}"
     )
+    if s.calls and s.errors == s.calls:
+        raise click.ClickException(f"every call failed ({s.errors}); the first: {s.first_error}")
+    if s.errors:
+        click.echo(f"{s.errors} calls failed (a rerun asks them again); the first: {s.first_error}", err=True)
+
+
+def clear_text_warning(base_url: str) -> str | None:
+    """The warning for a plain-HTTP endpoint off this machine (the key would travel in clear), else None."""
+    from urllib.parse import urlsplit
+
+    from labeler.commands.serve import is_loopback
+
+    try:
+        parts = urlsplit(base_url.strip())
+        host = parts.hostname
+    except ValueError:
+        return None
+    if parts.scheme.lower() != "http" or not host or is_loopback(host):
+        return None
+    return (f"Warning: --base-url {base_url}: the API key and every prompt travel in clear text (plain HTTP) to "
+            "anyone on the network path. Use https://, or an endpoint on this machine.")
+
+
+def resume_command(ctx: click.Context) -> str:
+    """The command that resumes this run: the same arguments, as given."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    words = ["goldpool", "run-judge", ctx.params["db"]]
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        words += [param.opts[0], str(ctx.params[param.name])]
+    return shlex.join(words)
 
 
 def calibrate_judges(

@@ -2,26 +2,41 @@
 
 vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol; the ``openai`` package is
 imported only when a client is made. The key comes from ``OPENAI_API_KEY`` (a local server
-needs none) and is never written anywhere: an error message that could echo it has it masked.
+needs none) and is never written anywhere: an error message or a reply that could echo it has
+it masked before anything stores or shows it.
 
 Server errors (5xx), rate limits, timeouts, dropped connections and replies that are not valid
-JSON are retried with exponential backoff (``tenacity``); a refused key, an unknown model or
-endpoint stops the run; any other refusal (e.g. a prompt too long) is recorded for that item.
+JSON are retried with exponential backoff (``tenacity``); a ``Retry-After`` header on a 429 or
+503 is waited for (up to ``retry_after_cap``). A refused key, an unknown model or endpoint
+stops the run; any other refusal (e.g. a prompt too long) is recorded for that item.
+
+``timeout`` bounds one attempt whole, from connecting to the last byte of the reply: HTTP
+clients bound each read only, so a server that sends one byte at a time could hold a worker
+for ever. Each attempt therefore runs as a task on the endpoint's own event loop, under an
+``asyncio`` deadline that cancels it (and closes its connection) when time is up.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import email.utils
 import json
 import os
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from labeler.judge import JudgeError
 from labeler.store.verdicts import CallResult
 
 KEY_VARIABLE = "OPENAI_API_KEY"
+
+#: Characters of a reply kept. A verdict is one token; this leaves room for a model that
+#: explains itself while a runaway or hostile reply (megabytes) is cut, its length recorded.
+MAX_REPLY_CHARS = 10_000
 
 
 def _key() -> str:
@@ -34,16 +49,37 @@ def mask(text: str) -> str:
     return text.replace(key, "***") if key and len(key) >= 4 else text
 
 
+def keep_reply(text: str) -> tuple[str, int | None]:
+    """A reply as it may be stored: the key masked, cut to ``MAX_REPLY_CHARS``.
+
+    Returns the text and, when it was cut, the masked reply's full length in characters.
+
+    >>> keep_reply("2")
+    ('2', None)
+    >>> text, length = keep_reply("x" * 20_000); len(text), length
+    (10000, 20000)
+    """
+    text = mask(text)
+    return (text, None) if len(text) <= MAX_REPLY_CHARS else (text[:MAX_REPLY_CHARS], len(text))
+
+
+class Interrupted(Exception):
+    """The endpoint was closed while a call waited (the run is stopping)."""
+
+
 @dataclass(slots=True)
 class Endpoint:
     """An OpenAI-compatible chat endpoint and how patiently to call it.
 
     Attributes:
         base_url: e.g. ``http://127.0.0.1:8000/v1``.
-        timeout: seconds one attempt may take.
+        timeout: seconds one attempt may take in all, from connecting to the reply's last byte.
         attempts: tries per call, the first included.
         backoff: first wait between tries, in seconds (doubles each time, at most 30 s).
         max_tokens: reply budget (the prompts ask for one token).
+        retry_after_cap: longest wait a ``Retry-After`` header can impose, in seconds.
+
+    Its event loop starts with the first call; ``close()`` (or leaving a ``with`` block) ends it.
     """
 
     base_url: str
@@ -51,22 +87,89 @@ class Endpoint:
     attempts: int = 5
     backoff: float = 0.5
     max_tokens: int = 16
+    retry_after_cap: float = 60.0
     requests: int = 0  # HTTP requests sent so far, retries included
     _client: Any = None
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closed: threading.Event = field(default_factory=threading.Event)
 
-    def client(self) -> Any:
-        if self._client is None:
-            import openai
+    def _started(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+        with self._lock:
+            if self._closed.is_set():
+                raise Interrupted("the run is stopping")
+            if self._loop is None:
+                import openai
 
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout, max_retries=0)
-        return self._client
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, name="judge-calls", daemon=True)
+                self._thread.start()
+                self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
+                                                  max_retries=0)
+            self.requests += 1
+            return self._loop, self._client
+
+    async def _create(self, client: Any, model: str, message: str) -> Any:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await client.chat.completions.create(
+                    model=model,
+                    messages=[{"role": "user", "content": message}],
+                    max_tokens=self.max_tokens,
+                    temperature=0,
+                )
+        except TimeoutError:
+            raise TimeoutError(f"no complete reply within {self.timeout:g} s") from None
+
+    def send(self, model: str, message: str) -> Any:
+        """One attempt: the parsed reply, within ``timeout`` seconds or ``TimeoutError``."""
+        loop, client = self._started()
+        future = asyncio.run_coroutine_threadsafe(self._create(client, model, message), loop)
+        try:
+            return future.result()
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            raise Interrupted("the run is stopping") from None
+
+    def pause(self, seconds: float) -> None:
+        """Wait between attempts; returns at once when the endpoint is closed."""
+        self._closed.wait(seconds)
+
+    def close(self) -> None:
+        """Cancel the calls in flight (their workers return at once) and stop the event loop."""
+        with self._lock:
+            self._closed.set()
+            loop, thread, client = self._loop, self._thread, self._client
+            self._loop = self._thread = self._client = None
+        if loop is None or thread is None:
+            return
+
+        async def stop() -> None:
+            for task in asyncio.all_tasks():
+                if task is not asyncio.current_task():
+                    task.cancel()
+            await client.close()
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=10)
+        except Exception:  # noqa: BLE001 (closing must not hide what stopped the run)
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        if not thread.is_alive():
+            loop.close()
+
+    def __enter__(self) -> Endpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _retryable(exc: BaseException) -> bool:
     import openai
 
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError)):
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError, TimeoutError)):
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code >= 500 or exc.status_code in (408, 409, 429)
@@ -79,6 +182,28 @@ def _fatal(exc: BaseException) -> bool:
     return isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError))
 
 
+def retry_after(exc: BaseException | None) -> float | None:
+    """Seconds a 429 or 503 reply asks to wait (``Retry-After``: seconds or an HTTP date), else None."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (429, 503):
+        return None
+    value = (exc.response.headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
 def _describe(exc: BaseException) -> str:
     return mask(f"{type(exc).__name__}: {exc}")[:500]
 
@@ -86,27 +211,30 @@ def _describe(exc: BaseException) -> str:
 def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     """Ask ``model`` one question; the reply unparsed (``verdict`` is filled in by the caller).
 
+    The reply is stored as :func:`keep_reply` makes it: key masked, cut to ``MAX_REPLY_CHARS``.
+
     Raises:
         JudgeError: the endpoint refuses the key, the model or the path (every call would).
     """
     from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
+    exponential = wait_exponential(multiplier=endpoint.backoff, max=30)
+
+    def wait(state: Any) -> float:
+        asked = retry_after(state.outcome.exception() if state.outcome else None)
+        base = exponential(state)
+        return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
+
     @retry(
         retry=retry_if_exception(_retryable),
         stop=stop_after_attempt(max(1, endpoint.attempts)),
-        wait=wait_exponential(multiplier=endpoint.backoff, max=30),
+        wait=wait,
+        sleep=endpoint.pause,
         reraise=True,
     )
     def attempt() -> tuple[Any, float]:
-        with endpoint._lock:
-            endpoint.requests += 1
         start = time.perf_counter()
-        response = endpoint.client().chat.completions.create(
-            model=model,
-            messages=[{"role": "user", "content": message}],
-            max_tokens=endpoint.max_tokens,
-            temperature=0,
-        )
+        response = endpoint.send(model, message)
         return response, time.perf_counter() - start
 
     try:
@@ -121,5 +249,5 @@ def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     usage = getattr(response, "usage", None)
     tokens_in = getattr(usage, "prompt_tokens", None) if usage else None
     tokens_out = getattr(usage, "completion_tokens", None) if usage else None
-    raw = choices[0].message.content or ""
-    return CallResult(raw, None, False, tokens_in, tokens_out, latency)
+    raw, length = keep_reply(choices[0].message.content or "")
+    return CallResult(raw, None, False, tokens_in, tokens_out, latency, raw_length=length)

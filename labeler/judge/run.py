@@ -21,7 +21,7 @@ import sqlite_utils
 
 from labeler.judge import JudgeError
 from labeler.judge.client import Endpoint, call
-from labeler.judge.prompts import Prompt, make_prompt, parse_reply
+from labeler.judge.prompts import Prompt, judge_rubric, make_prompt, parse_reply
 from labeler.store.access import require_admin
 from labeler.store.verdicts import CallResult, Target, cached_call, content_hash, done_targets, list_items, record_judge_call
 from labeler.store.vocabulary import GRADES, TASKS, Caller
@@ -57,6 +57,16 @@ class RunSummary:
     tokens_in: int
     tokens_out: int
     seconds: float
+    first_error: str | None = None  # the first failed call's error, when a call failed
+    kept: int = 0  # verdicts committed this run (failed calls included: a rerun asks them again)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; ``summary`` counts what was committed until then (all of it is kept)."""
+
+    def __init__(self, summary: RunSummary) -> None:
+        super().__init__()
+        self.summary = summary
 
 
 def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit]:
@@ -71,11 +81,10 @@ def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit
 def _item_units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> Iterator[Unit]:
     for item in list_items(db, task):
         if task == "faithfulness":
-            contexts = "\n\n".join(f"[{i}] {c}" for i, c in enumerate(item.contexts, 1))
             yield Unit(Target(task, item_id=item.item_id), item.content_hash,
-                       prompt.render(question=item.question, contexts=contexts, response=item.response))
+                       prompt.render(question=item.question, contexts=list(item.contexts), response=item.response))
             continue
-        context = f"\nContext:\n{item.context}\n" if item.context else ""
+        context = item.context or None
         for order, (first, second) in (("AB", (item.response_a, item.response_b)), ("BA", (item.response_b, item.response_a))):
             yield Unit(Target(task, item_id=item.item_id, shown_order=order), item.content_hash,
                        prompt.render(question=item.question, context=context, first=first, second=second))
@@ -99,7 +108,7 @@ def default_prompt(db: sqlite_utils.Database, task: str, text: str | None) -> Pr
     from labeler.store.rubric import current_rubric
 
     scale = ", ".join(f"{g} {name.lower()}" for g, name in GRADES.items())
-    return make_prompt(task, text, rubric=current_rubric(db).text, scale=scale)
+    return make_prompt(task, text, rubric=judge_rubric(current_rubric(db).text), scale=scale)
 
 
 def run_judge(
@@ -146,13 +155,18 @@ def run_judge(
 class _Tally:
     from_cache: int = 0
     calls: int = 0
+    recorded: int = 0
     errors: int = 0
     unparseable: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    first_error: str | None = None
 
     def add(self, result: CallResult, *, called: bool) -> None:
+        self.recorded += 1
         self.errors += result.error is not None
+        if self.first_error is None and result.error is not None:
+            self.first_error = result.error
         self.unparseable += result.error is None and not result.parseable
         if called:  # a reply from the cache cost nothing this time
             self.tokens_in += result.tokens_in or 0
@@ -173,20 +187,24 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
         bar.update(1)
         bar.set_postfix(errors=tally.errors, unparseable=tally.unparseable, tokens=tally.tokens_in + tally.tokens_out)
 
-    to_call = []
-    for unit in todo:
-        hit = cached_call(db, model, prompt.hash, unit.item_hash, unit.target.shown_order)
-        if hit is None:
-            to_call.append(unit)
-        else:
-            tally.from_cache += 1
-            record(unit, hit, cache=False)
+    summary = lambda: RunSummary(prompt.task, prompt.hash, total, already, tally.from_cache, tally.calls,  # noqa: E731
+                                 endpoint.requests, tally.errors, tally.unparseable, tally.tokens_in, tally.tokens_out,
+                                 time.perf_counter() - start, tally.first_error, tally.recorded)
     try:
+        to_call = []
+        for unit in todo:
+            hit = cached_call(db, model, prompt.hash, unit.item_hash, unit.target.shown_order)
+            if hit is None:
+                to_call.append(unit)
+            else:
+                tally.from_cache += 1
+                record(unit, hit, cache=False)
         _call_all(endpoint, model, to_call, max(1, concurrency), record, tally)
+    except KeyboardInterrupt:
+        raise RunInterrupted(summary()) from None
     finally:
         bar.close()
-    return RunSummary(prompt.task, prompt.hash, total, already, tally.from_cache, tally.calls, endpoint.requests,
-                      tally.errors, tally.unparseable, tally.tokens_in, tally.tokens_out, time.perf_counter() - start)
+    return summary()
 
 
 def _call_all(endpoint: Endpoint, model: str, to_call: list[Unit], concurrency: int, record, tally: _Tally) -> None:
@@ -207,4 +225,5 @@ def _call_all(endpoint: Endpoint, model: str, to_call: list[Unit], concurrency: 
         except BaseException:
             for future in pending:
                 future.cancel()
+            endpoint.close()  # the calls in flight end now, so their workers do not hold the exit
             raise

@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
-from pathlib import Path
 from typing import TextIO
 
 import sqlite_utils
@@ -255,29 +254,12 @@ def _write_rows(db: sqlite_utils.Database, out: TextIO) -> int:
     return n
 
 
-def export_judgments(
-    db: sqlite_utils.Database, out: str | Path | TextIO, *, caller: Caller
-) -> int:
-    """Write every raw label (history included, oldest first) as JSONL; return how many.
+def export_judgments(db: sqlite_utils.Database, out: TextIO, *, caller: Caller) -> int:
+    """Write every raw label (history included, oldest first) to ``out`` as JSONL; return how many.
 
     Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash, and
-    adjudicated (the item's final grade from its latest adjudication, null if none). A path is
-    written to a temporary file beside it and moved into place, so a failed export never
-    leaves half a file; a link or read-only file at the path is refused.
+    adjudicated (the item's final grade from its latest adjudication, null if none). Files are
+    opened by the caller (the command line writes them through ``output_file``).
     """
     require_admin(db, caller)
-    if not isinstance(out, (str, Path)):
-        return _write_rows(db, out)
-    path = Path(out)
-    if not path.parent.is_dir():
-        raise StoreError(f"{path.parent}: directory does not exist")
-    from pooling.files import UnsafeTarget, atomic_write
-
-    try:
-        with atomic_write(path) as handle:
-            n = _write_rows(db, handle)
-    except UnsafeTarget as exc:
-        raise StoreError(str(exc)) from exc
-    except OSError as exc:
-        raise StoreError(f"cannot write ({exc.strerror or exc})", path=path) from exc
-    return n
+    return _write_rows(db, out)

@@ -24,6 +24,7 @@ class Rubric:
     created_at: str
 
 
+# A section headed "For annotators" is for people only: judge prompts leave it out.
 DEFAULT_RUBRIC = """\
 # Relevance rubric
 
@@ -36,8 +37,12 @@ Judge the chunk against the query alone: how much of an answer to the query does
 - **0 - Irrelevant.** The chunk is unrelated to the query, or only shares words with it.
 
 Judge what the chunk says, not how it is written. When torn between two grades, choose the
-lower one and leave a note. Skip (`s`) an item you cannot judge yet: it comes back after your
-other items.
+lower one.
+
+## For annotators
+
+When torn between two grades, leave a note. Skip (`s`) an item you cannot judge yet: it comes
+back after your other items.
 """
 
 

@@ -40,11 +40,13 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
 - ``judge_verdicts``: id, judge, task (``relevance`` | ``faithfulness`` | ``pairwise``),
   item_id (or query_id, doc_id for relevance), model, prompt_hash, shown_order, verdict
   (``0``-``3`` for relevance; NULL when the reply could not be parsed or the call failed),
-  parseable, raw (the reply), tokens_in, tokens_out, latency, error, at, source (``run`` |
-  ``import``). Append-only; never shares a table with human verdicts. The latest row per
-  (judge, task, item_id, query_id, doc_id, shown_order) counts (view ``current_judge_verdicts``).
+  parseable, raw (the reply, API key masked, cut to a bounded length), tokens_in, tokens_out,
+  latency, error, at, source (``run`` | ``import``), raw_length (the reply's length in
+  characters when raw holds only its start; NULL when raw is whole). Append-only; never shares
+  a table with human verdicts. The latest row per (judge, task, item_id, query_id, doc_id,
+  shown_order) counts (view ``current_judge_verdicts``).
 - ``judge_cache``: model, prompt_hash, content_hash, shown_order ('' when there is no order),
-  raw, verdict, parseable, tokens_in, tokens_out, latency, at: one row per call made.
+  raw, verdict, parseable, tokens_in, tokens_out, latency, at, raw_length: one row per call made.
 - ``golden_versions``: id, name (unique), created_at, parent (name of the previous version),
   rule, content_hash (sha256 of the sorted aggregated rows), manifest (JSON), annotator_id
   (who froze it; NULL for the project owner). Immutable: no UPDATE or DELETE, and no INSERT
@@ -88,9 +90,7 @@ from __future__ import annotations
 
 import os
 import reprlib
-import shutil
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -615,6 +615,12 @@ _M_GOLDEN_SEALED = """
             BEGIN SELECT RAISE(ABORT, 'golden versions are immutable'); END;
 """
 
+# A judge's reply is stored cut to a bounded length; raw_length keeps the length it had.
+_M_REPLY_LENGTH = """
+        ALTER TABLE judge_verdicts ADD COLUMN raw_length INTEGER;
+        ALTER TABLE judge_cache ADD COLUMN raw_length INTEGER;
+"""
+
 # The current row of each append-only table: its highest id per (item, person), with the
 # table's columns. The grouping keys are read from the grouped subquery, so a reader's condition
 # on them (one query, one item, one annotator) is applied inside it: such a reader reads only
@@ -639,7 +645,8 @@ _M_CURRENT_ROWS = """
             JOIN human_verdicts h ON h.id = c.id;
         CREATE VIEW current_judge_verdicts AS
             SELECT v.id, c.judge, c.task, c.item_id, c.query_id, c.doc_id, v.model, v.prompt_hash, c.shown_order,
-                   v.verdict, v.parseable, v.raw, v.tokens_in, v.tokens_out, v.latency, v.error, v.at, v.source
+                   v.verdict, v.parseable, v.raw, v.tokens_in, v.tokens_out, v.latency, v.error, v.at, v.source,
+                   v.raw_length
             FROM (SELECT judge, task, item_id, query_id, doc_id, shown_order, max(id) AS id FROM judge_verdicts
                   GROUP BY judge, task, item_id, query_id, doc_id, shown_order) c
             JOIN judge_verdicts v ON v.id = c.id;
@@ -648,7 +655,7 @@ _M_CURRENT_ROWS = """
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
-    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_CURRENT_ROWS,
+    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_REPLY_LENGTH, _M_CURRENT_ROWS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -834,66 +841,39 @@ def busy_error_for(path: Path) -> StoreBusy:
     return StoreBusy(f"{path}: the project is busy (another process holds its write lock); try again in a moment")
 
 
-def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
-    """Copy the project to ``dest`` with SQLite's online backup, while others keep working.
+def snapshot(db: sqlite_utils.Database, path: str | Path) -> int:
+    """Copy the project into the new file ``path`` with SQLite's online backup; check the copy.
 
     The copy is one consistent snapshot (a read transaction: in WAL mode writers go on
-    meanwhile) written inside a private temporary folder beside ``dest`` (so neither the copy
-    nor SQLite's journal beside it can be redirected by a link planted in a shared folder)
-    and moved into place once checked, so ``dest`` is either the previous file or a whole,
-    valid project. A plain file copy of a database being written can catch half a
-    transaction, or miss what still sits in the ``-wal`` file.
-
-    ``dest`` may not be the project itself, its ``-wal``, ``-shm`` or ``-journal`` file, nor
-    a link or another name (hard link) for any of them: replacing the open project under its
-    users would lose what they commit meanwhile.
+    meanwhile), a project file like any other: the rows still in the ``-wal`` file folded in,
+    nothing beside it. A plain file copy of a database being written can catch half a
+    transaction, or miss what still sits in the ``-wal`` file. Where ``path`` goes and how it
+    is moved into place is the caller's (:mod:`labeler.backup`).
 
     Returns:
         The number of pages copied.
 
     Raises:
-        StoreError: ``dest`` is the project or one of its files, a symbolic link, a read-only
-            file; it cannot be written; or the copy fails its integrity check.
+        StoreError: the copy cannot be written, or fails its integrity check.
     """
-    from pooling.files import UnsafeTarget, check_target, private_folder
-
-    target = Path(dest)
-    _refuse_project_file(db, target)
-    try:
-        existing = check_target(target)
-        work = private_folder(target, "partial")
-    except UnsafeTarget as exc:
-        raise StoreError(str(exc)) from exc
-    except OSError as exc:
-        raise StoreError(f"{target}: cannot write the backup ({exc.strerror or exc})") from exc
-    partial = work / target.name
     copy = None
     try:
-        copy = sqlite3.connect(str(partial), isolation_level=None)
+        copy = sqlite3.connect(str(path), isolation_level=None)
         db.conn.backup(copy)
-        # A copy is a project file like any other: rows from the WAL folded in, nothing beside it.
         copy.execute("PRAGMA journal_mode=DELETE")
         pages = copy.execute("PRAGMA page_count").fetchone()[0]
         verdict = copy.execute("PRAGMA quick_check").fetchone()[0]
-        copy.close()
-        if verdict != "ok":
-            raise StoreError(f"{target}: the backup failed its integrity check ({verdict})")
-        if existing is not None:  # a backup replaced keeps its permissions
-            os.chmod(partial, stat.S_IMODE(existing.st_mode))
-        check_target(target)  # a link planted during the copy is refused too
-        os.replace(partial, target)
-    except UnsafeTarget as exc:
-        raise StoreError(str(exc)) from exc
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"{target}: cannot write the backup ({exc})") from exc
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot write the backup ({exc})") from exc
     finally:
         if copy is not None:
             copy.close()
-        shutil.rmtree(work, ignore_errors=True)
+    if verdict != "ok":
+        raise StoreError(f"{path}: the backup failed its integrity check ({verdict})")
     return int(pages)
 
 
-def _refuse_project_file(db: sqlite_utils.Database, target: Path) -> None:
+def refuse_project_file(db: sqlite_utils.Database, target: Path) -> None:
     """Refuse a backup destination that is, resolves to, or is another name of a file of the
     open project (the database or its -wal, -shm, -journal)."""
     main = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")

@@ -189,7 +189,7 @@ ORDER BY 11, 13
 
 _EXPORT_JUDGE = """
 SELECT judge, task, item_id, query_id, doc_id, verdict, shown_order, prompt_hash, model, parseable, raw, tokens_in,
-       tokens_out, latency, error, at, source
+       tokens_out, latency, error, at, source, raw_length
 FROM judge_verdicts ORDER BY id
 """
 
@@ -205,8 +205,9 @@ def export_verdicts(db: sqlite_utils.Database, out: TextIO, *, caller: Caller) -
 
     Each row says who made it (``who``: ``annotator`` or ``judge``, ``name``), the task, the
     item (``item_id``, or ``query_id`` and ``doc_id``), the verdict (``relevance`` for
-    relevance), the ``order`` and the ``prompt_hash`` (the rubric's, for people). The file
-    imports back with ``import-verdicts``.
+    relevance), the ``order`` and the ``prompt_hash`` (the rubric's, for people); a judge's
+    row keeps its reply (``raw``, cut to a bounded length; ``raw_length``: the full length when
+    cut, else null). The file imports back with ``import-verdicts``.
     """
     require_admin(db, caller)
     n = 0
@@ -219,7 +220,8 @@ def export_verdicts(db: sqlite_utils.Database, out: TextIO, *, caller: Caller) -
         judge, task, item_id, query_id, doc_id, verdict = r[:6]
         row = {"who": "judge", "name": judge, "task": task, **_target_keys(task, item_id, query_id, doc_id, verdict),
                "order": r[6], "prompt_hash": r[7], "model": r[8], "parseable": bool(r[9]), "raw": r[10],
-               "tokens_in": r[11], "tokens_out": r[12], "latency": r[13], "error": r[14], "at": r[15], "source": r[16]}
+               "tokens_in": r[11], "tokens_out": r[12], "latency": r[13], "error": r[14], "at": r[15], "source": r[16],
+               "raw_length": r[17]}
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
         n += 1
     return n

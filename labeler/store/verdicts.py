@@ -296,16 +296,17 @@ class CallResult:
     tokens_out: int | None
     latency: float | None
     error: str | None = None
+    raw_length: int | None = None  # the reply's length when ``raw`` holds only its start
 
 
 def cached_call(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, order: str | None) -> CallResult | None:
     """The stored reply of an earlier identical call, or None."""
     row = db.execute(
-        "SELECT raw, verdict, parseable, tokens_in, tokens_out, latency FROM judge_cache "
+        "SELECT raw, verdict, parseable, tokens_in, tokens_out, latency, raw_length FROM judge_cache "
         "WHERE model = ? AND prompt_hash = ? AND content_hash = ? AND shown_order = ?",
         [model, prompt_hash, item_hash, order or ""],
     ).fetchone()
-    return None if row is None else CallResult(row[0], row[1], bool(row[2]), *row[3:])
+    return None if row is None else CallResult(row[0], row[1], bool(row[2]), *row[3:6], raw_length=row[6])
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,9 +340,9 @@ def record_judge_call(
         if cache and result.error is None and result.raw is not None:
             db.execute(
                 "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [model, prompt_hash, item_hash, target.shown_order or "", result.raw, result.verdict, int(result.parseable),
-                 result.tokens_in, result.tokens_out, result.latency, now()],
+                 result.tokens_in, result.tokens_out, result.latency, now(), result.raw_length],
             )
 
 
@@ -349,11 +350,11 @@ def _insert_judge(db: sqlite_utils.Database, judge: str, target: Target, model: 
                   result: CallResult, source: str, at: str | None = None) -> None:
     db.execute(
         "INSERT INTO judge_verdicts (judge, task, item_id, query_id, doc_id, model, prompt_hash, shown_order, verdict, "
-        "parseable, raw, tokens_in, tokens_out, latency, error, at, source) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "parseable, raw, tokens_in, tokens_out, latency, error, at, source, raw_length) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [judge, target.task, target.item_id, target.query_id, target.doc_id, model, prompt_hash, target.shown_order,
          result.verdict, int(result.parseable), result.raw, result.tokens_in, result.tokens_out, result.latency,
-         result.error, at or now(), source],
+         result.error, at or now(), source, result.raw_length],
     )
 
 
