@@ -122,6 +122,24 @@ def _agreement(labels: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
+def shareable_build(build: dict[str, Any]) -> dict[str, Any]:
+    """A pool build's parameters as a manifest shows them, with nothing of the machine that
+    built the pool: the dense model named by what it is (``model``: its name,
+    ``model_package``: the package it ships in, ``model_identity``: the hash of its files),
+    never by its path; an imported qrels file by its file name."""
+    shown = dict(build)
+    if isinstance(shown.get("path"), str):
+        shown["path"] = shown["path"].replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    model = shown.get("model")
+    if model:
+        from pooling.dense import model_name, model_package
+
+        if "model_package" not in shown:  # a build recorded before packages were: look it up here
+            shown["model_package"] = model_package(model)
+        shown["model"] = model_name(model)
+    return shown
+
+
 def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[str, Any]:
     from labeler.store import golden as store
 
@@ -136,7 +154,7 @@ def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[
         "adjudicated_items": len(agg.adjudicated),
         "pool": {
             "sources": sorted({s for b in builds for s in b.get("sources", [])}),
-            "builds": builds,
+            "builds": [shareable_build(b) for b in builds],
         },
         "counts": {
             "queries": len({r.query_id for r in rows}),
@@ -385,7 +403,9 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
         f"Pooling: sources {', '.join(pool.get('sources', [])) or 'none'}; builds:",
     ]
     for build in pool.get("builds", []):
-        shown = {k: build[k] for k in ("bm25_depth", "dense_depth", "run_depth", "model", "source", "added") if k in build}
+        build = shareable_build(build)
+        shown = {k: build[k] for k in ("bm25_depth", "dense_depth", "run_depth", "model", "model_package",
+                                       "model_identity", "source", "added") if build.get(k) is not None}
         lines.append(f"- {build.get('at')}: {json.dumps(shown, sort_keys=True)}")
     lines += [
         "",
@@ -449,6 +469,9 @@ def export(
         paths.append(card)
         manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
                     "files": {str(p.relative_to(folder)): _sha256(p) for p in paths}}
+        if isinstance(manifest.get("pool"), dict):  # a version frozen with the model's path in it
+            pool = manifest["pool"]
+            manifest["pool"] = {**pool, "builds": [shareable_build(b) for b in pool.get("builds", [])]}
         path = folder / "manifest.json"
         path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         written.extend(str(p.relative_to(folder)) for p in [*paths, path])

