@@ -5,8 +5,8 @@ libraries (``calibration`` for aggregation, metrics and comparison; ``pooling`` 
 capture-recapture). Every function that reads or writes the project takes a required keyword
 ``caller`` (``OWNER`` from the command line, the signed-in admin in the app).
 
-The **content hash** of a version is the sha256 of its aggregated rows only, one line
-``query_id<TAB>doc_id<TAB>relevance`` per item, sorted: the same grades give the same hash
+The **content hash** of a version is the sha256 of its aggregated rows only, one UTF-8 line
+``query_id<TAB>doc_id<TAB>relevance<LF>`` per item, sorted: the same grades give the same hash
 wherever they were made, whatever the raw labels, notes or times behind them.
 """
 
@@ -358,6 +358,13 @@ def _num(x: Any) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+# Shell commands that recompute the content hash from an export (the README shows the same).
+_HASH_COMMANDS = (
+    "awk -v OFS='\\t' '{print $1, $3, $4}' qrels.txt | LC_ALL=C sort | sha256sum   # --format trec",
+    "tail -n +2 qrels/test.tsv | LC_ALL=C sort | sha256sum                        # --format beir",
+)
+
+
 def dataset_card(version: Version, formats: Sequence[str]) -> str:
     """The README.md written beside an export: counts, histogram, rubric, agreement, pooling."""
     m = version.manifest
@@ -367,7 +374,14 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
     lines = [
         f"# Golden set {version.name}",
         "",
-        f"Content hash (sha256 of the sorted `query_id relevance` rows): `{version.content_hash}`.",
+        f"Content hash: `{version.content_hash}`, the sha256 (lowercase hex) of the UTF-8 text with one "
+        "line per item: query_id, a tab, doc_id, a tab, the grade as one digit and a line feed (the last "
+        "line ends in one too), the lines sorted by their bytes. Recompute it with:",
+        "",
+        "```sh",
+        *([c for c in _HASH_COMMANDS if c.endswith(tuple(f"--format {f}" for f in formats))] or _HASH_COMMANDS),
+        "```",
+        "",
         f"Frozen {version.created_at} with goldpool {m.get('goldpool_version')}; parent version: "
         f"{version.parent or 'none'}. Note: {m.get('note') or '(none)'}",
         "",

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -108,6 +111,47 @@ def test_content_hash_is_sha256_of_sorted_rows(project: Path) -> None:
     text = "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in sorted(grades.items()))
     digest = connect(project).execute("SELECT content_hash FROM golden_versions").fetchone()[0]
     assert digest == hashlib.sha256(text.encode()).hexdigest()
+
+
+def _sh_block(text: str, after: str) -> list[str]:
+    """The command lines of the first ```sh block that follows ``after`` in ``text``."""
+    start = text.index("```sh\n", text.index(after)) + len("```sh\n")
+    return [line for line in text[start : text.index("```", start)].splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("bash", "awk", "sort", "sha256sum", "tail")),
+                    reason="needs a POSIX shell with awk, sort, sha256sum")
+def test_the_content_hash_is_what_the_readme_and_the_card_say(tmp_path: Path) -> None:
+    # Ids whose byte order differs from a naive or locale order: q10 < q2, "d1" < "d1x" < "d10",
+    # upper case before lower case, and a non-ASCII id after every ASCII one.
+    docs = ["d1", "d1x", "d10", "D2", "\u00e91"]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": d, "text": f"text {d}"}) + "\n" for d in docs), encoding="utf-8")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": q, "text": q}) + "\n" for q in ("q2", "q10")))
+    db = tmp_path / "p.db"
+    run("init", str(db))
+    run("import-corpus", str(db), str(corpus))
+    run("import-queries", str(db), str(queries))
+    grades = {("q2", "d10"): 3, ("q2", "d1x"): 0, ("q10", "\u00e91"): 2, ("q10", "D2"): 1, ("q10", "d1"): 1}
+    path = tmp_path / "a.qrels"
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in grades.items()), encoding="utf-8")
+    run("import-judgments", str(db), str(path), "--annotator", "alice")
+    run("freeze", str(db), "--version", "v1")
+    digest = connect(db).execute("SELECT content_hash FROM golden_versions").fetchone()[0]
+    # The README's words: UTF-8 lines "query_id TAB doc_id TAB grade LF", sorted by their bytes.
+    lines = sorted(f"{q}\t{d}\t{g}\n".encode() for (q, d), g in grades.items())
+    assert hashlib.sha256(b"".join(lines)).hexdigest() == digest
+    out = tmp_path / "export"
+    run("export", str(db), "--version", "v1", "--format", "trec", "--format", "beir", "-o", str(out))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    card = (out / "README.md").read_text(encoding="utf-8")
+    commands = _sh_block(readme, "The content hash is") + _sh_block(card, "Content hash")
+    assert len(commands) == 4 and f"`{digest}`" in card
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=out, capture_output=True, text=True, check=True,
+                              env={**os.environ, "LC_ALL": "en_US.UTF-8"})
+        assert done.stdout.split()[0] == digest, command
 
 
 def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, tmp_path: Path) -> None:
