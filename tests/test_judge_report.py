@@ -129,7 +129,10 @@ def test_cli_judges_side_by_side(project, tmp_path: Path) -> None:
     assert set(out["judges"]["g"]["pairwise"]["agreement"]) == {"value", "low", "high", "n"}
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "k&lt;script&gt;" in html and "<script>" not in html
-    text = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--n-boot", "50"])
-    assert "| g | pairwise |" in text.output and "human ceiling" in text.output
+    text = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--judge", "k<script>", "--n-boot", "50"]).output
+    assert "human ceiling" in text and ["g", "pairwise", "12"] in [line.split()[:3] for line in text.splitlines()]
+    # A terminal shows text as written: no Markdown escapes, pipes or hashes.
+    assert "k<script>: pairwise\n------------------" in text
+    assert "\\" not in text and "|" not in text and "#" not in text
     missing = runner.invoke(cli, ["calibrate", path, "--judge", "nobody"])
     assert missing.exit_code == 1 and "no verdict" in missing.output
