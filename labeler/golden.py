@@ -227,6 +227,20 @@ class VersionDiff:
     regraded: tuple[tuple[str, str, int, int], ...]  # query_id, doc_id, old grade, new grade
     changes: dict[tuple[int, int], int]  # (old grade, new grade) -> items
 
+    def per_query(self) -> dict[str, tuple[int, int, int]]:
+        """query_id -> (items added, removed, regraded), for the queries that changed, sorted."""
+        counts: dict[str, list[int]] = {}
+        for column, items in enumerate((self.added, self.removed, self.regraded)):
+            for item in items:
+                counts.setdefault(item[0], [0, 0, 0])[column] += 1
+        return {q: (a, r, g) for q, (a, r, g) in sorted(counts.items())}
+
+    def by_grade(self) -> tuple[dict[int, int], dict[int, int]]:
+        """(grade -> items added with it, grade -> items removed that had it), grades sorted."""
+        added = Counter(g for _, _, g in self.added)
+        removed = Counter(g for _, _, g in self.removed)
+        return dict(sorted(added.items())), dict(sorted(removed.items()))
+
 
 def diff(db: sqlite_utils.Database, old: str, new: str, *, caller: Caller) -> VersionDiff:
     """What changed between two versions.

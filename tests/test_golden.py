@@ -232,6 +232,31 @@ def test_diff_counts_grade_changes(project: Path, tmp_path: Path) -> None:
     assert run("diff", str(project), "v1", "nope", ok=False).startswith("Error: no golden version named 'nope'")
 
 
+def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
+    dan = {("q3", "d08"): 2, ("q3", "d09"): 0, ("q2", "d10"): 2}
+    run("import-judgments", str(project), str(qrels(tmp_path / "dan.qrels", dan)), "--annotator", "dan")
+    run("freeze", str(project), "--version", "v2")
+    assert run("diff", str(project), "v1", "v2", "--summary").splitlines() == [
+        "v1 -> v2: 3 added, 0 removed, 1 regraded",
+        "  grade 1 -> 2: 1",
+        "  added with grade 0: 1",
+        "  added with grade 2: 2",
+        "3 queries changed:",
+        "  query    added  removed  regraded",
+        "  q1           0        0         1",
+        "  q2           1        0         0",
+        "  q3           2        0         0",
+    ]
+    back = run("diff", str(project), "v2", "v1", "--summary").splitlines()
+    assert back[:4] == ["v2 -> v1: 0 added, 3 removed, 1 regraded", "  grade 2 -> 1: 1",
+                        "  removed with grade 0: 1", "  removed with grade 2: 2"]
+    assert back[-1] == "  q3           0        2         0"
+    assert not [line for line in back if line.startswith(("+ ", "- ", "~ "))]
+    assert len(run("diff", str(project), "v1", "v2").splitlines()) == 2 + 3 + 1  # the full diff lists items
+
+
 def _run_file(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
