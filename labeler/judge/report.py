@@ -287,22 +287,31 @@ def task_lines(report: JudgeReport, name: str, task: str, max_disagreements: int
 
 
 def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
-    """The same report as one self-contained HTML page (every text from the data escaped)."""
-    from calibration.report_html import _STYLE, confusion_svg
+    """The same report as one self-contained HTML page (every text from the data escaped).
+
+    Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
+    when wider than the page, and each task's disagreements are a collapsed list."""
+    from calibration.report_html import _STYLE, collapsed, confusion_svg, wide
 
     header, rows = board(report)
     table = lambda h, rs: ("<table><tr>" + "".join(f"<th>{escape(str(c))}</th>" for c in h) + "</tr>"  # noqa: E731
                            + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rs) + "</table>")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>", table(header, rows)]
+             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>", wide(table(header, rows))]
     for name, tasks in report.results.items():
         for task, t in tasks.items():
             d = task_dict(t)
             parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>"]
             if t.confusion is not None:
                 parts.append(confusion_svg(t.confusion.labels, t.confusion.table, "rows: people", "columns: judge"))
-            parts.append(table(["item", "annotator", "people", "judge"],
-                               [(x.get("item_id") or f"{x['query_id']} / {x['doc_id']}", x["annotator"], x["human"], x["judge"])
-                                for x in d["disagreements"]]))
+            found = d["disagreements"]
+            if not found:
+                parts.append("<p>No disagreement between the judge and people.</p>")
+                continue
+            parts.append(collapsed(
+                f"{len(found):,} disagreement{'s' if len(found) != 1 else ''} between the judge and people (open to list)",
+                table(["item", "annotator", "people", "judge"],
+                      [(x.get("item_id") or f"{x['query_id']} / {x['doc_id']}", x["annotator"], x["human"], x["judge"])
+                       for x in found])))
     parts.append("</body></html>\n")
     return "\n".join(parts)
