@@ -247,17 +247,18 @@ def to_html(comparisons: Sequence[Comparison], title: str = "Run comparison") ->
 
 
 def _ticks(top: float) -> list[float]:
-    """Tick values from -top to top: a round step giving 2 to 4 ticks on each side of zero.
+    """Tick values of a round step on each side of zero, out to the first one at or beyond
+    ``top`` (so every bar ends within the ticks): 2 to 4 a side.
 
     >>> _ticks(0.37)
-    [-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3]
+    [-0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4]
     >>> _ticks(0.08)
     [-0.08, -0.06, -0.04, -0.02, 0.0, 0.02, 0.04, 0.06, 0.08]
     """
     raw = top / 4
     step = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
     step = next(m * step for m in (1, 2, 5, 10) if m * step >= raw)
-    count = int(top / step + 1e-9)
+    count = math.ceil(top / step - 1e-9)
     return [round(i * step, 10) for i in range(-count, count + 1)]
 
 
