@@ -125,7 +125,8 @@ def _agreement(labels: Sequence[Any]) -> dict[str, Any]:
 def shareable_build(build: dict[str, Any]) -> dict[str, Any]:
     """A pool build's parameters as a manifest shows them, with nothing of the machine that
     built the pool: the dense model named by what it is (``model``: its name,
-    ``model_package``: the package it ships in, ``model_identity``: the hash of its files),
+    ``model_package``: the package it ships in, ``model_identity``: a hash of its
+    configuration files and the sizes of its weights, :func:`pooling.dense.model_identity`),
     never by its path; an imported qrels file by its file name."""
     shown = dict(build)
     if isinstance(shown.get("path"), str):
