@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "power_summary": "report",
     "format_estimate": "report",
     "to_markdown": "report",
+    "to_text": "report",
     "to_dict": "report",
     "to_html": "report_html",
     "accuracy_half_width": "power",

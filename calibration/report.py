@@ -13,6 +13,7 @@ renders the same data as one self-contained HTML file.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -528,23 +529,65 @@ def _markdown_escape(text: str) -> str:
     return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return out
+def plain(text: str) -> str:
+    """``text`` for a terminal: control characters (an escape sequence's ESC among them) shown
+    as U+FFFD, nothing else changed (a terminal draws no Markdown, so nothing is escaped).
+
+    >>> plain("ann_1 *x* \\x1b[31m") == "ann_1 *x* \\ufffd[31m"
+    True
+    """
+    return "".join("\ufffd" if unicodedata.category(c) == "Cc" else c for c in text)
+
+
+def heading_lines(level: int, text: str, *, markdown: bool) -> list[str]:
+    """A heading: ``# text`` in Markdown; in plain text, ``text`` underlined (= then -)."""
+    if markdown:
+        return ["#" * level + " " + text]
+    return [text, ("=" if level == 1 else "-") * len(text)]
+
+
+def table_lines(header: Sequence[str], rows: Iterable[Sequence[object]], *, markdown: bool) -> list[str]:
+    """A table: Markdown pipes, or plain text in columns padded to their widest cell.
+
+    Cells are given ready (escaped for Markdown, :func:`plain` for text) by the caller.
+
+    >>> print("\\n".join(table_lines(["who", "n"], [("ann_1", 5), ("b", 12)], markdown=False)))
+    who    n
+    -----  --
+    ann_1  5
+    b      12
+    """
+    cells = [[str(c) for c in header], *([str(c) for c in row] for row in rows)]
+    if markdown:
+        out = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * len(header)]
+        return out + ["| " + " | ".join(row) + " |" for row in cells[1:]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    line = lambda row: "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()  # noqa: E731
+    return [line(cells[0]), "  ".join("-" * w for w in widths), *map(line, cells[1:])]
 
 
 def to_markdown(report: ProjectReport) -> str:
-    """The project report as Markdown (also readable as plain text); annotator names, which
-    people type, are escaped."""
+    """The project report as Markdown (for the app); annotator names, which people type, are
+    escaped."""
+    return "\n".join(_report_lines(report, markdown=True)) + "\n"
+
+
+def to_text(report: ProjectReport) -> str:
+    """The project report as plain text for a terminal: the same content as
+    :func:`to_markdown`, with underlined headings, aligned columns and nothing escaped."""
+    return "\n".join(_report_lines(report, markdown=False)) + "\n"
+
+
+def _report_lines(report: ProjectReport, *, markdown: bool) -> list[str]:
+    name = _markdown_escape if markdown else plain
     lines = [
-        "# Calibration report",
+        *heading_lines(1, "Calibration report", markdown=markdown),
         "",
         f"{_count(report.n_judgments, 'judgment')} on {_count(report.n_items, 'item')} of "
         f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "
         f"{_count(report.n_overlap_items, 'item')} labelled by two or more annotators.",
     ]
-    lines += ["", "## Inter-annotator agreement (items labelled more than once)", ""]
+    lines += ["", *heading_lines(2, "Inter-annotator agreement (items labelled more than once)", markdown=markdown), ""]
     if report.overlap is None:
         lines.append("No item has been labelled by two annotators yet: assign some overlap to measure agreement.")
     else:
@@ -553,23 +596,26 @@ def to_markdown(report: ProjectReport) -> str:
         lines.append("")
         shown = [report.overlap.get("kappa_quadratic")] + ([report.alpha_ordinal] if report.alpha_ordinal else [])
         shown += [report.overlap.get("agreement"), report.overlap.get("majority_baseline")]
-        lines += _table(["statistic", "value [95% interval]", "n"], [(e.statistic, format_estimate(e), e.n) for e in shown])
-    lines += ["", "## Each annotator against the others", ""]
-    lines += _table(
+        lines += table_lines(["statistic", "value [95% interval]", "n"],
+                             [(e.statistic, format_estimate(e), e.n) for e in shown], markdown=markdown)
+    lines += ["", *heading_lines(2, "Each annotator against the others", markdown=markdown), ""]
+    lines += table_lines(
         ["annotator", "labels", "pairs compared", "quadratic kappa [95% interval]"],
         [
-            (_markdown_escape(r.annotator), r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a")
+            (name(r.annotator), r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a")
             for r in report.per_annotator
         ],
+        markdown=markdown,
     )
-    lines += ["", "## Label distributions", ""]
-    lines += _table(
+    lines += ["", *heading_lines(2, "Label distributions", markdown=markdown), ""]
+    lines += table_lines(
         ["annotator", *map(str, report.grades), "total"],
-        [(_markdown_escape(name), *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
+        [(name(who), *counts.values(), sum(counts.values())) for who, counts in report.distributions.items()],
+        markdown=markdown,
     )
-    lines += ["", "## What this golden set can resolve", ""]
+    lines += ["", *heading_lines(2, "What this golden set can resolve", markdown=markdown), ""]
     lines.append(power_sentence(report.power) if report.power else "No labelled queries yet.")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 #: The keys of ``agreement`` in :func:`to_dict`, present (``null`` when undefined) whatever

@@ -14,12 +14,31 @@ import numpy as np
 from calibration.bootstrap import Estimate
 from calibration.report import ProjectReport, _count, format_estimate, interval_note, power_sentence
 
+# Laid out for a 1400 px window: prose stays at a readable measure; a table wider than the
+# page scrolls inside its own box (.wide) instead of pushing the page sideways; a long list
+# is a collapsed <details> that scrolls inside a box of bounded height (.list) when opened.
 _STYLE = """
-body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222;line-height:1.4}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}svg{display:block;margin:.5em 0}
+body{font-family:system-ui,sans-serif;max-width:1320px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
+p{max-width:60em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left}td{overflow-wrap:break-word}td:first-child{max-width:24em}svg{display:block;margin:.5em 0}
+.wide{max-width:100%;overflow-x:auto}.wide table{font-size:.9em}
+details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
+.list{max-height:30em;overflow:auto;display:inline-block;max-width:100%}
+.list th{position:sticky;top:0;background:#f6f6f6}
 .note{color:#555;font-size:.9em}
 """
+
+
+def wide(html: str) -> str:
+    """``html`` (a table) in a box that scrolls sideways when it is wider than the page."""
+    return f"<div class='wide'>{html}</div>"
+
+
+def collapsed(summary: str, html: str) -> str:
+    """``html`` (a long table) folded under a one-line ``summary`` (plain text, escaped here),
+    in a box of bounded height once opened."""
+    return f"<details><summary>{escape(summary)}</summary><div class='list'>{html}</div></details>"
 
 
 def _svg(width: int, height: int, body: Sequence[str], title: str) -> str:
@@ -56,7 +75,8 @@ def intervals_svg(estimates: Sequence[Estimate]) -> str:
     """Each statistic as a dot with its interval, on a common axis from min(0, low) to 1."""
     shown = [e for e in estimates if not np.isnan(e.value)]
     lo = min([0.0] + [e.low for e in shown if not np.isnan(e.low)] + [e.value for e in shown])
-    left, width, row = 170, 360, 26
+    labels = [f"{e.statistic} (n={e.n})" for e in shown]
+    left, width, row = max(170, 7 * max(map(len, labels), default=0) + 20), 360, 26
 
     def x(v: float) -> float:
         return left + (v - lo) / (1.0 - lo) * width if 1.0 > lo else left
@@ -65,7 +85,7 @@ def intervals_svg(estimates: Sequence[Estimate]) -> str:
     body += [_text(x(t), 24 + row * len(shown), f"{t:g}") for t in np.linspace(lo, 1.0, 5).round(2)]
     for i, e in enumerate(shown):
         y = 24 + i * row
-        body.append(_text(left - 10, y + 4, f"{e.statistic} (n={e.n})", "end"))
+        body.append(_text(left - 10, y + 4, labels[i], "end"))
         if not np.isnan(e.low):
             body.append(f'<line x1="{x(e.low):.1f}" y1="{y}" x2="{x(e.high):.1f}" y2="{y}" stroke="#2166ac" stroke-width="2"/>')
         body.append(f'<circle cx="{x(e.value):.1f}" cy="{y}" r="4" fill="#b2182b"/>')
@@ -134,15 +154,15 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
         parts.append("<h3>Confusion of annotator pairs (first name in order: rows)</h3>")
         parts.append(confusion_svg(o.confusion.labels, o.confusion.table, "rows: first annotator", "columns: second annotator"))
     parts.append("<h2>Each annotator against the others</h2>")
-    parts.append(_html_table(
+    parts.append(wide(_html_table(
         ["annotator", "labels", "pairs compared", "quadratic kappa [95% interval]"],
         [(r.annotator, r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a") for r in report.per_annotator],
-    ))
+    )))
     parts.append("<h2>Label distributions</h2>")
-    parts.append(_html_table(
+    parts.append(wide(_html_table(
         ["annotator", *map(str, report.grades), "total"],
         [(name, *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
-    ))
+    )))
     parts.append("<h2>What this golden set can resolve</h2>")
     if report.power is None:
         parts.append("<p>No labelled queries yet.</p>")

@@ -219,13 +219,20 @@ def build_pool(
     cut = {"bm25": bm25_depth, "dense": dense_depth}
     rankings = {s: {q: list(d[: cut.get(s, run_depth)]) for q, d in r.items()} for s, r in deep.items()}
     depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth, "candidate_depth": candidate_depth}
-    params = {**depths, "model": found.model, "model_identity": found.model_identity, "sources": sorted(rankings), "rrf_k": RRF_K}
+    params = {**depths, "model": found.model, "model_identity": found.model_identity,
+              "model_package": _package(found.model), "sources": sorted(rankings), "rrf_k": RRF_K}
     build_id, added, kept = corpus.add_pool_build(db, pool_plan(rankings), params)
     with transaction(db):
         kept_candidates = candidates.replace_rankings(db, deep)
     per_source = {s: sum(len(d) for d in r.values()) for s, r in sorted(rankings.items())}
     seconds = {**found.seconds, "total": time.perf_counter() - started}
     return PoolBuildResult(build_id, len(queries), added, kept, per_source, found.encoded, seconds, kept_candidates)
+
+
+def _package(model: str | None) -> str | None:
+    from pooling.dense import model_package
+
+    return None if model is None else model_package(model)
 
 
 def _deeper(depth: int, candidate_depth: int) -> int:

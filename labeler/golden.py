@@ -5,8 +5,8 @@ libraries (``calibration`` for aggregation, metrics and comparison; ``pooling`` 
 capture-recapture). Every function that reads or writes the project takes a required keyword
 ``caller`` (``OWNER`` from the command line, the signed-in admin in the app).
 
-The **content hash** of a version is the sha256 of its aggregated rows only, one line
-``query_id<TAB>doc_id<TAB>relevance`` per item, sorted: the same grades give the same hash
+The **content hash** of a version is the sha256 of its aggregated rows only, one UTF-8 line
+``query_id<TAB>doc_id<TAB>relevance<LF>`` per item, sorted: the same grades give the same hash
 wherever they were made, whatever the raw labels, notes or times behind them.
 """
 
@@ -122,6 +122,25 @@ def _agreement(labels: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
+def shareable_build(build: dict[str, Any]) -> dict[str, Any]:
+    """A pool build's parameters as a manifest shows them, with nothing of the machine that
+    built the pool: the dense model named by what it is (``model``: its name,
+    ``model_package``: the package it ships in, ``model_identity``: a hash of its
+    configuration files and the sizes of its weights, :func:`pooling.dense.model_identity`),
+    never by its path; an imported qrels file by its file name."""
+    shown = dict(build)
+    if isinstance(shown.get("path"), str):
+        shown["path"] = shown["path"].replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    model = shown.get("model")
+    if model:
+        from pooling.dense import model_name, model_package
+
+        if "model_package" not in shown:  # a build recorded before packages were: look it up here
+            shown["model_package"] = model_package(model)
+        shown["model"] = model_name(model)
+    return shown
+
+
 def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[str, Any]:
     from labeler.store import golden as store
 
@@ -136,7 +155,7 @@ def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[
         "adjudicated_items": len(agg.adjudicated),
         "pool": {
             "sources": sorted({s for b in builds for s in b.get("sources", [])}),
-            "builds": builds,
+            "builds": [shareable_build(b) for b in builds],
         },
         "counts": {
             "queries": len({r.query_id for r in rows}),
@@ -208,6 +227,20 @@ class VersionDiff:
     removed: tuple[tuple[str, str, int], ...]
     regraded: tuple[tuple[str, str, int, int], ...]  # query_id, doc_id, old grade, new grade
     changes: dict[tuple[int, int], int]  # (old grade, new grade) -> items
+
+    def per_query(self) -> dict[str, tuple[int, int, int]]:
+        """query_id -> (items added, removed, regraded), for the queries that changed, sorted."""
+        counts: dict[str, list[int]] = {}
+        for column, items in enumerate((self.added, self.removed, self.regraded)):
+            for item in items:
+                counts.setdefault(item[0], [0, 0, 0])[column] += 1
+        return {q: (a, r, g) for q, (a, r, g) in sorted(counts.items())}
+
+    def by_grade(self) -> tuple[dict[int, int], dict[int, int]]:
+        """(grade -> items added with it, grade -> items removed that had it), grades sorted."""
+        added = Counter(g for _, _, g in self.added)
+        removed = Counter(g for _, _, g in self.removed)
+        return dict(sorted(added.items())), dict(sorted(removed.items()))
 
 
 def diff(db: sqlite_utils.Database, old: str, new: str, *, caller: Caller) -> VersionDiff:
@@ -340,6 +373,13 @@ def _num(x: Any) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+# Shell commands that recompute the content hash from an export (the README shows the same).
+_HASH_COMMANDS = (
+    "awk -v OFS='\\t' '{print $1, $3, $4}' qrels.txt | LC_ALL=C sort | sha256sum   # --format trec",
+    "tail -n +2 qrels/test.tsv | LC_ALL=C sort | sha256sum                        # --format beir",
+)
+
+
 def dataset_card(version: Version, formats: Sequence[str]) -> str:
     """The README.md written beside an export: counts, histogram, rubric, agreement, pooling."""
     m = version.manifest
@@ -349,7 +389,14 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
     lines = [
         f"# Golden set {version.name}",
         "",
-        f"Content hash (sha256 of the sorted `query_id relevance` rows): `{version.content_hash}`.",
+        f"Content hash: `{version.content_hash}`, the sha256 (lowercase hex) of the UTF-8 text with one "
+        "line per item: query_id, a tab, doc_id, a tab, the grade as one digit and a line feed (the last "
+        "line ends in one too), the lines sorted by their bytes. Recompute it with:",
+        "",
+        "```sh",
+        *([c for c in _HASH_COMMANDS if c.endswith(tuple(f"--format {f}" for f in formats))] or _HASH_COMMANDS),
+        "```",
+        "",
         f"Frozen {version.created_at} with goldpool {m.get('goldpool_version')}; parent version: "
         f"{version.parent or 'none'}. Note: {m.get('note') or '(none)'}",
         "",
@@ -385,7 +432,9 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
         f"Pooling: sources {', '.join(pool.get('sources', [])) or 'none'}; builds:",
     ]
     for build in pool.get("builds", []):
-        shown = {k: build[k] for k in ("bm25_depth", "dense_depth", "run_depth", "model", "source", "added") if k in build}
+        build = shareable_build(build)
+        shown = {k: build[k] for k in ("bm25_depth", "dense_depth", "run_depth", "model", "model_package",
+                                       "model_identity", "source", "added") if build.get(k) is not None}
         lines.append(f"- {build.get('at')}: {json.dumps(shown, sort_keys=True)}")
     lines += [
         "",
@@ -449,6 +498,9 @@ def export(
         paths.append(card)
         manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
                     "files": {str(p.relative_to(folder)): _sha256(p) for p in paths}}
+        if isinstance(manifest.get("pool"), dict):  # a version frozen with the model's path in it
+            pool = manifest["pool"]
+            manifest["pool"] = {**pool, "builds": [shareable_build(b) for b in pool.get("builds", [])]}
         path = folder / "manifest.json"
         path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         written.extend(str(p.relative_to(folder)) for p in [*paths, path])

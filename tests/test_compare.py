@@ -75,3 +75,29 @@ def test_compare_needs_two_runs_with_shared_queries() -> None:
         compare_runs({"A": {"q": 1.0}}, "RR")
     with pytest.raises(CalibrationError, match="share 0"):
         compare_runs({"A": {"q1": 1.0, "q2": 0.0}, "B": {"q3": 1.0}}, "RR")
+
+
+def test_html_has_the_table_of_numbers_and_plots_on_labelled_axes() -> None:
+    import re
+
+    base = {f"q{i}": 0.5 for i in range(20)}
+    run = {q: 0.5 + (i - 5) / 50 for i, q in enumerate(base)}  # differences -0.10 ... +0.28, step 0.02
+    [c] = compare_runs({"A<1>": base, "B": run}, "RR", n_permutations=500, n_boot=500)
+    page = to_html([c], title="RR on gold")
+    cells = re.findall(r"<td>(.*?)</td>", page)
+    assert cells == ["B", "A&lt;1&gt;", "20", "0.5000", f"{c.mean_run:.4f}", f"{c.delta:+.4f}",
+                     f"[{c.low:+.4f}, {c.high:+.4f}]", f"{c.p_value:.4f}", f"{c.p_adjusted:.4f}", f"{c.sd:.4f}", f"{c.mdd:.4f}"]
+    svg = page[page.index("<svg"):]
+    # Axis titles, and ticks on both axes.
+    assert "queries, sorted by difference (n = 20)" in svg and "RR, run − baseline" in svg
+    y_ticks = {label: float(y) - 4 for y, label in re.findall(r"<text x='62' y='([\d.]+)' text-anchor='end' font-size='11'>([^<]+)<", svg)}
+    assert set(y_ticks) == {"-0.3", "-0.2", "-0.1", "0", "+0.1", "+0.2", "+0.3"}
+    x_ticks = re.findall(r"text-anchor='middle' font-size='11'>(\d+)</text>", svg)
+    assert x_ticks == ["1", "5", "10", "15", "20"]
+    # The bars are drawn on that scale: +0.2's top and -0.1's bottom sit on their ticks.
+    bars = {title: (float(y), float(h)) for y, h, title in
+            re.findall(r"<rect x='[\d.]+' y='([\d.]+)' width='[\d.]+' height='([\d.]+)' fill='#[0-9a-f]+'><title>([^<]+)</title>", svg)}
+    top, _ = bars["q15: +0.2000"]
+    assert top == pytest.approx(y_ticks["+0.2"], abs=0.02)
+    low, height = bars["q0: -0.1000"]
+    assert low == pytest.approx(y_ticks["0"], abs=0.02) and low + height == pytest.approx(y_ticks["-0.1"], abs=0.02)

@@ -31,3 +31,24 @@ def test_build_demo_rebuilds_the_committed_corpus(tmp_path: Path) -> None:
     out = tmp_path / "corpus.jsonl"
     subprocess.run([sys.executable, str(DATA / "build_demo.py"), str(out)], check=True, capture_output=True)
     assert out.read_text(encoding="utf-8") == committed
+
+
+@pytest.mark.parametrize("serve", [False, True])
+def test_the_demo_says_where_each_token_lands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serve: bool) -> None:
+    from click.testing import CliRunner
+
+    import labeler.commands.serve
+    import labeler.demo
+    from labeler.cli import cli
+
+    built = labeler.demo.DemoProject(tmp_path / "demo.db", {"demo-admin": "gp1.a", "alice": "gp2.b"}, 3, 2, 5)
+    monkeypatch.setattr(labeler.demo, "build_demo_project", lambda *args, **kwargs: built)
+    served = []
+    monkeypatch.setattr(labeler.commands.serve, "run_app", lambda *args: served.append(args))
+    args = ["demo", "--dir", str(tmp_path)] + ([] if serve else ["--no-serve"])
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "demo-admin lands on Progress: open Label in the sidebar to label" in result.output
+    assert "alice and bob land on Label" in result.output
+    assert "paste the demo-admin token" not in result.output
+    assert len(served) == int(serve)

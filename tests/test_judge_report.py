@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,102 @@ def test_cli_judges_side_by_side(project, tmp_path: Path) -> None:
     assert set(out["judges"]["g"]["pairwise"]["agreement"]) == {"value", "low", "high", "n"}
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "k&lt;script&gt;" in html and "<script>" not in html
-    text = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--n-boot", "50"])
-    assert "| g | pairwise |" in text.output and "human ceiling" in text.output
+    text = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--judge", "k<script>", "--n-boot", "50"]).output
+    assert "human ceiling" in text and ["g", "pairwise", "12"] in [line.split()[:3] for line in text.splitlines()]
+    # A terminal shows text as written: no Markdown escapes, pipes or hashes.
+    assert "k<script>: pairwise\n------------------" in text
+    assert "\\" not in text and "|" not in text and "#" not in text
     missing = runner.invoke(cli, ["calibrate", path, "--judge", "nobody"])
     assert missing.exit_code == 1 and "no verdict" in missing.output
+
+
+def _long_named_judge(project, tmp_path: Path) -> tuple[object, str]:
+    """The fixture's project with its pairwise and relevance verdicts also given by a judge of
+    a long name (the leaderboard's widest case)."""
+    db, _, ab, ba, _, judge_grades = project
+    name = "qwen2.5-7b-instruct-judge-v1"
+    rows = [{"item_id": k, "verdict": v, "order": "AB"} for k, v in ab.items()]
+    rows += [{"item_id": k, "verdict": v, "order": "BA"} for k, v in ba.items()]
+    rows += [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge_grades.items()]
+    import_verdicts(db, _jsonl(tmp_path / "long.jsonl", rows), judge=name, caller=OWNER)
+    return db, name
+
+
+def test_html_folds_the_disagreements_and_scrolls_wide_tables_in_their_own_box(project, tmp_path: Path) -> None:
+    from html.parser import HTMLParser
+
+    from labeler.judge.report import to_html
+
+    db, name = _long_named_judge(project, tmp_path)
+    report = judge_report(db, ["g", name], caller=OWNER, n_boot=0)
+    page = to_html(report)
+
+    class Outline(HTMLParser):
+        """Where each table sits: inside which <details> (open or not) and which boxes."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.stack: list[tuple[str, dict]] = []
+            self.tables: list[list[tuple[str, dict]]] = []
+            self.summaries: list[str] = []
+            self._in_summary = False
+
+        def handle_starttag(self, tag, attrs):
+            self.stack.append((tag, dict(attrs)))
+            if tag == "table":
+                self.tables.append(list(self.stack[:-1]))
+            self._in_summary = tag == "summary"
+
+        def handle_endtag(self, tag):
+            while self.stack and self.stack.pop()[0] != tag:
+                pass
+            self._in_summary = False
+
+        def handle_data(self, data):
+            if self._in_summary:
+                self.summaries.append(data)
+
+    outline = Outline()
+    outline.feed(page)
+    board, *lists = outline.tables
+    assert ("div", {"class": "wide"}) in board
+    counts = [len(to_dict(report)["judges"][j][t]["disagreements"]) for j in ("g", name) for t in ("pairwise", "relevance")]
+    assert len(lists) == 4 and all(counts)
+    for parents in lists:  # every list of disagreements folded (closed) in a bounded box
+        details = [attrs for tag, attrs in parents if tag == "details"]
+        assert details == [{}] and ("div", {"class": "list"}) in parents
+    assert sorted(int(text.split()[0].replace(",", "")) for text in outline.summaries) == sorted(counts)
+    assert ".wide{max-width:100%;overflow-x:auto}" in page and ".list{max-height:30em;overflow:auto" in page
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="BROWSER TEST SKIPPED: no `chromium` on the PATH")
+def test_html_fits_a_1400_px_window_in_chromium(project, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from browser_helpers import WIDE, launch, new_page
+    from labeler.judge.report import to_html
+
+    db, name = _long_named_judge(project, tmp_path)
+    page_file = tmp_path / "report.html"
+    page_file.write_text(to_html(judge_report(db, ["g", name], caller=OWNER, n_boot=0)), encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = new_page(browser, WIDE)
+            page.goto(page_file.as_uri())
+            assert page.evaluate("document.documentElement.scrollWidth") <= WIDE["width"]
+            board = page.locator("table").first.bounding_box()
+            assert board is not None and board["x"] + board["width"] <= WIDE["width"]
+            rows = page.locator("details tr")
+            assert rows.count() > 0 and not rows.first.is_visible()  # folded until opened
+            for summary in page.locator("summary").all():
+                summary.click()
+            assert rows.first.is_visible()
+            # Opened, each list stays within 30em (480 px) and scrolls inside its box: the longest is longer.
+            sizes = page.evaluate("[...document.querySelectorAll('details .list')]"
+                                  ".map(e => [e.clientHeight, e.scrollHeight])")
+            assert max(h for h, _ in sizes) <= 30 * 16 and max(s for _, s in sizes) > 30 * 16
+            assert page.evaluate("document.documentElement.scrollWidth") <= WIDE["width"]
+        finally:
+            browser.close()

@@ -223,6 +223,30 @@ def test_a_lapsed_hold_goes_to_the_next_annotator_and_a_late_label_is_kept(tmp_p
     assert labels.get_item(db, ada.id, *late).relevance == 2
 
 
+def test_this_batch_counts_one_hand_out_not_every_item_of_the_query(tmp_path: Path) -> None:
+    db = make_project(tmp_path / "p.db", n_queries=1, per_query=10, overlap=0.0, batch_size=4)
+    ada, _ = labels.add_annotator(db, "ada")
+    for _ in range(4):
+        item = scheduling.next_item(db, ada.id)
+        labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 1.0)
+    first = labels.progress(db, ada.id, item.query_id)
+    assert (first.query_done, first.query_total) == (4, 4)
+    # The second batch is of the same query: it starts afresh.
+    item = scheduling.next_item(db, ada.id)
+    mine = labels.progress(db, ada.id, item.query_id)
+    assert (mine.done, mine.assigned, mine.query_done, mine.query_total) == (4, 8, 0, 4)
+    assert (item.position, item.batch_size) == (1, 4)
+    labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 1.0)
+    item = scheduling.next_item(db, ada.id)
+    assert (item.position, item.batch_size) == (2, 4)
+    assert labels.progress(db, ada.id, item.query_id, item.doc_id).query_done == 1
+    assert labels.progress(db, ada.id).query_total == 4  # the latest batch, when no item is named
+    # Going back into the first batch shows that batch's figures.
+    back = labels.previous_item(db, ada.id, *_queue(db, ada.id)[3])
+    before = labels.progress(db, ada.id, back.query_id, back.doc_id)
+    assert (back.position, back.batch_size, before.query_done, before.query_total) == (3, 4, 4, 4)
+
+
 def test_a_deactivated_annotators_unlabelled_work_goes_to_others(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=20, overlap=0.5, batch_size=10)
     ada, _ = labels.add_annotator(db, "ada")

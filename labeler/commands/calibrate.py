@@ -273,7 +273,7 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
         from labeler.commands.judge import calibrate_judges
 
         return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed)
-    from calibration import project_report, to_html, to_markdown
+    from calibration import project_report, to_html, to_text
     from labeler.store.labels import OWNER, latest_judgments
     from labeler.store.vocabulary import GRADES
 
@@ -284,7 +284,7 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     if as_json:
         echo_json(report.as_dict())
     else:
-        click.echo(to_markdown(report), nl=False)
+        click.echo(to_text(report), nl=False)
 
 
 COMMANDS: list[click.Command] = [agree, plan_command, calibrate]

@@ -28,7 +28,8 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
 
     The corpus is 1,159 chunks of Python's own documentation with 46 questions; the pool is
     BM25 top-50 and dense (all-MiniLM-L6-v2) top-50 per question. Prints one access token
-    per demo user: paste the admin token into the app's "Access token" field.
+    per demo user to paste into the app's "Access token" field: demo-admin lands on Progress
+    (Label in the sidebar labels), alice and bob land on Label.
     """
     from labeler.demo import build_demo_project
 
@@ -42,11 +43,19 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
         click.echo(f"  {name:<11} {token}")
     if no_serve:
         click.echo(f"\nStart the app with: goldpool serve {project.db_path}")
+        click.echo(_WHERE_TOKENS_LEAD)
         return
     from labeler.commands.serve import run_app
 
-    click.echo(f"\nOpen http://{host}:{port} and paste the demo-admin token. Ctrl+C stops the app.")
+    click.echo(f"\nOpen http://{host}:{port} and paste a token. {_WHERE_TOKENS_LEAD} Ctrl+C stops the app.")
     run_app(project.db_path, host, port)
+
+
+# Admins land on Progress (the task pages hand out work, so an admin gets it only by choosing it).
+_WHERE_TOKENS_LEAD = (
+    "demo-admin lands on Progress: open Label in the sidebar to label; alice and bob land on Label, "
+    "ready to label with the keys 0-3."
+)
 
 
 COMMANDS: list[click.Command] = [demo]

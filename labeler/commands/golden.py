@@ -128,7 +128,9 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
 @with_project
 @click.argument("v1")
 @click.argument("v2")
-def diff(project: Project, v1: str, v2: str) -> None:
+@click.option("--summary", is_flag=True,
+              help="Counts only: per grade change, per grade added and removed, and per query; no item rows.")
+def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
     from labeler.golden import diff as run
     from labeler.store.access import OWNER
@@ -137,12 +139,31 @@ def diff(project: Project, v1: str, v2: str) -> None:
     click.echo(f"{v1} -> {v2}: {len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
     for (a, b), n in d.changes.items():
         click.echo(f"  grade {a} -> {b}: {n}")
+    if summary:
+        _diff_summary(d)
+        return
     for q, doc, g in d.added:
         click.echo(f"+ {q} {doc} {g}")
     for q, doc, g in d.removed:
         click.echo(f"- {q} {doc} {g}")
     for q, doc, a, b in d.regraded:
         click.echo(f"~ {q} {doc} {a} -> {b}")
+
+
+def _diff_summary(d) -> None:
+    """The counts of ``goldpool diff --summary`` below its first lines: added and removed per
+    grade, then one row per query that changed."""
+    for word, grades in zip(("added", "removed"), d.by_grade(), strict=True):
+        for grade, n in grades.items():
+            click.echo(f"  {word} with grade {grade}: {n}")
+    per_query = d.per_query()
+    if not per_query:
+        return
+    width = max(len("query"), *(len(q) for q in per_query))
+    click.echo(f"{len(per_query)} {'query' if len(per_query) == 1 else 'queries'} changed:")
+    click.echo(f"  {'query':<{width}}  {'added':>7}  {'removed':>7}  {'regraded':>8}")
+    for q, (added, removed, regraded) in per_query.items():
+        click.echo(f"  {q:<{width}}  {added:>7}  {removed:>7}  {regraded:>8}")
 
 
 def _fmt(x: float) -> str:

@@ -117,7 +117,7 @@ def calibrate_judges(
 ) -> None:
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people."""
     from labeler.commands.common import output_file
-    from labeler.judge.report import judge_report, to_html, to_markdown
+    from labeler.judge.report import judge_report, to_html, to_text
     from labeler.store.access import OWNER
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed)
@@ -127,7 +127,7 @@ def calibrate_judges(
     if as_json:
         echo_json(report.as_dict())
     else:
-        click.echo(to_markdown(report), nl=False)
+        click.echo(to_text(report), nl=False)
 
 
 @click.command("estimate")

@@ -218,26 +218,45 @@ def board(report: JudgeReport) -> tuple[list[str], list[list[str]]]:
 
 def to_markdown(report: JudgeReport, max_disagreements: int = 10) -> str:
     """The judges side by side (a leaderboard), then each task's details, as Markdown."""
+    return "\n".join(_report_lines(report, max_disagreements, markdown=True)) + "\n"
+
+
+def to_text(report: JudgeReport, max_disagreements: int = 10) -> str:
+    """The same report as plain text for a terminal: underlined headings, aligned columns,
+    nothing escaped (control characters shown as U+FFFD)."""
+    return "\n".join(_report_lines(report, max_disagreements, markdown=False)) + "\n"
+
+
+def _report_lines(report: JudgeReport, max_disagreements: int, *, markdown: bool) -> list[str]:
+    from calibration.report import heading_lines, plain, table_lines
     from labeler.highlight import markdown_escape
 
+    text = markdown_escape if markdown else plain
     header, rows = board(report)
-    lines = ["# Judges against people", "",
+    lines = [*heading_lines(1, "Judges against people", markdown=markdown), "",
              "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
              "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
-             f"faithfulness and pairwise items), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join([markdown_escape(row[0]), *row[1:]]) + " |" for row in rows]
+             f"faithfulness and pairwise items), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", ""]
+    lines += table_lines(header, [[text(row[0]), *row[1:]] for row in rows], markdown=markdown)
     for name, tasks in report.results.items():
         for task in tasks:
-            lines += ["", f"## {markdown_escape(name)}: {task}", "", *task_markdown(report, name, task, max_disagreements)]
-    return "\n".join(lines) + "\n"
+            lines += ["", *heading_lines(2, f"{text(name)}: {task}", markdown=markdown), "",
+                      *task_lines(report, name, task, max_disagreements, markdown=markdown)]
+    return lines
 
 
 def task_markdown(report: JudgeReport, name: str, task: str, max_disagreements: int = 10) -> list[str]:
     """Markdown lines of one judge's task: MDD sentence, prompts, human ceiling, biases, confusion
     and the first ``max_disagreements`` disagreements (every text from the data escaped)."""
+    return task_lines(report, name, task, max_disagreements, markdown=True)
+
+
+def task_lines(report: JudgeReport, name: str, task: str, max_disagreements: int = 10, *, markdown: bool) -> list[str]:
+    """The lines of one judge's task (:func:`task_markdown`), as Markdown or as plain text."""
+    from calibration.report import plain, table_lines
     from labeler.highlight import markdown_escape
 
+    text = markdown_escape if markdown else plain
     t = report.results[name][task]
     d = task_dict(t)
     lines = [d["power"]["sentence"], ""]
@@ -248,41 +267,51 @@ def task_markdown(report: JudgeReport, name: str, task: str, max_disagreements: 
                  f"{_fmt(t.ceiling_agreement)}, kappa {_fmt(t.ceiling_kappa)}.")
     if t.pairwise is not None:
         for label, r in (("Verbosity (longer answer wins)", t.pairwise.verbosity),
-                         (f"Self-preference (family {t.pairwise.judge_family or 'unknown'})", t.pairwise.self_preference)):
+                         (f"Self-preference (family {text(t.pairwise.judge_family or 'unknown')})", t.pairwise.self_preference)):
             lines.append(f"{label}: " + ("no qualifying pair." if r is None else
                          f"judge {_fmt(r.judge)}, people {_fmt(r.human)}, difference {_fmt(r.difference)}."))
     if d["confusion"] is not None:
         labels = d["confusion"]["labels"]
-        lines += ["", "Confusion (rows people, columns judge):", "",
-                  "| | " + " | ".join(map(str, labels)) + " |", "|---|" + "---|" * len(labels)]
-        lines += [f"| {lab} | " + " | ".join(map(str, row)) + " |" for lab, row in zip(labels, d["confusion"]["table"], strict=True)]
+        lines += ["", "Confusion (rows people, columns judge):", ""]
+        lines += table_lines(["", *map(str, labels)],
+                             [[str(lab), *map(str, row)] for lab, row in zip(labels, d["confusion"]["table"], strict=True)],
+                             markdown=markdown)
     if max_disagreements <= 0:
         return lines
     shown = d["disagreements"][:max_disagreements]
     lines += ["", f"{len(d['disagreements'])} disagreements" + (f" (first {len(shown)}):" if shown else ".")]
     for x in shown:
         where = x.get("item_id") or f"{x['query_id']} / {x['doc_id']}"
-        lines.append(f"- {markdown_escape(str(where))}: {markdown_escape(x['annotator'])} {x['human']}, judge {x['judge']}")
+        lines.append(f"- {text(str(where))}: {text(x['annotator'])} {x['human']}, judge {x['judge']}")
     return lines
 
 
 def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
-    """The same report as one self-contained HTML page (every text from the data escaped)."""
-    from calibration.report_html import _STYLE, confusion_svg
+    """The same report as one self-contained HTML page (every text from the data escaped).
+
+    Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
+    when wider than the page, and each task's disagreements are a collapsed list."""
+    from calibration.report_html import _STYLE, collapsed, confusion_svg, wide
 
     header, rows = board(report)
     table = lambda h, rs: ("<table><tr>" + "".join(f"<th>{escape(str(c))}</th>" for c in h) + "</tr>"  # noqa: E731
                            + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rs) + "</table>")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>", table(header, rows)]
+             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>", wide(table(header, rows))]
     for name, tasks in report.results.items():
         for task, t in tasks.items():
             d = task_dict(t)
             parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>"]
             if t.confusion is not None:
                 parts.append(confusion_svg(t.confusion.labels, t.confusion.table, "rows: people", "columns: judge"))
-            parts.append(table(["item", "annotator", "people", "judge"],
-                               [(x.get("item_id") or f"{x['query_id']} / {x['doc_id']}", x["annotator"], x["human"], x["judge"])
-                                for x in d["disagreements"]]))
+            found = d["disagreements"]
+            if not found:
+                parts.append("<p>No disagreement between the judge and people.</p>")
+                continue
+            parts.append(collapsed(
+                f"{len(found):,} disagreement{'s' if len(found) != 1 else ''} between the judge and people (open to list)",
+                table(["item", "annotator", "people", "judge"],
+                      [(x.get("item_id") or f"{x['query_id']} / {x['doc_id']}", x["annotator"], x["human"], x["judge"])
+                       for x in found])))
     parts.append("</body></html>\n")
     return "\n".join(parts)

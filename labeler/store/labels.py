@@ -120,7 +120,7 @@ class Item:
     doc_title: str
     doc_text: str
     position: int  # 1-based place of this item in the annotator's batch for this query
-    batch_size: int  # items of this query assigned to this annotator
+    batch_size: int  # items of this batch (one hand-out of one query to this annotator)
     relevance: int | None  # this annotator's current (latest) grade, if any
     note: str  # this annotator's latest note on it
     query_meta: Mapping[str, Any] = field(default_factory=dict)  # the query's other fields (desc, narr...)
@@ -130,8 +130,8 @@ class Item:
 class Progress:
     done: int  # items this annotator has labelled (skips do not count)
     assigned: int  # items assigned to this annotator so far
-    query_done: int  # of the current query's batch
-    query_total: int
+    query_done: int  # labelled of the current batch (one hand-out of one query)
+    query_total: int  # items of the current batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,21 +158,32 @@ def _order(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: 
     return None if row is None else row[0]
 
 
+def _batch(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> list[str]:
+    """The doc_ids of the batch that holds (query_id, doc_id), in the order they are shown.
+
+    A batch is what one hand-out gave this annotator: their entries of the query that share
+    the item's ``assigned_at`` (one hand-out writes one time stamp; a later batch of the same
+    query, or overlap copies handed on to them later, have their own). An item whose hold
+    lapsed (negated shown_order) counts in its own place only: it is still on this
+    annotator's screen, but no longer part of their batch.
+    """
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT doc_id FROM assignments WHERE query_id = :query AND annotator_id = :annotator "
+            "AND assigned_at = (SELECT assigned_at FROM assignments WHERE query_id = :query AND doc_id = :doc "
+            "AND annotator_id = :annotator) AND (shown_order > 0 OR doc_id = :doc) ORDER BY abs(shown_order)",
+            {"query": query_id, "doc": doc_id, "annotator": annotator_id},
+        )
+    ]
+
+
 def _item(db: sqlite_utils.Database, annotator_id: int, query_id: str, doc_id: str) -> Item:
     text = db.execute(
         "SELECT q.text, d.title, d.text, q.meta FROM queries q, documents d WHERE q.query_id = ? AND d.doc_id = ?",
         [query_id, doc_id],
     ).fetchone()
-    # An item whose hold lapsed (negated shown_order) counts in its own place only: it is still
-    # on this annotator's screen, but no longer part of their batch.
-    batch = [
-        r[0]
-        for r in db.execute(
-            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? "
-            "AND (shown_order > 0 OR doc_id = ?) ORDER BY abs(shown_order)",
-            [query_id, annotator_id, doc_id],
-        )
-    ]
+    batch = _batch(db, annotator_id, query_id, doc_id)
     latest = db.execute(
         "SELECT relevance, note, at FROM current_judgments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
         [query_id, doc_id, annotator_id],
@@ -350,30 +361,46 @@ WHERE a.annotator_id = :annotator AND a.shown_order > 0 {extra}
 """
 
 
-def progress(db: sqlite_utils.Database, annotator_id: int, query_id: str | None = None) -> Progress:
-    """This annotator's labelled and assigned items, overall and in one query.
+def progress(
+    db: sqlite_utils.Database, annotator_id: int, query_id: str | None = None, doc_id: str | None = None
+) -> Progress:
+    """This annotator's labelled and assigned items, overall and in one batch.
 
-    ``query_id`` None means the query of the annotator's most recently handed-out item.
+    The batch is the one that holds (``query_id``, ``doc_id``) (see :func:`_batch`); without
+    ``doc_id``, the batch of the annotator's most recently handed-out item of ``query_id``
+    (of any query when ``query_id`` is None too).
     """
     params: dict[str, object] = {"annotator": annotator_id}
     done = db.execute(_DONE.format(extra=""), params).fetchone()[0]
     assigned = db.execute(
         "SELECT count(*) FROM assignments WHERE annotator_id = ? AND shown_order > 0", [annotator_id]
     ).fetchone()[0]
-    if query_id is None:
+    if doc_id is None or query_id is None:
         row = db.execute(
-            "SELECT query_id FROM assignments WHERE annotator_id = ? ORDER BY shown_order DESC LIMIT 1", [annotator_id]
+            "SELECT query_id, doc_id FROM assignments WHERE annotator_id = :annotator "
+            "AND (:query IS NULL OR query_id = :query) ORDER BY shown_order DESC LIMIT 1",
+            {"annotator": annotator_id, "query": query_id},
         ).fetchone()
-        query_id = None if row is None else row[0]
-    if query_id is None:
+        query_id, doc_id = (None, None) if row is None else (row[0], row[1])
+    if query_id is None or doc_id is None:
         return Progress(done, assigned, 0, 0)
-    params["query"] = query_id
-    query_done = db.execute(_DONE.format(extra="AND a.query_id = :query"), params).fetchone()[0]
-    query_total = db.execute(
-        "SELECT count(*) FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0",
-        [query_id, annotator_id],
-    ).fetchone()[0]
-    return Progress(done, assigned, query_done, query_total)
+    batch = set(_batch(db, annotator_id, query_id, doc_id))
+    labelled = {
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT doc_id FROM judgments WHERE query_id = ? AND annotator_id = ?", [query_id, annotator_id]
+        )
+    }
+    # Only the batch's items still held count, as in ``done`` (a lapsed one is no longer theirs).
+    held = {
+        r[0]
+        for r in db.execute(
+            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0",
+            [query_id, annotator_id],
+        )
+    }
+    batch &= held
+    return Progress(done, assigned, len(batch & labelled), len(batch))
 
 
 def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:

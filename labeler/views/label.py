@@ -57,7 +57,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     flash = state.pop_flash(session)
     if flash:  # a toast, not an element: the page layout must not move between items
         st.toast(flash)
-    overall = labels.progress(db, user.id, item.query_id if item else None)
+    overall = labels.progress(db, user.id, item.query_id, item.doc_id) if item else labels.progress(db, user.id)
     project = state.project_counts(session, db, overall.done)
     if item is None:
         st.progress(1.0, text=project_line(overall, project))
@@ -91,7 +91,8 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
 
 
 def batch_line(overall: labels.Progress, item: Item) -> str:
-    """This batch (the annotator's items of the current query): labelled, and where we are."""
+    """This batch (what one hand-out gave the annotator: up to ``batch_size`` items of one
+    query): labelled, and where we are."""
     return (
         f"This batch: {overall.query_done} of {overall.query_total} labelled · "
         f"item {item.position} of {item.batch_size}"
