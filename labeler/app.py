@@ -169,7 +169,7 @@ def calibration_page() -> None:
 
 # The page modules live in ``labeler/views/``, not ``pages/``: Streamlit treats a ``pages/``
 # folder beside the entry point as file pages and routes the first request after start-up
-# by their names, which broke deep links to the admin pages.
+# by their names, which would break deep links to the admin pages.
 _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (progress_page, "Progress", "progress"),
     (adjudicate_page, "Adjudicate", "adjudicate"),
