@@ -129,8 +129,18 @@ def run_workers(path: str, annotator_ids: list[int], n_labels: int) -> list[tupl
     workers = [
         context.Process(target=_report, args=(queue, n, path, a, n_labels, start)) for n, a in enumerate(annotator_ids)
     ]
-    for worker in workers:
-        worker.start()
+    # A started child re-runs the parent's __main__, which an app test may have left pointing at
+    # its own throwaway script: the children start under a bare __main__ instead.
+    import sys
+    import types
+
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        for worker in workers:
+            worker.start()
+    finally:
+        sys.modules["__main__"] = main
     results = dict(queue.get(timeout=600) for _ in workers)
     for worker in workers:
         worker.join()
