@@ -42,7 +42,7 @@ def check(qrels_name: str, expected_name: str, rel_level: int | None) -> tuple[i
     import ir_measures
 
     from calibration.metrics import evaluate_many
-    from pooling.evalfiles import read_ranked_run
+    from pooling.ranked_runs import read_ranked_run
     from pooling.qrels import read_qrels
 
     expected = read_expected(REFERENCE / expected_name)

@@ -28,7 +28,7 @@ import streamlit as st
 from labeler import key_guard, state
 from labeler.highlight import markdown_escape
 from labeler.views import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
-from labeler.views import golden as _golden
+from labeler.views import golden_set as _golden_set
 from labeler.views import faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels as store_labels
@@ -160,7 +160,7 @@ def rubric_page() -> None:
 
 
 def golden_page() -> None:
-    _signed_in_page(_golden.render, admin=True)
+    _signed_in_page(_golden_set.render, admin=True)
 
 
 def calibration_page() -> None:

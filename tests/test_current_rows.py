@@ -16,7 +16,7 @@ import pytest
 
 from labeler import scheduling
 from labeler.store import SCHEMA_VERSION, connect
-from labeler.store import golden as store_golden
+from labeler.store import versions as store_versions
 from labeler.store import labels, verdict_queue, verdicts
 from labeler.store.schema import MIGRATIONS, _M_CURRENT_ROWS
 from labels_fixtures import make_project
@@ -139,11 +139,11 @@ def test_the_store_reads_current_rows_through_the_views(project) -> None:
     assert {(j.query_id, j.doc_id, j.annotator): (j.relevance, j.note) for j in got} == {
         (q, d, names[a]): (r[4], r[5]) for (q, d, a), r in latest.items()
     }
-    assert [(x.query_id, x.doc_id, x.relevance) for x in store_golden.current_labels(project, caller=owner)] == [
+    assert [(x.query_id, x.doc_id, x.relevance) for x in store_versions.current_labels(project, caller=owner)] == [
         (j.query_id, j.doc_id, j.relevance) for j in got
     ]
     final = {(r[1], r[2]): r[4] for r in project.execute("SELECT * FROM current_adjudications")}
-    assert store_golden.current_adjudications(project, caller=owner) == final
+    assert store_versions.current_adjudications(project, caller=owner) == final
     assert {(a.query_id, a.doc_id): a.relevance for a in labels.adjudications(project, caller=owner)} == final
     human = {(r[1], names[r[2]]): r[3] for r in project.execute("SELECT * FROM current_human_verdicts")}
     assert {(v.item_id, v.annotator): v.verdict for v in verdicts.latest_human_verdicts(project, caller=owner)} == human

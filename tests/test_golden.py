@@ -337,7 +337,7 @@ def test_completeness_over_two_run_sources(tmp_path: Path) -> None:
 
 def test_store_refuses_a_non_admin(project: Path) -> None:
     from labeler.store.access import add_annotator
-    from labeler.store.golden import list_versions
+    from labeler.store.versions import list_versions
 
     db = connect(project)
     annotator, _ = add_annotator(db, "eve")
@@ -362,7 +362,7 @@ def test_import_judgments_bad_input_changes_nothing(project: Path, tmp_path: Pat
 def test_import_judgments_refuses_a_document_whose_corpus_import_is_unfinished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from labeler.golden import import_judgments
+    from labeler.golden_set import import_judgments
     from labeler.store import corpus
     from labeler.store.access import OWNER
     from pooling.types import Document

@@ -129,8 +129,8 @@ def test_no_import_cycle() -> None:
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    graph = {"labeler.build": {"labeler.golden"}, "labeler.golden": {"labeler.demo"}, "labeler.demo": {"labeler.build"}}
-    assert _cycle(graph) == ["labeler.build", "labeler.golden", "labeler.demo", "labeler.build"]
+    graph = {"labeler.build": {"labeler.golden_set"}, "labeler.golden_set": {"labeler.demo"}, "labeler.demo": {"labeler.build"}}
+    assert _cycle(graph) == ["labeler.build", "labeler.golden_set", "labeler.demo", "labeler.build"]
 
 
 def test_no_sql_outside_the_store() -> None:

@@ -11,7 +11,7 @@ import pytest
 from calibration import CalibrationError
 from calibration.metrics import default_metrics, evaluate, evaluate_many, parse_metrics
 from pooling import PoolingError
-from pooling.evalfiles import read_ranked_run
+from pooling.ranked_runs import read_ranked_run
 from pooling.qrels import read_qrels
 from pooling.trec import rank_run, read_run
 

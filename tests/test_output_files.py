@@ -239,7 +239,7 @@ def test_export_refuses_a_planted_link_and_overwrite_removes_it_unfollowed(tmp_p
 
 
 def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler import golden
+    from labeler import golden_set
 
     db = project(tmp_path)
     out = tmp_path / "golden"
@@ -250,7 +250,7 @@ def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypa
         (folder / "golden.jsonl").write_text(json.dumps(records[0]) + "\n" + '{"query_id": "q1", "doc')
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setitem(golden._WRITERS, "jsonl", half_then_fail)
+    monkeypatch.setitem(golden_set._WRITERS, "jsonl", half_then_fail)
     assert "cannot write the export (No space left on device)" in refused(*export_args(db, out, "trec", "jsonl"))
     assert snapshot(out) == before
     assert siblings(out) == []
@@ -264,7 +264,7 @@ def test_an_export_killed_mid_write_leaves_the_previous_one_intact(tmp_path: Pat
     # The export writes half of golden.jsonl, says so, and waits on its stdin: killed right there.
     script = (
         "import sys\n"
-        "from labeler import golden\n"
+        "from labeler import golden_set\n"
         "from labeler.cli import cli\n"
         "def half(folder, rows, records, **_):\n"
         "    with (folder / 'golden.jsonl').open('w') as handle:\n"
@@ -272,7 +272,7 @@ def test_an_export_killed_mid_write_leaves_the_previous_one_intact(tmp_path: Pat
         "        handle.flush()\n"
         "        print('writing', flush=True)\n"
         "        sys.stdin.readline()\n"
-        "golden._WRITERS['jsonl'] = half\n"
+        "golden_set._WRITERS['jsonl'] = half\n"
         "cli(sys.argv[1:], prog_name='goldpool')\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent), *sys.path])}

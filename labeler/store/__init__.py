@@ -1,13 +1,13 @@
 """The project store: one SQLite file per labelling project.
 
 Every SQL statement goldpool runs lives in this package, and it imports nothing of goldpool
-outside itself: services (:mod:`labeler.build`, :mod:`labeler.golden`, :mod:`labeler.scheduling`,
-:mod:`labeler.adaptive`) read files, run retrieval and plan, then hand the store records, rows
+outside itself: services (:mod:`labeler.build`, :mod:`labeler.golden_set`, :mod:`labeler.scheduling`,
+:mod:`labeler.adaptive`, :mod:`labeler.verdict_files`, :mod:`labeler.backup`) read files, run retrieval and plan, then hand the store records, rows
 and plans. The store raises only :class:`StoreError`. Functions that check rights take the
 required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 
 - ``schema``: tables, migrations, connections, transactions, :class:`StoreError`.
-- ``vocabulary``: the relevance grades and their check.
+- ``vocabulary``: tasks and their verdicts, grades and their range, callers and roles.
 - ``corpus``: documents, queries, runs and the pool.
 - ``candidates``: candidate lists deeper than the pool, for adaptive pooling.
 - ``access``: annotators, tokens and roles.
@@ -19,7 +19,7 @@ required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 - ``verdicts``: verdict items, human and judge verdicts.
 - ``verdict_queue``: who judges which verdict item, in which order.
 - ``verdict_io``: import and export of verdicts.
-- ``golden``: frozen golden-set versions, imported labels, pool extensions.
+- ``versions``: frozen golden-set versions, imported labels, pool extensions.
 
 Everything a person did is in the database; everything else (indexes, embeddings) is a cache
 beside it that can be rebuilt.

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 import sqlite_utils
 
 from labeler.store.access import require_admin
-from labeler.store.golden import ensure_annotator
+from labeler.store.versions import ensure_annotator
 from labeler.store.schema import StoreError, now, shown, transaction
 from labeler.store.verdicts import (
     CallResult,

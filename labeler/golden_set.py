@@ -1,6 +1,6 @@
 """The golden set: freeze labels into a named version, export it, compare versions, score runs.
 
-This is the service layer between the store (``labeler.store.golden``: SQL only) and the
+This is the service layer between the store (``labeler.store.versions``: SQL only) and the
 libraries (``calibration`` for aggregation, metrics and comparison; ``pooling`` for files and
 capture-recapture). Every function that reads or writes the project takes a required keyword
 ``caller`` (``OWNER`` from the command line, the signed-in admin in the app).
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import sqlite_utils
 
 from labeler.store.corpus import Recorded
-from labeler.store.golden import GoldenRow, Version
+from labeler.store.versions import GoldenRow, Version
 from labeler.store.schema import StoreError, now
 from labeler.store.vocabulary import GRADES, Caller
 
@@ -68,7 +68,7 @@ def verified_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> tu
     Raises:
         StoreError: no such version, or its rows were altered (by a tool other than goldpool).
     """
-    from labeler.store import golden as store
+    from labeler.store import versions as store
 
     version = store.get_version(db, name, caller=caller)
     try:
@@ -82,7 +82,7 @@ def verified_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> tu
 
 def altered_versions(db: sqlite_utils.Database, *, caller: Caller) -> list[str]:
     """Names of the stored versions whose rows no longer give their content hash."""
-    from labeler.store import golden as store
+    from labeler.store import versions as store
 
     grades = store.version_grades(db, caller=caller)
     return [v.name for v in store.list_versions(db, caller=caller) if not matches_hash(v, grades.get(v.name, []))]
@@ -142,7 +142,7 @@ def shareable_build(build: dict[str, Any]) -> dict[str, Any]:
 
 
 def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[str, Any]:
-    from labeler.store import golden as store
+    from labeler.store import versions as store
 
     builds = store.pool_builds(db, caller=caller)
     per_grade = Counter(r.relevance for r in rows)
@@ -193,7 +193,7 @@ def freeze(
         CalibrationError: majority ties without ``allow_ties``, an unknown rule.
     """
     from calibration.aggregate import aggregate
-    from labeler.store import golden as store
+    from labeler.store import versions as store
 
     labels = store.current_labels(db, caller=caller)
     adjudicated = store.current_adjudications(db, caller=caller)
@@ -249,7 +249,7 @@ def diff(db: sqlite_utils.Database, old: str, new: str, *, caller: Caller) -> Ve
     Raises:
         StoreError: either version does not exist.
     """
-    from labeler.store import golden as store
+    from labeler.store import versions as store
 
     a = {(r.query_id, r.doc_id): r.relevance for r in store.version_rows(db, old, caller=caller)}
     b = {(r.query_id, r.doc_id): r.relevance for r in store.version_rows(db, new, caller=caller)}
@@ -262,7 +262,7 @@ def diff(db: sqlite_utils.Database, old: str, new: str, *, caller: Caller) -> Ve
 
 @dataclass(frozen=True, slots=True)
 class ImportedJudgments:
-    """What ``import_judgments`` did (see :class:`labeler.store.golden.LabelImport`)."""
+    """What ``import_judgments`` did (see :class:`labeler.store.versions.LabelImport`)."""
 
     path: str
     annotator: str
@@ -279,7 +279,7 @@ def import_judgments(db: sqlite_utils.Database, path: str | Path, annotator: str
         PoolingError: a malformed qrels line (file, line, field).
         StoreError: an unknown query or document, a grade outside 0-3; nothing is written.
     """
-    from labeler.store import golden as store
+    from labeler.store import versions as store
     from pooling.pool import rrf_priority
     from pooling.qrels import qrels_lines
 
@@ -467,7 +467,7 @@ def export(
         StoreError: no such version or an altered one, an unknown format, an unusable folder,
             or a folder holding something else than a previous export (without ``overwrite``).
     """
-    from labeler.store import golden as store
+    from labeler.store import versions as store
     from pooling.files import UnsafeTarget, check_folder, replace_folder
 
     unknown = [f for f in formats if f not in FORMATS]
@@ -534,7 +534,7 @@ def _refuse_foreign_folder(db: sqlite_utils.Database, out: Path, *, caller: Call
 def _foreign(db: sqlite_utils.Database, out: Path, found: set[str], *, caller: Caller) -> str:
     """Why folder ``out`` (holding the files ``found``) is not a previous export of this
     project, or '' when it is one."""
-    from labeler.store import golden as store
+    from labeler.store import versions as store
 
     links = sorted(name for name in found if (out / name).is_symlink())
     if links:  # goldpool never writes a link: someone else put it there
@@ -601,7 +601,7 @@ def run_names(paths: Sequence[str | Path]) -> list[str]:
 def evaluate_runs(golden: Golden, paths: Sequence[str | Path], metrics: Sequence[str]) -> dict[str, Any]:
     """Score every run file against the golden set: run name -> :class:`calibration.metrics.RunScores`."""
     from calibration.metrics import evaluate_many
-    from pooling.evalfiles import read_ranked_run
+    from pooling.ranked_runs import read_ranked_run
 
     ranked = {name: read_ranked_run(p) for name, p in zip(run_names(paths), paths, strict=True)}
     return evaluate_many(golden.qrels, ranked, metrics)
@@ -631,7 +631,7 @@ def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, 
         PoolingError: a bad run file, unknown ids. StoreError: a bad depth, not an admin.
     """
     from labeler.build import import_run, pool_plan
-    from labeler.store import golden as store
+    from labeler.store import versions as store
     from labeler.store.access import require_admin
 
     require_admin(db, caller)
@@ -679,7 +679,7 @@ def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Call
     Raises:
         StoreError: no version at all, or no such version. PoolingError: fewer than two sources.
     """
-    from labeler.store import golden as store
+    from labeler.store import versions as store
     from pooling.completeness import completeness as estimate
 
     if version is None:

@@ -1,6 +1,6 @@
 """Admin page "Golden set": versions and their manifests, freeze, diff, downloads of each export.
 
-A thin layer over :mod:`labeler.golden`; the store checks the caller's admin role again. Every
+A thin layer over :mod:`labeler.golden_set`; the store checks the caller's admin role again. Every
 text that came from a user (version names, notes, ids) is shown through widgets that escape it.
 """
 
@@ -15,9 +15,9 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from labeler import golden
+from labeler import golden_set
 from labeler.store import StoreError
-from labeler.store import golden as store
+from labeler.store import versions as store
 from labeler.store.labels import Annotator
 from labeler.views import admin_only
 
@@ -63,7 +63,7 @@ def _freeze_form(db: sqlite_utils.Database, user: Annotator) -> None:
     if not submitted:
         return
     try:
-        result = golden.freeze(db, name, rule=rule, note=note, allow_ties=allow_ties, caller=user)
+        result = golden_set.freeze(db, name, rule=rule, note=note, allow_ties=allow_ties, caller=user)
     except (StoreError, ValueError) as exc:  # CalibrationError is a ValueError
         st.error(str(exc))
         return
@@ -78,7 +78,7 @@ def _diff(db: sqlite_utils.Database, user: Annotator, names: list[str]) -> None:
     left, right = st.columns(2)
     old = left.selectbox("From", names, index=len(names) - 2)
     new = right.selectbox("To", names, index=len(names) - 1)
-    d = golden.diff(db, old, new, caller=user)
+    d = golden_set.diff(db, old, new, caller=user)
     st.write(f"{len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
     if d.changes:
         st.dataframe(pd.DataFrame([{"from grade": a, "to grade": b, "items": n} for (a, b), n in d.changes.items()]),
@@ -93,12 +93,12 @@ def _diff(db: sqlite_utils.Database, user: Annotator, names: list[str]) -> None:
 def _downloads(db: sqlite_utils.Database, user: Annotator, names: list[str]) -> None:
     st.subheader("Export")
     name = st.selectbox("Version to export", names, index=len(names) - 1, key="export_version")
-    fmt = st.selectbox("Format", list(golden.FORMATS), key="export_format")
+    fmt = st.selectbox("Format", list(golden_set.FORMATS), key="export_format")
     if not st.button("Prepare download"):
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / f"golden-{name}-{fmt}"
-        written = golden.export(db, name, [fmt], out, caller=user)
+        written = golden_set.export(db, name, [fmt], out, caller=user)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in written:

@@ -38,7 +38,7 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool) 
     over the sorted aggregated rows) and a manifest. Freezing again with the same grades makes
     no new version.
     """
-    from labeler.golden import freeze as run
+    from labeler.golden_set import freeze as run
     from labeler.store.access import OWNER
 
     result = run(project.db, name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER)
@@ -60,9 +60,9 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool) 
 @with_project
 def versions(project: Project) -> None:
     """List the frozen golden-set versions of DB, oldest first."""
-    from labeler.golden import altered_versions
+    from labeler.golden_set import altered_versions
     from labeler.store.access import OWNER
-    from labeler.store.golden import list_versions
+    from labeler.store.versions import list_versions
 
     found = list_versions(project.db, caller=OWNER)
     altered = set(altered_versions(project.db, caller=OWNER))
@@ -97,7 +97,7 @@ def export(project: Project, name: str, formats: tuple[str, ...], out: str, over
     qrels/test.tsv. The folder is built beside OUT and moved into place when complete; a
     previous export of DB in OUT is replaced whole, anything else needs --overwrite.
     """
-    from labeler.golden import export as run
+    from labeler.golden_set import export as run
     from labeler.store.access import OWNER
 
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
@@ -115,7 +115,7 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
     Entries not yet in the pool join it with source `qrels`. Importing the same file again
     changes nothing; bad input changes nothing.
     """
-    from labeler.golden import import_judgments as run
+    from labeler.golden_set import import_judgments as run
     from labeler.store.access import OWNER
 
     result = run(project.db, qrels, annotator, caller=OWNER)
@@ -132,7 +132,7 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
               help="Counts only: per grade change, per grade added and removed, and per query; no item rows.")
 def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
-    from labeler.golden import diff as run
+    from labeler.golden_set import diff as run
     from labeler.store.access import OWNER
 
     d = run(project.db, v1, v2, caller=OWNER)
@@ -201,7 +201,7 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, p
     metrics, per_query, excluded, missing, unknown, scored; an undefined value is null.
     """
     from calibration.metrics import default_metrics
-    from labeler.golden import Evaluation, evaluate_runs, load_golden
+    from labeler.golden_set import Evaluation, evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
     names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
@@ -269,7 +269,7 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | No
     """
     from calibration import CalibrationError
     from calibration.compare import Comparisons, compare_runs, to_html
-    from labeler.golden import evaluate_runs, load_golden
+    from labeler.golden_set import evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
     if len(runs) < 2:
@@ -306,7 +306,7 @@ def add_run(project: Project, run: str, name: str, depth: int) -> None:
     The new entries join the labelling queue; `goldpool eval` then shows Judged@k rising as
     they are labelled.
     """
-    from labeler.golden import add_run as do
+    from labeler.golden_set import add_run as do
     from labeler.store.access import OWNER
 
     imported, extension = do(project.db, run, name, depth, caller=OWNER)
@@ -329,7 +329,7 @@ def completeness(project: Project, name: str | None, per_query: bool, as_json: b
     --json keys: version, found, queries, assumption, pairs (sources, n1, n2, m,
     estimated_relevant, missed, low, high), per_query ({found, missed}).
     """
-    from labeler.golden import completeness as run
+    from labeler.golden_set import completeness as run
     from labeler.store.access import OWNER
 
     result = run(project.db, name, caller=OWNER)

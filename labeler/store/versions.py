@@ -1,9 +1,10 @@
-"""Frozen golden-set versions, and the labels, pool and texts a version is made from.
+"""Frozen golden-set versions, and the labels, pool and texts a version is made from; labels
+imported from qrels files and runs added to the pool after a freeze, which feed later versions.
 
 Every function here is admin only: it takes a required keyword ``caller`` (``OWNER`` from the
 command line, the signed-in ``Annotator`` in the app) and refuses anyone but an active admin.
-A version is immutable in the database itself (triggers refuse UPDATE and DELETE on
-``golden_versions`` and ``golden_rows``).
+A version is immutable in the database itself (triggers refuse UPDATE, DELETE and any INSERT
+that would replace or add to a stored version of ``golden_versions`` and ``golden_rows``).
 """
 
 from __future__ import annotations
