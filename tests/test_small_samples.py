@@ -108,3 +108,42 @@ def test_the_app_says_why_and_warns(project: Project) -> None:
     progress = page("progress_page")
     assert [w.value for w in progress.warning] == [WARNING]
     assert WARNING in "\n".join(m.value for m in page("calibration_page").markdown)
+
+
+def _estimate_project(tmp_path: Path, people: dict, judge: dict) -> Path:
+    """A one-query project whose pool's i-th entry has grade ``people[i]`` (people) and ``judge[i]``."""
+    from labels_fixtures import make_project
+    from labeler.store import labels
+    from labeler.store.access import OWNER
+    from labeler.verdict_files import import_verdicts
+
+    db = make_project(tmp_path / "p.db", n_queries=1, per_query=10)
+    pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY doc_id").fetchall()
+    people, judge = ({pool[i]: g for i, g in d.items()} for d in (people, judge))
+    labels.add_annotator(db, "ann")
+    for name, who, grades in (("h", {"annotator": "ann"}, people), ("j", {"judge": "g"}, judge)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "relevance": r}) + "\n" for (q, d), r in grades.items()))
+        import_verdicts(db, path, caller=OWNER, **who)
+    db.close()
+    return tmp_path / "p.db"
+
+
+def test_a_rate_from_five_labels_stays_inside_zero_and_one(tmp_path: Path) -> None:
+    # Five people-labelled items, all relevant; the judge misses one of them and calls the five
+    # others relevant. Unclipped, PPI reads 1.2 [0.85, 1.55] and the people-only interval [1, 1].
+    path = _estimate_project(tmp_path, dict.fromkeys(range(5), 3), {**dict.fromkeys(range(10), 3), 0: 0})
+    data = json.loads(cli_run("estimate", str(path), "--judge", "g", "--metric", "relevant-share", "--json").stdout)
+    assert data["n_labelled"] == 5
+    for key in ("ppi", "ppi_plus_plus", "human_only"):
+        assert 0.0 <= data[key]["low"] <= data[key]["value"] <= data[key]["high"] <= 1.0, (key, data[key])
+    assert data["ppi"]["value"] == data["ppi"]["high"] == 1.0
+    # Wilson: five out of five is not certainty; PPI++ ignores this judge (lambda 0), so it is people-only.
+    assert data["human_only"]["low"] == data["ppi_plus_plus"]["low"] < 0.6 and data["lambda"] == 0
+    text = cli_run("estimate", str(path), "--judge", "g", "--metric", "relevant-share").stdout
+    assert "-0." not in text and "1.1" not in text
+    assert "kept inside the metric's range [0, 1]" in text
+    # Grades: mean-relevance stays inside [0, 3].
+    data = json.loads(cli_run("estimate", str(path), "--judge", "g", "--metric", "mean-relevance", "--json").stdout)
+    for key in ("ppi", "ppi_plus_plus", "human_only"):
+        assert 0.0 <= data[key]["low"] <= data[key]["high"] <= 3.0, (key, data[key])
