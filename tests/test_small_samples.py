@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
 from app_fixtures import Project, add_judgments, open_page
-from calibration import cohen_kappa, project_report, to_dict, to_markdown
+from calibration import cohen_kappa, format_estimate, project_report, to_dict, to_markdown
 from calibration.agreement import ONE_ITEM
 from calibration.report import Label
 from labeler.cli import cli
@@ -147,3 +147,22 @@ def test_a_rate_from_five_labels_stays_inside_zero_and_one(tmp_path: Path) -> No
     data = json.loads(cli_run("estimate", str(path), "--judge", "g", "--metric", "mean-relevance", "--json").stdout)
     for key in ("ppi", "ppi_plus_plus", "human_only"):
         assert 0.0 <= data[key]["low"] <= data[key]["high"] <= 3.0, (key, data[key])
+
+
+def test_no_printed_number_is_negative_zero() -> None:
+    from calibration import Estimate
+    from calibration.compare import Comparison, sentence
+
+    assert format_estimate(Estimate("kappa", -0.0004, -0.0002, 0.3, 40)) == "0.000 [0.000, 0.300]"
+    assert format_estimate(Estimate("kappa", -0.0, -0.2, 0.0, 40)) == "0.000 [-0.200, 0.000]"
+    c = Comparison("A", "B", "nDCG@10", 3, 0.5, 0.5, -0.0001, -0.0002, 0.3, 1.0, 1.0, 0.2, 0.5, {}, "")
+    assert sentence(c) == ("B trails A by 0.000 nDCG@10 [0.000, 0.300], p=1.000; this golden set resolves 0.500. "
+                           "The difference is below that, so this set cannot tell the two apart.")
+
+
+def test_a_detectable_difference_beyond_a_metric_scale_is_said_in_words() -> None:
+    from calibration.compare import compare_runs
+
+    [c] = compare_runs({"A": {"q1": 0.1, "q2": 0.9}, "B": {"q1": 0.9, "q2": 0.1}}, "nDCG@10", n_permutations=100, n_boot=100)
+    assert c.mdd > 1.0
+    assert c.sentence.endswith("; no difference on this scale can be detected with n = 2. This set cannot tell the two apart.")

@@ -246,7 +246,7 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | No
     (Holm-corrected for more than two runs), the minimum detectable difference of this golden
     set, and a plain sentence. --html plots the per-query differences.
     """
-    from calibration import CalibrationError
+    from calibration import CalibrationError, fixed
     from calibration.compare import Comparisons, compare_runs, to_html
     from labeler.golden import evaluate_runs, load_golden
     from labeler.store.access import OWNER
@@ -270,8 +270,9 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | No
     base = result[0]
     click.echo(f"{base.baseline:<24}{base.n:>6}{base.mean_baseline:>9.4f}")
     for c in result:
-        click.echo(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{c.delta:>+9.4f}  {f'[{c.low:+.4f}, {c.high:+.4f}]':<20}"
-                   f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{c.mdd:>8.4f}")
+        interval = f"[{fixed(c.low, 4, sign=True)}, {fixed(c.high, 4, sign=True)}]"
+        click.echo(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{fixed(c.delta, 4, sign=True):>9}  {interval:<20}"
+                   f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{fixed(c.mdd, 4) if c.mdd <= 1.0 else 'beyond':>8}")
 
 
 @click.command("add-run")
