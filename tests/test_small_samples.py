@@ -166,3 +166,20 @@ def test_a_detectable_difference_beyond_a_metric_scale_is_said_in_words() -> Non
     [c] = compare_runs({"A": {"q1": 0.1, "q2": 0.9}, "B": {"q1": 0.9, "q2": 0.1}}, "nDCG@10", n_permutations=100, n_boot=100)
     assert c.mdd > 1.0
     assert c.sentence.endswith("; no difference on this scale can be detected with n = 2. This set cannot tell the two apart.")
+
+
+def test_completeness_of_one_query_claims_no_certainty(tmp_path: Path) -> None:
+    from test_golden import _run_file, new_project, qrels, run
+
+    db = new_project(tmp_path)
+    run("add-run", str(db), str(_run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a"])), "--name", "A")
+    run("add-run", str(db), str(_run_file(tmp_path / "b.trec", ["q1 Q0 d01 1 3 b", "q1 Q0 d02 2 2 b"])), "--name", "B")
+    run("import-judgments", str(db), str(qrels(tmp_path / "l.qrels", {("q1", "d01"): 2, ("q1", "d02"): 1})), "--annotator", "alice")
+    run("freeze", str(db), "--version", "v1")
+    out = run("completeness", str(db)).splitlines()
+    assert out[0] == "v1: the pool's sources found 2 relevant chunks over 1 query."
+    assert out[1] == ("Estimated missed: 0.0 (no interval: the bootstrap resamples queries, and one query cannot be "
+                      "resampled), from A x B; estimated recall of the pool 100.0%, from a single query: read it as rough.")
+    assert "[0.0, 0.0]" not in "\n".join(out)
+    data = json.loads(run("completeness", str(db), "--json"))
+    assert (data["pairs"][0]["low"], data["pairs"][0]["high"]) == (None, None) and data["interval_note"].startswith("no interval")
