@@ -183,3 +183,15 @@ def test_completeness_of_one_query_claims_no_certainty(tmp_path: Path) -> None:
     assert "[0.0, 0.0]" not in "\n".join(out)
     data = json.loads(run("completeness", str(db), "--json"))
     assert (data["pairs"][0]["low"], data["pairs"][0]["high"]) == (None, None) and data["interval_note"].startswith("no interval")
+
+
+def test_a_judge_report_says_an_mdd_beyond_the_scale_in_words() -> None:
+    from calibration.judges import Power
+
+    text = Power(3, "items", 0.9, 0.8, "SUPPORTED", 1.8, 1.25).sentence()
+    assert "180.0" not in text and "125.0" not in text
+    assert text.startswith("With this judge (sensitivity 0.90, specificity 0.80 against people for SUPPORTED) and n = 3 "
+                           "items, no difference between two systems on the 100-point scale can be detected; people's "
+                           "labels resolve no difference on the 100-point scale")
+    assert Power(3, "items", None, None, "SUPPORTED", None, 1.25).sentence().endswith(
+        "3 items resolve no difference on the 100-point scale with people's labels.")
