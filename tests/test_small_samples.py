@@ -195,3 +195,23 @@ def test_a_judge_report_says_an_mdd_beyond_the_scale_in_words() -> None:
                            "labels resolve no difference on the 100-point scale")
     assert Power(3, "items", None, None, "SUPPORTED", None, 1.25).sentence().endswith(
         "3 items resolve no difference on the 100-point scale with people's labels.")
+
+
+def test_perfect_agreement_on_a_few_items_is_not_a_zero_width_interval() -> None:
+    import math
+
+    import numpy as np
+
+    from calibration import gwet_ac, krippendorff_alpha, raw_agreement, wilson_interval
+
+    # Three items, both raters agree on each: every bootstrap resample is perfect agreement.
+    agreement = raw_agreement([1, 2, 3], [1, 2, 3])
+    assert (agreement.low, agreement.high) == wilson_interval(3, 3, 0.95) and agreement.low < 0.5
+    assert agreement.method == "wilson"
+    for e in (cohen_kappa([1, 2, 3], [1, 2, 3], labels=[0, 1, 2, 3]), gwet_ac([1, 2, 3], [1, 2, 3], labels=[0, 1, 2, 3]),
+              krippendorff_alpha(np.array([[1.0, 2, 3], [1, 2, 3]]), "ordinal", value_domain=[0, 1, 2, 3])):
+        assert e.value == 1.0 and math.isnan(e.low) and math.isnan(e.high), e
+        assert format_estimate(e) == "1.000"
+    # With disagreement the bootstrap has spread, and keeps its interval.
+    kappa = cohen_kappa([1, 2, 3, 0, 1, 2, 3, 2, 1], [1, 2, 3, 1, 1, 2, 2, 2, 1], labels=[0, 1, 2, 3])
+    assert kappa.low < kappa.value < kappa.high
