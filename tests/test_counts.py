@@ -94,3 +94,11 @@ def test_stats_mentions_items_verdicts_and_judges(project: Project) -> None:
         "judges: 1",
         f"  {JUDGE_NAME}: faithfulness 4, pairwise 8 verdicts",
     ]
+
+
+def test_the_annotators_command_counts_imported_labels(project: Project) -> None:
+    _imported(project)
+    assert CliRunner().invoke(cli, ["annotators", str(project.path)]).output == (
+        "   1  ada  admin      active    1 labelled, 0 assigned, faithfulness 1\n"
+        "   2  bob  annotator  active    3 labelled, 0 assigned, faithfulness 2, pairwise 1\n"
+    )
