@@ -140,9 +140,8 @@ def ppi_mean(
     if lam == 0.0:
         # λ = 0 ignores the judge: the estimate is the human-only one, and so is its interval.
         ppi = Estimate("ppi_mean", human.value, human.low, human.high, n + big_n, ci, human.method)
-        worth = float(n)
     else:
         ppi = Estimate("ppi_mean", *_clip((value, value - z * se, value + z * se), bounds), n + big_n, ci, "analytic")
-        worth = n * (human_se / se) ** 2 if se > 0 else math.inf
+    worth = n * (human_se / se) ** 2 if se > 0 else math.inf
     judge_only = float(np.concatenate([fl, fu]).mean())
     return MeanEstimates(ppi, human, judge_only, lam, n, big_n, worth)

@@ -23,6 +23,7 @@ from typing import TextIO
 import sqlite_utils
 
 from labeler.store.access import caller_id, require_admin
+from labeler.store.assign import get_settings
 from labeler.store.schema import StoreError, now, transaction
 from labeler.store.vocabulary import KINDS, TASKS, Caller, Role, check_grade
 
@@ -132,11 +133,12 @@ def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tu
 
 
 def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressReport:
-    """Progress per annotator (done, assigned, labels/hour, median seconds) and per query."""
+    """Progress per annotator (done, assigned, labels/hour, median seconds), per query and per task."""
     require_admin(db, caller)
     # Done counts every current label, imported ones included (an import assigns nothing).
     assigned_to = dict(db.execute("SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id"))
-    done_by = _labelled_by(db)["relevance"]
+    by_task = _labelled_by(db)
+    done_by = by_task["relevance"]
     label_seconds: dict[int, list[float]] = defaultdict(list)
     for annotator_id, seconds in db.execute("SELECT annotator_id, seconds FROM judgments WHERE seconds IS NOT NULL"):
         label_seconds[annotator_id].append(seconds)
@@ -160,7 +162,7 @@ def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressRep
                 statistics.median(timed) if timed else None,
             )
         )
-    return ProgressReport(tuple(people), tuple(_query_progress(db)), task_progress(db, caller=caller))
+    return ProgressReport(tuple(people), tuple(_query_progress(db)), _task_progress(db, by_task))
 
 
 # Per task: (item, annotator) of every current label or verdict, imported ones included.
@@ -193,12 +195,13 @@ def labelled_counts(db: sqlite_utils.Database, *, caller: Caller) -> dict[int, d
 
 def task_progress(db: sqlite_utils.Database, *, caller: Caller) -> tuple[TaskProgress, ...]:
     """Every task's items, items labelled, overlap done and items per annotator (:class:`TaskProgress`)."""
-    from labeler.store.assign import get_settings
-
     require_admin(db, caller)
+    return _task_progress(db, _labelled_by(db))
+
+
+def _task_progress(db: sqlite_utils.Database, by_task: dict[str, dict[int, int]]) -> tuple[TaskProgress, ...]:
     k = get_settings(db).overlap_k
     names = db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall()
-    by_task = _labelled_by(db)
     out = []
     for task in TASKS:
         labelled, overlap = db.execute(
