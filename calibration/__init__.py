@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "project_report": "report",
     "power_summary": "report",
     "format_estimate": "report",
+    "fixed": "report",
     "to_markdown": "report",
     "to_text": "report",
     "to_dict": "report",

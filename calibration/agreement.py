@@ -24,6 +24,7 @@ from calibration.bootstrap import (
     bootstrap_tables,
     check_interval_args,
     normal_interval,
+    wilson_interval,
 )
 from calibration.tables import PairTables, pair_tables
 
@@ -126,6 +127,15 @@ def _estimate(
         return Estimate(name, nan, nan, nan, pt.n, *stamp, why=NO_ITEM if pt.n == 0 else ONE_ITEM)  # type: ignore[arg-type]
     value = float(statistic(pt.total[None])[0])
     low, high = bootstrap_tables(pt.tables, statistic, grouped=pt.n_groups is not None, n_boot=n_boot, ci=ci, seed=seed)
+    if low == high:
+        # Every resample gave the same value (perfect agreement on a few items is the usual
+        # case): the bootstrap shows no spread, which is not certainty. Raw agreement is a
+        # proportion and takes the Wilson interval instead; a chance-corrected statistic has
+        # no such interval and is shown without one.
+        if statistic is agreement_of_tables:
+            agreed = int(round(value * pt.n))
+            return Estimate(name, value, *wilson_interval(agreed, pt.n, ci), pt.n, ci, "wilson", 0, pt.n_groups)
+        low = high = float("nan")
     why = ONE_GRADE if chance_corrected and np.isnan(value) else None
     return Estimate(name, value, low, high, pt.n, *stamp, why=why)  # type: ignore[arg-type]
 

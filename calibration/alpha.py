@@ -129,6 +129,8 @@ def krippendorff_alpha(
     if n_boot == 0:
         return Estimate(f"alpha_{level}", value, float("nan"), float("nan"), n_units, ci, "none", 0, None, None, level)
     low, high, n_groups = _interval(counts, pairable, domain, level, groups, n_boot, ci, seed)
+    if low == high:  # every resample gave the same value: no spread shown is not certainty, so no interval
+        low = high = float("nan")
     method = "bootstrap" if groups is None else "cluster bootstrap"
     return Estimate(f"alpha_{level}", value, low, high, n_units, ci, method, n_boot, n_groups, None, level, seed)
 

@@ -149,11 +149,18 @@ def sentence(c: Comparison, *, alpha: float = 0.05, corrected: bool = False) -> 
     verb = "beats" if c.delta > 0 else "trails" if c.delta < 0 else "ties with"
     p = c.p_adjusted if corrected else c.p_value
     p_text = (f"p={p:.3f}" if p >= 0.001 else "p<0.001") + (" (Holm)" if corrected else "")
+    from calibration.report import fixed
+
+    # Retrieval metrics live in [0, 1]: a larger detectable difference is no difference at all.
+    resolves = (f"this golden set resolves {fixed(c.mdd)}." if c.mdd <= 1.0 else
+                f"no difference on this scale can be detected with n = {c.n}.")
     text = (
-        f"{c.run} {verb} {c.baseline} by {abs(c.delta):.3f} {c.metric} [{c.low:.3f}, {c.high:.3f}], {p_text}; "
-        f"this golden set resolves {c.mdd:.3f}."
+        f"{c.run} {verb} {c.baseline} by {fixed(abs(c.delta))} {c.metric} [{fixed(c.low)}, {fixed(c.high)}], {p_text}; "
+        + resolves
     )
-    if p >= alpha and abs(c.delta) < c.mdd:
+    if p >= alpha and c.mdd > 1.0:
+        text += " This set cannot tell the two apart."
+    elif p >= alpha and abs(c.delta) < c.mdd:
         text += " The difference is below that, so this set cannot tell the two apart."
     elif p >= alpha:
         text += " Not significant at this n."

@@ -24,6 +24,7 @@ from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kap
 from calibration.bias import PositionBias, RateComparison, position_bias, self_preference, verbosity_bias
 from calibration.bootstrap import N_BOOT, Estimate, wilson_interval
 from calibration.power import plan
+from calibration.report import fixed
 
 #: The scale of each task, in table order: the default of ``calibrate_task(scale=...)``. This
 #: library knows no project (it imports nothing of ``labeler``), and its bias and power
@@ -89,15 +90,23 @@ class Power:
 
     def sentence(self) -> str:
         """The consequence in words."""
-        people = f"{100 * self.mdd_people:.1f} points with people's labels"
+        # A detectable difference beyond the 100-point scale is no difference at all: said in words.
+        resolved = f"{fixed(100 * self.mdd_people, 1)} points" if self.mdd_people <= 1.0 else "no difference on the 100-point scale"
+        people = f"{resolved} with people's labels"
         if self.sensitivity is None:
             return f"Too few judged items to estimate the judge's sensitivity and specificity; {self.n} {self.unit} resolve {people}."
         split = f"sensitivity {self.sensitivity:.2f}, specificity {self.specificity:.2f} against people for {self.positive}"
         if self.mdd_judge is None:
             return f"With this judge ({split}) no difference can be resolved: it is no better than chance."
+        if self.mdd_judge > 1.0:
+            return (
+                f"With this judge ({split}) and n = {self.n} {self.unit}, no difference between two systems on the "
+                f"100-point scale can be detected; people's labels resolve {resolved} "
+                f"(80% power, α=0.05, discordant share {ASSUMED_DISCORDANT} assumed)."
+            )
         return (
             f"With this judge ({split}) and {self.n} {self.unit}, the smallest paired difference between two systems "
-            f"you can resolve is {100 * self.mdd_judge:.1f} points, against {people} (80% power, α=0.05, "
+            f"you can resolve is {fixed(100 * self.mdd_judge, 1)} points, against {people} (80% power, α=0.05, "
             f"discordant share {ASSUMED_DISCORDANT} assumed)."
         )
 

@@ -14,6 +14,14 @@ the human-only mean in large samples (λ = 0 is exactly the human-only estimate)
 is normal: ``θ̂ ± z_{1−α/2} · sqrt(Var)``. Variances are population variances (ddof 0),
 as in ``ppi-python``, whose values these equal. A good judge makes ``y − f`` small and the
 interval narrow; a bad one widens it but never biases it.
+
+A bounded metric (a rate in [0, 1], a grade mean in [0, 3]) passes its ``bounds``: the PPI
+estimate and interval are then clipped to them. The normal interval can cross a bound with few
+labels (n = 5 gives [-0.18, 1.18]); clipping a valid interval to the parameter space removes
+only values the parameter cannot take, so coverage is kept, and clipping the estimate only moves
+it nearer the truth. The human-only interval of 0/1 labels is the Wilson score interval, which
+stays inside [0, 1] and is not of zero width when every label agrees; other human-only intervals
+are clipped like the PPI ones.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration import CalibrationError
-from calibration.bootstrap import Estimate, check_interval_args
+from calibration.bootstrap import Estimate, check_interval_args, wilson_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,14 @@ def ppi_lambda(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray) 
     return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
 
 
+def _clip(numbers: tuple[float, float, float], bounds: tuple[float, float] | None) -> tuple[float, float, float]:
+    """``numbers`` (value, low, high) clipped to ``bounds`` (unchanged without bounds)."""
+    if bounds is None:
+        return numbers
+    low, high = bounds
+    return tuple(min(max(x, low), high) for x in numbers)  # type: ignore[return-value]
+
+
 def ppi_mean(
     y: Sequence[float],
     f_labelled: Sequence[float],
@@ -78,6 +94,7 @@ def ppi_mean(
     *,
     ci: float = 0.95,
     tuned: bool = True,
+    bounds: tuple[float, float] | None = None,
 ) -> MeanEstimates:
     """Prediction-powered mean (PPI++ when ``tuned``, classic PPI otherwise) beside the others.
 
@@ -87,6 +104,12 @@ def ppi_mean(
     >>> r = ppi_mean([0, 1, 1, 0], [0, 1, 1, 1], [0, 1, 0, 1, 1, 0], tuned=False)
     >>> r.ppi.value, r.human_only.value, r.judge_only
     (0.25, 0.5, 0.6)
+
+    With ``bounds`` every estimate and interval stays inside them:
+
+    >>> r = ppi_mean([1, 1, 1, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1], tuned=False, bounds=(0.0, 1.0))
+    >>> r.ppi.value, r.ppi.high, round(r.human_only.low, 4), r.human_only.method
+    (1.0, 1.0, 0.5655, 'wilson')
 
     Raises:
         CalibrationError: fewer than two labelled or one unlabelled item, unequal lengths,
@@ -100,15 +123,25 @@ def ppi_mean(
         raise CalibrationError(f"PPI needs at least 2 human-labelled items and 1 judge-only item (got {len(yl)} and {len(fu)})")
     if not (np.isfinite(yl).all() and np.isfinite(fl).all() and np.isfinite(fu).all()):
         raise CalibrationError("labels must be finite numbers")
+    if bounds is not None and not (bounds[0] < bounds[1]):
+        raise CalibrationError(f"bounds {bounds}: the lower bound must be below the upper one")
     n, big_n = len(yl), len(fu)
     lam = ppi_lambda(yl, fl, fu) if tuned else 1.0
     value = float(np.mean(lam * fu) + np.mean(yl - lam * fl))
     se = math.sqrt(np.var(lam * fu) / big_n + np.var(yl - lam * fl) / n)
     z = _z(ci)
-    ppi = Estimate("ppi_mean", value, value - z * se, value + z * se, n + big_n, ci, "analytic")
     human_se = float(np.std(yl) / math.sqrt(n))
     human_value = float(yl.mean())
-    human = Estimate("human_mean", human_value, human_value - z * human_se, human_value + z * human_se, n, ci, "analytic")
+    if bounds == (0.0, 1.0) and np.isin(yl, (0.0, 1.0)).all():
+        human = Estimate("human_mean", human_value, *wilson_interval(int(yl.sum()), n, ci), n, ci, "wilson")
+    else:
+        interval = (human_value, human_value - z * human_se, human_value + z * human_se)
+        human = Estimate("human_mean", *_clip(interval, bounds), n, ci, "analytic")
+    if lam == 0.0:
+        # λ = 0 ignores the judge: the estimate is the human-only one, and so is its interval.
+        ppi = Estimate("ppi_mean", human.value, human.low, human.high, n + big_n, ci, human.method)
+    else:
+        ppi = Estimate("ppi_mean", *_clip((value, value - z * se, value + z * se), bounds), n + big_n, ci, "analytic")
     worth = n * (human_se / se) ** 2 if se > 0 else math.inf
     judge_only = float(np.concatenate([fl, fu]).mean())
     return MeanEstimates(ppi, human, judge_only, lam, n, big_n, worth)

@@ -343,6 +343,19 @@ def project_report(
     )
 
 
+def fixed(x: float, digits: int = 3, *, sign: bool = False) -> str:
+    """``x`` with ``digits`` decimals, never ``-0.000``: a value that rounds to zero has no sign
+    (with ``sign``, every other value shows its ``+`` or ``-``).
+
+    >>> fixed(-0.0004), fixed(-0.0), fixed(-0.0006), fixed(0.5123, 2), fixed(-0.00001, 4, sign=True), fixed(0.02, 2, sign=True)
+    ('0.000', '0.000', '-0.001', '0.51', '0.0000', '+0.02')
+    """
+    text = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    if text[:1] in "+-" and not text.strip("+-0."):
+        return text[1:]
+    return text
+
+
 def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a", *, why: bool = True) -> str:
     """``0.512 [0.480, 0.540]``; no brackets without an interval. An undefined value reads
     ``undefined (why)`` when the estimate says why (``undefined`` alone with ``why=False``),
@@ -359,8 +372,8 @@ def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a", *, why
             return f"undefined ({e.why})" if why else "undefined"
         return undefined
     if np.isnan(e.low):
-        return f"{e.value:.{digits}f}"
-    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+        return fixed(e.value, digits)
+    return f"{fixed(e.value, digits)} [{fixed(e.low, digits)}, {fixed(e.high, digits)}]"
 
 
 def interval_note(n_boot: int, n_groups: int | None, ci: float, seed: int | None) -> str:
@@ -413,7 +426,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 def _points(x: float) -> str:
     """A proportion in points: 0.0886 -> ``8.9``."""
-    return f"{100 * x:.1f}"
+    return fixed(100 * x, 1)
 
 
 def _change(x: float) -> str:

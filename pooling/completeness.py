@@ -12,7 +12,9 @@ each pair of sources; the headline is the pair with the largest estimate. **Assu
 the two sources find relevant chunks independently. Retrievers are positively correlated
 (they favour the same obvious chunks), which inflates m and makes every estimate an
 underestimate of what is missing, so the largest pair is the least biased and still a floor.
-The interval resamples queries (percentile bootstrap).
+The interval resamples queries (percentile bootstrap). One query cannot be resampled (every
+replicate is that query), so with one query the interval is NaN, said as not computable, never
+a zero-width interval that reads as certainty.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ ASSUMPTION = (
     "Capture-recapture assumes the sources find relevant chunks independently; retrievers are "
     "positively correlated, so the estimate of what the pool missed is a floor, not a ceiling."
 )
+
+#: Why a one-query estimate has no interval, in words.
+ONE_QUERY = "no interval: the bootstrap resamples queries, and one query cannot be resampled"
 
 
 def chapman(n1: int, n2: int, m: int) -> float:
@@ -66,7 +71,8 @@ class Completeness:
         pairs: one estimate per source pair, largest ``missed`` first.
         per_query: query_id -> (found, estimated missed) under the headline pair.
         queries: queries with at least one relevant chunk from a source.
-        ci: coverage of the intervals. assumption: the sentence to print beside the numbers.
+        ci: coverage of the intervals (NaN ends with one query: see ``interval_note``).
+        assumption: the sentence to print beside the numbers.
     """
 
     found: int
@@ -84,7 +90,13 @@ class Completeness:
             "pairs": [{"sources": list(p.sources), "n1": p.n1, "n2": p.n2, "m": p.m, "estimated_relevant": p.estimated_relevant,
                        "missed": p.missed, "low": p.low, "high": p.high} for p in self.pairs],
             "per_query": {q: {"found": f, "missed": m} for q, (f, m) in self.per_query.items()},
+            "interval_note": self.interval_note,
         }
+
+    @property
+    def interval_note(self) -> str | None:
+        """Why the intervals are missing (one query), else None."""
+        return ONE_QUERY if self.queries < 2 else None
 
     @property
     def headline(self) -> PairEstimate | None:
@@ -113,6 +125,7 @@ def completeness(found: Found, *, ci: float = 0.95, n_boot: int = 2000, seed: in
     """
     import numpy as np
 
+    nan = float("nan")
     sources = sorted({s for by_source in found.values() for s in by_source})
     queries = sorted(q for q, by_source in found.items() if any(by_source.values()))
     if len(sources) < 2:
@@ -133,10 +146,8 @@ def completeness(found: Found, *, ci: float = 0.95, n_boot: int = 2000, seed: in
         n2 = sum(len(found[q].get(b, ())) for q in queries)
         m = sum(len(set(found[q].get(a, ())) & set(found[q].get(b, ()))) for q in queries)
         total_found = sum(rows[q][0] for q in queries)
-        pairs.append(PairEstimate(
-            (a, b), n1, n2, m, total_found + float(missed.sum()), float(missed.sum()),
-            float(np.quantile(reps, tail)), float(np.quantile(reps, 1 - tail)),
-        ))
+        low, high = (float(np.quantile(reps, tail)), float(np.quantile(reps, 1 - tail))) if len(queries) > 1 else (nan, nan)
+        pairs.append(PairEstimate((a, b), n1, n2, m, total_found + float(missed.sum()), float(missed.sum()), low, high))
     pairs.sort(key=lambda p: (-p.missed, p.sources))
     found_total = sum(len(set().union(*found[q].values())) for q in queries)
     return Completeness(found_total, tuple(pairs), per_pair[pairs[0].sources], len(queries), ci)

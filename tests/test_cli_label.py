@@ -68,8 +68,8 @@ def test_annotators_lists_and_deactivate_activate(tmp_path: Path) -> None:
     item = scheduling.next_item(db, bob.id)
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 2, 1.0)
     assert _run("annotators", str(path)).output == (
-        "   1  ada  admin      active    0/0 labelled\n"
-        "   2  bob  annotator  active    1/10 labelled\n"
+        "   1  ada  admin      active    0 labelled, 0 assigned\n"
+        "   2  bob  annotator  active    1 labelled, 10 assigned\n"
     )
     result = _run("deactivate", str(path), "bob")
     assert result.output == "'bob' is deactivated: their token stops working at their next click; labels are kept.\n"

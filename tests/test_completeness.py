@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
 from pooling import PoolingError
-from pooling.completeness import chapman, completeness
+from pooling.completeness import ONE_QUERY, chapman, completeness
 
 
 def test_chapman_arithmetic() -> None:
@@ -49,3 +50,13 @@ def test_refusals() -> None:
         completeness({"q": {"a": {"1"}}})
     with pytest.raises(PoolingError, match="no relevant"):
         completeness({"q": {"a": set(), "b": set()}})
+
+
+def test_one_query_has_no_interval_rather_than_a_zero_width_one() -> None:
+    found = {"q": {"a": {"1", "2"}, "b": {"1", "2"}}}  # both found the same two: Chapman 3*3/3 - 1 = 2, none missed
+    c = completeness(found, n_boot=100)
+    assert c.headline.missed == 0.0
+    assert math.isnan(c.headline.low) and math.isnan(c.headline.high)
+    assert c.interval_note == ONE_QUERY and c.as_dict()["interval_note"] == ONE_QUERY
+    two = completeness({**found, "r": {"a": {"3"}, "b": {"4"}}}, n_boot=100)
+    assert two.interval_note is None and two.headline.low <= two.headline.missed <= two.headline.high

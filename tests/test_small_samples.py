@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
 from app_fixtures import Project, add_judgments, open_page
-from calibration import cohen_kappa, project_report, to_dict, to_markdown
+from calibration import cohen_kappa, format_estimate, project_report, to_dict, to_markdown
 from calibration.agreement import ONE_ITEM
 from calibration.report import Label
 from labeler.cli import cli
@@ -108,3 +108,110 @@ def test_the_app_says_why_and_warns(project: Project) -> None:
     progress = page("progress_page")
     assert [w.value for w in progress.warning] == [WARNING]
     assert WARNING in "\n".join(m.value for m in page("calibration_page").markdown)
+
+
+def _estimate_project(tmp_path: Path, people: dict, judge: dict) -> Path:
+    """A one-query project whose pool's i-th entry has grade ``people[i]`` (people) and ``judge[i]``."""
+    from labels_fixtures import make_project
+    from labeler.store import labels
+    from labeler.store.access import OWNER
+    from labeler.verdict_files import import_verdicts
+
+    db = make_project(tmp_path / "p.db", n_queries=1, per_query=10)
+    pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY doc_id").fetchall()
+    people, judge = ({pool[i]: g for i, g in d.items()} for d in (people, judge))
+    labels.add_annotator(db, "ann")
+    for name, who, grades in (("h", {"annotator": "ann"}, people), ("j", {"judge": "g"}, judge)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "relevance": r}) + "\n" for (q, d), r in grades.items()))
+        import_verdicts(db, path, caller=OWNER, **who)
+    db.close()
+    return tmp_path / "p.db"
+
+
+def test_a_rate_from_five_labels_stays_inside_zero_and_one(tmp_path: Path) -> None:
+    # Five people-labelled items, all relevant; the judge misses one of them and calls the five
+    # others relevant. Unclipped, PPI reads 1.2 [0.85, 1.55] and the people-only interval [1, 1].
+    path = _estimate_project(tmp_path, dict.fromkeys(range(5), 3), {**dict.fromkeys(range(10), 3), 0: 0})
+    data = json.loads(cli_run("estimate", str(path), "--judge", "g", "--metric", "relevant-share", "--json").stdout)
+    assert data["n_labelled"] == 5
+    for key in ("ppi", "ppi_plus_plus", "human_only"):
+        assert 0.0 <= data[key]["low"] <= data[key]["value"] <= data[key]["high"] <= 1.0, (key, data[key])
+    assert data["ppi"]["value"] == data["ppi"]["high"] == 1.0
+    # Wilson: five out of five is not certainty; PPI++ ignores this judge (lambda 0), so it is people-only.
+    assert data["human_only"]["low"] == data["ppi_plus_plus"]["low"] < 0.6 and data["lambda"] == 0
+    text = cli_run("estimate", str(path), "--judge", "g", "--metric", "relevant-share").stdout
+    assert "-0." not in text and "1.1" not in text
+    assert "kept inside the metric's range [0, 1]" in text
+    # Grades: mean-relevance stays inside [0, 3].
+    data = json.loads(cli_run("estimate", str(path), "--judge", "g", "--metric", "mean-relevance", "--json").stdout)
+    for key in ("ppi", "ppi_plus_plus", "human_only"):
+        assert 0.0 <= data[key]["low"] <= data[key]["high"] <= 3.0, (key, data[key])
+
+
+def test_no_printed_number_is_negative_zero() -> None:
+    from calibration import Estimate
+    from calibration.compare import Comparison, sentence
+
+    assert format_estimate(Estimate("kappa", -0.0004, -0.0002, 0.3, 40)) == "0.000 [0.000, 0.300]"
+    assert format_estimate(Estimate("kappa", -0.0, -0.2, 0.0, 40)) == "0.000 [-0.200, 0.000]"
+    c = Comparison("A", "B", "nDCG@10", 3, 0.5, 0.5, -0.0001, -0.0002, 0.3, 1.0, 1.0, 0.2, 0.5, {}, "")
+    assert sentence(c) == ("B trails A by 0.000 nDCG@10 [0.000, 0.300], p=1.000; this golden set resolves 0.500. "
+                           "The difference is below that, so this set cannot tell the two apart.")
+
+
+def test_a_detectable_difference_beyond_a_metric_scale_is_said_in_words() -> None:
+    from calibration.compare import compare_runs
+
+    [c] = compare_runs({"A": {"q1": 0.1, "q2": 0.9}, "B": {"q1": 0.9, "q2": 0.1}}, "nDCG@10", n_permutations=100, n_boot=100)
+    assert c.mdd > 1.0
+    assert c.sentence.endswith("; no difference on this scale can be detected with n = 2. This set cannot tell the two apart.")
+
+
+def test_completeness_of_one_query_claims_no_certainty(tmp_path: Path) -> None:
+    from test_golden import _run_file, new_project, qrels, run
+
+    db = new_project(tmp_path)
+    run("add-run", str(db), str(_run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a"])), "--name", "A")
+    run("add-run", str(db), str(_run_file(tmp_path / "b.trec", ["q1 Q0 d01 1 3 b", "q1 Q0 d02 2 2 b"])), "--name", "B")
+    run("import-judgments", str(db), str(qrels(tmp_path / "l.qrels", {("q1", "d01"): 2, ("q1", "d02"): 1})), "--annotator", "alice")
+    run("freeze", str(db), "--version", "v1")
+    out = run("completeness", str(db)).splitlines()
+    assert out[0] == "v1: the pool's sources found 2 relevant chunks over 1 query."
+    assert out[1] == ("Estimated missed: 0.0 (no interval: the bootstrap resamples queries, and one query cannot be "
+                      "resampled), from A x B; estimated recall of the pool 100.0%, from a single query: read it as rough.")
+    assert "[0.0, 0.0]" not in "\n".join(out)
+    data = json.loads(run("completeness", str(db), "--json"))
+    assert (data["pairs"][0]["low"], data["pairs"][0]["high"]) == (None, None) and data["interval_note"].startswith("no interval")
+
+
+def test_a_judge_report_says_an_mdd_beyond_the_scale_in_words() -> None:
+    from calibration.judges import Power
+
+    text = Power(3, "items", 0.9, 0.8, "SUPPORTED", 1.8, 1.25).sentence()
+    assert "180.0" not in text and "125.0" not in text
+    assert text.startswith("With this judge (sensitivity 0.90, specificity 0.80 against people for SUPPORTED) and n = 3 "
+                           "items, no difference between two systems on the 100-point scale can be detected; people's "
+                           "labels resolve no difference on the 100-point scale")
+    assert Power(3, "items", None, None, "SUPPORTED", None, 1.25).sentence().endswith(
+        "3 items resolve no difference on the 100-point scale with people's labels.")
+
+
+def test_perfect_agreement_on_a_few_items_is_not_a_zero_width_interval() -> None:
+    import math
+
+    import numpy as np
+
+    from calibration import gwet_ac, krippendorff_alpha, raw_agreement, wilson_interval
+
+    # Three items, both raters agree on each: every bootstrap resample is perfect agreement.
+    agreement = raw_agreement([1, 2, 3], [1, 2, 3])
+    assert (agreement.low, agreement.high) == wilson_interval(3, 3, 0.95) and agreement.low < 0.5
+    assert agreement.method == "wilson"
+    for e in (cohen_kappa([1, 2, 3], [1, 2, 3], labels=[0, 1, 2, 3]), gwet_ac([1, 2, 3], [1, 2, 3], labels=[0, 1, 2, 3]),
+              krippendorff_alpha(np.array([[1.0, 2, 3], [1, 2, 3]]), "ordinal", value_domain=[0, 1, 2, 3])):
+        assert e.value == 1.0 and math.isnan(e.low) and math.isnan(e.high), e
+        assert format_estimate(e) == "1.000"
+    # With disagreement the bootstrap has spread, and keeps its interval.
+    kappa = cohen_kappa([1, 2, 3, 0, 1, 2, 3, 2, 1], [1, 2, 3, 1, 1, 2, 2, 2, 1], labels=[0, 1, 2, 3])
+    assert kappa.low < kappa.value < kappa.high

@@ -267,7 +267,7 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | No
     (Holm-corrected for more than two runs), the minimum detectable difference of this golden
     set, and a plain sentence. --html plots the per-query differences.
     """
-    from calibration import CalibrationError
+    from calibration import CalibrationError, fixed
     from calibration.compare import Comparisons, compare_runs, to_html
     from labeler.golden_set import evaluate_runs, load_golden
     from labeler.store.access import OWNER
@@ -291,8 +291,9 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | No
     base = result[0]
     click.echo(f"{base.baseline:<24}{base.n:>6}{base.mean_baseline:>9.4f}")
     for c in result:
-        click.echo(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{c.delta:>+9.4f}  {f'[{c.low:+.4f}, {c.high:+.4f}]':<20}"
-                   f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{c.mdd:>8.4f}")
+        interval = f"[{fixed(c.low, 4, sign=True)}, {fixed(c.high, 4, sign=True)}]"
+        click.echo(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{fixed(c.delta, 4, sign=True):>9}  {interval:<20}"
+                   f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{fixed(c.mdd, 4) if c.mdd <= 1.0 else 'beyond':>8}")
 
 
 @click.command("add-run")
@@ -327,7 +328,8 @@ def completeness(project: Project, name: str | None, per_query: bool, as_json: b
     query-bootstrap interval. It assumes the sources find relevant chunks independently.
 
     --json keys: version, found, queries, assumption, pairs (sources, n1, n2, m,
-    estimated_relevant, missed, low, high), per_query ({found, missed}).
+    estimated_relevant, missed, low, high), per_query ({found, missed}), interval_note (why
+    low and high are null: one query; else null).
     """
     from labeler.golden_set import completeness as run
     from labeler.store.access import OWNER
@@ -338,14 +340,17 @@ def completeness(project: Project, name: str | None, per_query: bool, as_json: b
         echo_json(result.as_dict())
         return
     h = c.headline
-    click.echo(f"{version}: the pool's sources found {c.found} relevant chunks over {c.queries} queries.")
-    click.echo(f"Estimated missed: {h.missed:.1f} [{h.low:.1f}, {h.high:.1f}] ({c.ci:.0%} query bootstrap), "
-               f"from {h.sources[0]} x {h.sources[1]}; estimated recall of the pool {c.found / (c.found + h.missed):.1%}.")
+    queries = "1 query" if c.queries == 1 else f"{c.queries} queries"
+    click.echo(f"{version}: the pool's sources found {c.found} relevant chunks over {queries}.")
+    interval = f"({c.interval_note})" if c.interval_note else f"[{h.low:.1f}, {h.high:.1f}] ({c.ci:.0%} query bootstrap)"
+    recall = f"{c.found / (c.found + h.missed):.1%}" + (", from a single query: read it as rough" if c.queries == 1 else "")
+    click.echo(f"Estimated missed: {h.missed:.1f} {interval}, "
+               f"from {h.sources[0]} x {h.sources[1]}; estimated recall of the pool {recall}.")
     click.echo(c.assumption)
     click.echo(f"{'sources':<28}{'n1':>7}{'n2':>7}{'both':>7}{'est. relevant':>15}{'missed':>9}  interval")
     for p in c.pairs:
         click.echo(f"{' x '.join(p.sources):<28}{p.n1:>7}{p.n2:>7}{p.m:>7}{p.estimated_relevant:>15.1f}{p.missed:>9.1f}"
-                   f"  [{p.low:.1f}, {p.high:.1f}]")
+                   + ("  n/a" if c.interval_note else f"  [{p.low:.1f}, {p.high:.1f}]"))
     if per_query:
         click.echo(f"\n{'query_id':<16}{'found':>7}{'missed':>9}")
         for q, (f, m) in c.per_query.items():

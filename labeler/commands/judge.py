@@ -150,6 +150,8 @@ def estimate(project: Project, judge, metric, threshold, ci, as_json) -> None:
     ppi_plus_plus, human_only (each {value, low, high, n}), lambda, judge_only,
     human_labels_worth, human_labels_worth_classic; an undefined number is null.
     """
+    from calibration import fixed
+    from labeler.judge.estimate import BOUNDS
     from labeler.judge.estimate import estimate as run
     from labeler.store.access import OWNER
 
@@ -158,14 +160,16 @@ def estimate(project: Project, judge, metric, threshold, ci, as_json) -> None:
     if as_json:
         echo_json(r.as_dict())
         return
-    fmt = lambda e: f"{e.value:.4f} [{e.low:.4f}, {e.high:.4f}] (width {e.high - e.low:.4f})"  # noqa: E731
+    fmt = lambda e: f"{fixed(e.value, 4)} [{fixed(e.low, 4)}, {fixed(e.high, 4)}] (width {fixed(e.high - e.low, 4)})"  # noqa: E731
     click.echo(f"{metric} by judge {judge!r}: {t.n_labelled} items labelled by people, {t.n_unlabelled} by the judge only"
                + (f", {r.n_left_out} left out (no usable judge label)" if r.n_left_out else ""))
     click.echo(f"PPI++ (lambda {t.lam:.3f}):  {fmt(t.ppi)}")
     click.echo(f"PPI (lambda 1):        {fmt(c.ppi)}")
     click.echo(f"people only:           {fmt(t.human_only)}")
-    click.echo(f"judge only:            {t.judge_only:.4f} (no interval: its bias is unknown)")
-    click.echo(f"The judge makes these {t.n_labelled} human labels worth about {t.worth:.0f} ({ci:.0%} intervals).")
+    click.echo(f"judge only:            {fixed(t.judge_only, 4)} (no interval: its bias is unknown)")
+    low, high = BOUNDS[metric]
+    click.echo(f"The judge makes these {t.n_labelled} human labels worth about {t.worth:.0f} ({ci:.0%} intervals, "
+               f"kept inside the metric's range [{low:g}, {high:g}]).")
 
 
 COMMANDS: list[click.Command] = [run_judge, estimate]

@@ -52,17 +52,24 @@ def new_token(project: Project, name: str) -> None:
 @click.command()
 @with_project
 def annotators(project: Project) -> None:
-    """List the annotators of DB with their role, status and labels so far."""
+    """List the annotators of DB with their role, status and labels so far.
+
+    Labels count whether made in the app or imported (an import assigns nothing, so labelled
+    can exceed assigned); verdicts of the faithfulness and pairwise tasks follow when any.
+    """
     from labeler.store import labels
 
     report = labels.progress_report(project.db, caller=labels.OWNER)
     if not report.annotators:
         click.echo("No annotators yet: add one with `goldpool add-annotator DB NAME`.")
         return
+    verdicts = {t.task: dict(t.per_annotator) for t in report.tasks if t.task != "relevance"}
     width = max(len(a.name) for a in report.annotators)
     for a in report.annotators:
         status = "active" if a.active else "inactive"
-        click.echo(f"{a.annotator_id:>4}  {a.name:<{width}}  {a.role:<9}  {status:<8}  {a.done}/{a.assigned} labelled")
+        more = "".join(f", {task} {counts[a.name]:,}" for task, counts in verdicts.items() if counts.get(a.name))
+        click.echo(f"{a.annotator_id:>4}  {a.name:<{width}}  {a.role:<9}  {status:<8}  "
+                   f"{a.done:,} labelled, {a.assigned:,} assigned{more}")
 
 
 def _set_active(project: Project, name: str, active: bool) -> None:

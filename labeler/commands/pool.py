@@ -226,8 +226,10 @@ def export_pool(project: Project, output: str | None) -> None:
 def stats(project: Project) -> None:
     """Print what DB holds: documents, queries, runs, pool entries, builds, judged entries.
 
-    With labels, also each labelled query's estimated share of relevant chunks found (the
-    stopping rule's, with its interval, and whether it says stop when ``stop_recall`` is set).
+    With verdict items or judges, also the items per task, people's verdicts per task (imports
+    included) and each judge's verdicts per task. With labels, also each labelled query's
+    estimated share of relevant chunks found (the stopping rule's, with its interval, and
+    whether it says stop when ``stop_recall`` is set).
     """
     from labeler.store.corpus import stats as run
 
@@ -236,10 +238,29 @@ def stats(project: Project) -> None:
     width = max(len(name) for name in counts)
     for name, count in counts.items():
         click.echo(f"{name + ':':<{width + 1}} {count}")
+    for line in _verdict_lines(project.db):
+        click.echo(line)
     if lines:
         click.echo("relevant found per labelled query (stopping rule, within the candidate lists):")
         for line in lines:
             click.echo(f"  {line}")
+
+
+def _verdict_lines(store: Any) -> list[str]:
+    """Verdict items, people's verdicts and judges' verdicts, per task; none without any."""
+    from labeler.store.access import OWNER
+    from labeler.store.verdicts import verdict_counts
+
+    c = verdict_counts(store, caller=OWNER)
+    if not any(c.items.values()) and not c.judges:
+        return []
+    per_task = lambda counts: ", ".join(f"{task} {n:,}" for task, n in counts.items()) or "none"  # noqa: E731
+    human = {kind: f"{n:,} on {plural(items, 'item')}" for kind, (n, items) in c.human.items()}
+    lines = [f"verdict items: {per_task(c.items)}",
+             "human verdicts: " + ", ".join(f"{kind} {text}" for kind, text in human.items()),
+             f"judges: {len(c.judges)}"]
+    lines += [f"  {judge}: {per_task(tasks)} verdicts" for judge, tasks in c.judges.items()]
+    return lines
 
 
 def _stop_lines(store: Any) -> list[str]:

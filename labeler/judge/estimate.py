@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 METRICS = ("mean-relevance", "relevant-share", "faithfulness-rate", "win-rate")
 _TASK = {"mean-relevance": "relevance", "relevant-share": "relevance", "faithfulness-rate": "faithfulness", "win-rate": "pairwise"}
 _WIN = {"A": 1.0, "TIE": 0.5, "B": 0.0}
+#: The range each metric's per-item value lives in: estimates and intervals are kept inside it.
+BOUNDS = {"mean-relevance": (0.0, 3.0), "relevant-share": (0.0, 1.0), "faithfulness-rate": (0.0, 1.0), "win-rate": (0.0, 1.0)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +125,8 @@ def estimate(
     y = [human[k] for k in labelled]
     f = [judged[k] for k in labelled]
     try:
-        classic = ppi_mean(y, f, unlabelled, ci=ci, tuned=False)
-        tuned = ppi_mean(y, f, unlabelled, ci=ci, tuned=True)
+        classic = ppi_mean(y, f, unlabelled, ci=ci, tuned=False, bounds=BOUNDS[metric])
+        tuned = ppi_mean(y, f, unlabelled, ci=ci, tuned=True, bounds=BOUNDS[metric])
     except CalibrationError as exc:
         raise JudgeError(f"judge {judge!r}, {metric}: {exc}") from None
     return MetricEstimate(judge, metric, threshold, classic, tuned, sum(1 for k in human if k not in judged), ci)

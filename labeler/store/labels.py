@@ -46,12 +46,15 @@ from labeler.store.review import (
     OverlapLabel,
     ProgressReport,
     QueryProgress,
+    TaskProgress,
     adjudications,
     disagreements,
     export_judgments,
+    labelled_counts,
     overlap_labels,
     progress_report,
     record_adjudication,
+    task_progress,
 )
 from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_hash, rubric_in_use, set_rubric
 from labeler.store.schema import StoreError, now, transaction
@@ -74,6 +77,7 @@ __all__ = [
     "ProgressReport",
     "QueryProgress",
     "Role",
+    "TaskProgress",
     "Rubric",
     "Settings",
     "add_annotator",
@@ -87,6 +91,7 @@ __all__ = [
     "issue_annotator",
     "get_item",
     "get_settings",
+    "labelled_counts",
     "latest_judgments",
     "list_annotators",
     "next_item",
@@ -106,6 +111,7 @@ __all__ = [
     "set_active",
     "set_rubric",
     "set_settings",
+    "task_progress",
 ]
 
 

@@ -22,8 +22,9 @@ from typing import TextIO
 import sqlite_utils
 
 from labeler.store.access import caller_id, require_admin
+from labeler.store.assign import get_settings
 from labeler.store.schema import StoreError, now, transaction
-from labeler.store.vocabulary import Caller, Role, check_grade
+from labeler.store.vocabulary import KINDS, TASKS, Caller, Role, check_grade
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ class AnnotatorProgress:
     name: str
     role: Role
     active: bool
-    done: int  # items labelled (at least once)
+    done: int  # pool entries labelled (at least once), in the app or imported
     assigned: int  # items in their queue, labelled or not
     labels_per_hour: float | None
     median_seconds: float | None
@@ -54,9 +55,28 @@ class QueryProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskProgress:
+    """One task's labelling, imported labels and verdicts included.
+
+    ``items`` are the task's items (pool entries for relevance, verdict items otherwise);
+    ``labelled`` those with a current label from at least one person; ``overlap_done`` those
+    labelled by at least ``overlap_k`` people (the agreement sample so far); ``per_annotator``
+    the items each person has labelled (name -> count, everyone listed, by id).
+    """
+
+    task: str
+    items: int
+    labelled: int
+    overlap_done: int
+    overlap_k: int
+    per_annotator: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ProgressReport:
     annotators: tuple[AnnotatorProgress, ...]
     queries: tuple[QueryProgress, ...]  # in query import order; queries with a pool only
+    tasks: tuple[TaskProgress, ...] = ()  # one per task, in TASKS order
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,17 +132,12 @@ def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tu
 
 
 def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressReport:
-    """Progress per annotator (done, assigned, labels/hour, median seconds) and per query."""
+    """Progress per annotator (done, assigned, labels/hour, median seconds), per query and per task."""
     require_admin(db, caller)
-    work = {
-        r[0]: (r[1], r[2])
-        for r in db.execute(
-            """SELECT a.annotator_id, count(*),
-                      sum(EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id
-                                  AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id))
-               FROM assignments a WHERE a.shown_order > 0 GROUP BY a.annotator_id"""
-        )
-    }
+    # Done counts every current label, imported ones included (an import assigns nothing).
+    assigned_to = dict(db.execute("SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id"))
+    by_task = _labelled_by(db)
+    done_by = by_task["relevance"]
     label_seconds: dict[int, list[float]] = defaultdict(list)
     for annotator_id, seconds in db.execute("SELECT annotator_id, seconds FROM judgments WHERE seconds IS NOT NULL"):
         label_seconds[annotator_id].append(seconds)
@@ -131,7 +146,7 @@ def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressRep
     )
     people = []
     for annotator_id, name, role, active in db.execute("SELECT id, name, role, active FROM annotators ORDER BY id"):
-        assigned, done = work.get(annotator_id, (0, 0))
+        assigned, done = assigned_to.get(annotator_id, 0), done_by.get(annotator_id, 0)
         timed = label_seconds.get(annotator_id, [])
         on_screen = sum(timed) + (skip_seconds.get(annotator_id) or 0.0)
         people.append(
@@ -146,7 +161,55 @@ def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressRep
                 statistics.median(timed) if timed else None,
             )
         )
-    return ProgressReport(tuple(people), tuple(_query_progress(db)))
+    return ProgressReport(tuple(people), tuple(_query_progress(db)), _task_progress(db, by_task))
+
+
+# Per task: (item, annotator) of every current label or verdict, imported ones included.
+_LABELLED = {
+    "relevance": "SELECT query_id || char(0) || doc_id AS item, annotator_id FROM current_judgments",
+    **{kind: "SELECT h.item_id AS item, h.annotator_id FROM current_human_verdicts h "
+             f"JOIN verdict_items i ON i.item_id = h.item_id WHERE i.kind = '{kind}'" for kind in KINDS},
+}
+_ITEMS = {"relevance": "SELECT count(*) FROM pool",
+          **{kind: f"SELECT count(*) FROM verdict_items WHERE kind = '{kind}'" for kind in KINDS}}
+
+
+def _labelled_by(db: sqlite_utils.Database) -> dict[str, dict[int, int]]:
+    """Task -> annotator id -> items that person has labelled (app and imports alike)."""
+    out: dict[str, dict[int, int]] = {}
+    for task in TASKS:
+        sql = f"SELECT annotator_id, count(*) FROM ({_LABELLED[task]}) GROUP BY annotator_id"
+        out[task] = dict(db.execute(sql).fetchall())
+    return out
+
+
+def labelled_counts(db: sqlite_utils.Database, *, caller: Caller) -> dict[int, dict[str, int]]:
+    """Annotator id -> task -> items they have labelled (in the app or imported), every
+    annotator and every task listed (0 when none)."""
+    require_admin(db, caller)
+    by_task = _labelled_by(db)
+    ids = [r[0] for r in db.execute("SELECT id FROM annotators ORDER BY id")]
+    return {i: {task: by_task[task].get(i, 0) for task in TASKS} for i in ids}
+
+
+def task_progress(db: sqlite_utils.Database, *, caller: Caller) -> tuple[TaskProgress, ...]:
+    """Every task's items, items labelled, overlap done and items per annotator (:class:`TaskProgress`)."""
+    require_admin(db, caller)
+    return _task_progress(db, _labelled_by(db))
+
+
+def _task_progress(db: sqlite_utils.Database, by_task: dict[str, dict[int, int]]) -> tuple[TaskProgress, ...]:
+    k = get_settings(db).overlap_k
+    names = db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall()
+    out = []
+    for task in TASKS:
+        labelled, overlap = db.execute(
+            f"SELECT count(*), coalesce(sum(n >= ?), 0) FROM (SELECT count(*) AS n FROM ({_LABELLED[task]}) GROUP BY item)", [k]
+        ).fetchone()
+        items = db.execute(_ITEMS[task]).fetchone()[0]
+        per = tuple((name, by_task[task].get(i, 0)) for i, name in names)
+        out.append(TaskProgress(task, items, labelled, overlap, k, per))
+    return tuple(out)
 
 
 def _query_progress(db: sqlite_utils.Database) -> Iterator[QueryProgress]:

@@ -387,3 +387,37 @@ def done_targets(db: sqlite_utils.Database, judge: str, model: str, prompt_hash:
         [judge, model, prompt_hash],
     )
     return {tuple(r) for r in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictCounts:
+    """What the project holds beyond the pool: verdict items, people's verdicts, judges' verdicts.
+
+    Attributes:
+        items: kind -> verdict items (every kind listed).
+        human: kind -> (current verdicts, items with at least one), imports included.
+        judges: judge -> task -> current verdicts (one per item, or per item and order for
+            a pairwise judge asked both orders), by judge name.
+    """
+
+    items: dict[str, int]
+    human: dict[str, tuple[int, int]]
+    judges: dict[str, dict[str, int]]
+
+
+def verdict_counts(db: sqlite_utils.Database, *, caller: Caller) -> VerdictCounts:
+    """Counts of verdict items and of the current human and judge verdicts (admin only)."""
+    require_admin(db, caller)
+    items = dict.fromkeys(KINDS, 0) | dict(db.execute("SELECT kind, count(*) FROM verdict_items GROUP BY kind").fetchall())
+    human = dict.fromkeys(KINDS, (0, 0)) | {
+        kind: (n, distinct) for kind, n, distinct in db.execute(
+            "SELECT i.kind, count(*), count(DISTINCT h.item_id) FROM current_human_verdicts h "
+            "JOIN verdict_items i ON i.item_id = h.item_id GROUP BY i.kind"
+        )
+    }
+    judges: dict[str, dict[str, int]] = {}
+    for judge, task, n in db.execute(
+        "SELECT judge, task, count(*) FROM current_judge_verdicts GROUP BY judge, task ORDER BY judge"
+    ):
+        judges.setdefault(judge, {})[task] = n
+    return VerdictCounts(items, human, judges)

@@ -28,10 +28,12 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         st.warning(flash)
     _issued()
     st.caption("A deactivated token stops working at its holder's next click; labels are kept.")
+    counts = labels.labelled_counts(db, caller=user)
     for annotator in labels.list_annotators(db, caller=user):
-        name, role, active, token = st.columns([3, 1, 1, 1])
+        name, role, done, active, token = st.columns([3, 1, 2, 1, 1])
         name.markdown(f"**{markdown_escape(annotator.name)}**")
         role.write(annotator.role)
+        done.text(labelled_text(counts.get(annotator.id, {})))
         active.toggle(
             "Active",
             value=annotator.active,
@@ -49,6 +51,13 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
             args=(db, annotator, user),
         )
     _add_form(db, user)
+
+
+def labelled_text(counts: dict[str, int]) -> str:
+    """``3,659 labelled`` (relevance, imported labels included), then each verdict task's
+    verdicts when there are any: ``12 labelled · faithfulness 4 · pairwise 1``."""
+    verdicts = "".join(f" · {task} {n:,}" for task, n in counts.items() if task != "relevance" and n)
+    return f"{counts.get('relevance', 0):,} labelled{verdicts}"
 
 
 def _issued() -> None:

@@ -39,6 +39,13 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     report = labels.progress_report(db, caller=user)
     st.subheader("Annotators")
     st.dataframe(_annotator_table(report), hide_index=True)
+    st.subheader("Tasks")
+    # A static table, apart from the interactive ones: a handful of rows, one per task.
+    st.table(_task_table(report))
+    st.caption(
+        "Every label counts, made here or imported. Overlap done: items labelled by at least as many "
+        "people as the overlap asks for (the sample agreement is measured on)."
+    )
     st.subheader("Queries")
     st.dataframe(_query_table(report), hide_index=True)
     _relevant_found(db, user)
@@ -69,6 +76,12 @@ def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
 
 
 def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:
+    """One row per annotator: relevance labels done and assigned, and the verdicts of every
+    verdict task that has items."""
+    verdict_tasks = [t for t in report.tasks if t.task != "relevance" and (t.items or t.labelled)]
+    done = {t.task: dict(t.per_annotator) for t in verdict_tasks}
+    columns = ["annotator", "role", "active", "done", "assigned", *(t.task for t in verdict_tasks),
+               "labels/hour", "median s/label"]
     return pd.DataFrame(
         [
             {
@@ -77,13 +90,22 @@ def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:
                 "active": a.active,
                 "done": a.done,
                 "assigned": a.assigned,
+                **{task: counts.get(a.name, 0) for task, counts in done.items()},
                 "labels/hour": _figure(a.labels_per_hour),
                 "median s/label": _figure(a.median_seconds),
             }
             for a in report.annotators
         ],
-        columns=["annotator", "role", "active", "done", "assigned", "labels/hour", "median s/label"],
+        columns=columns,
     )
+
+
+def _task_table(report: labels.ProgressReport) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"task": t.task, "items": t.items, "labelled": t.labelled, f"overlap done (≥{t.overlap_k})": t.overlap_done,
+          "per annotator": ", ".join(f"{name} {n:,}" for name, n in t.per_annotator if n) or MISSING}
+         for t in report.tasks],
+    ).set_index("task")
 
 
 def _query_table(report: labels.ProgressReport) -> pd.DataFrame:
