@@ -257,3 +257,13 @@ def make_readonly(db: Path, what: str) -> None:
     else:
         os.chmod(db, 0o444)
         os.chmod(db.parent, 0o555)
+
+
+class Clock:
+    """A clock a test moves by hand (``clock.now += 5``): flows take it in place of time.monotonic."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from app_fixtures import Project, add_verdict_items, build_project
+from app_fixtures import Clock, Project, add_verdict_items, build_project
 from labeler import state
 from labeler.flow import FLOWS, Flow
 from labeler.store import StoreError, connect, labels, sessions
@@ -20,14 +20,6 @@ CHOICES = {"relevance": (2, 0), "faithfulness": ("SUPPORTED", "UNSUPPORTED"), "p
 TABLES = {"relevance": ("judgments", "skips"), "faithfulness": ("human_verdicts", "verdict_skips"),
           "pairwise": ("human_verdicts", "verdict_skips")}
 STALE = "That key came before the next item was on screen, so nothing was saved."
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-from app_fixtures import JUDGE_NAME, MODEL_NAMES, Project, add_verdict_items, build_project
+from app_fixtures import Clock, JUDGE_NAME, MODEL_NAMES, Project, add_verdict_items, build_project
 from labeler.cli import cli
 from labeler.flow import FLOWS
 from labeler.store import StoreError, connect
@@ -18,14 +18,6 @@ from labeler.store import labels
 from labeler.store import verdict_queue as queue
 from labeler.store.access import OWNER
 from labeler.store.assign import enabled_tasks, is_overlap
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
