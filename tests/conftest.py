@@ -16,6 +16,7 @@ pytest.register_assert_rewrite("app_fixtures", "browser_helpers")
 
 from app_fixtures import Project, add_judgments, build_project  # noqa: E402 - after the line above
 from browser_helpers import serving  # noqa: E402
+from judge_server import JudgeServer  # noqa: E402
 from labeler import state  # noqa: E402
 
 
@@ -59,3 +60,11 @@ def archived() -> Iterator[Project]:
         for path in (top, *top.rglob("*")):
             os.chmod(path, 0o777 if path.is_dir() else 0o666)
         shutil.rmtree(top)
+
+
+@pytest.fixture
+def server() -> Iterator[JudgeServer]:
+    """The scripted OpenAI-compatible judge server on a free local port, closed after the test."""
+    s = JudgeServer()
+    yield s
+    s.close()

@@ -32,13 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def server():
-    s = JudgeServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     return make_project(tmp_path / "p.db", n_queries=2, per_query=3)
 

@@ -34,13 +34,6 @@ KEY = "sk-test-Zq8v1NOTAREALKEYx93"
 
 
 @pytest.fixture
-def server():
-    s = JudgeServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     return make_project(tmp_path / "p.db", n_queries=1, per_query=2)
 
