@@ -125,8 +125,10 @@ def _parse_one(name: str) -> list[tuple[str, Any]]:
     import pytrec_eval
 
     try:
-        return [(name, ir_measures.parse_measure(name))]
-    except (ValueError, TypeError, KeyError, NameError, SyntaxError, AttributeError):
+        measure = ir_measures.parse_measure(name)
+        measure.validate_params()  # ``P`` parses, but without the cutoff it needs
+        return [(name, measure)]
+    except (ValueError, TypeError, KeyError, NameError, SyntaxError, AttributeError, AssertionError):
         pass
     # trec_eval's nicknames (``official``, ``all_trec``...) stand for dozens of measures and
     # ir-measures prints what it skips in them: only single measure names are read.
