@@ -196,7 +196,9 @@ def compare_runs(
         other = per_query[name]
         shared = sorted(set(base) & set(other))
         if len(shared) < 2:
-            raise CalibrationError(f"runs {names[0]!r} and {name!r} share {len(shared)} scored queries; need 2 or more")
+            raise CalibrationError(
+                f"runs {names[0]!r} and {name!r} share {len(shared)} scored queries; need 2 or more ({names[0]!r} lacks "
+                f"{len(set(other) - set(base))} that {name!r} has, {name!r} lacks {len(set(base) - set(other))})")
         deltas = {q: other[q] - base[q] for q in shared}
         values = list(deltas.values())
         mean = sum(values) / len(values)

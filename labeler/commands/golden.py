@@ -243,7 +243,8 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool, relevance_level: 
         note = "; ".join(filter(None, [_judged_note(s), *extra]))
         click.echo(f"{run:<{run_w}}" + "".join(f"{_fmt(s.metrics[n]):>{widths[n]}}" for n in names)
                    + f"{s.scored:>9}{s.excluded:>10}  {note}")
-    click.echo(f"excluded: queries without a relevant document ({first.excluded}), left out of every mean")
+    click.echo(f"excluded: queries without a relevant document, none graded >= {relevance_level} ({first.excluded}), "
+               "left out of every mean")
     if per_query:
         for run, s in scores.items():
             click.echo(f"\n{run}")
