@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from calibration import CalibrationError
@@ -42,6 +42,8 @@ class Comparison:
         sd: sample SD of δ_q. mdd: minimum detectable difference of this set.
         deltas: query_id -> δ_q.
         sentence: the plain-language reading.
+        dropped: run name -> queries the other run of the pair scores but this one lacks (left
+            out of the pair), for ``baseline`` and ``run``.
     """
 
     baseline: str
@@ -59,12 +61,13 @@ class Comparison:
     mdd: float
     deltas: dict[str, float]
     sentence: str
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """Every field by name, for JSON."""
         return {name: getattr(self, name) for name in (
             "baseline", "run", "metric", "n", "mean_baseline", "mean_run", "delta", "low", "high", "p_value",
-            "p_adjusted", "sd", "mdd", "sentence", "deltas")}
+            "p_adjusted", "sd", "mdd", "sentence", "deltas", "dropped")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +76,12 @@ class Comparisons:
 
     metric: str
     comparisons: tuple[Comparison, ...]
+    relevance_level: int | None = None  # the grade from which the metric counted a document relevant
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"metric", "comparisons": [...]}``: one entry per run after the baseline."""
-        return {"metric": self.metric, "comparisons": [c.as_dict() for c in self.comparisons]}
+        """``{"metric", "relevance_level", "comparisons": [...]}``: one entry per run after the baseline."""
+        return {"metric": self.metric, "relevance_level": self.relevance_level,
+                "comparisons": [c.as_dict() for c in self.comparisons]}
 
 
 def randomisation_p(deltas: Sequence[float], *, n_permutations: int = N_PERMUTATIONS, seed: int | None = 0) -> float:
@@ -181,7 +186,8 @@ def compare_runs(
     """Every run after the first against the first, on the queries each pair both scores.
 
     ``per_query`` maps run name -> query_id -> the metric's value, runs in order (the first is
-    the baseline). With more than two runs the p-values are Holm-corrected.
+    the baseline). With more than two runs the p-values are Holm-corrected. A query only one
+    run of a pair has is left out of that pair and counted in ``dropped``.
 
     Raises:
         CalibrationError: fewer than two runs, or a pair sharing fewer than two queries.
@@ -197,7 +203,9 @@ def compare_runs(
         other = per_query[name]
         shared = sorted(set(base) & set(other))
         if len(shared) < 2:
-            raise CalibrationError(f"runs {names[0]!r} and {name!r} share {len(shared)} scored queries; need 2 or more")
+            raise CalibrationError(
+                f"runs {names[0]!r} and {name!r} share {len(shared)} scored queries; need 2 or more ({names[0]!r} lacks "
+                f"{len(set(other) - set(base))} that {name!r} has, {name!r} lacks {len(set(base) - set(other))})")
         deltas = {q: other[q] - base[q] for q in shared}
         values = list(deltas.values())
         mean = sum(values) / len(values)
@@ -207,12 +215,14 @@ def compare_runs(
         mdd = minimum_detectable_difference(len(values), "per_query", sd=sd, alpha=alpha, power=power)
         mean_a = sum(base[q] for q in shared) / len(shared)
         mean_b = sum(other[q] for q in shared) / len(shared)
-        raw.append((name, len(shared), mean_a, mean_b, mean, low, high, p, sd, mdd, deltas))
+        dropped = {names[0]: len(set(other) - set(base)), name: len(set(base) - set(other))}
+        raw.append((name, len(shared), mean_a, mean_b, mean, low, high, p, sd, mdd, deltas, dropped))
     corrected = len(raw) > 1
     adjusted = holm([r[7] for r in raw]) if corrected else [r[7] for r in raw]
     out = []
     for r, p_adj in zip(raw, adjusted, strict=True):
-        c = Comparison(names[0], r[0], metric, r[1], r[2], r[3], r[4], r[5], r[6], r[7], p_adj, r[8], r[9], r[10], "")
+        c = Comparison(names[0], r[0], metric, r[1], r[2], r[3], r[4], r[5], r[6], r[7], p_adj, r[8], r[9], r[10], "",
+                       r[11])
         out.append(_with_sentence(c, sentence(c, alpha=alpha, corrected=corrected)))
     return out
 

@@ -28,13 +28,16 @@ from calibration.report import fixed
 
 #: The scale of each task, in table order: the default of ``calibrate_task(scale=...)``. This
 #: library knows no project (it imports nothing of ``labeler``), and its bias and power
-#: statistics read these very labels (grade >= 2, SUPPORTED, A), so it keeps its own copy; a
-#: project passes its own scale.
+#: statistics read these very labels (grade >= the relevance level, SUPPORTED, A), so it keeps
+#: its own copy; a project passes its own scale.
 SCALES: dict[str, tuple[Hashable, ...]] = {
     "relevance": (0, 1, 2, 3),
     "faithfulness": ("SUPPORTED", "UNSUPPORTED"),
     "pairwise": ("A", "B", "TIE"),
 }
+#: The grade from which a relevance label counts as relevant in the binary split (sensitivity,
+#: specificity) when none is given: trec_eval's ``-l`` default.
+RELEVANCE_LEVEL = 1
 #: Discordant share of two systems assumed for the minimum detectable difference.
 ASSUMED_DISCORDANT = 0.2
 _SLOT = {"A": 1, "B": 2, "TIE": None}
@@ -167,19 +170,21 @@ def _ceiling(humans: Mapping, judge: Mapping, groups: Mapping, task: str, common
     return raw_agreement(a, b, groups=g, **common), cohen_kappa(a, b, weights, groups=g, **common), len(items)
 
 
-def _binary(task: str, label: Hashable) -> bool | None:
+def _binary(task: str, label: Hashable, relevance_level: int = RELEVANCE_LEVEL) -> bool | None:
     if task == "relevance":
-        return int(label) >= 2  # type: ignore[arg-type]
+        return int(label) >= relevance_level  # type: ignore[arg-type]
     if task == "faithfulness":
         return label == "SUPPORTED"
     return None if label == "TIE" else label == "A"
 
 
-def _power(task: str, h: list, j: list, n_project: int, unit: str) -> Power:
-    positive = {"relevance": "grade ≥ 2", "faithfulness": "SUPPORTED", "pairwise": "A wins (people's ties left out)"}[task]
-    pos = [(_binary(task, x), j_) for x, j_ in zip(h, j, strict=True) if _binary(task, x) is not None]
-    tp = sum(1 for x, y in pos if x and _binary(task, y) is True)
-    tn = sum(1 for x, y in pos if not x and _binary(task, y) is False)
+def _power(task: str, h: list, j: list, n_project: int, unit: str, relevance_level: int = RELEVANCE_LEVEL) -> Power:
+    positive = {"relevance": f"grade ≥ {relevance_level} (relevance level {relevance_level})", "faithfulness": "SUPPORTED",
+                "pairwise": "A wins (people's ties left out)"}[task]
+    pos = [(_binary(task, x, relevance_level), j_) for x, j_ in zip(h, j, strict=True)
+           if _binary(task, x, relevance_level) is not None]
+    tp = sum(1 for x, y in pos if x and _binary(task, y, relevance_level) is True)
+    tn = sum(1 for x, y in pos if not x and _binary(task, y, relevance_level) is False)
     n_pos = sum(1 for x, _ in pos if x)
     n_neg = len(pos) - n_pos
     people = plan(max(n_project, 1), "paired", discordant=ASSUMED_DISCORDANT).mdd
@@ -214,6 +219,7 @@ def calibrate_task(
     ci: float = 0.95,
     n_boot: int = N_BOOT,
     seed: int | None = 0,
+    relevance_level: int = RELEVANCE_LEVEL,
 ) -> TaskCalibration:
     """The judge against people on one task (see the module docstring for the inputs).
 
@@ -222,7 +228,8 @@ def calibrate_task(
     ``n_units``/``n_unparseable`` count every judge reply (one per order; a failed call,
     ``n_failed`` of them, counts as unusable too), ``tokens`` and
     ``seconds`` are per reply. ``n_project`` is the project size the power statement uses.
-    ``scale`` is the task's labels in table order (default :data:`SCALES`).
+    ``scale`` is the task's labels in table order (default :data:`SCALES`). For relevance, the
+    power statement's binary split counts a grade at or above ``relevance_level`` as relevant.
 
     Raises:
         CalibrationError: an unknown task or a label outside the task's scale.
@@ -256,7 +263,7 @@ def calibrate_task(
         task, len({k for k, _ in keys}), len(h), stats["agreement"], stats["kappa"], stats["kappa_unweighted"],  # type: ignore[arg-type]
         stats["majority_baseline"], ceiling_agreement, ceiling_kappa, n_ceiling, stats["confusion"], stats["classes"],  # type: ignore[arg-type]
         unparseable, sum(tokens) / len(tokens) if tokens else None, sum(seconds) / len(seconds) if seconds else None,
-        details, _power(task, h, j, n_project, unit), disagreements, n_failed,
+        details, _power(task, h, j, n_project, unit, relevance_level), disagreements, n_failed,
     )
 
 

@@ -1,15 +1,22 @@
 """Retrieval metrics of a run against a golden set, computed by ``ir-measures``.
 
 Metric names are ir-measures names (``P@10``, ``R@100``, ``RR``, ``AP``, ``nDCG@10``,
-``Judged@10``, ``nDCG(dcg='exp-log2')@10``, anything ``ir_measures.parse_measure`` reads). The
-trec_eval measures go through ir-measures' pytrec_eval provider, so a value equals trec_eval's;
-nothing here re-implements a metric. Three decisions are goldpool's own:
+``Judged@10``, ``nDCG(dcg='exp-log2')@10``, anything ``ir_measures.parse_measure`` reads), or
+trec_eval's names (``map``, ``P_5``, ``ndcg_cut_10``, ``recip_rank``...), which ir-measures'
+own ``parse_trec_measure`` translates. The trec_eval measures go through ir-measures' pytrec_eval
+provider, so a value equals trec_eval's; nothing here re-implements a metric.
+
+The **relevance level** (trec_eval's ``-l``): a grade at or above it counts as relevant for
+every binary measure (P, R, AP, RR, Rprec, Bpref...), handed to ir-measures as each measure's
+own ``rel=`` parameter; a measure that names its ``rel`` keeps it. Graded measures (nDCG) read
+the grades themselves. The default, 1, is trec_eval's and ir-measures' default, so ``P@10``
+here is ``P@10`` there. Three decisions are goldpool's own:
 
 - **Ranking.** The caller hands each query's documents already ranked the way trec_eval ranks
   them (score descending, ties by doc_id descending: :func:`pooling.trec.rank_run`), and every
   provider receives scores that encode exactly that order. Providers that sort ties their own
   way (ir-measures' ``Judged`` sorts ties by doc_id ascending) therefore see trec_eval's ranking.
-- **Queries without a relevant document** (no label >= 1) are left out of every mean, and how
+- **Queries without a relevant document** (no grade at or above the level) are left out of every mean, and how
   many were left out is reported (``excluded``): recall and nDCG are undefined there. Queries
   the golden set has but the run does not answer are left out as trec_eval leaves them out
   (without ``-c``) and counted (``missing``); queries the run names but the golden set does not
@@ -32,6 +39,9 @@ from calibration import CalibrationError
 Qrels = Mapping[str, Mapping[str, int]]
 #: A ranked run: query_id -> doc_ids, best first (trec_eval order).
 Ranked = Mapping[str, Sequence[str]]
+#: The grade from which a document counts as relevant when none is given: trec_eval's ``-l``
+#: default and the ``rel`` default of ir-measures' binary measures.
+RELEVANCE_LEVEL = 1
 
 
 def default_metrics(depth: int = 10) -> tuple[str, ...]:
@@ -56,6 +66,7 @@ class RunScores:
         missing: golden queries with a relevant document that the run does not answer.
         unknown: query_ids the run names that the golden set does not have, sorted.
         scored: queries every mean is over.
+        relevance_level: the grade from which a document counts as relevant.
     """
 
     metrics: dict[str, float]
@@ -64,6 +75,7 @@ class RunScores:
     missing: int
     unknown: tuple[str, ...]
     scored: int
+    relevance_level: int = RELEVANCE_LEVEL
 
     def as_dict(self) -> dict[str, Any]:
         """``{"metrics", "per_query", "excluded", ...}`` for JSON (NaN becomes None)."""
@@ -75,29 +87,66 @@ class RunScores:
             "missing": self.missing,
             "unknown": list(self.unknown),
             "scored": self.scored,
+            "relevance_level": self.relevance_level,
         }
 
 
-def parse_metrics(names: Iterable[str]) -> dict[str, Any]:
+def parse_metrics(names: Iterable[str], relevance_level: int = RELEVANCE_LEVEL) -> dict[str, Any]:
     """Metric name -> ir-measures measure object, in the given order (duplicates dropped).
 
-    Raises:
-        CalibrationError: a name ir-measures cannot parse.
-    """
-    import ir_measures
+    An ir-measures name keeps its spelling; a trec_eval name becomes the ir-measures name(s) of
+    what ``ir_measures.parse_trec_measure`` reads (``map`` -> ``AP``, ``P_5,10`` -> ``P@5``,
+    ``P@10``). Every measure that takes ``rel`` and does not name it gets ``relevance_level``:
 
+    >>> parse_metrics(["map", "P_5", "nDCG@10"], relevance_level=2)
+    {'AP': AP(rel=2), 'P@5': P(rel=2)@5, 'nDCG@10': nDCG@10}
+
+    Raises:
+        CalibrationError: a name neither ir-measures nor trec_eval spells, or a level below 1.
+    """
+    if relevance_level < 1:
+        raise CalibrationError(f"relevance level {relevance_level}: give 1 or more (the lowest grade that counts as relevant)")
     parsed: dict[str, Any] = {}
     for raw in names:
         name = raw.strip()
         if not name or name in parsed:
             continue
-        try:
-            parsed[name] = ir_measures.parse_measure(name)
-        except (ValueError, TypeError, KeyError, NameError, SyntaxError) as exc:
-            raise CalibrationError(f"metric {name!r}: not an ir-measures name ({exc})") from None
+        for label, measure in _parse_one(name):
+            if label not in parsed:
+                parsed[label] = _at_level(measure, relevance_level)
     if not parsed:
         raise CalibrationError("no metric given (e.g. --metrics 'nDCG@10,RR')")
     return parsed
+
+
+def _parse_one(name: str) -> list[tuple[str, Any]]:
+    """``[(label, measure), ...]`` for one ir-measures or trec_eval name."""
+    import ir_measures
+    import pytrec_eval
+
+    try:
+        measure = ir_measures.parse_measure(name)
+        measure.validate_params()  # ``P`` parses, but without the cutoff it needs
+        return [(name, measure)]
+    except (ValueError, TypeError, KeyError, NameError, SyntaxError, AttributeError, AssertionError):
+        pass
+    # trec_eval's nicknames (``official``, ``all_trec``...) stand for dozens of measures and
+    # ir-measures prints what it skips in them: only single measure names are read.
+    if name not in pytrec_eval.supported_nicknames:
+        try:
+            return [(str(m), m) for m in ir_measures.parse_trec_measure(name)]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            pass
+    raise CalibrationError(
+        f"metric {name!r}: not a measure name; spell it as ir-measures (P@5, R@100, AP, RR, nDCG@10, Judged@10, "
+        "nDCG(dcg='exp-log2')@10) or as trec_eval (P_5, recall_100, map, recip_rank, ndcg_cut_10, Rprec, bpref)")
+
+
+def _at_level(measure: Any, relevance_level: int) -> Any:
+    """``measure`` with ``rel=relevance_level`` when it takes ``rel`` and does not name one."""
+    if "rel" in measure.SUPPORTED_PARAMS and "rel" not in measure.params:
+        return measure(rel=relevance_level)
+    return measure
 
 
 def _as_computed(measure: Any, grades: Iterable[int]) -> Any:
@@ -111,8 +160,8 @@ def _as_computed(measure: Any, grades: Iterable[int]) -> Any:
     return measure
 
 
-def _relevant_queries(qrels: Qrels) -> set[str]:
-    return {q for q, docs in qrels.items() if any(r >= 1 for r in docs.values())}
+def _relevant_queries(qrels: Qrels, relevance_level: int) -> set[str]:
+    return {q for q, docs in qrels.items() if any(r >= relevance_level for r in docs.values())}
 
 
 def _scores(ranked: Ranked, queries: Iterable[str], depth: int | None = None) -> dict[str, dict[str, float]]:
@@ -129,7 +178,7 @@ def _scores(ranked: Ranked, queries: Iterable[str], depth: int | None = None) ->
     return out
 
 
-def evaluate(qrels: Qrels, ranked: Ranked, metrics: Sequence[str]) -> RunScores:
+def evaluate(qrels: Qrels, ranked: Ranked, metrics: Sequence[str], *, relevance_level: int = RELEVANCE_LEVEL) -> RunScores:
     """Score one ranked run against ``qrels`` with ir-measures (see the module docstring).
 
     P@2 of a run ``[a, b]`` where only ``b`` is relevant is 1/2; RR is 1/2; Judged@2 counts
@@ -139,15 +188,16 @@ def evaluate(qrels: Qrels, ranked: Ranked, metrics: Sequence[str]) -> RunScores:
     >>> s.metrics
     {'P@2': 0.5, 'RR': 0.5, 'Judged@2': 1.0}
     """
-    return evaluate_many(qrels, {"run": ranked}, metrics)["run"]
+    return evaluate_many(qrels, {"run": ranked}, metrics, relevance_level=relevance_level)["run"]
 
 
-def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[str]) -> dict[str, RunScores]:
-    """Score several ranked runs against the same ``qrels`` (qrels are converted once)."""
-    import ir_measures
-
-    parsed = parse_metrics(metrics)
-    relevant = _relevant_queries(qrels)
+def evaluate_many(
+    qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[str], *, relevance_level: int = RELEVANCE_LEVEL
+) -> dict[str, RunScores]:
+    """Score several ranked runs against the same ``qrels`` (qrels are converted once); a
+    document counts as relevant from grade ``relevance_level`` (trec_eval's ``-l``)."""
+    parsed = parse_metrics(metrics, relevance_level)
+    relevant = _relevant_queries(qrels, relevance_level)
     excluded = len(set(qrels) - relevant)
     grades = {int(r) for docs in qrels.values() for r in docs.values()}
     computed = {name: _as_computed(m, grades) for name, m in parsed.items()}
@@ -182,7 +232,8 @@ def evaluate_many(qrels: Qrels, runs: Mapping[str, Ranked], metrics: Sequence[st
         ordered = {q: {n: v[n] for n in parsed if n in v} for q, v in per_query.items()}
         means = {n: _aggregate(parsed[n], [v[n] for v in ordered.values() if n in v]) for n in parsed}
         unknown = tuple(sorted(set(ranked) - set(qrels)))
-        results[run_name] = RunScores(means, ordered, excluded, len(relevant - set(ranked)), unknown, len(scored))
+        results[run_name] = RunScores(means, ordered, excluded, len(relevant - set(ranked)), unknown, len(scored),
+                                      relevance_level)
     return results
 
 

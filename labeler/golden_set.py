@@ -26,7 +26,7 @@ import sqlite_utils
 from labeler.store.corpus import Recorded
 from labeler.store.versions import GoldenRow, Version
 from labeler.store.schema import StoreError, now
-from labeler.store.vocabulary import GRADES, Caller
+from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, Caller
 
 if TYPE_CHECKING:
     from pooling.types import PoolEntry
@@ -141,7 +141,16 @@ def shareable_build(build: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[str, Any]:
+def relevant_counts(rows: Sequence[Any], relevance_level: int) -> dict[str, int]:
+    """``{"relevance_level", "relevant_items", "queries_with_relevant"}``: the items graded at
+    or above ``relevance_level`` and the queries holding one (the others are left out of
+    ``eval``'s means)."""
+    relevant = [r for r in rows if r.relevance >= relevance_level]
+    return {"relevance_level": relevance_level, "relevant_items": len(relevant),
+            "queries_with_relevant": len({r.query_id for r in relevant})}
+
+
+def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller, relevance_level: int) -> dict[str, Any]:
     from labeler.store import versions as store
 
     builds = store.pool_builds(db, caller=caller)
@@ -162,7 +171,7 @@ def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller) -> dict[
             "items": len(rows),
             "labels": len(labels),
             "per_grade": {str(g): per_grade.get(g, 0) for g in GRADES},
-            "relevant_items": sum(1 for r in rows if r.relevance >= 1),
+            **relevant_counts(rows, relevance_level),
         },
         "annotators": sorted({lab.annotator for lab in labels}),
         "annotator_weights": agg.weights or None,
@@ -182,11 +191,13 @@ def freeze(
     note: str = "",
     allow_ties: bool = False,
     caller: Caller,
+    relevance_level: int = RELEVANCE_LEVEL,
 ) -> FreezeResult:
     """Aggregate every labelled item into one grade and store the result as version ``name``.
 
     An adjudicated grade always wins; otherwise ``rule`` (majority, median, dawid-skene).
-    Nothing is stored when the grades equal the latest version's (``created`` False).
+    Nothing is stored when the grades equal the latest version's (``created`` False). The
+    manifest's relevant counts are at ``relevance_level``, which it records.
 
     Raises:
         StoreError: no labels, a taken or bad name, not an admin.
@@ -212,7 +223,7 @@ def freeze(
         for (q, d), g in sorted(agg.grades.items())
     ]
     digest = content_hash((r.query_id, r.doc_id, r.relevance) for r in rows)
-    manifest = _manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller)
+    manifest = _manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller, relevance_level=relevance_level)
     version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller)
     return FreezeResult(version, created, agg.ties, len(agg.single), len(agg.adjudicated), agg.weights)
 
@@ -380,10 +391,16 @@ _HASH_COMMANDS = (
 )
 
 
-def dataset_card(version: Version, formats: Sequence[str]) -> str:
-    """The README.md written beside an export: counts, histogram, rubric, agreement, pooling."""
+def dataset_card(version: Version, formats: Sequence[str], relevant: dict[str, int] | None = None) -> str:
+    """The README.md written beside an export: counts, histogram, rubric, agreement, pooling.
+
+    ``relevant`` (:func:`relevant_counts`) gives the relevant counts and the level they are
+    at; without it, the manifest's own.
+    """
     m = version.manifest
     counts = m.get("counts", {})
+    relevant = relevant if relevant is not None else {k: counts[k] for k in ("relevance_level", "relevant_items",
+                                                                           "queries_with_relevant") if k in counts}
     per_grade = counts.get("per_grade", {})
     total = max(1, sum(per_grade.values()))
     lines = [
@@ -409,6 +426,13 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
     for g, meaning in GRADES.items():
         n = per_grade.get(str(g), 0)
         lines.append(f"| {g} | {meaning} | {n} | {n / total:.1%} |")
+    if "relevance_level" in relevant:
+        level = relevant["relevance_level"]
+        lines += ["", f"Relevance level {level} (grade >= {level} counts as relevant, as trec_eval's `-l {level}`): "
+                      f"{relevant['relevant_items']} relevant items"
+                      + (f" in {relevant['queries_with_relevant']} queries" if "queries_with_relevant" in relevant else "")
+                      + ". Score runs at the same level: `goldpool eval --relevance-level "
+                      f"{level}` (trec_eval `-l {level}`)."]
     ties = m.get("ties", {})
     lines += [
         "",
@@ -447,9 +471,12 @@ def dataset_card(version: Version, formats: Sequence[str]) -> str:
 
 def export(
     db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller,
-    overwrite: bool = False,
+    overwrite: bool = False, relevance_level: int = RELEVANCE_LEVEL,
 ) -> list[Path]:
     """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md.
+
+    The relevant counts of the card and of manifest.json's ``counts`` are recomputed at
+    ``relevance_level``, which both record.
 
     The version's rows are checked against its content hash first. Every file is written
     into a new folder inside a private temporary folder beside ``out`` (manifest.json last)
@@ -487,6 +514,7 @@ def export(
     query_ids = {r.query_id for r in rows}
     queries, docs = store.texts(db, query_ids, None if "beir" in chosen else {r.doc_id for r in rows}, caller=caller)
     records = _records(rows, queries, docs) if {"jsonl", "parquet"} & set(chosen) else []
+    relevant = relevant_counts(rows, relevance_level)
     written: list[str] = []
 
     def build(folder: Path) -> None:
@@ -494,9 +522,10 @@ def export(
         for fmt in chosen:
             paths += _WRITERS[fmt](folder, rows, records=records, queries=queries, all_docs=docs)
         card = folder / "README.md"
-        card.write_text(dataset_card(version, chosen), encoding="utf-8")
+        card.write_text(dataset_card(version, chosen, relevant), encoding="utf-8")
         paths.append(card)
         manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
+                    "counts": {**version.manifest.get("counts", {}), **relevant},
                     "files": {str(p.relative_to(folder)): _sha256(p) for p in paths}}
         if isinstance(manifest.get("pool"), dict):  # a version frozen with the model's path in it
             pool = manifest["pool"]
@@ -598,13 +627,16 @@ def run_names(paths: Sequence[str | Path]) -> list[str]:
     return [n if names.count(n) == 1 else str(p) for n, p in zip(names, paths, strict=True)]
 
 
-def evaluate_runs(golden: Golden, paths: Sequence[str | Path], metrics: Sequence[str]) -> dict[str, Any]:
-    """Score every run file against the golden set: run name -> :class:`calibration.metrics.RunScores`."""
+def evaluate_runs(
+    golden: Golden, paths: Sequence[str | Path], metrics: Sequence[str], *, relevance_level: int = RELEVANCE_LEVEL
+) -> dict[str, Any]:
+    """Score every run file against the golden set: run name -> :class:`calibration.metrics.RunScores`,
+    a grade at or above ``relevance_level`` counting as relevant."""
     from calibration.metrics import evaluate_many
     from pooling.ranked_runs import read_ranked_run
 
     ranked = {name: read_ranked_run(p) for name, p in zip(run_names(paths), paths, strict=True)}
-    return evaluate_many(golden.qrels, ranked, metrics)
+    return evaluate_many(golden.qrels, ranked, metrics, relevance_level=relevance_level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,8 +648,9 @@ class Evaluation:
 
     def as_dict(self) -> dict[str, Any]:
         """``{"golden", "content_hash", "runs": {RUN: scores}}``, and the first run's scores
-        (``metrics``, ``per_query``, ``excluded``, ``missing``, ``unknown``, ``scored``) with its
-        name (``run``) at the top level too: the same keys for one run and for many."""
+        (``metrics``, ``per_query``, ``excluded``, ``missing``, ``unknown``, ``scored``,
+        ``relevance_level``) with its name (``run``) at the top level too: the same keys for one
+        run and for many."""
         runs = {name: scores.as_dict() for name, scores in self.runs.items()}
         first = next(iter(runs))
         return {**runs[first], "run": first, "golden": self.golden.label, "content_hash": self.golden.content_hash,
@@ -646,12 +679,12 @@ def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, 
 
 
 def found_by_source(
-    rows: Sequence[GoldenRow], *, exclude: Sequence[str] = ("qrels",)
+    rows: Sequence[GoldenRow], *, exclude: Sequence[str] = ("qrels",), relevance_level: int = RELEVANCE_LEVEL
 ) -> dict[str, dict[str, set[str]]]:
-    """query_id -> source -> relevant doc_ids (grade >= 1) that source put in the pool."""
+    """query_id -> source -> relevant doc_ids (grade >= ``relevance_level``) that source put in the pool."""
     found: dict[str, dict[str, set[str]]] = {}
     for r in rows:
-        if r.relevance < 1:
+        if r.relevance < relevance_level:
             continue
         by_source = found.setdefault(r.query_id, {})
         for source in r.sources:
@@ -666,15 +699,19 @@ class VersionCompleteness(NamedTuple):
     version: str
     rows: list[GoldenRow]
     estimate: Any
+    relevance_level: int = RELEVANCE_LEVEL
 
     def as_dict(self) -> dict[str, Any]:
-        """``version`` and the estimate's keys."""
-        return {"version": self.version, **self.estimate.as_dict()}
+        """``version``, ``relevance_level`` and the estimate's keys."""
+        return {"version": self.version, "relevance_level": self.relevance_level, **self.estimate.as_dict()}
 
 
-def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Caller) -> VersionCompleteness:
+def completeness(
+    db: sqlite_utils.Database, version: str | None, *, caller: Caller, relevance_level: int = RELEVANCE_LEVEL
+) -> VersionCompleteness:
     """Capture-recapture estimate of the relevant chunks the pool missed, for a version
-    (default: the latest). Items that joined only through imported qrels are not a source.
+    (default: the latest), a chunk graded at or above ``relevance_level`` counting as relevant.
+    Items that joined only through imported qrels are not a source.
 
     Raises:
         StoreError: no version at all, or no such version. PoolingError: fewer than two sources.
@@ -688,5 +725,6 @@ def completeness(db: sqlite_utils.Database, version: str | None, *, caller: Call
             raise StoreError("no golden version yet: freeze one first (goldpool freeze DB --version NAME)")
         version = latest.name
     rows = store.version_rows(db, version, caller=caller)
-    return VersionCompleteness(version, rows, estimate(found_by_source(rows)))
+    return VersionCompleteness(version, rows, estimate(found_by_source(rows, relevance_level=relevance_level)),
+                               relevance_level)
 

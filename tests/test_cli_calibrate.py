@@ -329,6 +329,25 @@ def test_calibrate_prints_plain_text_without_markdown_escapes(tmp_path):
     assert ["annotator", "0", "1", "2", "3", "total"] in rows and ["bob_2.0*", "1", "3", "0", "2", "6"] in rows
 
 
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_calibrate_judge_splits_relevance_at_the_relevance_level(tmp_path, level):
+    path = build_project(tmp_path)
+    judge = {("q1", "d1"): 3, ("q1", "d2"): 1, ("q1", "d3"): 1, ("q2", "d1"): 2, ("q2", "d4"): 0, ("q3", "d2"): 2,
+             ("q3", "d5"): 0, ("q4", "d3"): 3}
+    (tmp_path / "judge.qrels").write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(judge.items())))
+    assert run("import-verdicts", str(path), str(tmp_path / "judge.qrels"), "--judge", "j").exit_code == 0
+    args = ("calibrate", str(path), "--judge", "j", "--n-boot", "0", *(("--relevance-level", str(level)) if level > 1 else ()))
+    data = json.loads(run(*args, "--json").output)
+    pairs = [(g >= level, judge[k] >= level) for k, grades in sorted(GRADES.items()) for g in grades.values()]
+    se = sum(h and j for h, j in pairs) / sum(h for h, _ in pairs)
+    sp = sum(not h and not j for h, j in pairs) / sum(not h for h, _ in pairs)
+    power = data["judges"]["j"]["relevance"]["power"]
+    assert data["relevance_level"] == level
+    assert (power["sensitivity"], power["specificity"]) == pytest.approx((se, sp))
+    assert power["positive"] == f"grade ≥ {level} (relevance level {level})"
+    assert f"for grade ≥ {level} (relevance level {level})" in run(*args).output
+
+
 def test_calibrate_html_to_an_unwritable_path_is_one_line(tmp_path):
     path = build_project(tmp_path)
     html = tmp_path / "missing" / "report.html"

@@ -103,7 +103,8 @@ def test_calibrate_judge_json_has_the_same_keys_for_one_judge_and_several(projec
     one = run_json("calibrate", "p.db", "--judge", "j1", "--n-boot", "20")
     both = run_json("calibrate", "p.db", "--judge", "j1", "--judge", "j2", "--n-boot", "20")
     assert list(one["judges"]) == ["j1"] and list(both["judges"]) == ["j1", "j2"]
-    assert set(one) == set(both) == {"judges", "n_boot", "seed"}
+    assert set(one) == set(both) == {"judges", "n_boot", "seed", "relevance_level"}
+    assert one["relevance_level"] == 1
     j1, j2 = both["judges"]["j1"]["relevance"], both["judges"]["j2"]["relevance"]
     assert set(j1) == set(j2) == set(one["judges"]["j1"]["relevance"])
     assert j1["confusion"]["rows"] == "people" and j1["n"] == 6
@@ -130,7 +131,8 @@ def test_eval_json_has_the_same_keys_for_one_run_and_several(project: Path, tmp_
     one = run_json("eval", "ada.txt", a, "--metrics", "RR")
     both = run_json("eval", "ada.txt", a, b, "--metrics", "RR")
     assert set(one) == set(both) == {"metrics", "per_query", "excluded", "missing", "unknown", "scored", "run", "golden",
-                                     "content_hash", "runs"}
+                                     "content_hash", "runs", "relevance_level"}
+    assert one["relevance_level"] == both["runs"]["b.trec"]["relevance_level"] == 1
     assert list(one["runs"]) == ["a.trec"] and list(both["runs"]) == ["a.trec", "b.trec"]
     # The top level is the first run, as it was for a single run.
     assert one["run"] == both["run"] == "a.trec" and one["metrics"] == both["metrics"] == one["runs"]["a.trec"]["metrics"]
@@ -154,6 +156,6 @@ def test_compare_json_has_the_same_keys_for_two_runs_and_three(project: Path, tm
     runs = [_run_file(tmp_path / f"{n}.trec", [f"q1 Q0 d{i} 1 3 {n}", f"q2 Q0 d{i + 3} 1 3 {n}"]) for i, n in enumerate("abc", 1)]
     two = run_json("compare", "ada.txt", *runs[:2], "--metric", "RR")
     three = run_json("compare", "ada.txt", *runs, "--metric", "RR")
-    assert set(two) == set(three) == {"metric", "comparisons"}
+    assert set(two) == set(three) == {"metric", "comparisons", "relevance_level"}
     assert [c["run"] for c in three["comparisons"]] == ["b.trec", "c.trec"]
     assert set(two["comparisons"][0]) == set(three["comparisons"][1])

@@ -101,3 +101,14 @@ def test_html_has_the_table_of_numbers_and_plots_on_labelled_axes() -> None:
     assert top == pytest.approx(y_ticks["+0.2"], abs=0.02)
     low, height = bars["q0: -0.1000"]
     assert low == pytest.approx(y_ticks["0"], abs=0.02) and low + height == pytest.approx(y_ticks["-0.1"], abs=0.02)
+
+
+def test_queries_one_run_lacks_are_dropped_and_counted_per_run() -> None:
+    base = {"q1": 0.2, "q2": 0.4, "q3": 0.6, "q4": 0.1}  # q4: only A
+    b = {"q1": 0.3, "q2": 0.5, "q3": 0.7, "q5": 0.9, "q6": 0.9}  # q5, q6: only B
+    c = {"q1": 0.2, "q2": 0.4, "q3": 0.6, "q4": 0.1}  # the same queries as A
+    first, second = compare_runs({"A": base, "B": b, "C": c}, "RR", n_permutations=200, n_boot=200)
+    assert first.n == 3 and first.dropped == {"A": 2, "B": 1}
+    assert second.n == 4 and second.dropped == {"A": 0, "C": 0}
+    assert first.as_dict()["dropped"] == {"A": 2, "B": 1}
+    assert first.delta == pytest.approx(0.1)  # over q1-q3 only

@@ -335,6 +335,25 @@ def test_completeness_over_two_run_sources(tmp_path: Path) -> None:
     assert "independently" in run("completeness", str(db))
 
 
+def test_completeness_counts_relevant_chunks_at_the_relevance_level(tmp_path: Path) -> None:
+    db = new_project(tmp_path)
+    run("add-run", str(db), str(_run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a", "q1 Q0 d03 3 1 a"])),
+        "--name", "A", "--depth", "3")
+    run("add-run", str(db), str(_run_file(tmp_path / "b.trec", ["q1 Q0 d03 1 3 b", "q1 Q0 d04 2 2 b"])),
+        "--name", "B", "--depth", "3")
+    labels = {("q1", "d01"): 2, ("q1", "d02"): 1, ("q1", "d03"): 3, ("q1", "d04"): 1}
+    run("import-judgments", str(db), str(qrels(tmp_path / "l.qrels", labels)), "--annotator", "alice")
+    run("freeze", str(db), "--version", "v1")
+    assert json.loads(run("completeness", str(db), "--json"))["relevance_level"] == 1
+    data = json.loads(run("completeness", str(db), "--relevance-level", "2", "--json"))
+    [pair] = data["pairs"]
+    # At level 2 A found d01 d03, B d03: Chapman 3 * 2 / 2 - 1 = 2, all found.
+    assert data["relevance_level"] == 2 and data["found"] == 2
+    assert (pair["n1"], pair["n2"], pair["m"]) == (2, 1, 1) and pair["estimated_relevant"] == pytest.approx(2.0)
+    text = run("completeness", str(db), "--relevance-level", "2")
+    assert "found 2 relevant chunks" in text and "(relevance level 2: grade >= 2)" in text
+
+
 def test_store_refuses_a_non_admin(project: Path) -> None:
     from labeler.store.access import add_annotator
     from labeler.store.versions import list_versions
@@ -388,3 +407,64 @@ def test_import_judgments_refuses_a_document_whose_corpus_import_is_unfinished(
     db = connect(path)
     assert db.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
     assert import_judgments(db, judged, "zed", caller=OWNER).added == 1  # the import finished: known now
+
+
+def test_relevance_level_is_one_setting_printed_with_every_number(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")  # grades: q1 3 1 0, q2 2 0, q3 1 0
+    a = _run_file(tmp_path / "a.trec", ["q1 Q0 d02 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d04 1 1 a", "q3 Q0 d06 1 1 a"])
+    default = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@1", "--json"))
+    assert default["relevance_level"] == 1 and default["runs"]["a.trec"]["relevance_level"] == 1
+    assert default["metrics"] == {"RR": 1.0, "P@1": 1.0} and default["excluded"] == 0
+    strict = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@1", "--relevance-level", "2", "--json"))
+    # d02 (grade 1) no longer counts: q1's first relevant is d01 at rank 2; q3 has none and is left out.
+    assert strict["relevance_level"] == 2 and strict["excluded"] == 1 and set(strict["per_query"]) == {"q1", "q2"}
+    assert strict["metrics"] == {"RR": pytest.approx((1 / 2 + 1) / 2), "P@1": pytest.approx(1 / 2)}
+    text = run("eval", f"{project}@v1", str(a), "--metrics", "RR", "--relevance-level", "2")
+    assert "relevance level 2: grade >= 2 counts as relevant (trec_eval -l 2)" in text
+    assert "relevance level 1: grade >= 1" in run("eval", f"{project}@v1", str(a), "--metrics", "RR")
+
+
+def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Path, tmp_path: Path) -> None:
+    out = run("freeze", str(project), "--version", "v1", "--allow-ties", "--relevance-level", "2")
+    assert "relevant (grade >= 2, relevance level 2): 2 items in 2 queries" in out
+    manifest = json.loads(connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0])
+    assert manifest["counts"]["relevance_level"] == 2 and manifest["counts"]["relevant_items"] == 2
+    assert manifest["counts"]["queries_with_relevant"] == 2
+    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(tmp_path / "e1"))
+    exported = json.loads((tmp_path / "e1" / "manifest.json").read_text())
+    assert (exported["counts"]["relevance_level"], exported["counts"]["relevant_items"]) == (1, 4)
+    card = (tmp_path / "e1" / "README.md").read_text()
+    assert "Relevance level 1 (grade >= 1 counts as relevant, as trec_eval's `-l 1`): 4 relevant items in 3 queries" in card
+    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(tmp_path / "e2"), "--relevance-level", "3")
+    assert json.loads((tmp_path / "e2" / "manifest.json").read_text())["counts"]["relevant_items"] == 1
+    assert "Relevance level 3 (grade >= 3" in (tmp_path / "e2" / "README.md").read_text()
+
+
+def test_eval_reads_trec_eval_names_and_refuses_unknown_ones_in_one_line(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    a = _run_file(tmp_path / "a.trec", ["q1 Q0 d02 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d04 1 1 a", "q3 Q0 d06 1 1 a"])
+    trec = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "map,P_1,ndcg_cut_10,recip_rank", "--json"))
+    ours = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "AP,P@1,nDCG@10,RR", "--json"))
+    assert trec["metrics"] == ours["metrics"] and list(trec["metrics"]) == ["AP", "P@1", "nDCG@10", "RR"]
+    out = run("eval", f"{project}@v1", str(a), "--metrics", "map,P5", ok=False)
+    assert out.startswith("Error: metric 'P5': not a measure name; spell it as ir-measures (P@5") and out.count("\n") == 1
+    assert "trec_eval (P_5" in out
+
+
+def test_compare_says_how_many_queries_it_dropped(project: Path, tmp_path: Path) -> None:
+    run("freeze", str(project), "--version", "v1", "--allow-ties")
+    a = _run_file(tmp_path / "a.trec", ["q1 Q0 d03 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d05 1 2 a", "q2 Q0 d04 2 1 a",
+                                        "q3 Q0 d07 1 2 a", "q3 Q0 d06 2 1 a"])
+    b = _run_file(tmp_path / "b.trec", ["q1 Q0 d01 1 3 b", "q2 Q0 d04 1 2 b"])  # no q3
+    data = json.loads(run("compare", f"{project}@v1", str(a), str(b), "--metric", "recip_rank", "--json"))
+    [c] = data["comparisons"]
+    assert data["metric"] == c["metric"] == "RR" and data["relevance_level"] == 1
+    assert c["n"] == 2 and c["dropped"] == {"a.trec": 0, "b.trec": 1}
+    text = run("compare", f"{project}@v1", str(a), str(b), "--metric", "RR")
+    assert "  2 queries paired; dropped: 0 that a.trec lacks, 1 that b.trec lacks" in text
+    assert "relevance level 1: grade >= 1 counts as relevant" in text
+    # At level 2, q3 (grades 1, 0) has no relevant chunk: left out for both runs, not dropped.
+    strict = json.loads(run("compare", f"{project}@v1", str(a), str(b), "--metric", "RR", "--relevance-level", "2", "--json"))
+    assert strict["relevance_level"] == 2 and strict["comparisons"][0]["dropped"] == {"a.trec": 0, "b.trec": 0}
+    out = run("compare", f"{project}@v1", str(a), str(b), "--metric", "P", ok=False)
+    assert out.startswith("Error: --metric 'P' stands for 9 measures")

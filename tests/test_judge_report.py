@@ -83,9 +83,12 @@ def test_pairwise_statistics_equal_independent_counts(project) -> None:
     assert ("no better than chance" in power["sentence"]) == chance == (power["mdd_judge"] is None)
 
 
-def test_relevance_uses_quadratic_kappa_with_query_clusters(project) -> None:
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_relevance_uses_quadratic_kappa_with_query_clusters(project, level: int) -> None:
     db, _, _, _, grades, judge_grades = project
-    t = to_dict(judge_report(db, ["g"], caller=OWNER, n_boot=300))["judges"]["g"]["relevance"]
+    report = to_dict(judge_report(db, ["g"], caller=OWNER, n_boot=300, relevance_level=level))
+    assert report["relevance_level"] == level
+    t = report["judges"]["g"]["relevance"]
     keys = sorted(judge_grades)
     human = [grades[name][k] for k in keys for name in ("ann", "bob")]
     judge = [judge_grades[k] for k in keys for _ in ("ann", "bob")]
@@ -94,9 +97,11 @@ def test_relevance_uses_quadratic_kappa_with_query_clusters(project) -> None:
     ceiling = cohen_kappa_score([grades["ann"][k] for k in keys], [grades["bob"][k] for k in keys], weights="quadratic")
     assert t["human_ceiling"]["kappa"]["value"] == pytest.approx(ceiling)
     assert t["position_consistency"] is None
-    se_pairs = [(h >= 2, j >= 2) for h, j in zip(human, judge)]
+    se_pairs = [(h >= level, j >= level) for h, j in zip(human, judge)]
     se = sum(h and j for h, j in se_pairs) / sum(h for h, _ in se_pairs)
-    assert t["power"]["sensitivity"] == pytest.approx(se)
+    sp = sum(not h and not j for h, j in se_pairs) / sum(not h for h, _ in se_pairs)
+    assert (t["power"]["sensitivity"], t["power"]["specificity"]) == pytest.approx((se, sp))
+    assert f"grade ≥ {level} (relevance level {level})" in t["power"]["sentence"]
     assert t["power"]["n"] == 3 and t["power"]["mdd_judge"] > t["power"]["mdd_people"]
 
 

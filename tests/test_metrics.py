@@ -188,3 +188,58 @@ def test_whitespace_variants_and_signed_zero(tmp_path: Path) -> None:
     # 0.0 and -0.0 tie (broken by doc_id descending); the tab and double space are read.
     assert read_ranked_run(path) == {"q1": ["c", "b", "a"]}
     assert read_ranked_run(path) == {q: [d.doc_id for d in v] for q, v in rank_run(read_run(path)).items()}
+
+
+# One query graded 0-3, ranked b(2) a(1) c(0) d(3). At level 2 only b and d are relevant:
+# P@1 1, P@4 2/4, RR 1, AP (1/1 + 2/4) / 2, R@2 1/2, Rprec (R = 2) 1/2, bpref (1 + (1 - 2/2)) / 2
+# (b has no judged non-relevant above it, d has a and c, out of min(R, N) = 2).
+# At level 1 a counts too: AP (1/1 + 2/2 + 3/4) / 3. nDCG reads grades and ignores the level.
+LEVEL_QRELS = {"q": {"a": 1, "b": 2, "c": 0, "d": 3}, "low": {"x": 1, "y": 0}}
+LEVEL_RUN = {"q": ["b", "a", "c", "d"], "low": ["x", "y"]}
+LEVEL_TREC = {"AP": "map", "P@1": "P_1", "P@4": "P_4", "RR": "recip_rank", "R@2": "recall_2", "Rprec": "Rprec",
+              "Bpref": "bpref", "nDCG@10": "ndcg_cut_10"}
+BY_HAND = {
+    2: {"AP": (1 + 2 / 4) / 2, "P@1": 1.0, "P@4": 2 / 4, "RR": 1.0, "R@2": 1 / 2, "Rprec": 1 / 2, "Bpref": 1 / 2},
+    1: {"AP": (1 + 1 + 3 / 4) / 3, "P@1": 1.0, "P@4": 3 / 4, "RR": 1.0, "R@2": 2 / 3, "Rprec": 2 / 3, "Bpref": 2 / 3},
+}
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_relevance_level_is_trec_evals_l_by_hand_and_by_pytrec_eval(level: int) -> None:
+    import pytrec_eval
+
+    names = [*BY_HAND[level], "nDCG@10"]
+    scores = evaluate(LEVEL_QRELS, LEVEL_RUN, names, relevance_level=level)
+    assert scores.relevance_level == level and scores.as_dict()["relevance_level"] == level
+    for name, value in BY_HAND[level].items():
+        assert scores.per_query["q"][name] == pytest.approx(value, abs=1e-12), name
+    # Query "low" has no grade >= 2: relevant nowhere at level 2, so left out of the means there.
+    assert (scores.excluded, sorted(scores.per_query)) == ((1, ["q"]) if level == 2 else (0, ["low", "q"]))
+    evaluator = pytrec_eval.RelevanceEvaluator(LEVEL_QRELS, set(LEVEL_TREC.values()), relevance_level=level)
+    ranked = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in LEVEL_RUN.items()}
+    theirs = evaluator.evaluate(ranked)
+    for query, values in scores.per_query.items():
+        for name, value in values.items():
+            assert value == pytest.approx(theirs[query][LEVEL_TREC[name]], abs=1e-12), (query, name)
+
+
+def test_trec_eval_names_are_read_as_ir_measures_names_at_the_level() -> None:
+    parsed = parse_metrics(["map", "P_5", "ndcg_cut_10", "recall_100", "recip_rank", "Rprec", "bpref", "P_5,10"],
+                           relevance_level=2)
+    assert [str(m) for m in parsed.values()] == ["AP(rel=2)", "P(rel=2)@5", "nDCG@10", "R(rel=2)@100", "RR(rel=2)",
+                                                 "Rprec(rel=2)", "Bpref(rel=2)", "P(rel=2)@10"]
+    assert list(parsed) == ["AP", "P@5", "nDCG@10", "R@100", "RR", "Rprec", "Bpref", "P@10"]
+    # A measure that names its own rel keeps it; the default level is trec_eval's, 1.
+    assert str(parse_metrics(["P(rel=3)@5"], relevance_level=2)["P(rel=3)@5"]) == "P(rel=3)@5"
+    assert str(parse_metrics(["map"])["AP"]) in {"AP", "AP(rel=1)"}
+    same = evaluate(LEVEL_QRELS, LEVEL_RUN, ["map", "P_4", "recip_rank"], relevance_level=2)
+    assert same.per_query["q"] == pytest.approx({"AP": BY_HAND[2]["AP"], "P@4": 2 / 4, "RR": 1.0})
+
+
+@pytest.mark.parametrize("name", ["P_x", "foo", "official", "ndcg_rel"])
+def test_an_unknown_metric_name_says_how_to_spell_one(name: str) -> None:
+    with pytest.raises(CalibrationError) as info:
+        parse_metrics([name])
+    message = str(info.value)
+    assert message.startswith(f"metric {name!r}: not a measure name") and "\n" not in message
+    assert "P@5" in message and "P_5" in message and "ndcg_cut_10" in message

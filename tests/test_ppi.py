@@ -71,7 +71,10 @@ def _jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
-def test_estimate_command_uses_people_on_the_labelled_items_and_the_judge_elsewhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("options", "level"), [([], 1), (["--relevance-level", "2"], 2), (["--threshold", "3"], 3)])
+def test_estimate_command_uses_people_on_the_labelled_items_and_the_judge_elsewhere(
+    tmp_path: Path, options: list[str], level: int
+) -> None:
     db = make_project(tmp_path / "p.db", n_queries=4, per_query=10)
     pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY query_id, doc_id").fetchall()
     rng = random.Random(3)
@@ -82,16 +85,20 @@ def test_estimate_command_uses_people_on_the_labelled_items_and_the_judge_elsewh
                     annotator="ann", caller=OWNER)
     import_verdicts(db, _jsonl(tmp_path / "j.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge.items()]),
                     judge="g", caller=OWNER)
-    result = CliRunner().invoke(cli, ["estimate", str(tmp_path / "p.db"), "--judge", "g", "--metric", "relevant-share", "--json"])
+    result = CliRunner().invoke(cli, ["estimate", str(tmp_path / "p.db"), "--judge", "g", "--metric", "relevant-share",
+                                      *options, "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
+    assert out["relevance_level"] == out["threshold"] == level
     labelled = sorted(people)
-    y = np.array([float(people[k] >= 2) for k in labelled])
-    f = np.array([float(judge[k] >= 2) for k in labelled])
-    fu = np.array([float(judge[k] >= 2) for k in sorted(judge) if k not in people])
+    y = np.array([float(people[k] >= level) for k in labelled])
+    f = np.array([float(judge[k] >= level) for k in labelled])
+    fu = np.array([float(judge[k] >= level) for k in sorted(judge) if k not in people])
     assert (out["n_labelled"], out["n_unlabelled"]) == (len(y), len(fu)) == (14, 26)
     assert [out["ppi"]["low"], out["ppi"]["high"]] == pytest.approx([float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05, lam=1)])
     assert [out["ppi_plus_plus"]["low"], out["ppi_plus_plus"]["high"]] == pytest.approx(
         [float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05)])
+    shown = CliRunner().invoke(cli, ["estimate", str(tmp_path / "p.db"), "--judge", "g", "--metric", "relevant-share", *options])
+    assert f"relevant-share (relevance level {level}: grade >= {level}) by judge 'g'" in shown.output
     text = CliRunner().invoke(cli, ["estimate", str(tmp_path / "p.db"), "--judge", "g", "--metric", "win-rate"])
     assert text.exit_code == 1 and "PPI needs at least 2 human-labelled items" in text.output

@@ -177,7 +177,7 @@ def test_completeness_of_one_query_claims_no_certainty(tmp_path: Path) -> None:
     run("import-judgments", str(db), str(qrels(tmp_path / "l.qrels", {("q1", "d01"): 2, ("q1", "d02"): 1})), "--annotator", "alice")
     run("freeze", str(db), "--version", "v1")
     out = run("completeness", str(db)).splitlines()
-    assert out[0] == "v1: the pool's sources found 2 relevant chunks over 1 query."
+    assert out[0] == "v1: the pool's sources found 2 relevant chunks over 1 query (relevance level 1: grade >= 1)."
     assert out[1] == ("Estimated missed: 0.0 (no interval: the bootstrap resamples queries, and one query cannot be "
                       "resampled), from A x B; estimated recall of the pool 100.0%, from a single query: read it as rough.")
     assert "[0.0, 0.0]" not in "\n".join(out)

@@ -16,6 +16,7 @@ from labeler.commands.common import (
     n_boot_option,
     output_file,
     plural,
+    relevance_level_option,
     seed_option,
     with_project,
 )
@@ -252,27 +253,32 @@ def plan_command(
 @html_option
 @click.option("--judge", "judges", multiple=True,
               help="Calibrate this judge against the annotators instead (repeatable: judges side by side).")
+@relevance_level_option
 @n_boot_option
 @seed_option
-def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tuple[str, ...], n_boot: int, seed: int) -> None:
+def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tuple[str, ...], relevance_level: int,
+              n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
     Agreement is measured on items labelled by two or more annotators (quadratic kappa and
     ordinal alpha), with intervals from a cluster bootstrap over queries. With --judge NAME:
     that judge against the annotators per task, beside the human ceiling, with its biases,
-    cost and the smallest system difference it resolves.
+    cost and the smallest system difference it resolves; its sensitivity and specificity on
+    relevance count a grade at or above --relevance-level as relevant (people's agreement
+    compares whole grades and does not depend on it).
 
     --json keys, whatever the number of annotators: n_judgments, n_items, n_queries,
     annotators, n_overlap_items, interval, agreement (agreement, majority_baseline,
     kappa_quadratic, gwet_ac1, gwet_ac2_quadratic, alpha_ordinal: each {value, low, high, n},
     null without two annotators on an item), per_annotator, per_pair, distributions, power
     (numbers null without a labelled query). With --judge: {"judges": {NAME: {TASK: {...}}},
-    "n_boot", "seed"}, one entry per judge and task, the same keys for every count.
+    "n_boot", "seed", "relevance_level"}, one entry per judge and task, the same keys for every
+    count.
     """
     if judges:
         from labeler.commands.judge import calibrate_judges
 
-        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed)
+        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed, relevance_level)
     from calibration import project_report, to_html, to_text
     from labeler.store.labels import OWNER, latest_judgments
     from labeler.store.vocabulary import GRADES

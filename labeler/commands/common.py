@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
+from labeler.store.vocabulary import RELEVANCE_LEVEL
+
 if TYPE_CHECKING:
     import sqlite_utils
 
@@ -187,3 +189,7 @@ port_option = click.option("--port", default=8501, show_default=True, type=click
 no_progress_option = click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 per_query_option = click.option("--per-query", is_flag=True, help="Also show each query's numbers.")
 run_name_option = click.option("--name", required=True, help="Name of the run; it becomes a pool source.")
+relevance_level_option = click.option(
+    "--relevance-level", "relevance_level", type=click.IntRange(min=1), default=RELEVANCE_LEVEL,
+    show_default=True, metavar="N",
+    help="Grade from which a chunk counts as relevant, as trec_eval's -l (the same level for every command).")

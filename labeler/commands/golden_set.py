@@ -16,6 +16,7 @@ from labeler.commands.common import (
     json_option,
     output_file,
     per_query_option,
+    relevance_level_option,
     run_name_option,
     seed_option,
     with_project,
@@ -31,17 +32,19 @@ _FORMATS = ("trec", "jsonl", "parquet", "beir")
 @click.option("--rule", type=click.Choice(["majority", "median", "dawid-skene"]), default="majority", show_default=True,
               help="How several labels of an item become one grade (an adjudication always wins).")
 @click.option("--allow-ties", is_flag=True, help="Freeze despite tied majorities (they take the lower grade).")
-def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool) -> None:
+@relevance_level_option
+def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool, relevance_level: int) -> None:
     """Freeze the current labels of DB into an immutable, named golden-set version.
 
     Each (query, chunk)'s labels become one grade; the version records a content hash (sha256
     over the sorted aggregated rows) and a manifest. Freezing again with the same grades makes
-    no new version.
+    no new version. The manifest's relevant counts are at --relevance-level, which it records.
     """
     from labeler.golden_set import freeze as run
     from labeler.store.access import OWNER
 
-    result = run(project.db, name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER)
+    result = run(project.db, name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER,
+                 relevance_level=relevance_level)
     v = result.version
     if not result.created:
         click.echo(f"nothing changed: version {v.name} already holds exactly these grades (content hash {v.content_hash[:12]}); no new version")
@@ -52,6 +55,10 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool) 
     click.echo(f"  per grade: {', '.join(f'{g}: {n}' for g, n in counts['per_grade'].items())}; "
                f"single-label items: {result.single}; adjudicated: {result.adjudicated}; tied majorities: {len(result.ties)}"
                + (" (lower grade taken)" if result.ties else ""))
+    if "relevant_items" in counts:
+        level = counts.get("relevance_level", relevance_level)
+        click.echo(f"  relevant (grade >= {level}, relevance level {level}): {counts['relevant_items']} items"
+                   + (f" in {counts['queries_with_relevant']} queries" if "queries_with_relevant" in counts else ""))
     if result.weights:
         click.echo("  annotator weights: " + ", ".join(f"{a} {w:.3f}" for a, w in result.weights.items()))
 
@@ -89,20 +96,23 @@ def versions(project: Project) -> None:
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT whole even if it holds something else than a previous export of DB.")
-def export(project: Project, name: str, formats: tuple[str, ...], out: str, overwrite: bool) -> None:
+@relevance_level_option
+def export(project: Project, name: str, formats: tuple[str, ...], out: str, overwrite: bool, relevance_level: int) -> None:
     """Write a frozen version of DB to folder OUT, with manifest.json and a README.md dataset card.
 
     trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
     every raw label, the pool provenance and the texts; beir: corpus.jsonl, queries.jsonl,
     qrels/test.tsv. The folder is built beside OUT and moved into place when complete; a
-    previous export of DB in OUT is replaced whole, anything else needs --overwrite.
+    previous export of DB in OUT is replaced whole, anything else needs --overwrite. The relevant
+    counts of the card and the manifest are at --relevance-level, which both record.
     """
     from labeler.golden_set import export as run
     from labeler.store.access import OWNER
 
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
-    written = run(project.db, name, chosen, out, caller=OWNER, overwrite=overwrite)
-    click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)})")
+    written = run(project.db, name, chosen, out, caller=OWNER, overwrite=overwrite, relevance_level=relevance_level)
+    click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)}; relevant counts at relevance level "
+               f"{relevance_level})")
 
 
 @click.command("import-judgments")
@@ -182,23 +192,29 @@ def _judged_note(scores) -> str:
 @click.argument("golden")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--metrics", default=None,
-              help="Comma-separated ir-measures names, e.g. \"nDCG@10,R@100,RR\" (default: nDCG@10, "
+              help="Comma-separated ir-measures names, e.g. \"nDCG@10,R@100,RR\", or trec_eval names, e.g. "
+                   "\"ndcg_cut_10,recall_100,recip_rank,map,P_5\" (default: nDCG@10, "
                    "nDCG(dcg='exp-log2')@10, R@k, RR, P@k, Judged@k with k = --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
               help="k of the default R@k, P@k and Judged@k: how many chunks you feed downstream.")
+@relevance_level_option
 @per_query_option
 @json_option
 @handles_errors
-def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, per_query: bool, as_json: bool) -> None:
+def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, relevance_level: int, per_query: bool,
+          as_json: bool) -> None:
     """Score TREC runs RUNS against GOLDEN (DB@VERSION or a qrels file) exactly as trec_eval.
 
-    Metrics are computed by ir-measures (pytrec_eval for the trec_eval measures). Runs are
-    ranked by score, ties by doc id descending; queries without a relevant document are left
-    out of the means and counted.
+    Metrics are computed by ir-measures (pytrec_eval for the trec_eval measures); trec_eval
+    names are read as the ir-measures measures they stand for (map is AP, P_5 is P@5). A grade
+    at or above --relevance-level counts as relevant (trec_eval's -l). Runs are ranked by
+    score, ties by doc id descending; queries without a relevant document are left out of the
+    means and counted.
 
     --json prints {"runs": {RUN: SCORES}, "golden", "content_hash"} with the first run's
     SCORES and its name ("run") also at the top level, for one run as for many. SCORES:
-    metrics, per_query, excluded, missing, unknown, scored; an undefined value is null.
+    metrics, per_query, excluded, missing, unknown, scored, relevance_level; an undefined value
+    is null.
     """
     from calibration.metrics import default_metrics
     from labeler.golden_set import Evaluation, evaluate_runs, load_golden
@@ -206,11 +222,11 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, p
 
     names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
     gold = load_golden(golden, caller=OWNER)
-    scores = evaluate_runs(gold, list(runs), names)
+    scores = evaluate_runs(gold, list(runs), names, relevance_level=relevance_level)
     if as_json:
         echo_json(Evaluation(gold, scores).as_dict())
         return
-    _eval_table(gold, scores, per_query)
+    _eval_table(gold, scores, per_query, relevance_level)
 
 
 def _split_metrics(text: str) -> list[str]:
@@ -228,12 +244,17 @@ def _split_metrics(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def _eval_table(gold, scores: dict[str, Any], per_query: bool) -> None:
+def _level_text(level: int) -> str:
+    return f"relevance level {level}: grade >= {level} counts as relevant (trec_eval -l {level})"
+
+
+def _eval_table(gold, scores: dict[str, Any], per_query: bool, relevance_level: int) -> None:
     first = next(iter(scores.values()))
     names = list(first.metrics)
     widths = {n: max(10, len(n) + 2) for n in names}
     run_w = max(8, *(len(r) + 2 for r in scores))
     click.echo(f"golden: {gold.label}" + (f" (content hash {gold.content_hash[:12]})" if gold.content_hash else ""))
+    click.echo(_level_text(relevance_level))
     click.echo(f"{'run':<{run_w}}" + "".join(f"{n:>{widths[n]}}" for n in names) + f"{'queries':>9}{'excluded':>10}  note")
     for run, s in scores.items():
         extra = [] if not s.missing else [f"{s.missing} golden queries not in the run"]
@@ -243,7 +264,8 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool) -> None:
         note = "; ".join(filter(None, [_judged_note(s), *extra]))
         click.echo(f"{run:<{run_w}}" + "".join(f"{_fmt(s.metrics[n]):>{widths[n]}}" for n in names)
                    + f"{s.scored:>9}{s.excluded:>10}  {note}")
-    click.echo(f"excluded: queries without a relevant document ({first.excluded}), left out of every mean")
+    click.echo(f"excluded: queries without a relevant document, none graded >= {relevance_level} ({first.excluded}), "
+               "left out of every mean")
     if per_query:
         for run, s in scores.items():
             click.echo(f"\n{run}")
@@ -255,37 +277,52 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool) -> None:
 @click.command("compare")
 @click.argument("golden")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--metric", default="nDCG@10", show_default=True, help="The ir-measures metric to compare on.")
+@click.option("--metric", default="nDCG@10", show_default=True,
+              help="The metric to compare on: an ir-measures name (nDCG@10) or a trec_eval one (ndcg_cut_10).")
+@relevance_level_option
 @html_option
 @seed_option
 @json_option
 @handles_errors
-def compare(golden: str, runs: tuple[str, ...], metric: str, html_path: str | None, seed: int, as_json: bool) -> None:
+def compare(golden: str, runs: tuple[str, ...], metric: str, relevance_level: int, html_path: str | None, seed: int,
+            as_json: bool) -> None:
     """Compare runs RUN_A RUN_B [RUN...] on GOLDEN, each against the first, query by query.
 
     Gives the mean difference with a query-bootstrap interval, a paired randomisation-test p
     (Holm-corrected for more than two runs), the minimum detectable difference of this golden
-    set, and a plain sentence. --html plots the per-query differences.
+    set, and a plain sentence. --html plots the per-query differences. A grade at or above
+    --relevance-level counts as relevant. Queries only one run of a pair scores are dropped
+    from that pair and counted, per run that lacks them.
+
+    --json prints {"metric", "relevance_level", "comparisons": [...]}; each comparison has
+    "dropped": {RUN: queries dropped because RUN lacks them} for both runs of the pair.
     """
     from calibration import CalibrationError, fixed
     from calibration.compare import Comparisons, compare_runs, to_html
+    from calibration.metrics import parse_metrics
     from labeler.golden_set import evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
     if len(runs) < 2:
         raise CalibrationError("compare needs at least two runs: RUN_A RUN_B [RUN...]")
+    measures = list(parse_metrics([metric], relevance_level))  # a trec_eval name becomes its ir-measures name
+    if len(measures) != 1:
+        raise CalibrationError(f"--metric {metric!r} stands for {len(measures)} measures ({', '.join(measures)}): give one")
+    metric = measures[0]
     gold = load_golden(golden, caller=OWNER)
-    scores = evaluate_runs(gold, list(runs), [metric])
+    scores = evaluate_runs(gold, list(runs), [metric], relevance_level=relevance_level)
     per_query = {name: {q: v[metric] for q, v in s.per_query.items()} for name, s in scores.items()}
     result = compare_runs(per_query, metric, seed=seed)
     if html_path:
         with output_file(html_path) as handle:
-            handle.write(to_html(result, title=f"{metric} on {gold.label}"))
+            handle.write(to_html(result, title=f"{metric} on {gold.label} (relevance level {relevance_level})"))
     if as_json:
-        echo_json(Comparisons(metric, tuple(result)).as_dict())
+        echo_json(Comparisons(metric, tuple(result), relevance_level).as_dict())
         return
     for c in result:
         click.echo(c.sentence)
+        click.echo(f"  {c.n} queries paired; dropped: " + ", ".join(f"{n} that {run} lacks" for run, n in c.dropped.items()))
+    click.echo(_level_text(relevance_level))
     click.echo("")
     click.echo(f"{'run':<24}{'n':>6}{'mean':>9}{'delta':>9}  {'95% interval':<20}{'p':>8}{'p Holm':>8}{'sd(δ)':>8}{'MDD':>8}")
     base = result[0]
@@ -319,29 +356,32 @@ def add_run(project: Project, run: str, name: str, depth: int) -> None:
 @click.command("completeness")
 @with_project
 @click.option("--version", "name", default=None, help="The version to read (default: the latest).")
+@relevance_level_option
 @per_query_option
 @json_option
-def completeness(project: Project, name: str | None, per_query: bool, as_json: bool) -> None:
+def completeness(project: Project, name: str | None, relevance_level: int, per_query: bool, as_json: bool) -> None:
     """Estimate how many relevant chunks the pool of DB missed (capture-recapture over sources).
 
     Chapman's estimator over each pair of pool sources, per query and summed, with a
-    query-bootstrap interval. It assumes the sources find relevant chunks independently.
+    query-bootstrap interval. It assumes the sources find relevant chunks independently. A
+    chunk graded at or above --relevance-level counts as relevant.
 
-    --json keys: version, found, queries, assumption, pairs (sources, n1, n2, m,
+    --json keys: version, relevance_level, found, queries, assumption, pairs (sources, n1, n2, m,
     estimated_relevant, missed, low, high), per_query ({found, missed}), interval_note (why
     low and high are null: one query; else null).
     """
     from labeler.golden_set import completeness as run
     from labeler.store.access import OWNER
 
-    result = run(project.db, name, caller=OWNER)
+    result = run(project.db, name, caller=OWNER, relevance_level=relevance_level)
     version, c = result.version, result.estimate
     if as_json:
         echo_json(result.as_dict())
         return
     h = c.headline
     queries = "1 query" if c.queries == 1 else f"{c.queries} queries"
-    click.echo(f"{version}: the pool's sources found {c.found} relevant chunks over {queries}.")
+    click.echo(f"{version}: the pool's sources found {c.found} relevant chunks over {queries} "
+               f"(relevance level {relevance_level}: grade >= {relevance_level}).")
     interval = f"({c.interval_note})" if c.interval_note else f"[{h.low:.1f}, {h.high:.1f}] ({c.ci:.0%} query bootstrap)"
     recall = f"{c.found / (c.found + h.missed):.1%}" + (", from a single query: read it as rough" if c.queries == 1 else "")
     click.echo(f"Estimated missed: {h.missed:.1f} {interval}, "

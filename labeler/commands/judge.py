@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, with_project
-from labeler.store.vocabulary import TASKS
+from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project
+from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -113,14 +113,16 @@ def resume_command(ctx: click.Context) -> str:
 
 
 def calibrate_judges(
-    db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int
+    db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int,
+    relevance_level: int = RELEVANCE_LEVEL,
 ) -> None:
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people."""
     from labeler.commands.common import output_file
     from labeler.judge.report import judge_report, to_html, to_text
     from labeler.store.access import OWNER
 
-    report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed)
+    report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
+                          relevance_level=relevance_level)
     if html_path is not None:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
@@ -134,34 +136,44 @@ def calibrate_judges(
 @with_project
 @click.option("--judge", required=True, help="The judge whose labels cover the items people did not label.")
 @click.option("--metric", required=True, type=click.Choice(["mean-relevance", "relevant-share", "faithfulness-rate", "win-rate"]),
-              help="mean-relevance: mean grade 0-3 of pool entries; relevant-share: share graded >= --threshold; "
+              help="mean-relevance: mean grade 0-3 of pool entries; relevant-share: share graded >= --relevance-level; "
                    "faithfulness-rate: share SUPPORTED; win-rate: A wins 1, tie 0.5, B wins 0.")
-@click.option("--threshold", type=click.IntRange(1, 3), default=2, show_default=True, help="Grade counted relevant (relevant-share).")
+@relevance_level_option
+@click.option("--threshold", type=click.IntRange(min=1), default=None, hidden=True,
+              help="Another name for --relevance-level.")
 @click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
 @json_option
-def estimate(project: Project, judge, metric, threshold, ci, as_json) -> None:
+def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as_json) -> None:
     """A metric's mean from the judge's labels on every item, corrected by the human-labelled ones.
 
     Prediction-powered inference (Angelopoulos et al. 2023): classic PPI and PPI++ (tuned
     weight), beside the human-only interval and the judge-only point estimate, and how many
     human labels the judge is worth. The human-labelled items must be a random sample.
 
-    --json keys: judge, metric, threshold, ci, n_labelled, n_unlabelled, n_left_out, ppi,
-    ppi_plus_plus, human_only (each {value, low, high, n}), lambda, judge_only,
-    human_labels_worth, human_labels_worth_classic; an undefined number is null.
+    relevant-share counts a grade at or above --relevance-level as relevant.
+
+    --json keys: judge, metric, threshold and relevance_level (the level, relevant-share only),
+    ci, n_labelled, n_unlabelled, n_left_out, ppi, ppi_plus_plus, human_only (each {value, low,
+    high, n}), lambda, judge_only, human_labels_worth, human_labels_worth_classic; an undefined
+    number is null.
     """
     from calibration import fixed
     from labeler.judge.estimate import BOUNDS
     from labeler.judge.estimate import estimate as run
     from labeler.store.access import OWNER
 
-    r = run(project.db, judge, metric, threshold=threshold, ci=ci, caller=OWNER)
+    if threshold is not None:
+        if relevance_level not in (threshold, RELEVANCE_LEVEL):
+            raise click.UsageError(f"--threshold {threshold} and --relevance-level {relevance_level} disagree: give one")
+        relevance_level = threshold
+    r = run(project.db, judge, metric, threshold=relevance_level, ci=ci, caller=OWNER)
     t, c = r.tuned, r.classic
     if as_json:
         echo_json(r.as_dict())
         return
     fmt = lambda e: f"{fixed(e.value, 4)} [{fixed(e.low, 4)}, {fixed(e.high, 4)}] (width {fixed(e.high - e.low, 4)})"  # noqa: E731
-    click.echo(f"{metric} by judge {judge!r}: {t.n_labelled} items labelled by people, {t.n_unlabelled} by the judge only"
+    level = f" (relevance level {relevance_level}: grade >= {relevance_level})" if metric == "relevant-share" else ""
+    click.echo(f"{metric}{level} by judge {judge!r}: {t.n_labelled} items labelled by people, {t.n_unlabelled} by the judge only"
                + (f", {r.n_left_out} left out (no usable judge label)" if r.n_left_out else ""))
     click.echo(f"PPI++ (lambda {t.lam:.3f}):  {fmt(t.ppi)}")
     click.echo(f"PPI (lambda 1):        {fmt(c.ppi)}")

@@ -3,7 +3,8 @@
 Metrics (``--metric``), each the mean over items of a per-item value:
 
 - ``mean-relevance``: the relevance grade (0-3) of a pool entry;
-- ``relevant-share``: 1 when the grade is at least ``threshold`` (default 2), else 0;
+- ``relevant-share``: 1 when the grade is at least ``threshold``, the relevance level
+  (default 1, trec_eval's ``-l`` default, as every other command), else 0;
 - ``faithfulness-rate``: 1 when the response is SUPPORTED, else 0;
 - ``win-rate``: 1 when response A wins, 0.5 for a tie, 0 when B wins (the judge's two orders
   combined: a flip is a tie).
@@ -25,7 +26,7 @@ import sqlite_utils
 from labeler.judge import JudgeError
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import latest_human_verdicts, latest_judge_verdicts
-from labeler.store.vocabulary import Caller
+from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 
 if TYPE_CHECKING:
     from calibration.ppi import MeanEstimates
@@ -43,7 +44,7 @@ class MetricEstimate:
 
     judge: str
     metric: str
-    threshold: int
+    threshold: int  # the relevance level of relevant-share
     classic: MeanEstimates
     tuned: MeanEstimates
     n_left_out: int  # items with human labels but no usable judge label
@@ -54,6 +55,7 @@ class MetricEstimate:
         t, c = self.tuned, self.classic
         return {
             "judge": self.judge, "metric": self.metric, "threshold": self.threshold if self.metric == "relevant-share" else None,
+            "relevance_level": self.threshold if self.metric == "relevant-share" else None,
             "ci": self.ci, "n_labelled": t.n_labelled, "n_unlabelled": t.n_unlabelled, "n_left_out": self.n_left_out,
             "ppi": c.ppi.as_dict(), "ppi_plus_plus": t.ppi.as_dict(), "lambda": t.lam,
             "human_only": t.human_only.as_dict(), "judge_only": t.judge_only,
@@ -104,7 +106,7 @@ def _human_values(db, task: str, metric: str, threshold: int, caller) -> dict:
 
 
 def estimate(
-    db: sqlite_utils.Database, judge: str, metric: str, *, threshold: int = 2, ci: float = 0.95,
+    db: sqlite_utils.Database, judge: str, metric: str, *, threshold: int = RELEVANCE_LEVEL, ci: float = 0.95,
     caller: Caller,
 ) -> MetricEstimate:
     """The metric by PPI and PPI++, beside the human-only and judge-only estimates (admin only).

@@ -21,7 +21,7 @@ import sqlite_utils
 from labeler.judge import JudgeError
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
-from labeler.store.vocabulary import GRADES, TASKS, VERDICTS, Caller
+from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, TASKS, VERDICTS, Caller
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,7 @@ class JudgeReport:
     n_boot: int
     seed: int | None
     prompts: dict[str, dict[str, list[str]]]  # prompt hashes behind each judge's verdicts, per task
+    relevance_level: int = RELEVANCE_LEVEL  # relevance task: the grade from which a label counts as relevant
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -44,7 +45,8 @@ def _cost(rows: Sequence[JudgeVerdict]) -> tuple[list[int], list[float]]:
     return tokens, seconds
 
 
-def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any]):
+def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any],
+               relevance_level: int = RELEVANCE_LEVEL):
     from calibration.judges import calibrate_task
 
     humans: dict[tuple, dict[str, int]] = defaultdict(dict)
@@ -57,7 +59,8 @@ def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Call
     n_queries = pooled_query_count(db)
     tokens, seconds = _cost(rows)
     return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries", scale=tuple(GRADES),
-                          n_failed=sum(r.error is not None for r in rows), tokens=tokens, seconds=seconds, **options)
+                          n_failed=sum(r.error is not None for r in rows), tokens=tokens, seconds=seconds,
+                          relevance_level=relevance_level, **options)
 
 
 def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any]):
@@ -102,9 +105,11 @@ def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], calle
 
 
 def judge_report(
-    db: sqlite_utils.Database, judges: Sequence[str], *, caller: Caller, n_boot: int = 2000, seed: int | None = 0
+    db: sqlite_utils.Database, judges: Sequence[str], *, caller: Caller, n_boot: int = 2000, seed: int | None = 0,
+    relevance_level: int = RELEVANCE_LEVEL,
 ) -> JudgeReport:
-    """Each judge against the project's people on every task it has verdicts for (admin only).
+    """Each judge against the project's people on every task it has verdicts for (admin only);
+    on relevance, the sensitivity and specificity count a grade >= ``relevance_level`` relevant.
 
     Raises:
         JudgeError: a judge with no verdict in the project.
@@ -123,9 +128,9 @@ def judge_report(
         prompts[name] = {task: sorted({r.prompt_hash for r in got}) for task, got in by_task.items()}
         for task in TASKS:
             if task in by_task:
-                results[name][task] = (_relevance(db, by_task[task], caller, options) if task == "relevance"
+                results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -188,10 +193,10 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
-    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed"}``."""
+    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
     return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task]} for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
-            "n_boot": report.n_boot, "seed": report.seed}
+            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
 
 
 def _fmt(e) -> str:

@@ -38,6 +38,12 @@ GRADE_HELP: dict[int, str] = {
 #: The scale as people read it in messages and help texts ("0-3").
 GRADE_RANGE = f"{min(GRADES)}-{max(GRADES)}"
 
+#: The relevance level every command uses unless given ``--relevance-level``: a grade at or
+#: above it counts as relevant (trec_eval's ``-l``). 1 is trec_eval's and ir-measures' own
+#: default, so a metric goldpool prints under their name has their value; grade 2 ("answers
+#: part of the query") is the stricter reading, asked for by ``--relevance-level 2``.
+RELEVANCE_LEVEL = 1
+
 
 def check_grade(relevance: object) -> int:
     """``relevance`` if it is a grade of the scale (an int, not a bool), else ``StoreError``.
