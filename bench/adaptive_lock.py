@@ -11,7 +11,7 @@ press: the time from the press to the next item, and how long the write transact
 hands out a batch holds the lock (what every other annotator's save waits behind).
 
 Two runs in the same process (imports made before both): as built (the stopping rule and the strategy are
-decided before the write lock is taken, :meth:`labeler.scheduling.Scheduler.prepare`) and the baseline with
+decided before the write lock is taken, :meth:`labeler.scheduling.Scheduler.decide_before_lock`) and the baseline with
 that step switched off (decided inside the write transaction, as before).
 """
 
@@ -82,10 +82,10 @@ def press(path: Path, annotator_id: int, qrels: dict[str, set[str]], n: int, pre
             yield inner
         held.append(time.perf_counter() - start)
 
-    original = scheduling.Scheduler.prepare
+    original = scheduling.Scheduler.decide_before_lock
     assign.transaction = timed
     if not prepared:
-        scheduling.Scheduler.prepare = lambda self, db: None  # type: ignore[method-assign]
+        scheduling.Scheduler.decide_before_lock = lambda self, db: None  # type: ignore[method-assign]
     db = connect(path)
     latency = []
     try:
@@ -100,7 +100,7 @@ def press(path: Path, annotator_id: int, qrels: dict[str, set[str]], n: int, pre
             latency.append(time.perf_counter() - clock)
     finally:
         assign.transaction = real
-        scheduling.Scheduler.prepare = original  # type: ignore[method-assign]
+        scheduling.Scheduler.decide_before_lock = original  # type: ignore[method-assign]
         db.close()
     return latency, held
 

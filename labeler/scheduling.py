@@ -103,7 +103,7 @@ class _Partners:
 class Scheduler:
     """The project's scheduling policy, as the store's :class:`labeler.store.assign.Planner`."""
 
-    def prepare(self, db: sqlite_utils.Database) -> None:
+    def decide_before_lock(self, db: sqlite_utils.Database) -> None:
         """Under adaptive pooling, decide the next queries' chunks before the write lock.
 
         The stopping rule and ``active``'s classifier take tens to hundreds of milliseconds;

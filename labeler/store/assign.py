@@ -206,7 +206,7 @@ def next_assignment(db: sqlite_utils.Database, annotator_id: int, planner: Plann
     if found is not None:
         return found
     shared = shared_counts(db, annotator_id)
-    planner.prepare(db)  # slow decisions (models) before the write lock, not under it
+    planner.decide_before_lock(db)  # slow decisions (models) before the write lock, not under it
     with transaction(db):
         # Re-check under the write lock: the same annotator may be signed in twice.
         found = _pending(db, annotator_id)
@@ -295,7 +295,7 @@ class HandOut:
 class Planner(Protocol):
     """The scheduling policy the store applies (:mod:`labeler.scheduling`)."""
 
-    def prepare(self, db: sqlite_utils.Database) -> None:
+    def decide_before_lock(self, db: sqlite_utils.Database) -> None:
         """Work done before the write lock is taken (decisions that need a model)."""
 
     def offer(self, db: sqlite_utils.Database, request: Request, query_id: str, entries: Sequence[Entry]) -> Offer:
