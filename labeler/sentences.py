@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from pooling.chars import is_blank
+
 #: The version of these rules, stored with each claim they make.
 SPLITTER = "sentences-v1"
 
@@ -51,8 +53,8 @@ def split_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for line in text.splitlines():
         line = _LIST_MARKER.sub("", line, count=1).strip()
-        if line:
-            sentences.extend(_split_line(line))
+        if not is_blank(line):
+            sentences.extend(p for p in _split_line(line) if not is_blank(p))
     return sentences
 
 
