@@ -250,6 +250,11 @@ def list_answers(db: sqlite_utils.Database, system: str | None = None) -> list[A
     return [Answer(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), tuple(json.loads(r[6])), r[7]) for r in rows]
 
 
+def count_answers(db: sqlite_utils.Database, system: str) -> int:
+    """How many answers of ``system`` are stored."""
+    return int(db.conn.execute("SELECT count(*) FROM answers WHERE system = ?", [system]).fetchone()[0])
+
+
 def answers_without_claims(db: sqlite_utils.Database, system: str) -> Iterator[tuple[str, str]]:
     """``(answer_id, response)`` of ``system``'s answers that have no claims yet, by answer_id."""
     yield from db.conn.execute(
