@@ -138,6 +138,6 @@ def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> d
     store.require_system(db, system)
     pending = list(store.answers_without_claims(db, system))
     total = store.count_answers(db, system)
-    cut = [(answer_id, split_sentences(response)) for answer_id, response in pending]
+    cut = [(answer_id, split_sentences(response)) for answer_id, _, response in pending]
     answers, claims = store.add_claims(db, cut, source="sentence", method=SPLITTER, caller=caller)
     return {"answers": answers, "claims": claims, "skipped": total - answers}

@@ -80,9 +80,9 @@ def test_query_ids_claims_and_meta_from_the_file(db: sqlite_utils.Database, tmp_
     assert berlin.answer_id == derived_answer_id("rag-b", "q2", "")
     assert by_query[None].answer_id == "own-7"
     claims = list_claims(db, "rag-b")
-    assert [(c.claim_id, c.n, c.text, c.source, c.method) for c in claims] == [
-        (f"{berlin.answer_id}#1", 1, "Berlin is the capital of Germany.", "file", ""),
-        (f"{berlin.answer_id}#2", 2, "Dr. Who lives in Berlin.", "file", ""),
+    assert [(c.claim_id, c.n, c.text, c.source, c.method, c.meta) for c in claims] == [
+        (f"{berlin.answer_id}#1", 1, "Berlin is the capital of Germany.", "file", "", {}),
+        (f"{berlin.answer_id}#2", 2, "Dr. Who lives in Berlin.", "file", "", {}),
     ]
     meta = db.execute("SELECT meta FROM answers WHERE answer_id = ?", [berlin.answer_id]).fetchone()[0]
     assert json.loads(meta) == {"team": "blue"}
@@ -300,9 +300,12 @@ def test_cli_import_and_split_print_fixed_json(db: sqlite_utils.Database, tmp_pa
     result = runner.invoke(cli, ["import-answers", project, path, "--system", "rag-b"])
     assert result.output == f"{path}: 0 answers of 'rag-b' added, 2 unchanged, 0 claims from the file; 1 linked to project queries\n"
     result = runner.invoke(cli, ["split-claims", project, "--system", "rag-b", "--sentences", "--json"])
-    assert json.loads(result.output) == {"system": "rag-b", "answers": 1, "claims": 1, "skipped": 1}
-    result = runner.invoke(cli, ["split-claims", project, "--system", "rag-b"])
-    assert result.exit_code == 2 and "say how to split: --sentences" in result.output
+    assert json.loads(result.output) == {"system": "rag-b", "method": "sentences-v1", "answers": 1, "claims": 1,
+                                         "skipped": 1, "calls": 0, "from_cache": 0, "errors": 0, "unparseable": 0}
+    for args in ([], ["--sentences", "--judge", "j"], ["--judge", "j", "--model", "m"]):
+        result = runner.invoke(cli, ["split-claims", project, "--system", "rag-b", *args])
+        assert result.exit_code == 2, args
+    assert "--judge needs --model and --base-url" in result.output
     bad = str(_jsonl(tmp_path / "bad.jsonl", [{"question": "Why?"}]))
     result = runner.invoke(cli, ["import-answers", project, bad, "--system", "rag-b"])
     assert (result.exit_code, result.output) == (

@@ -26,6 +26,7 @@ import sqlite_utils
 
 from labeler.store.access import require_admin
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, shown, transaction
+from labeler.store.verdicts import CallResult
 from labeler.store.vocabulary import Caller
 
 #: Where a claim comes from: the answers file, a judge model, or the sentence splitter.
@@ -74,6 +75,7 @@ class Claim:
     text: str
     source: str
     method: str
+    meta: Mapping[str, Any]
 
 
 def answer_hash(answer: Mapping[str, Any]) -> str:
@@ -200,7 +202,7 @@ def _check_same(path: str, line: int, system: str, answer: Mapping[str, Any], ro
 
 
 def add_claims(db: sqlite_utils.Database, claims: Iterable[tuple[str, Sequence[str]]], *, source: str, method: str,
-               caller: Caller) -> tuple[int, int]:
+               meta: Mapping[str, Any] | None = None, caller: Caller) -> tuple[int, int]:
     """Give answers that have no claims yet their claims, in one transaction (admin only).
 
     ``claims`` are ``(answer_id, texts)``, the texts in answer order. An answer that already
@@ -216,20 +218,51 @@ def add_claims(db: sqlite_utils.Database, claims: Iterable[tuple[str, Sequence[s
     if source not in CLAIM_SOURCES:
         raise StoreError(f"claim source {shown(source)}: give {' or '.join(map(repr, CLAIM_SOURCES))}")
     at = now()
+    meta_json = json.dumps(dict(meta or {}), ensure_ascii=False, sort_keys=True)
     answers = added = 0
     with transaction(db):
         for answer_id, texts in claims:
-            if db.conn.execute("SELECT 1 FROM answers WHERE answer_id = ?", [answer_id]).fetchone() is None:
-                raise StoreError(f"answer {shown(answer_id)} is not in the project")
-            if not texts or db.conn.execute("SELECT 1 FROM claims WHERE answer_id = ? LIMIT 1", [answer_id]).fetchone():
-                continue
-            db.conn.executemany(
-                "INSERT INTO claims (claim_id, answer_id, n, text, source, method, added_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(f"{answer_id}#{n}", answer_id, n, text, source, method, at) for n, text in enumerate(texts, start=1)],
-            )
-            answers += 1
-            added += len(texts)
+            added_here = _insert_claims(db, answer_id, texts, source, method, meta_json, at)
+            answers += added_here > 0
+            added += added_here
     return answers, added
+
+
+def _insert_claims(db: sqlite_utils.Database, answer_id: str, texts: Sequence[str], source: str, method: str,
+                   meta_json: str, at: str) -> int:
+    if db.conn.execute("SELECT 1 FROM answers WHERE answer_id = ?", [answer_id]).fetchone() is None:
+        raise StoreError(f"answer {shown(answer_id)} is not in the project")
+    if not texts or db.conn.execute("SELECT 1 FROM claims WHERE answer_id = ? LIMIT 1", [answer_id]).fetchone():
+        return 0
+    db.conn.executemany(
+        "INSERT INTO claims (claim_id, answer_id, n, text, source, method, meta, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(f"{answer_id}#{n}", answer_id, n, text, source, method, meta_json, at) for n, text in enumerate(texts, start=1)],
+    )
+    return len(texts)
+
+
+def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequence[str] | None, *, model: str,
+                       prompt_hash: str, item_hash: str, result: CallResult | None, judge: str) -> int:
+    """Store what a judge model split an answer into, and cache its reply: one transaction.
+
+    ``texts`` None: the reply could not be parsed (no claims are stored). ``result`` is the
+    call to cache (None when the reply came from the cache, or the call failed: a failed call
+    is tried again by the next run). Returns the number of claims added.
+    """
+    at = now()
+    with transaction(db):
+        added = 0
+        if texts:
+            added = _insert_claims(db, answer_id, texts, "judge", prompt_hash,
+                                   json.dumps({"judge": judge, "model": model}, ensure_ascii=False, sort_keys=True), at)
+        if result is not None and result.error is None and result.raw is not None:
+            db.conn.execute(
+                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
+                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?)",
+                [model, prompt_hash, item_hash, result.raw, int(texts is not None), result.tokens_in, result.tokens_out,
+                 result.latency, at],
+            )
+    return added
 
 
 def query_texts(db: sqlite_utils.Database) -> Iterator[tuple[str, str]]:
@@ -255,22 +288,22 @@ def count_answers(db: sqlite_utils.Database, system: str) -> int:
     return int(db.conn.execute("SELECT count(*) FROM answers WHERE system = ?", [system]).fetchone()[0])
 
 
-def answers_without_claims(db: sqlite_utils.Database, system: str) -> Iterator[tuple[str, str]]:
-    """``(answer_id, response)`` of ``system``'s answers that have no claims yet, by answer_id."""
+def answers_without_claims(db: sqlite_utils.Database, system: str) -> Iterator[tuple[str, str, str]]:
+    """``(answer_id, question, response)`` of ``system``'s answers that have no claims yet, by answer_id."""
     yield from db.conn.execute(
-        "SELECT a.answer_id, a.response FROM answers a WHERE a.system = ? "
+        "SELECT a.answer_id, a.question, a.response FROM answers a WHERE a.system = ? "
         "AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.answer_id = a.answer_id) ORDER BY a.answer_id", [system])
 
 
 def list_claims(db: sqlite_utils.Database, system: str | None = None) -> list[Claim]:
     """Every claim (of ``system``'s answers), by answer_id and number."""
-    sql = "SELECT c.claim_id, c.answer_id, c.n, c.text, c.source, c.method FROM claims c"
+    sql = "SELECT c.claim_id, c.answer_id, c.n, c.text, c.source, c.method, c.meta FROM claims c"
     if system is None:
         rows = db.conn.execute(sql + " ORDER BY c.answer_id, c.n")
     else:
         rows = db.conn.execute(sql + " JOIN answers a ON a.answer_id = c.answer_id WHERE a.system = ? "
                                "ORDER BY c.answer_id, c.n", [system])
-    return [Claim(*r) for r in rows]
+    return [Claim(*r[:6], json.loads(r[6])) for r in rows]
 
 
 def require_system(db: sqlite_utils.Database, system: str) -> str:

@@ -82,8 +82,8 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   or DELETE (triggers): labels are given on the stored text.
 - ``claims``: claim_id (``ANSWER_ID#N``), answer_id, n (1-based, in answer order), text,
   source (``file`` | ``judge`` | ``sentence``), method (the splitter's version or the judge
-  prompt's hash; '' for claims from the file), added_at. One decomposition per answer; no
-  UPDATE or DELETE (triggers).
+  prompt's hash; '' for claims from the file), meta (JSON: the judge's name and model),
+  added_at. One decomposition per answer; no UPDATE or DELETE (triggers).
 
 Views: ``current_judgments``, ``current_adjudications``, ``current_human_verdicts`` and
 ``current_judge_verdicts`` hold the current row of each append-only table: its highest id per
@@ -685,6 +685,7 @@ _M_ANSWERS = """
             text TEXT NOT NULL,
             source TEXT NOT NULL CHECK (source IN ('file', 'judge', 'sentence')),
             method TEXT NOT NULL DEFAULT '',
+            meta TEXT NOT NULL DEFAULT '{}',
             added_at TEXT NOT NULL,
             UNIQUE (answer_id, n),
             CHECK (claim_id = answer_id || '#' || n)
