@@ -551,8 +551,11 @@ def _text_list(value: Any, name: str, path: Path, line: int, *, ids: bool = Fals
         raise PoolingError(f"must be a list of {'ids' if ids else 'texts'}, not {_json_kind(value)}",
                            path=path, line=line, field=name)
     seen: dict[str, int] = {}
+    value = list(value)
     for i, text in enumerate(value):
         where = f"{name}[{i}]"
+        if ids and isinstance(text, int) and not isinstance(text, bool):
+            value[i] = text = str(text)  # a numeric doc_id, as the corpus readers take it
         if not isinstance(text, str):
             raise PoolingError(f"must be a string, not {_json_kind(text)}", path=path, line=line, field=where)
         if ids:
@@ -567,7 +570,7 @@ def _text_list(value: Any, name: str, path: Path, line: int, *, ids: bool = Fals
             check_text(text, path, line, where)
             if not blank and is_blank(text):
                 raise PoolingError("empty; every claim needs non-blank text", path=path, line=line, field=where)
-    return list(value)
+    return value
 
 
 def _answer(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:

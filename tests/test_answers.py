@@ -148,6 +148,11 @@ GOOD = {"question": "What is the capital of Italy?", "response": "Rome."}
     ({"user_input": "Why?", "response": "x", "retrieved_contexts": "one text"},
      "line 2, field 'retrieved_contexts': must be a list of texts, not a str value"),
     ({"question": "Why?", "response": 3}, "line 2, field 'response': must be a string, not a number"),
+    ({"question": "Why?", "response": "x", "retrieved_ids": [1.5]},
+     "line 2, field 'retrieved_ids[0]': must be a string, not a number"),
+    ({"question": "Why?", "response": "x", "retrieved_ids": [7]},
+     "line 2, field 'retrieved_ids[0]': '7' is not a document of the project's corpus; import the corpus the system "
+     "retrieved from first, or leave the id out"),
     ({"question": "Why?", "user_input": "How?", "response": "x"},
      "line 2, field 'user_input': differs from 'question' in the same record; give one of them"),
     ({"answer_id": "a b", "question": "Why?", "response": "x"},
