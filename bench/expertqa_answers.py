@@ -10,8 +10,10 @@ cite, in first-cited order, claims = the ``claim_string`` of each claim in order
 with ``--system NAME`` into a fresh project, and prints as JSON, per system, the answers and
 claims the project holds beside an independent count from the raw files. A second import of
 the same answers without their claims (system ``NAME-sent``) is cut by ``split-claims
---sentences``; the share of answers whose sentence claims equal ExpertQA's claims, text for
-text, measures how close the offline splitter comes to the upstream one.
+--sentences``: how many answers it cuts exactly as ExpertQA did (``answers_split_as_expertqa``),
+and how many of ExpertQA's claims are, whitespace aside, one of its sentences
+(``expertqa_claims_among_sentences``), say how close the offline splitter comes to the
+upstream one (ExpertQA's claims skip some sentences and keep list items inside theirs).
 """
 
 from __future__ import annotations
@@ -98,11 +100,14 @@ def main() -> None:
             theirs = _claims_by_question(conn, system)
             ours = _claims_by_question(conn, system + "-sent")
             same = sum(ours.get(q) == texts for q, texts in theirs.items())
+            found = sum(" ".join(t.split()) in {" ".join(o.split()) for o in ours.get(q, [])}
+                        for q, texts in theirs.items() for t in texts)
             report[system] = {
                 "answers": stored_answers, "answers_raw": expected[system]["answers"],
                 "claims": stored_claims, "claims_raw": expected[system]["claims"],
                 "sentence_claims": sum(len(t) for t in ours.values()),
                 "answers_split_as_expertqa": same,
+                "expertqa_claims_among_sentences": found,
             }
     total = {key: sum(r[key] for r in report.values()) for key in next(iter(report.values()))}
     print(json.dumps({"systems": report, "total": total}, indent=2))
