@@ -176,9 +176,16 @@ GOOD = {"question": "What is the capital of Italy?", "response": "Rome."}
     ({"question": "What is the capital  of Italy?", "response": "Milan."},
      "line 2, field 'question': the same question as line 1: one system gives one answer per question; give each "
      "record its own answer_id to keep both"),
+    ({"query_id": "q1", "response": "x"}, None),
 ])
 def test_a_bad_record_is_refused_by_file_line_and_field(db: sqlite_utils.Database, tmp_path: Path, second: dict,
-                                                        message: str) -> None:
+                                                        message: str | None) -> None:
+    if message is None:  # the same query twice, by its id
+        first = {"query_id": "q1", "response": "y"}
+        message = ("line 2, field 'query_id': the same query as line 1: one system gives one answer per question; give "
+                   "each record its own answer_id to keep both")
+        assert _refused(db, _jsonl(tmp_path / "a.jsonl", [first, second])) == message
+        return
     assert _refused(db, _jsonl(tmp_path / "a.jsonl", [GOOD, second])) == message
 
 
@@ -315,3 +322,19 @@ def test_cli_import_and_split_print_fixed_json(db: sqlite_utils.Database, tmp_pa
     result = runner.invoke(cli, ["import-answers", project, bad, "--system", "rag-b"])
     assert (result.exit_code, result.output) == (
         1, f"Error: {bad}, line 1, field 'response': missing; give the response text (\"\" for an abstention)\n")
+
+
+def test_a_project_from_before_answers_gets_their_tables_on_open(tmp_path: Path) -> None:
+    from labeler.store.schema import _M_ANSWERS, MIGRATIONS
+
+    path = tmp_path / "old.db"
+    before = MIGRATIONS.index(_M_ANSWERS)
+    with sqlite3.connect(path) as conn:  # a project made by the release before answers
+        for script in MIGRATIONS[:before]:
+            conn.executescript(script)
+        conn.execute(f"PRAGMA user_version={before}")
+    db = connect(path)
+    tables = {r[0] for r in db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"systems", "answers", "claims"} <= tables
+    db.conn.executescript(_M_ANSWERS)  # replaying the step changes nothing
+    db.close()
