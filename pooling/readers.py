@@ -9,7 +9,8 @@ other name is read as TREC SGML when its first non-blank line starts with ``<``.
 Label files (qrels, JSONL, CSV, TSV) are read by ``pooling.qrels`` with the same primitives
 (``read_lines``, ``read_records``), so both accept the same encodings and syntax. Verdict
 items (JSONL) and verdicts (JSONL, or TREC qrels for relevance grades) are read here too,
-by :func:`read_items` and :func:`read_verdicts`, with the same checks.
+by :func:`read_items` and :func:`read_verdicts`, and a generating system's answers (JSONL or
+Parquet, RAGAS's column names accepted) by :func:`read_answers`, with the same checks.
 
 Readers yield one record at a time and never hold the file in memory. Every problem raises
 :class:`~pooling.PoolingError` naming the file, the 1-based line (the row number, for Parquet)
@@ -49,8 +50,8 @@ _SUFFIXES: dict[str, Format] = {
 #: CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
 _CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
 
-__all__ = ["ITEM_FIELDS", "Format", "detect_format", "read_corpus", "read_items", "read_lines", "read_queries", "read_records",
-           "read_verdicts"]
+__all__ = ["ANSWER_FIELDS", "ITEM_FIELDS", "Format", "detect_format", "read_corpus", "read_items", "read_lines", "read_queries", "read_records",
+           "read_verdicts", "read_answers"]
 
 
 def detect_format(path: str | Path) -> Format:
@@ -234,15 +235,19 @@ def _unclosed_quote_line(path: Path, start: int, delimiter: str) -> int:
     return opened
 
 
-def _parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _parquet(path: Path, *, lean: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rows of a Parquet file. ``lean``: small batches read on one thread without buffering
+    ahead, for rows holding long texts (answers with their contexts): at 100,000 answers the
+    reading process peaks at about 130 MiB less (bench/answers_import.py), no slower."""
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path, pre_buffer=not lean)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise PoolingError(f"not a readable Parquet file ({exc})", path=path) from exc
     number = 0
-    for batch in parquet.iter_batches(batch_size=8192):
+    batches = parquet.iter_batches(batch_size=1024, use_threads=False) if lean else parquet.iter_batches(batch_size=8192)
+    for batch in batches:
         for record in batch.to_pylist():
             number += 1
             yield number, record
@@ -480,3 +485,128 @@ def _check_date(value: str, path: Path, line: int) -> None:
             f"{shown(value)} is not a date; give an ISO 8601 date or time such as 2024-05-01 or 2024-05-01T09:30:00Z",
             path=path, line=line, field="at",
         ) from None
+
+
+# --- answers of a generating system ----------------------------------------------------------
+
+#: Fields of an answer record, each with the names a file may give it under: goldpool's own
+#: name first, then RAGAS's (``user_input``, ``retrieved_contexts``), so a RAGAS evaluation
+#: dataset reads unchanged. Every other key of a record is kept as metadata.
+ANSWER_FIELDS: dict[str, tuple[str, ...]] = {
+    "answer_id": ("answer_id",),
+    "query_id": ("query_id",),
+    "question": ("question", "user_input"),
+    "response": ("response",),
+    "contexts": ("contexts", "retrieved_contexts"),
+    "retrieved_ids": ("retrieved_ids",),
+    "reference": ("reference",),
+    "claims": ("claims",),
+}
+_ANSWER_KEYS = frozenset({name for names in ANSWER_FIELDS.values() for name in names} | {"meta"})
+
+
+def read_answers(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line, answer)`` of a JSONL or Parquet file of a system's answers, validated.
+
+    An answer holds every key of :data:`ANSWER_FIELDS` (None when the record does not give
+    it) and ``meta``, a dict of the record's other keys (merged into its own ``meta``
+    object, if any), and ``fields``: the name the record gave each field under (for error
+    messages). A record gives a ``question`` (or ``user_input``), a ``query_id``, or both;
+    ``response`` is required and may be empty (an abstention). ``contexts``,
+    ``retrieved_ids`` and ``claims`` are lists of strings; ids are checked as every id is
+    (:mod:`pooling.chars`), and an ``answer_id`` may not hold ``#``, which separates it
+    from the number of its claims (``ANSWER_ID#N``). An explicit ``answer_id`` given twice
+    is refused.
+
+    Raises:
+        PoolingError: malformed JSON or Parquet, a missing or invalid field, a field given
+            under two names with different values, the same answer_id twice, or no record
+            at all; file, line and field named.
+    """
+    path = Path(path)
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt not in ("jsonl", "parquet"):
+        raise PoolingError("answers are read from JSONL (.jsonl) or Parquet (.parquet); rename or convert the file",
+                           path=path)
+    seen: dict[str, int] = {}
+    count = 0
+    for line, record in _parquet(path, lean=True) if fmt == "parquet" else _jsonl(path):
+        answer = _answer(record, path, line)
+        if answer["answer_id"] is not None:
+            _check_unique(seen, answer["answer_id"], "answer_id", path, line)
+        count += 1
+        yield line, answer
+    if not count:
+        raise PoolingError(_empty("answers", fmt), path=path)
+
+
+def _aliased(record: dict[str, Any], field: str, path: Path, line: int) -> tuple[str, Any]:
+    """The name a record gives ``field`` under and its value (None when absent); two names
+    with different values are refused."""
+    given = [(name, record[name]) for name in ANSWER_FIELDS[field] if record.get(name) is not None]
+    if len(given) > 1 and given[0][1] != given[1][1]:
+        raise PoolingError(f"differs from '{given[0][0]}' in the same record; give one of them",
+                           path=path, line=line, field=given[1][0])
+    return given[0] if given else (ANSWER_FIELDS[field][0], None)
+
+
+def _text_list(value: Any, name: str, path: Path, line: int, *, ids: bool = False, blank: bool = True) -> list[str]:
+    if not isinstance(value, list):
+        raise PoolingError(f"must be a list of {'ids' if ids else 'texts'}, not {_json_kind(value)}",
+                           path=path, line=line, field=name)
+    seen: dict[str, int] = {}
+    value = list(value)
+    for i, text in enumerate(value):
+        where = f"{name}[{i}]"
+        if ids and isinstance(text, int) and not isinstance(text, bool):
+            value[i] = text = str(text)  # a numeric doc_id, as the corpus readers take it
+        if not isinstance(text, str):
+            raise PoolingError(f"must be a string, not {_json_kind(text)}", path=path, line=line, field=where)
+        if ids:
+            if text == "":
+                raise PoolingError("empty; give a doc_id of the corpus", path=path, line=line, field=where)
+            check_id(text, path, line, where)
+            first = seen.setdefault(text, i)
+            if first != i:
+                raise PoolingError(f"{shown(text)} is also {name}[{first}]; a ranking names each document once",
+                                   path=path, line=line, field=where)
+        else:
+            check_text(text, path, line, where)
+            if not blank and is_blank(text):
+                raise PoolingError("empty; every claim needs non-blank text", path=path, line=line, field=where)
+    return value
+
+
+def _answer(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    answer: dict[str, Any] = {}
+    fields: dict[str, str] = {}
+    for field in ANSWER_FIELDS:
+        fields[field], answer[field] = _aliased(record, field, path, line)
+    for field in ("answer_id", "query_id"):
+        if answer[field] is not None:
+            answer[field] = _identifier({field: answer[field]}, field, path, line)
+    if answer["answer_id"] is not None and "#" in answer["answer_id"]:
+        raise PoolingError(f"{shown(answer['answer_id'])} holds '#', which separates an answer_id from its claim's "
+                           "number (ANSWER_ID#N); choose another id", path=path, line=line, field="answer_id")
+    if answer["question"] is not None:
+        answer["question"] = _named_text(answer["question"], fields["question"], path, line, required=True)
+    elif answer["query_id"] is None:
+        raise PoolingError("missing; every answer needs a question (or user_input), or the query_id of a project query",
+                           path=path, line=line, field="question")
+    if answer["response"] is None:
+        raise PoolingError("missing; give the response text (\"\" for an abstention)", path=path, line=line, field="response")
+    answer["response"] = _named_text(answer["response"], "response", path, line, required=False)
+    if answer["reference"] is not None:
+        answer["reference"] = _named_text(answer["reference"], "reference", path, line, required=False)
+    for field, ids, blank in (("contexts", False, True), ("retrieved_ids", True, True), ("claims", False, False)):
+        if answer[field] is not None:
+            answer[field] = _text_list(answer[field], fields[field], path, line, ids=ids, blank=blank)
+    meta = dict(record["meta"]) if isinstance(record.get("meta"), dict) else {}
+    meta.update((k, v) for k, v in record.items() if k not in _ANSWER_KEYS)
+    answer["meta"] = meta
+    answer["fields"] = fields
+    return answer
+
+
+def _named_text(value: Any, name: str, path: Path, line: int, *, required: bool) -> str:
+    return _text({name: value}, name, path, line, required=required)

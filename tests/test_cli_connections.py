@@ -42,6 +42,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "second.txt").write_text(SECOND, encoding="utf-8")
     _jsonl(tmp_path / "items.jsonl", ITEMS)
     _jsonl(tmp_path / "people.jsonl", [{"item_id": f"f{i}", "verdict": "SUPPORTED" if i % 2 else "UNSUPPORTED"} for i in (1, 2, 3)])
+    _jsonl(tmp_path / "answers.jsonl", [{"query_id": "q1", "response": "A cat sat. It was on the mat.", "retrieved_ids": ["d1"]}])
     _jsonl(tmp_path / "judge.jsonl", [{"item_id": f"f{i}", "verdict": "SUPPORTED" if i < 5 else "UNSUPPORTED"} for i in range(1, 7)])
     return tmp_path
 
@@ -116,6 +117,11 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["estimate", "p.db", "--judge", "j1", "--metric", "faithfulness-rate"], 0),
         (["estimate", "p.db", "--judge", "j1", "--metric", "win-rate"], 1),
         (["run-judge", "p.db", "--judge", "j2", "--model", "m", "--base-url", server.url, "--task", "faithfulness"], 0),
+        (["import-answers", "p.db", "answers.jsonl", "--system", "rag"], 0),
+        (["split-claims", "p.db", "--system", "rag", "--sentences"], 0),
+        (["split-claims", "p.db", "--system", "nobody", "--sentences"], 1),
+        (["import-answers", "p.db", "answers.jsonl", "--system", "rag2"], 0),
+        (["split-claims", "p.db", "--system", "rag2", "--judge", "j3", "--model", "m", "--base-url", server.url], 0),
         (["simulate-pooling", "p.db", "--qrels", "qrels.txt", "--budget", "4"], 0),
         (["backup", "p.db", "copy.db"], 0),
         (["remove-run", "p.db", "sys2"], 0),

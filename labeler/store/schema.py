@@ -76,6 +76,16 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   query to the candidate depth (``build-pool --candidate-depth``), deeper than the pool. What
   an adaptive pooling strategy may draw from; a build replaces the rankings of the sources it
   ran. One row per (query_id, source, doc_id).
+- ``systems``: name, added_at. A generating system whose answers were imported.
+- ``answers``: answer_id, system, query_id (the project query the question is, or NULL),
+  question, response ('' for an abstention), contexts (JSON list of the texts given to the
+  generator), retrieved_ids (JSON list of ranked doc_ids of the corpus), reference (NULL when
+  none), content_hash (sha256 of the texts and claims given), meta (JSON), added_at. No UPDATE
+  or DELETE (triggers): labels are given on the stored text.
+- ``claims``: claim_id (``ANSWER_ID#N``), answer_id, n (1-based, in answer order), text,
+  source (``file`` | ``judge`` | ``sentence``), method (the splitter's version or the judge
+  prompt's hash; '' for claims from the file), meta (JSON: the judge's name and model),
+  added_at. One decomposition per answer; no UPDATE or DELETE (triggers).
 
 Views: ``current_judgments``, ``current_adjudications``, ``current_human_verdicts`` and
 ``current_judge_verdicts`` hold the current row of each append-only table: its highest id per
@@ -652,10 +662,55 @@ _M_CURRENT_ROWS = """
             JOIN judge_verdicts v ON v.id = c.id;
 """
 
+# The answers of generating systems and their claims: what generation metrics are computed
+# on. An answer or a claim never changes once stored (people label the stored text); a new
+# text comes in under a new answer_id. IF NOT EXISTS: replaying the step changes nothing.
+_M_ANSWERS = """
+        CREATE TABLE IF NOT EXISTS systems (
+            name TEXT PRIMARY KEY,
+            added_at TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS answers (
+            answer_id TEXT PRIMARY KEY,
+            system TEXT NOT NULL REFERENCES systems(name),
+            query_id TEXT REFERENCES queries(query_id),
+            question TEXT NOT NULL,
+            response TEXT NOT NULL,
+            contexts TEXT NOT NULL DEFAULT '[]',
+            retrieved_ids TEXT NOT NULL DEFAULT '[]',
+            reference TEXT,
+            content_hash TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',
+            added_at TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS answers_system ON answers(system, answer_id);
+        CREATE INDEX IF NOT EXISTS answers_query ON answers(query_id);
+        CREATE TABLE IF NOT EXISTS claims (
+            claim_id TEXT PRIMARY KEY,
+            answer_id TEXT NOT NULL REFERENCES answers(answer_id),
+            n INTEGER NOT NULL CHECK (n >= 1),
+            text TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('file', 'judge', 'sentence')),
+            method TEXT NOT NULL DEFAULT '',
+            meta TEXT NOT NULL DEFAULT '{}',
+            added_at TEXT NOT NULL,
+            UNIQUE (answer_id, n),
+            CHECK (claim_id = answer_id || '#' || n)
+        );
+        CREATE TRIGGER IF NOT EXISTS answers_no_update BEFORE UPDATE ON answers
+            BEGIN SELECT RAISE(ABORT, 'answers do not change; import changed text under a new answer_id'); END;
+        CREATE TRIGGER IF NOT EXISTS answers_no_delete BEFORE DELETE ON answers
+            BEGIN SELECT RAISE(ABORT, 'answers do not change; import changed text under a new answer_id'); END;
+        CREATE TRIGGER IF NOT EXISTS claims_no_update BEFORE UPDATE ON claims
+            BEGIN SELECT RAISE(ABORT, 'claims do not change'); END;
+        CREATE TRIGGER IF NOT EXISTS claims_no_delete BEFORE DELETE ON claims
+            BEGIN SELECT RAISE(ABORT, 'claims do not change'); END;
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
-    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_REPLY_LENGTH, _M_CURRENT_ROWS,
+    _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_REPLY_LENGTH, _M_CURRENT_ROWS, _M_ANSWERS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

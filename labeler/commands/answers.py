@@ -1,0 +1,109 @@
+"""Answer commands: a generating system's answers in, their claims cut."""
+
+from __future__ import annotations
+
+import click
+
+from labeler.commands.common import Project, echo_json, file_argument, json_option, plural, with_project
+
+
+@click.command("import-answers")
+@with_project
+@file_argument
+@click.option("--system", required=True, help="Name of the system that generated the answers.")
+@json_option
+def import_answers(project: Project, file: str, system: str, as_json: bool) -> None:
+    """Add the answers of one SYSTEM from a JSONL or Parquet FILE to DB.
+
+    \b
+    {"question" | "query_id", "response", "contexts"?: [...], "retrieved_ids"?: [...],
+     "reference"?, "claims"?: [...], "answer_id"?}
+
+    RAGAS's columns (user_input, retrieved_contexts, response, reference) are read as they
+    are. "response" may be "" (an abstention). retrieved_ids are doc_ids of the project's
+    corpus, best first. A question equal to a project query's text (whitespace aside) is
+    linked to it. Without answer_id, the id is derived from the system and the query_id or
+    question, so a system answers each question once. Importing the same file again changes
+    nothing; changed text under an existing answer_id is refused. Other keys are kept as
+    metadata.
+
+    JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
+    of the file that are project queries).
+    """
+    from labeler.answers import import_answers as run
+    from labeler.store.access import OWNER
+
+    result, linked = run(project.db, file, system, caller=OWNER)
+    if as_json:
+        echo_json({"file": file, "system": system, "added": result.added, "unchanged": result.unchanged,
+                   "claims": result.claims, "linked": linked})
+        return
+    click.echo(f"{file}: {plural(result.added, 'answer')} of {system!r} added, {result.unchanged} unchanged, "
+               f"{plural(result.claims, 'claim')} from the file; {linked} linked to project queries")
+
+
+@click.command("split-claims")
+@with_project
+@click.option("--system", required=True, help="The system whose answers are cut into claims.")
+@click.option("--sentences", is_flag=True, help="Cut each response into its sentences (offline, no model).")
+@click.option("--judge", default=None, help="Ask a judge model, stored under this name, for one claim per line.")
+@click.option("--model", default=None, help="Model name the endpoint serves (with --judge).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (with --judge).")
+@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Split at most N more answers this run (--judge).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
+@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@json_option
+def split_claims(project: Project, system: str, sentences: bool, judge: str | None, model: str | None,
+                 base_url: str | None, concurrency: int, limit: int | None, timeout: float, attempts: int,
+                 max_tokens: int, as_json: bool) -> None:
+    """Give each answer of SYSTEM in DB that has no claims yet its claims, ANSWER_ID#N.
+
+    --sentences cuts the response into sentences (claims marked as sentence-level).
+    --judge NAME --model M --base-url URL asks a judge model for one checkable fact per line
+    (a versioned prompt; its hash is stored with every claim). The key is read from
+    OPENAI_API_KEY, calls are cached by (model, prompt hash, question and response), and an
+    interrupted run resumes: an answer that has claims is done. A reply that is not one claim
+    per line (or NONE) is counted as unparseable and gives no claims. An empty response (an
+    abstention) gets no claims. Answers whose file gave claims keep them; running it again
+    adds nothing.
+
+    JSON keys: system, method (the splitter's version or the prompt's hash), answers (answers
+    given claims), claims (claims added), skipped (answers not given claims), calls,
+    from_cache, errors, unparseable.
+    """
+    from labeler.store.access import OWNER
+
+    if sentences == (judge is not None):
+        raise click.UsageError("say how to split: --sentences, or --judge NAME --model M --base-url URL")
+    if judge is not None and (model is None or base_url is None):
+        raise click.UsageError("--judge needs --model and --base-url")
+    if sentences:
+        from labeler.answers import split_claims as run
+        from labeler.sentences import SPLITTER
+
+        counts = {"method": SPLITTER, **run(project.db, system, caller=OWNER), "calls": 0, "from_cache": 0, "errors": 0,
+                  "unparseable": 0}
+    else:
+        from labeler.judge.claims import split_with_judge
+        from labeler.judge.client import Endpoint
+
+        endpoint = Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens)
+        s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint, concurrency=concurrency,
+                             limit=limit, caller=OWNER)
+        counts = {"method": s.prompt_hash, "answers": s.answers, "claims": s.claims, "skipped": s.total - s.answers,
+                  "calls": s.calls, "from_cache": s.from_cache, "errors": s.errors, "unparseable": s.unparseable}
+    if as_json:
+        echo_json({"system": system, **counts})
+        return
+    line = (f"{system} ({counts['method']}): {plural(counts['claims'], 'claim')} added to "
+            f"{plural(counts['answers'], 'answer')}, {counts['skipped']} skipped (claims already, or none found)")
+    if judge is not None:
+        line += (f"; {counts['from_cache']} from the cache, {counts['calls']} calls, {counts['errors']} errors, "
+                 f"{counts['unparseable']} unparseable")
+    click.echo(line)
+
+
+COMMANDS: list[click.Command] = [import_answers, split_claims]

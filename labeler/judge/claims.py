@@ -1,0 +1,164 @@
+"""A judge model splits answers into claims: one checkable fact per line of its reply.
+
+The same machinery as a judge run (:mod:`labeler.judge.run`): the OpenAI-compatible client
+with its retries (:func:`labeler.judge.client.call`), the call cache (``judge_cache``, keyed by
+model, prompt hash and the answer's question and response), ``concurrency`` calls in flight
+with only the main thread writing, and resumption: an answer that has claims is done, and each
+answer's claims are committed as its reply arrives, so a killed run goes on where it stopped.
+
+The prompt is versioned by its hash (:func:`labeler.judge.prompts.prompt_hash`), stored as the
+claims' ``method``. A reply is parsed strictly: its non-blank lines, each one claim (a list
+marker before it is dropped), or the single word ``NONE`` for a response that states no
+checkable fact (an abstention); a reply with nothing in it or holding NUL, or ``NONE`` beside
+claims, is unparseable and gives no claims (counted, and cached, as run-judge does).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from labeler.judge import JudgeError
+from labeler.judge.client import Endpoint, call
+from labeler.judge.prompts import prompt_hash
+from labeler.store import answers as store
+from labeler.store.access import require_admin
+from labeler.store.verdicts import CallResult, cached_call, content_hash
+from labeler.store.vocabulary import Caller
+
+SPLIT_PROMPT = """\
+You split a response into its claims, so that each claim can be checked against sources.
+A claim is one checkable fact: one statement that is true or false on its own. Split a
+sentence that says two things ("A and B", "A, which B") into two claims. Replace pronouns by
+what they refer to. Keep the response's meaning: add no fact, drop no fact, judge nothing.
+
+Question: {question}
+
+Response:
+{response}
+
+Reply with one claim per line and nothing else (no numbers, no headings). If the response
+states no checkable fact (it declines, or says it does not know), reply NONE."""
+
+_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
+
+
+def parse_claims(reply: str | None) -> list[str] | None:
+    """The claims of a reply, in order; ``[]`` for ``NONE``; None when it cannot be parsed.
+
+    >>> parse_claims("1. Paris is in France.\\n\\n- Paris is big.\\n"), parse_claims(" none "), parse_claims("  ")
+    (['Paris is in France.', 'Paris is big.'], [], None)
+    """
+    if reply is None or "\x00" in reply:
+        return None
+    lines = [_MARKER.sub("", line, count=1).strip() for line in reply.splitlines()]
+    lines = [line for line in lines if line]
+    if [line.upper() for line in lines] == ["NONE"]:
+        return []
+    if not lines or any(line.upper() == "NONE" for line in lines):
+        return None
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class SplitSummary:
+    """What a judge split did. ``answers``: answers given claims this run."""
+
+    prompt_hash: str
+    total: int
+    answers: int
+    claims: int
+    already_done: int
+    abstentions: int
+    from_cache: int
+    calls: int
+    requests: int
+    errors: int
+    unparseable: int
+    seconds: float
+
+
+def split_with_judge(
+    db: sqlite_utils.Database, system: str, *, judge: str, model: str, endpoint: Endpoint,
+    concurrency: int = 4, limit: int | None = None, progress: bool = True, caller: Caller,
+) -> SplitSummary:
+    """Ask a judge model for the claims of each answer of ``system`` that has none yet (admin only).
+
+    An empty response (an abstention) is never sent: it has no claims.
+
+    Raises:
+        JudgeError: no judge or model name; the endpoint refuses the key, the model or the
+            path (claims stored until then are kept).
+        StoreError: no such system.
+    """
+    from tqdm import tqdm
+
+    require_admin(db, caller)
+    if not judge.strip() or not model.strip():
+        raise JudgeError("give a judge name and a model name")
+    store.require_system(db, system)
+    version = prompt_hash(SPLIT_PROMPT)
+    total = store.count_answers(db, system)
+    pending = list(store.answers_without_claims(db, system))
+    todo = [(a, q, r) for a, q, r in pending if r.strip()]
+    abstentions = len(pending) - len(todo)
+    if limit is not None:
+        todo = todo[:limit]
+    start = time.perf_counter()
+    counts = {"answers": 0, "claims": 0, "from_cache": 0, "calls": 0, "errors": 0, "unparseable": 0}
+    bar = tqdm(total=len(todo), desc=f"{judge} claims", unit="answer", disable=not progress, file=sys.stderr)
+
+    def record(answer_id: str, item_hash: str, result: CallResult, fresh: bool) -> None:
+        texts = parse_claims(result.raw) if result.error is None else None
+        counts["errors"] += result.error is not None
+        counts["unparseable"] += result.error is None and texts is None
+        added = store.record_judge_split(db, answer_id, texts, model=model, prompt_hash=version, item_hash=item_hash,
+                                         result=result if fresh else None, judge=judge)
+        counts["answers"] += added > 0
+        counts["claims"] += added
+        bar.update(1)
+
+    to_call = []
+    for answer_id, question, response in todo:
+        item_hash = content_hash([question, response])
+        hit = cached_call(db, model, version, item_hash, None)
+        if hit is None:
+            to_call.append((answer_id, item_hash, SPLIT_PROMPT.format_map({"question": question, "response": response})))
+        else:
+            counts["from_cache"] += 1
+            record(answer_id, item_hash, hit, False)
+    try:
+        _call_all(endpoint, model, to_call, max(1, concurrency), record, counts)
+    finally:
+        bar.close()
+    return SplitSummary(version, total, counts["answers"], counts["claims"], total - len(pending), abstentions,
+                        counts["from_cache"], counts["calls"], endpoint.requests, counts["errors"], counts["unparseable"],
+                        time.perf_counter() - start)
+
+
+def _call_all(endpoint: Endpoint, model: str, to_call: list[tuple[str, str, str]], concurrency: int, record,
+              counts: dict[str, int]) -> None:
+    """Keep ``concurrency`` calls in flight; record each reply on this thread as it arrives."""
+    pending: dict[Future, tuple[str, str, str]] = {}
+    queue = iter(to_call)
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        try:
+            while True:
+                while len(pending) < concurrency and (unit := next(queue, None)) is not None:
+                    pending[pool.submit(call, endpoint, model, unit[2])] = unit
+                    counts["calls"] += 1
+                if not pending:
+                    return
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    answer_id, item_hash, _ = pending.pop(future)
+                    record(answer_id, item_hash, future.result(), True)
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise

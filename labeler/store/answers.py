@@ -1,0 +1,319 @@
+"""Answers of generating systems and their claims: every SQL statement for them.
+
+An answer is one system's response to one question (linked to a project query when it is
+one), with the contexts the generator was given, the documents it retrieved and a reference
+answer. Its claims are the atomic statements its faithfulness is measured on, each an item
+``ANSWER_ID#N`` (N from 1, in answer order), from the file, a sentence splitter or a judge
+model. Neither ever changes once stored: people label the stored text.
+
+Imports receive records already read, checked and given their ids by the service
+(:mod:`labeler.answers`); the store checks them against the project (documents, stored
+answers) and writes them in one transaction, so a bad record anywhere leaves the database as it
+was, and importing the same file again adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from labeler.store.access import require_admin
+from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, shown, transaction
+from labeler.store.verdicts import CallResult
+from labeler.store.vocabulary import Caller
+
+#: Where a claim comes from: the answers file, a judge model, or the sentence splitter.
+CLAIM_SOURCES = ("file", "judge", "sentence")
+
+#: Records checked and written together: one query per batch for the stored answers and the
+#: retrieved documents, instead of one per record.
+_BATCH = 500
+
+_COLUMNS = ("answer_id", "system", "query_id", "question", "response", "contexts", "retrieved_ids", "reference",
+            "content_hash", "meta")
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerImport:
+    """What one import of answers did."""
+
+    path: str
+    system: str
+    added: int
+    unchanged: int
+    claims: int  # claims added with the new answers
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One stored answer."""
+
+    answer_id: str
+    system: str
+    query_id: str | None
+    question: str
+    response: str
+    contexts: tuple[str, ...]
+    retrieved_ids: tuple[str, ...]
+    reference: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One stored claim of an answer."""
+
+    claim_id: str
+    answer_id: str
+    n: int
+    text: str
+    source: str
+    method: str
+    meta: Mapping[str, Any]
+
+
+def answer_hash(answer: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of what an answer says: the texts labels are given on,
+    its query, ranking and the claims its file gave."""
+    values = [answer.get(k) for k in ("query_id", "question", "response", "contexts", "retrieved_ids", "reference",
+                                      "claims")]
+    return hashlib.sha256(json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+
+
+def _row(system: str, answer: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (
+        answer["answer_id"], system, answer.get("query_id"), answer["question"], answer["response"],
+        json.dumps(list(answer.get("contexts") or []), ensure_ascii=False),
+        json.dumps(list(answer.get("retrieved_ids") or []), ensure_ascii=False),
+        answer.get("reference"), answer_hash(answer),
+        json.dumps(dict(answer.get("meta") or {}), ensure_ascii=False, sort_keys=True, default=str),
+    )
+
+
+def _field(answer: Mapping[str, Any], name: str) -> str:
+    """The name the file gave field ``name`` under (``user_input`` for ``question``...)."""
+    return dict(answer.get("fields") or {}).get(name, name)
+
+
+def check_system_name(system: str) -> str:
+    """``system`` if it can name a system: non-empty, visible characters only (no space, no ``#``).
+
+    Raises:
+        StoreError: otherwise.
+    """
+    if not system or any(ch.isspace() or not ch.isprintable() or ch == "#" for ch in system):
+        raise StoreError(f"system name {shown(system)}: give a non-empty name of visible characters, without '#'")
+    return system
+
+
+def add_answers(
+    db: sqlite_utils.Database, path: str | Path, system: str,
+    answers: Iterable[tuple[int, Mapping[str, Any]]], *, caller: Caller,
+) -> AnswerImport:
+    """Add one system's answers read from the file ``path`` (admin only), in one transaction.
+
+    ``answers`` are ``(line, answer)`` as :func:`pooling.readers.read_answers` yields them,
+    each with its ``answer_id`` set and its ``query_id`` (if any) a project query. It is read
+    once, inside the transaction, so a file streams through. An answer already stored with
+    the same content for the same system counts as unchanged; its claims are not touched.
+
+    Raises:
+        StoreError: a retrieved doc_id that is not in the corpus, an answer_id already stored
+            for another system or with different content (file, line and field named);
+            nothing is written.
+    """
+    require_admin(db, caller)
+    check_system_name(system)
+    path = str(path)
+    added = unchanged = claims = 0
+    at = now()
+    insert = f"INSERT INTO answers ({', '.join(_COLUMNS)}, added_at) VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
+    insert_claim = ("INSERT INTO claims (claim_id, answer_id, n, text, source, method, added_at) "
+                    "VALUES (?, ?, ?, ?, 'file', '', ?)")
+    with transaction(db):
+        db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
+        iterator = iter(answers)
+        while batch := list(islice(iterator, _BATCH)):
+            _check_documents(db, path, batch)
+            stored = _stored(db, [a["answer_id"] for _, a in batch])
+            new_rows, new_claims = [], []
+            for line, answer in batch:
+                row = _row(system, answer)
+                before = stored.get(row[0])
+                if before is not None:
+                    _check_same(path, line, system, answer, row, before)
+                    unchanged += 1
+                    continue
+                new_rows.append((*row, at))
+                for n, text in enumerate(answer.get("claims") or [], start=1):
+                    new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
+            db.conn.executemany(insert, new_rows)
+            db.conn.executemany(insert_claim, new_claims)
+            added += len(new_rows)
+            claims += len(new_claims)
+    return AnswerImport(path, system, added, unchanged, claims)
+
+
+def _check_documents(db: sqlite_utils.Database, path: str, batch: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
+    wanted = {doc for _, a in batch for doc in a.get("retrieved_ids") or []}
+    if not wanted:
+        return
+    found: set[str] = set()
+    ids = sorted(wanted)
+    for start in range(0, len(ids), _BATCH):
+        chunk = ids[start:start + _BATCH]
+        sql = f"SELECT doc_id FROM documents WHERE doc_id IN ({','.join('?' * len(chunk))}) AND {VISIBLE_DOCUMENTS}"
+        found.update(r[0] for r in db.conn.execute(sql, chunk))
+    if found == wanted:
+        return
+    for line, answer in batch:
+        for i, doc in enumerate(answer.get("retrieved_ids") or []):
+            if doc not in found:
+                raise StoreError(f"{shown(doc)} is not a document of the project's corpus; import the corpus the "
+                                 "system retrieved from first, or leave the id out",
+                                 path=path, line=line, field=f"{_field(answer, 'retrieved_ids')}[{i}]")
+
+
+def _stored(db: sqlite_utils.Database, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    sql = f"SELECT {', '.join(_COLUMNS)} FROM answers WHERE answer_id IN ({','.join('?' * len(ids))})"
+    return {r[0]: dict(zip(_COLUMNS, r)) for r in db.conn.execute(sql, list(ids))}
+
+
+def _check_same(path: str, line: int, system: str, answer: Mapping[str, Any], row: tuple[Any, ...],
+                stored: dict[str, Any]) -> None:
+    if stored["system"] != system:
+        raise StoreError(f"answer {shown(row[0])} is already in the project as an answer of system "
+                         f"{shown(stored['system'])}; answer_ids are unique across systems",
+                         path=path, line=line, field="answer_id")
+    new = dict(zip(_COLUMNS, row))
+    if new["content_hash"] == stored["content_hash"] and new["meta"] == stored["meta"]:
+        return
+    changed = next((c for c in ("query_id", "question", "response", "contexts", "retrieved_ids", "reference", "meta")
+                    if new[c] != stored[c]), "claims")
+    raise StoreError(f"answer {shown(row[0])} is already in the project with different content; labels are given "
+                     "on the stored text: import the new text under a new answer_id",
+                     path=path, line=line, field=_field(answer, changed))
+
+
+def add_claims(db: sqlite_utils.Database, claims: Iterable[tuple[str, Sequence[str]]], *, source: str, method: str,
+               meta: Mapping[str, Any] | None = None, caller: Caller) -> tuple[int, int]:
+    """Give answers that have no claims yet their claims, in one transaction (admin only).
+
+    ``claims`` are ``(answer_id, texts)``, the texts in answer order. An answer that already
+    has claims keeps them (one decomposition per answer); so does one given no text.
+
+    Returns:
+        ``(answers, claims)``: how many answers got claims, and how many claims were added.
+
+    Raises:
+        StoreError: an unknown source or answer_id; nothing is written.
+    """
+    require_admin(db, caller)
+    if source not in CLAIM_SOURCES:
+        raise StoreError(f"claim source {shown(source)}: give {' or '.join(map(repr, CLAIM_SOURCES))}")
+    at = now()
+    meta_json = json.dumps(dict(meta or {}), ensure_ascii=False, sort_keys=True)
+    answers = added = 0
+    with transaction(db):
+        for answer_id, texts in claims:
+            added_here = _insert_claims(db, answer_id, texts, source, method, meta_json, at)
+            answers += added_here > 0
+            added += added_here
+    return answers, added
+
+
+def _insert_claims(db: sqlite_utils.Database, answer_id: str, texts: Sequence[str], source: str, method: str,
+                   meta_json: str, at: str) -> int:
+    if db.conn.execute("SELECT 1 FROM answers WHERE answer_id = ?", [answer_id]).fetchone() is None:
+        raise StoreError(f"answer {shown(answer_id)} is not in the project")
+    if not texts or db.conn.execute("SELECT 1 FROM claims WHERE answer_id = ? LIMIT 1", [answer_id]).fetchone():
+        return 0
+    db.conn.executemany(
+        "INSERT INTO claims (claim_id, answer_id, n, text, source, method, meta, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(f"{answer_id}#{n}", answer_id, n, text, source, method, meta_json, at) for n, text in enumerate(texts, start=1)],
+    )
+    return len(texts)
+
+
+def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequence[str] | None, *, model: str,
+                       prompt_hash: str, item_hash: str, result: CallResult | None, judge: str) -> int:
+    """Store what a judge model split an answer into, and cache its reply: one transaction.
+
+    ``texts`` None: the reply could not be parsed (no claims are stored). ``result`` is the
+    call to cache (None when the reply came from the cache, or the call failed: a failed call
+    is tried again by the next run). Returns the number of claims added.
+    """
+    at = now()
+    with transaction(db):
+        added = 0
+        if texts:
+            added = _insert_claims(db, answer_id, texts, "judge", prompt_hash,
+                                   json.dumps({"judge": judge, "model": model}, ensure_ascii=False, sort_keys=True), at)
+        if result is not None and result.error is None and result.raw is not None:
+            db.conn.execute(
+                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
+                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?)",
+                [model, prompt_hash, item_hash, result.raw, int(texts is not None), result.tokens_in, result.tokens_out,
+                 result.latency, at],
+            )
+    return added
+
+
+def query_texts(db: sqlite_utils.Database) -> Iterator[tuple[str, str]]:
+    """``(query_id, text)`` of every project query, by query_id."""
+    yield from db.conn.execute("SELECT query_id, text FROM queries ORDER BY query_id")
+
+
+def systems(db: sqlite_utils.Database) -> list[str]:
+    """The names of the systems whose answers were imported, sorted."""
+    return [r[0] for r in db.conn.execute("SELECT name FROM systems ORDER BY name")]
+
+
+def list_answers(db: sqlite_utils.Database, system: str | None = None) -> list[Answer]:
+    """Every answer (of ``system``), by answer_id."""
+    sql = "SELECT answer_id, system, query_id, question, response, contexts, retrieved_ids, reference FROM answers"
+    rows = db.conn.execute(sql + " ORDER BY answer_id") if system is None else \
+        db.conn.execute(sql + " WHERE system = ? ORDER BY answer_id", [system])
+    return [Answer(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), tuple(json.loads(r[6])), r[7]) for r in rows]
+
+
+def count_answers(db: sqlite_utils.Database, system: str) -> int:
+    """How many answers of ``system`` are stored."""
+    return int(db.conn.execute("SELECT count(*) FROM answers WHERE system = ?", [system]).fetchone()[0])
+
+
+def answers_without_claims(db: sqlite_utils.Database, system: str) -> Iterator[tuple[str, str, str]]:
+    """``(answer_id, question, response)`` of ``system``'s answers that have no claims yet, by answer_id."""
+    yield from db.conn.execute(
+        "SELECT a.answer_id, a.question, a.response FROM answers a WHERE a.system = ? "
+        "AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.answer_id = a.answer_id) ORDER BY a.answer_id", [system])
+
+
+def list_claims(db: sqlite_utils.Database, system: str | None = None) -> list[Claim]:
+    """Every claim (of ``system``'s answers), by answer_id and number."""
+    sql = "SELECT c.claim_id, c.answer_id, c.n, c.text, c.source, c.method, c.meta FROM claims c"
+    if system is None:
+        rows = db.conn.execute(sql + " ORDER BY c.answer_id, c.n")
+    else:
+        rows = db.conn.execute(sql + " JOIN answers a ON a.answer_id = c.answer_id WHERE a.system = ? "
+                               "ORDER BY c.answer_id, c.n", [system])
+    return [Claim(*r[:6], json.loads(r[6])) for r in rows]
+
+
+def require_system(db: sqlite_utils.Database, system: str) -> str:
+    """``system`` if answers of it were imported.
+
+    Raises:
+        StoreError: no such system (the known ones named).
+    """
+    if db.conn.execute("SELECT 1 FROM systems WHERE name = ?", [system]).fetchone() is None:
+        known = systems(db)
+        raise StoreError(f"no system {shown(system)} in the project; "
+                         + (f"known: {', '.join(known)}" if known else "import its answers with `goldpool import-answers`"))
+    return system
