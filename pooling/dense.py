@@ -68,11 +68,11 @@ def model_name(path: str | Path) -> str:
     or its parent's when the directory is a package's generic ``model`` folder; a name is its
     own name. Read from the path alone, so a path recorded on another machine is named too.
 
-    >>> model_name("/srv/hub/models--BAAI--bge-small-en/snapshots/5c38ec7c")
+    >>> model_name("~/.cache/huggingface/hub/models--BAAI--bge-small-en/snapshots/5c38ec7c")
     'BAAI/bge-small-en'
     >>> model_name("C:\\\\models\\\\e5-small")
     'e5-small'
-    >>> model_name(model_name("/srv/hub/models--BAAI--bge-small-en/snapshots/5c38ec7c"))
+    >>> model_name(model_name("~/.cache/huggingface/hub/models--BAAI--bge-small-en/snapshots/5c38ec7c"))
     'BAAI/bge-small-en'
     """
     text = str(path)
