@@ -157,3 +157,14 @@ def _report(queue: object, n: int, *args: object) -> None:
         queue.put((n, label_worker(*args)))  # type: ignore[attr-defined, arg-type]
     except BaseException:
         queue.put((n, traceback.format_exc()))  # type: ignore[attr-defined]
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """``records`` written to ``path`` as JSONL, one object a line; returns ``path``."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def dump(db: sqlite_utils.Database) -> list[str]:
+    """The whole database as SQL statements: equal dumps, an unchanged database."""
+    return list(db.conn.iterdump())

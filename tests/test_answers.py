@@ -12,6 +12,7 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
+from labels_fixtures import dump, write_jsonl
 from labeler.answers import derived_answer_id, import_answers, normalise_question, split_claims
 from labeler.cli import cli
 from labeler.store import StoreError, connect
@@ -39,20 +40,11 @@ OWN = [
 ]
 
 
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def _dump(db: sqlite_utils.Database) -> list[str]:
-    return list(db.conn.iterdump())
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     runner = CliRunner()
-    for args in (["init", "p.db"], ["import-corpus", "p.db", str(_jsonl(tmp_path / "c.jsonl", CORPUS))],
-                 ["import-queries", "p.db", str(_jsonl(tmp_path / "q.jsonl", QUERIES))]):
+    for args in (["init", "p.db"], ["import-corpus", "p.db", str(write_jsonl(tmp_path / "c.jsonl", CORPUS))],
+                 ["import-queries", "p.db", str(write_jsonl(tmp_path / "q.jsonl", QUERIES))]):
         result = runner.invoke(cli, [args[0], str(tmp_path / args[1]), *args[2:]])
         assert result.exit_code == 0, result.output
     store = connect(tmp_path / "p.db")
@@ -61,7 +53,7 @@ def db(tmp_path: Path) -> sqlite_utils.Database:
 
 
 def test_ragas_columns_load_unchanged_and_questions_link_to_queries(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    result, linked = import_answers(db, _jsonl(tmp_path / "ragas.jsonl", RAGAS), "rag-a", caller=OWNER)
+    result, linked = import_answers(db, write_jsonl(tmp_path / "ragas.jsonl", RAGAS), "rag-a", caller=OWNER)
     assert (result.added, result.unchanged, result.claims, linked) == (2, 0, 0, 1)
     first, second = sorted(list_answers(db, "rag-a"), key=lambda a: a.response, reverse=True)
     assert first.query_id == "q1"  # whitespace aside, the question is q1's text
@@ -72,7 +64,7 @@ def test_ragas_columns_load_unchanged_and_questions_link_to_queries(db: sqlite_u
 
 
 def test_query_ids_claims_and_meta_from_the_file(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    result, linked = import_answers(db, _jsonl(tmp_path / "own.jsonl", OWN), "rag-b", caller=OWNER)
+    result, linked = import_answers(db, write_jsonl(tmp_path / "own.jsonl", OWN), "rag-b", caller=OWNER)
     assert (result.added, result.claims, linked) == (2, 2, 1)
     by_query = {a.query_id: a for a in list_answers(db, "rag-b")}
     berlin = by_query["q2"]
@@ -98,7 +90,7 @@ def test_parquet_file_with_ragas_columns(db: sqlite_utils.Database, tmp_path: Pa
     assert (result.added, linked) == (2, 1)
     assert {a.retrieved_ids for a in list_answers(db, "rag-p")} == {("d1", "d3"), ()}
     # The same answers in JSONL under the same system are the same answers.
-    again, _ = import_answers(db, _jsonl(tmp_path / "ragas.jsonl", RAGAS), "rag-p", caller=OWNER)
+    again, _ = import_answers(db, write_jsonl(tmp_path / "ragas.jsonl", RAGAS), "rag-p", caller=OWNER)
     assert (again.added, again.unchanged) == (0, 2)
 
 
@@ -108,28 +100,28 @@ def test_parquet_errors_name_the_row(db: sqlite_utils.Database, tmp_path: Path) 
 
     pq.write_table(pa.Table.from_pylist([RAGAS[0], {**RAGAS[0], "user_input": "Other?", "response": None}]),
                    tmp_path / "bad.parquet")
-    before = _dump(db)
+    before = dump(db)
     with pytest.raises(PoolingError) as error:
         import_answers(db, tmp_path / "bad.parquet", "rag-p", caller=OWNER)
     assert str(error.value) == (f"{tmp_path / 'bad.parquet'}, line 2, field 'response': missing; give the response text "
                                 "(\"\" for an abstention)")
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 def test_reimport_is_a_no_op(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "own.jsonl", OWN)
+    path = write_jsonl(tmp_path / "own.jsonl", OWN)
     import_answers(db, path, "rag-b", caller=OWNER)
-    before = _dump(db)
+    before = dump(db)
     result, _ = import_answers(db, path, "rag-b", caller=OWNER)
     assert (result.added, result.unchanged, result.claims) == (0, 2, 0)
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 def _refused(db: sqlite_utils.Database, path: Path, system: str = "rag-x") -> str:
-    before = _dump(db)
+    before = dump(db)
     with pytest.raises((PoolingError, StoreError)) as error:
         import_answers(db, path, system, caller=OWNER)
-    assert _dump(db) == before
+    assert dump(db) == before
     message = str(error.value)
     assert message.startswith(f"{path}, line ") or message.startswith(f"{path}: ")
     return message[len(str(path)) + 2:]
@@ -184,9 +176,9 @@ def test_a_bad_record_is_refused_by_file_line_and_field(db: sqlite_utils.Databas
         first = {"query_id": "q1", "response": "y"}
         message = ("line 2, field 'query_id': the same query as line 1: one system gives one answer per question; give "
                    "each record its own answer_id to keep both")
-        assert _refused(db, _jsonl(tmp_path / "a.jsonl", [first, second])) == message
+        assert _refused(db, write_jsonl(tmp_path / "a.jsonl", [first, second])) == message
         return
-    assert _refused(db, _jsonl(tmp_path / "a.jsonl", [GOOD, second])) == message
+    assert _refused(db, write_jsonl(tmp_path / "a.jsonl", [GOOD, second])) == message
 
 
 def test_file_level_refusals(db: sqlite_utils.Database, tmp_path: Path) -> None:
@@ -201,37 +193,37 @@ def test_file_level_refusals(db: sqlite_utils.Database, tmp_path: Path) -> None:
 
 def test_a_long_value_is_cut_in_the_message(db: sqlite_utils.Database, tmp_path: Path) -> None:
     long_id = "d" + "x" * 5000
-    message = _refused(db, _jsonl(tmp_path / "a.jsonl", [{**GOOD, "retrieved_ids": [long_id]}]))
+    message = _refused(db, write_jsonl(tmp_path / "a.jsonl", [{**GOOD, "retrieved_ids": [long_id]}]))
     assert message.startswith("line 1, field 'retrieved_ids[0]': 'dxxxxxxxxxxxxxxxxxxxxxxxxx")
     assert len(message) < 300
 
 
 def test_duplicate_questions_with_their_own_answer_ids_are_kept(db: sqlite_utils.Database, tmp_path: Path) -> None:
     records = [{**GOOD, "answer_id": "s1"}, {**GOOD, "answer_id": "s2", "response": "Rome, Italy."}]
-    result, _ = import_answers(db, _jsonl(tmp_path / "a.jsonl", records), "sampled", caller=OWNER)
+    result, _ = import_answers(db, write_jsonl(tmp_path / "a.jsonl", records), "sampled", caller=OWNER)
     assert result.added == 2
-    message = _refused(db, _jsonl(tmp_path / "b.jsonl", [{**GOOD, "answer_id": "s1"}, {**GOOD, "answer_id": "s1"}]))
+    message = _refused(db, write_jsonl(tmp_path / "b.jsonl", [{**GOOD, "answer_id": "s1"}, {**GOOD, "answer_id": "s1"}]))
     assert message == "line 2, field 'answer_id': duplicate answer_id 's1' (first at line 1); ids must be unique"
 
 
 def test_the_same_question_in_two_systems_is_two_answers(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "a.jsonl", [GOOD])
+    path = write_jsonl(tmp_path / "a.jsonl", [GOOD])
     import_answers(db, path, "one", caller=OWNER)
     import_answers(db, path, "two", caller=OWNER)
     assert len({a.answer_id for a in list_answers(db)}) == 2
 
 
 def test_changed_content_under_a_stored_answer_id_is_refused(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    import_answers(db, _jsonl(tmp_path / "a.jsonl", RAGAS), "rag-a", caller=OWNER)
+    import_answers(db, write_jsonl(tmp_path / "a.jsonl", RAGAS), "rag-a", caller=OWNER)
     changed = [RAGAS[0], {**RAGAS[1], "response": "The Tiber."}]
-    assert _refused(db, _jsonl(tmp_path / "b.jsonl", changed), "rag-a") == (
+    assert _refused(db, write_jsonl(tmp_path / "b.jsonl", changed), "rag-a") == (
         f"line 2, field 'response': answer {derived_answer_id('rag-a', None, RAGAS[1]['user_input'])!r} is already in "
         "the project with different content; labels are given on the stored text: import the new text under a new "
         "answer_id")
     with_claims = [RAGAS[0], {**RAGAS[1], "claims": ["nothing"]}]
-    assert _refused(db, _jsonl(tmp_path / "c.jsonl", with_claims), "rag-a").startswith("line 2, field 'claims': answer")
+    assert _refused(db, write_jsonl(tmp_path / "c.jsonl", with_claims), "rag-a").startswith("line 2, field 'claims': answer")
     other = [{**GOOD, "answer_id": derived_answer_id("rag-a", None, RAGAS[0]["user_input"])}]
-    assert _refused(db, _jsonl(tmp_path / "d.jsonl", other), "rag-z").endswith(
+    assert _refused(db, write_jsonl(tmp_path / "d.jsonl", other), "rag-z").endswith(
         "is already in the project as an answer of system 'rag-a'; answer_ids are unique across systems")
 
 
@@ -241,7 +233,7 @@ def test_a_bad_system_name_is_refused_before_anything_is_read(db: sqlite_utils.D
 
 
 def test_answers_and_claims_are_append_only(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    import_answers(db, _jsonl(tmp_path / "own.jsonl", OWN), "rag-b", caller=OWNER)
+    import_answers(db, write_jsonl(tmp_path / "own.jsonl", OWN), "rag-b", caller=OWNER)
     for sql, message in (("UPDATE answers SET response = 'x'", "answers do not change"),
                          ("DELETE FROM answers", "answers do not change"),
                          ("UPDATE claims SET text = 'x'", "claims do not change"),
@@ -258,12 +250,12 @@ def test_question_normalisation_and_ambiguous_texts() -> None:
 
 def test_a_question_two_queries_share_links_to_neither(tmp_path: Path) -> None:
     runner = CliRunner()
-    _jsonl(tmp_path / "c.jsonl", CORPUS)
-    _jsonl(tmp_path / "q.jsonl", [{"query_id": "q1", "text": "Same?"}, {"query_id": "q2", "text": "Same? "}])
+    write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    write_jsonl(tmp_path / "q.jsonl", [{"query_id": "q1", "text": "Same?"}, {"query_id": "q2", "text": "Same? "}])
     for args in (["init", "p.db"], ["import-corpus", "p.db", "c.jsonl"], ["import-queries", "p.db", "q.jsonl"]):
         assert runner.invoke(cli, [args[0], *(str(tmp_path / a) for a in args[1:])]).exit_code == 0
     db = connect(tmp_path / "p.db")
-    _, linked = import_answers(db, _jsonl(tmp_path / "a.jsonl", [{"question": "Same?", "response": "x"}]), "s", caller=OWNER)
+    _, linked = import_answers(db, write_jsonl(tmp_path / "a.jsonl", [{"question": "Same?", "response": "x"}]), "s", caller=OWNER)
     assert linked == 0 and list_answers(db)[0].query_id is None
     db.close()
 
@@ -272,8 +264,8 @@ def test_a_question_two_queries_share_links_to_neither(tmp_path: Path) -> None:
 
 
 def test_sentence_claims_number_from_one_and_keep_claims_from_the_file(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    import_answers(db, _jsonl(tmp_path / "own.jsonl", OWN), "rag-b", caller=OWNER)
-    import_answers(db, _jsonl(tmp_path / "ragas.jsonl", RAGAS), "rag-a", caller=OWNER)
+    import_answers(db, write_jsonl(tmp_path / "own.jsonl", OWN), "rag-b", caller=OWNER)
+    import_answers(db, write_jsonl(tmp_path / "ragas.jsonl", RAGAS), "rag-a", caller=OWNER)
     assert split_claims(db, "rag-a", caller=OWNER) == {"answers": 1, "claims": 2, "skipped": 1}  # the abstention has none
     paris = derived_answer_id("rag-a", None, RAGAS[0]["user_input"])
     assert [(c.claim_id, c.text, c.source, c.method) for c in list_claims(db, "rag-a")] == [
@@ -283,20 +275,20 @@ def test_sentence_claims_number_from_one_and_keep_claims_from_the_file(db: sqlit
     assert split_claims(db, "rag-b", caller=OWNER) == {"answers": 1, "claims": 1, "skipped": 1}
     sources = {(c.answer_id, c.source) for c in list_claims(db, "rag-b")}
     assert sources == {(derived_answer_id("rag-b", "q2", ""), "file"), ("own-7", "sentence")}
-    before = _dump(db)
+    before = dump(db)
     assert split_claims(db, "rag-a", caller=OWNER) == {"answers": 0, "claims": 0, "skipped": 2}
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 def test_claims_of_an_unknown_system_or_answer_are_refused(db: sqlite_utils.Database) -> None:
     with pytest.raises(StoreError, match="no system 'nope' in the project; import its answers with `goldpool import-answers`"):
         split_claims(db, "nope", caller=OWNER)
-    before = _dump(db)
+    before = dump(db)
     with pytest.raises(StoreError, match="answer 'ghost' is not in the project"):
         add_claims(db, [("ghost", ["a claim"])], source="sentence", method="x", caller=OWNER)
     with pytest.raises(StoreError, match="claim source 'guess'"):
         add_claims(db, [], source="guess", method="x", caller=OWNER)
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 # --- the command line ----------------------------------------------------------------------------
@@ -304,7 +296,7 @@ def test_claims_of_an_unknown_system_or_answer_are_refused(db: sqlite_utils.Data
 
 def test_cli_import_and_split_print_fixed_json(db: sqlite_utils.Database, tmp_path: Path) -> None:
     runner = CliRunner()
-    path = str(_jsonl(tmp_path / "own.jsonl", OWN))
+    path = str(write_jsonl(tmp_path / "own.jsonl", OWN))
     project = str(tmp_path / "p.db")
     result = runner.invoke(cli, ["import-answers", project, path, "--system", "rag-b", "--json"])
     assert result.exit_code == 0, result.output
@@ -318,7 +310,7 @@ def test_cli_import_and_split_print_fixed_json(db: sqlite_utils.Database, tmp_pa
         result = runner.invoke(cli, ["split-claims", project, "--system", "rag-b", *args])
         assert result.exit_code == 2, args
     assert "--judge needs --model and --base-url" in result.output
-    bad = str(_jsonl(tmp_path / "bad.jsonl", [{"question": "Why?"}]))
+    bad = str(write_jsonl(tmp_path / "bad.jsonl", [{"question": "Why?"}]))
     result = runner.invoke(cli, ["import-answers", project, bad, "--system", "rag-b"])
     assert (result.exit_code, result.output) == (
         1, f"Error: {bad}, line 1, field 'response': missing; give the response text (\"\" for an abstention)\n")

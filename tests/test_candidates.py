@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
+from labels_fixtures import write_jsonl
 from labeler import build
 from labeler.store import candidates, init_db
 from pooling import PoolingError
@@ -18,16 +19,11 @@ QUERIES = [{"query_id": "q1", "text": "cat mat"}]
 RUN = "q1 Q0 d6 1 9.0 r\nq1 Q0 d5 2 8.0 r\nq1 Q0 d4 3 7.0 r\nq1 Q0 d3 4 6.0 r\n"
 
 
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     store = init_db(tmp_path / "p.db")
-    build.import_corpus(store, _jsonl(tmp_path / "corpus.jsonl", DOCS))
-    build.import_queries(store, _jsonl(tmp_path / "queries.jsonl", QUERIES))
+    build.import_corpus(store, write_jsonl(tmp_path / "corpus.jsonl", DOCS))
+    build.import_queries(store, write_jsonl(tmp_path / "queries.jsonl", QUERIES))
     (tmp_path / "run.trec").write_text(RUN, encoding="utf-8")
     build.import_run(store, tmp_path / "run.trec", "sys")
     return store

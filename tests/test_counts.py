@@ -3,12 +3,10 @@ and Annotators pages, and ``goldpool stats``, for every task."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from click.testing import CliRunner
 
 from app_fixtures import JUDGE_NAME, Project, add_judgments, add_verdict_items, open_page
+from labels_fixtures import write_jsonl
 from labeler.cli import cli
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
@@ -21,20 +19,15 @@ BOB_VERDICTS = [{"item_id": "f1", "verdict": "SUPPORTED"}, {"item_id": "f2", "ve
 ADA_VERDICTS = [{"item_id": "f1", "verdict": "UNSUPPORTED"}]
 
 
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 def _imported(project: Project) -> None:
     """bob's labels and verdicts come from files; ada labels one pool entry in the app's table."""
     add_verdict_items(project.path)  # 4 faithfulness, 8 pairwise items, and the judge's verdicts on all
     tmp = project.path.parent
     with connect(project.path) as db:
         relevance = [{"query_id": q, "doc_id": d, "relevance": g} for (q, d), g in IMPORTED.items()]
-        import_verdicts(db, _jsonl(tmp / "bob-rel.jsonl", relevance), annotator="bob", caller=OWNER)
-        import_verdicts(db, _jsonl(tmp / "bob.jsonl", BOB_VERDICTS), annotator="bob", caller=OWNER)
-        import_verdicts(db, _jsonl(tmp / "ada.jsonl", ADA_VERDICTS), annotator="ada", caller=OWNER)
+        import_verdicts(db, write_jsonl(tmp / "bob-rel.jsonl", relevance), annotator="bob", caller=OWNER)
+        import_verdicts(db, write_jsonl(tmp / "bob.jsonl", BOB_VERDICTS), annotator="bob", caller=OWNER)
+        import_verdicts(db, write_jsonl(tmp / "ada.jsonl", ADA_VERDICTS), annotator="ada", caller=OWNER)
     add_judgments(project.path, project.admin_id, {("q1", "q1-d1"): 2})
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
+from labels_fixtures import write_jsonl
 from labeler import build
 from labeler.store import StoreError, corpus, init_db
 from pooling import PoolingError
@@ -21,11 +22,6 @@ DOCS = [
 QUERIES = [{"query_id": "q1", "text": "cat on a mat"}, {"query_id": "q2", "text": "python list"}]
 
 
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 def snapshot(db: sqlite_utils.Database) -> tuple[list[str], bytes]:
     """Every row as SQL, and the database file's bytes once the WAL is folded in."""
     db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -36,8 +32,8 @@ def snapshot(db: sqlite_utils.Database) -> tuple[list[str], bytes]:
 @pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     store = init_db(tmp_path / "p.db")
-    build.import_corpus(store, _jsonl(tmp_path / "corpus.jsonl", DOCS))
-    build.import_queries(store, _jsonl(tmp_path / "queries.jsonl", QUERIES))
+    build.import_corpus(store, write_jsonl(tmp_path / "corpus.jsonl", DOCS))
+    build.import_queries(store, write_jsonl(tmp_path / "queries.jsonl", QUERIES))
     return store
 
 
@@ -57,7 +53,7 @@ def test_reimport_is_a_no_op(db: sqlite_utils.Database, tmp_path: Path) -> None:
 
 
 def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    changed = _jsonl(tmp_path / "v2.jsonl", [DOCS[0], {"doc_id": "d2", "text": "new text"}, {"doc_id": "d9", "text": "x"}])
+    changed = write_jsonl(tmp_path / "v2.jsonl", [DOCS[0], {"doc_id": "d2", "text": "new text"}, {"doc_id": "d9", "text": "x"}])
     before = snapshot(db)
     with pytest.raises(StoreError, match=r"v2\.jsonl, line 2, field 'text': 'd2' is already in the project"):
         build.import_corpus(db, changed)
@@ -77,7 +73,7 @@ def test_changed_text_is_refused_unless_replace(db: sqlite_utils.Database, tmp_p
     ],
 )
 def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database, tmp_path: Path, record: dict, field: str) -> None:
-    changed = _jsonl(tmp_path / "v2.jsonl", [DOCS[0], record])
+    changed = write_jsonl(tmp_path / "v2.jsonl", [DOCS[0], record])
     before = snapshot(db)
     with pytest.raises(StoreError) as caught:
         build.import_corpus(db, changed)
@@ -89,7 +85,7 @@ def test_a_refused_change_names_the_field_that_changed(db: sqlite_utils.Database
 
 
 def test_a_refused_query_change_names_meta(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    changed = _jsonl(tmp_path / "q2.jsonl", [{**QUERIES[0], "topic": "pets"}])
+    changed = write_jsonl(tmp_path / "q2.jsonl", [{**QUERIES[0], "topic": "pets"}])
     before = snapshot(db)
     with pytest.raises(StoreError, match=r"q2\.jsonl, line 1, field 'meta': 'q1' is already in the project"):
         build.import_queries(db, changed)
@@ -105,13 +101,13 @@ def test_replace_refuses_to_change_text_that_has_judgments(db: sqlite_utils.Data
     db.conn.execute(
         "INSERT INTO judgments (query_id, doc_id, annotator_id, relevance, at) VALUES (?, 'd1', 1, 3, 'now')", [query_id]
     )
-    changed = _jsonl(tmp_path / "v2.jsonl", [{"doc_id": "d9", "text": "new"}, {"doc_id": "d1", "text": "rewritten"}])
+    changed = write_jsonl(tmp_path / "v2.jsonl", [{"doc_id": "d9", "text": "new"}, {"doc_id": "d1", "text": "rewritten"}])
     before = snapshot(db)
     with pytest.raises(StoreError, match=r"v2\.jsonl, line 2, field 'text': 'd1' already has 1 judgment, made"):
         build.import_corpus(db, changed, replace=True)
     assert snapshot(db) == before
     # Metadata is not what was judged: it may change under a judgment.
-    retagged = _jsonl(tmp_path / "v3.jsonl", [{"doc_id": "d1", "text": DOCS[0]["text"], "source": "wiki"}])
+    retagged = write_jsonl(tmp_path / "v3.jsonl", [{"doc_id": "d1", "text": DOCS[0]["text"], "source": "wiki"}])
     assert build.import_corpus(db, retagged, replace=True).replaced == 1
     assert db.conn.execute("SELECT text, meta FROM documents WHERE doc_id = 'd1'").fetchone() == (
         DOCS[0]["text"],

@@ -11,17 +11,12 @@ import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
-from labels_fixtures import make_project
+from labels_fixtures import make_project, write_jsonl
 from labeler.cli import cli
 from labeler.judge.report import judge_report, to_dict
 from labeler.store import labels
 from labeler.store.access import OWNER
 from labeler.verdict_files import import_items, import_verdicts
-
-
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -32,27 +27,27 @@ def project(tmp_path: Path):
     items = [{"item_id": f"p{i:02d}", "kind": "pairwise", "question": f"question {i % 4}",
               "response_a": "word " * (3 + i), "response_b": "word " * (8 - i % 5),
               "model_a": "gpt-4o" if i % 3 == 0 else "llama-3", "model_b": "mistral-7b"} for i in range(12)]
-    import_items(db, _jsonl(tmp_path / "items.jsonl", items), caller=OWNER)
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", items), caller=OWNER)
     people = {name: {it["item_id"]: rng.choice("AAB") for it in items} for name in ("ann", "bob")}
     ab = {it["item_id"]: rng.choice("AAB") for it in items}
     ba = {k: (v if rng.random() < 0.6 else ("A" if v == "B" else "B")) for k, v in ab.items()}
     for name, verdicts in people.items():
         labels.add_annotator(db, name)
-        import_verdicts(db, _jsonl(tmp_path / f"{name}.jsonl", [{"item_id": k, "verdict": v} for k, v in verdicts.items()]),
+        import_verdicts(db, write_jsonl(tmp_path / f"{name}.jsonl", [{"item_id": k, "verdict": v} for k, v in verdicts.items()]),
                         annotator=name, caller=OWNER)
     judge_rows = [{"item_id": k, "verdict": v, "order": "AB", "model": "gpt-4o-mini", "tokens_in": 100, "tokens_out": 1}
                   for k, v in ab.items()]
     judge_rows += [{"item_id": k, "verdict": v, "order": "BA", "model": "gpt-4o-mini", "tokens_in": 110, "tokens_out": 1}
                    for k, v in ba.items()]
-    import_verdicts(db, _jsonl(tmp_path / "judge.jsonl", judge_rows), judge="g", caller=OWNER)
+    import_verdicts(db, write_jsonl(tmp_path / "judge.jsonl", judge_rows), judge="g", caller=OWNER)
     # Relevance: grades of 24 pool entries by both people and the judge.
     pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY query_id, doc_id").fetchall()
     grades = {name: {k: rng.randint(0, 3) for k in pool} for name in ("ann", "bob")}
     judge_grades = {k: min(3, max(0, grades["ann"][k] + rng.choice([-1, 0, 0, 1]))) for k in pool}
     for name, g in grades.items():
-        import_verdicts(db, _jsonl(tmp_path / f"{name}-rel.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in g.items()]),
+        import_verdicts(db, write_jsonl(tmp_path / f"{name}-rel.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in g.items()]),
                         annotator=name, caller=OWNER)
-    import_verdicts(db, _jsonl(tmp_path / "judge-rel.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge_grades.items()]),
+    import_verdicts(db, write_jsonl(tmp_path / "judge-rel.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge_grades.items()]),
                     judge="g", caller=OWNER)
     return db, people, ab, ba, grades, judge_grades
 
@@ -107,7 +102,7 @@ def test_relevance_uses_quadratic_kappa_with_query_clusters(project, level: int)
 
 def test_a_flip_is_a_tie_and_an_unparseable_order_is_counted(project, tmp_path: Path) -> None:
     db = project[0]
-    import_verdicts(db, _jsonl(tmp_path / "j2.jsonl", [
+    import_verdicts(db, write_jsonl(tmp_path / "j2.jsonl", [
         {"item_id": "p00", "verdict": "A", "order": "AB"}, {"item_id": "p00", "verdict": "B", "order": "BA"},
         {"item_id": "p01", "verdict": "B", "order": "AB"}, {"item_id": "p01", "verdict": None, "order": "BA", "raw": "both"},
     ]), judge="h", caller=OWNER)
@@ -119,7 +114,7 @@ def test_a_flip_is_a_tie_and_an_unparseable_order_is_counted(project, tmp_path: 
 
 def test_cli_judges_side_by_side(project, tmp_path: Path) -> None:
     db = project[0]
-    import_verdicts(db, _jsonl(tmp_path / "j3.jsonl", [{"item_id": "p03", "verdict": "A", "order": "AB"},
+    import_verdicts(db, write_jsonl(tmp_path / "j3.jsonl", [{"item_id": "p03", "verdict": "A", "order": "AB"},
                                                       {"item_id": "p03", "verdict": "A", "order": "BA"}]),
                     judge="k<script>", caller=OWNER)
     path = str(tmp_path / "p.db")
@@ -152,7 +147,7 @@ def _long_named_judge(project, tmp_path: Path) -> tuple[object, str]:
     rows = [{"item_id": k, "verdict": v, "order": "AB"} for k, v in ab.items()]
     rows += [{"item_id": k, "verdict": v, "order": "BA"} for k, v in ba.items()]
     rows += [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge_grades.items()]
-    import_verdicts(db, _jsonl(tmp_path / "long.jsonl", rows), judge=name, caller=OWNER)
+    import_verdicts(db, write_jsonl(tmp_path / "long.jsonl", rows), judge=name, caller=OWNER)
     return db, name
 
 

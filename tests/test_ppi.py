@@ -15,7 +15,7 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # noqa: E402
 from ppi_py.baselines import classical_mean_ci  # noqa: E402
 
 from calibration.ppi import ppi_mean  # noqa: E402
-from labels_fixtures import make_project  # noqa: E402
+from labels_fixtures import make_project, write_jsonl  # noqa: E402
 from labeler.cli import cli  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
@@ -66,11 +66,6 @@ def test_coverage_over_500_repetitions_is_valid_and_narrower_than_people_alone()
     assert np.mean(judge_only) - truth > 0.15  # the judge alone is biased
 
 
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 @pytest.mark.parametrize(("options", "level"), [([], 1), (["--relevance-level", "2"], 2), (["--threshold", "3"], 3)])
 def test_estimate_command_uses_people_on_the_labelled_items_and_the_judge_elsewhere(
     tmp_path: Path, options: list[str], level: int
@@ -81,9 +76,9 @@ def test_estimate_command_uses_people_on_the_labelled_items_and_the_judge_elsewh
     judge = {k: rng.randint(0, 3) for k in pool}
     people = {k: min(3, max(0, judge[k] + rng.choice([-1, 0, 0]))) for k in pool[::3]}
     labels.add_annotator(db, "ann")
-    import_verdicts(db, _jsonl(tmp_path / "h.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in people.items()]),
+    import_verdicts(db, write_jsonl(tmp_path / "h.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in people.items()]),
                     annotator="ann", caller=OWNER)
-    import_verdicts(db, _jsonl(tmp_path / "j.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge.items()]),
+    import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge.items()]),
                     judge="g", caller=OWNER)
     result = CliRunner().invoke(cli, ["estimate", str(tmp_path / "p.db"), "--judge", "g", "--metric", "relevant-share",
                                       *options, "--json"])

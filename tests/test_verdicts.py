@@ -18,7 +18,7 @@ from labeler.store.access import OWNER
 from labeler.store.verdict_io import export_verdicts
 from labeler.store.verdicts import latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
 from labeler.verdict_files import import_items, import_verdicts
-from labels_fixtures import make_project
+from labels_fixtures import dump, make_project, write_jsonl
 from pooling import PoolingError
 
 #: A bad file is refused by its reader (PoolingError) or by the project (StoreError).
@@ -32,19 +32,10 @@ ITEMS = [
 ]
 
 
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def _dump(db: sqlite_utils.Database) -> list[str]:
-    return list(db.conn.iterdump())
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> sqlite_utils.Database:
     store = make_project(tmp_path / "p.db", n_queries=2, per_query=3)
-    import_items(store, _jsonl(tmp_path / "items.jsonl", ITEMS), caller=OWNER)
+    import_items(store, write_jsonl(tmp_path / "items.jsonl", ITEMS), caller=OWNER)
     labels.add_annotator(store, "ann")
     return store
 
@@ -54,10 +45,10 @@ def test_items_are_stored_and_reimport_is_a_no_op(db: sqlite_utils.Database, tmp
     assert items["f2"].contexts == ("In 1990.", "Or 1991.")
     assert (items["p1"].model_a, items["p1"].response_b) == ("gpt-x", "five")
     assert json.loads(db.execute("SELECT meta FROM verdict_items WHERE item_id = 'p1'").fetchone()[0]) == {"source": "demo"}
-    before = _dump(db)
+    before = dump(db)
     result = import_items(db, tmp_path / "items.jsonl", caller=OWNER)
     assert (result.added, result.unchanged) == (0, 3)
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 @pytest.mark.parametrize(
@@ -75,13 +66,13 @@ def test_items_are_stored_and_reimport_is_a_no_op(db: sqlite_utils.Database, tmp
 def test_bad_items_are_refused_with_file_line_field_and_nothing_written(
     db: sqlite_utils.Database, tmp_path: Path, record: dict, line_field: str
 ) -> None:
-    path = _jsonl(tmp_path / "bad.jsonl", [{**ITEMS[0], "item_id": "new1"}, record])
-    before = _dump(db)
+    path = write_jsonl(tmp_path / "bad.jsonl", [{**ITEMS[0], "item_id": "new1"}, record])
+    before = dump(db)
     with pytest.raises(REFUSED) as error:
         import_items(db, path, caller=OWNER)
     assert f"{path}, {line_field}:" in str(error.value)
     assert "\n" not in str(error.value)
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 def test_malformed_json_names_the_line(db: sqlite_utils.Database, tmp_path: Path) -> None:
@@ -98,12 +89,12 @@ def test_annotator_cannot_import_items(db: sqlite_utils.Database, tmp_path: Path
 
 
 def test_human_and_judge_verdicts_import_into_separate_tables(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    human = _jsonl(tmp_path / "h.jsonl", [
+    human = write_jsonl(tmp_path / "h.jsonl", [
         {"item_id": "f1", "verdict": "SUPPORTED"},
         {"item_id": "p1", "verdict": "a", "order": "BA", "note": "clear"},
         {"query_id": "q001", "doc_id": "q001-d001", "relevance": 2},
     ])
-    judge = _jsonl(tmp_path / "j.jsonl", [
+    judge = write_jsonl(tmp_path / "j.jsonl", [
         {"item_id": "p1", "verdict": "A", "order": "AB", "prompt_hash": "abc"},
         {"item_id": "p1", "verdict": "tie", "order": "BA", "prompt_hash": "abc"},
         {"item_id": "f2", "verdict": None, "raw": "maybe?"},
@@ -116,10 +107,10 @@ def test_human_and_judge_verdicts_import_into_separate_tables(db: sqlite_utils.D
     assert mine == {("f1", "SUPPORTED", None), ("p1", "A", "BA")}
     theirs = {(v.item_id, v.shown_order): (v.verdict, v.parseable) for v in latest_judge_verdicts(db, "g1", caller=OWNER)}
     assert theirs == {("p1", "AB"): ("A", True), ("p1", "BA"): ("TIE", True), ("f2", None): (None, False)}
-    before = _dump(db)
+    before = dump(db)
     assert import_verdicts(db, human, annotator="ann", caller=OWNER).unchanged == 3
     assert import_verdicts(db, judge, judge="g1", caller=OWNER).unchanged == 3
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 def test_a_qrels_file_is_accepted_for_relevance(db: sqlite_utils.Database, tmp_path: Path) -> None:
@@ -144,12 +135,12 @@ def test_a_qrels_file_is_accepted_for_relevance(db: sqlite_utils.Database, tmp_p
     ],
 )
 def test_bad_verdicts_are_refused_and_nothing_written(db: sqlite_utils.Database, tmp_path: Path, record: dict, expected: str) -> None:
-    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f2", "verdict": "UNSUPPORTED"}, record])
-    before = _dump(db)
+    path = write_jsonl(tmp_path / "bad.jsonl", [{"item_id": "f2", "verdict": "UNSUPPORTED"}, record])
+    before = dump(db)
     with pytest.raises(REFUSED) as error:
         import_verdicts(db, path, judge="g1", caller=OWNER)
     assert f"{path}, {expected}:" in str(error.value)
-    assert _dump(db) == before
+    assert dump(db) == before
 
 
 def test_human_verdicts_are_append_only(db: sqlite_utils.Database) -> None:
@@ -174,7 +165,7 @@ def test_human_verdicts_are_append_only(db: sqlite_utils.Database) -> None:
 def test_export_round_trips_through_import(db: sqlite_utils.Database, tmp_path: Path) -> None:
     annotator = labels.find_annotator(db, "ann")
     record_human_verdict(db, annotator.id, "p1", "B", shown_order="BA")
-    import_verdicts(db, _jsonl(tmp_path / "j.jsonl", [{"item_id": "p1", "verdict": "B", "order": "AB", "prompt_hash": "h1"},
+    import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", [{"item_id": "p1", "verdict": "B", "order": "AB", "prompt_hash": "h1"},
                                                       {"query_id": "q002", "doc_id": "q002-d001", "relevance": 2}]),
                     judge="g1", caller=OWNER)
     out = io.StringIO()
@@ -184,7 +175,7 @@ def test_export_round_trips_through_import(db: sqlite_utils.Database, tmp_path: 
                                       "order": "BA", "prompt_hash": None, "note": "", "at": None, "seconds": None}
     assert {(r["who"], r["order"], r["prompt_hash"]) for r in rows[1:]} == {("judge", "AB", "h1"), ("judge", None, "")}
     judge_rows = tmp_path / "judge_rows.jsonl"
-    _jsonl(judge_rows, [r for r in rows if r["who"] == "judge"])
+    write_jsonl(judge_rows, [r for r in rows if r["who"] == "judge"])
     assert import_verdicts(db, judge_rows, judge="g1", caller=OWNER).added == 0
 
 
@@ -194,12 +185,12 @@ def test_cli_import_and_export(db: sqlite_utils.Database, tmp_path: Path) -> Non
     result = runner.invoke(cli, ["import-items", path, str(tmp_path / "items.jsonl")])
     assert result.exit_code == 0, result.output
     assert "0 items added, 3 unchanged" in result.output
-    verdicts = _jsonl(tmp_path / "v.jsonl", [{"item_id": "f1", "verdict": "UNSUPPORTED"}])
+    verdicts = write_jsonl(tmp_path / "v.jsonl", [{"item_id": "f1", "verdict": "UNSUPPORTED"}])
     result = runner.invoke(cli, ["import-verdicts", path, str(verdicts), "--judge", "g2"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(cli, ["import-verdicts", path, str(verdicts)])
     assert result.exit_code != 0 and "exactly one" in result.output
-    bad = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f1", "verdict": "maybe"}])
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"item_id": "f1", "verdict": "maybe"}])
     result = runner.invoke(cli, ["import-verdicts", path, str(bad), "--annotator", "ann"])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [f"Error: {bad}, line 1, field 'verdict': verdict 'maybe': a faithfulness verdict is one of SUPPORTED, UNSUPPORTED"]
@@ -209,17 +200,17 @@ def test_cli_import_and_export(db: sqlite_utils.Database, tmp_path: Path) -> Non
 
 def _refused_whole(db: sqlite_utils.Database, run) -> str:
     """The one-line error of ``run()``, checked to have left the database exactly as it was."""
-    before = _dump(db)
+    before = dump(db)
     with pytest.raises(REFUSED) as error:
         run()
-    assert _dump(db) == before
+    assert dump(db) == before
     assert "\n" not in str(error.value)
     return str(error.value)
 
 
 def test_import_verdicts_creates_a_new_annotator_as_import_judgments_does(db: sqlite_utils.Database, tmp_path: Path) -> None:
     path = str(tmp_path / "p.db")
-    verdicts = _jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"},
+    verdicts = write_jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"},
                                                 {"query_id": "q001", "doc_id": "q001-d001", "relevance": 2}])
     result = CliRunner().invoke(cli, ["import-verdicts", path, str(verdicts), "--annotator", "dora"])
     assert result.exit_code == 0, result.output
@@ -236,7 +227,7 @@ def test_import_verdicts_creates_a_new_annotator_as_import_judgments_does(db: sq
 
 
 def test_a_new_annotators_token_opens_nothing(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    verdicts = _jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"}])
+    verdicts = write_jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"}])
     assert import_verdicts(db, verdicts, annotator=" dora ", caller=OWNER).created_annotator
     dora = labels.find_annotator(db, "dora")
     for secret in ("0" * 20, "0" * 64, "A" * 43):
@@ -244,7 +235,7 @@ def test_a_new_annotators_token_opens_nothing(db: sqlite_utils.Database, tmp_pat
 
 
 def test_items_with_an_empty_response_are_accepted(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "empty.jsonl", [
+    path = write_jsonl(tmp_path / "empty.jsonl", [
         {"item_id": "f9", "kind": "faithfulness", "question": "Who?", "contexts": ["Ann."], "response": ""},
         {"item_id": "p9", "kind": "pairwise", "question": "Sum?", "response_a": "", "response_b": "4"},
         {"item_id": "p10", "kind": "pairwise", "question": "Sum?", "response_a": "4", "response_b": " \n"},
@@ -256,7 +247,7 @@ def test_items_with_an_empty_response_are_accepted(db: sqlite_utils.Database, tm
 
 
 def test_a_missing_response_is_still_refused(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "f9", "kind": "faithfulness", "question": "Who?", "contexts": ["Ann."]}])
+    path = write_jsonl(tmp_path / "bad.jsonl", [{"item_id": "f9", "kind": "faithfulness", "question": "Who?", "contexts": ["Ann."]}])
     assert _refused_whole(db, lambda: import_items(db, path, caller=OWNER)) == (
         f"{path}, line 1, field 'response': missing; give the response text (\"\" for an empty response)")
 
@@ -287,7 +278,7 @@ LONG_ID = "x" * 1_000_000
 def test_import_items_checks_ids_and_texts_as_every_reader_does(
     db: sqlite_utils.Database, tmp_path: Path, records: list[dict], expected: str
 ) -> None:
-    path = _jsonl(tmp_path / "bad.jsonl", records)
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
     assert _refused_whole(db, lambda: import_items(db, path, caller=OWNER)) == f"{path}, {expected}"
 
 
@@ -328,12 +319,12 @@ def test_empty_item_and_verdict_files_are_refused(db: sqlite_utils.Database, tmp
     ],
 )
 def test_import_verdicts_checks_as_every_reader_does(db: sqlite_utils.Database, tmp_path: Path, records: list[dict], expected: str) -> None:
-    path = _jsonl(tmp_path / "bad.jsonl", records)
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
     assert _refused_whole(db, lambda: import_verdicts(db, path, annotator="ann", caller=OWNER)) == f"{path}, {expected}"
 
 
 def test_one_item_in_both_orders_is_two_verdicts_for_a_judge_only(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "both.jsonl", [{"item_id": "p1", "verdict": "A", "order": "AB"},
+    path = write_jsonl(tmp_path / "both.jsonl", [{"item_id": "p1", "verdict": "A", "order": "AB"},
                                             {"item_id": "p1", "verdict": "B", "order": "BA"},
                                             {"item_id": "p1", "verdict": "a", "order": "AB"}])
     assert import_verdicts(db, path, judge="g1", caller=OWNER).added == 2
@@ -354,6 +345,6 @@ def test_the_verdict_store_opens_no_file_and_imports_nothing_outside_the_store()
 
 
 def test_an_order_that_is_not_text_is_refused_by_the_reader(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "p1", "verdict": "A", "order": ["AB"]}])
+    path = write_jsonl(tmp_path / "bad.jsonl", [{"item_id": "p1", "verdict": "A", "order": ["AB"]}])
     assert _refused_whole(db, lambda: import_verdicts(db, path, judge="g1", caller=OWNER)) == (
         f"{path}, line 1, field 'order': must be a string, not an array")
