@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import sqlite_utils
 
 from labeler.judge import JudgeError
-from labeler.judge.client import Endpoint, call
+from labeler.judge.client import Endpoint
 from labeler.judge.prompts import prompt_hash
+from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
 from labeler.store import answers as store
 from labeler.store.access import require_admin
 from labeler.store.verdicts import CallResult, cached_call, content_hash
@@ -123,42 +123,25 @@ def split_with_judge(
         counts["claims"] += added
         bar.update(1)
 
-    to_call = []
-    for answer_id, question, response in todo:
-        item_hash = content_hash([question, response])
-        hit = cached_call(db, model, version, item_hash, None)
-        if hit is None:
-            to_call.append((answer_id, item_hash, SPLIT_PROMPT.format_map({"question": question, "response": response})))
-        else:
-            counts["from_cache"] += 1
-            record(answer_id, item_hash, hit, False)
+    def sent() -> None:
+        counts["calls"] += 1
+
     try:
-        _call_all(endpoint, model, to_call, max(1, concurrency), record, counts)
+        with interrupts_at_safe_points() as interrupted:
+            to_call = []
+            for answer_id, question, response in todo:
+                stop_if(interrupted)
+                item_hash = content_hash([question, response])
+                hit = cached_call(db, model, version, item_hash, None)
+                if hit is None:
+                    to_call.append((answer_id, item_hash, SPLIT_PROMPT.format_map({"question": question, "response": response})))
+                else:
+                    counts["from_cache"] += 1
+                    record(answer_id, item_hash, hit, False)
+            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u[2],
+                     lambda u, result: record(u[0], u[1], result, True), interrupted, sent)
     finally:
         bar.close()
     return SplitSummary(version, total, counts["answers"], counts["claims"], total - len(pending), abstentions,
                         counts["from_cache"], counts["calls"], endpoint.requests, counts["errors"], counts["unparseable"],
                         time.perf_counter() - start)
-
-
-def _call_all(endpoint: Endpoint, model: str, to_call: list[tuple[str, str, str]], concurrency: int, record,
-              counts: dict[str, int]) -> None:
-    """Keep ``concurrency`` calls in flight; record each reply on this thread as it arrives."""
-    pending: dict[Future, tuple[str, str, str]] = {}
-    queue = iter(to_call)
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        try:
-            while True:
-                while len(pending) < concurrency and (unit := next(queue, None)) is not None:
-                    pending[pool.submit(call, endpoint, model, unit[2])] = unit
-                    counts["calls"] += 1
-                if not pending:
-                    return
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    answer_id, item_hash, _ = pending.pop(future)
-                    record(answer_id, item_hash, future.result(), True)
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise

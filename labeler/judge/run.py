@@ -11,11 +11,15 @@ threads; only the main thread writes to the database.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import sqlite_utils
 
@@ -25,6 +29,9 @@ from labeler.judge.prompts import Prompt, judge_rubric, make_prompt, parse_reply
 from labeler.store.access import require_admin
 from labeler.store.verdicts import CallResult, Target, cached_call, content_hash, done_targets, list_items, record_judge_call
 from labeler.store.vocabulary import GRADES, TASKS, Caller
+
+
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +169,9 @@ class _Tally:
     tokens_out: int = 0
     first_error: str | None = None
 
+    def count_call(self) -> None:
+        self.calls += 1
+
     def add(self, result: CallResult, *, called: bool) -> None:
         self.recorded += 1
         self.errors += result.error is not None
@@ -191,15 +201,18 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
                                  endpoint.requests, tally.errors, tally.unparseable, tally.tokens_in, tally.tokens_out,
                                  time.perf_counter() - start, tally.first_error, tally.recorded)
     try:
-        to_call = []
-        for unit in todo:
-            hit = cached_call(db, model, prompt.hash, unit.item_hash, unit.target.shown_order)
-            if hit is None:
-                to_call.append(unit)
-            else:
-                tally.from_cache += 1
-                record(unit, hit, cache=False)
-        _call_all(endpoint, model, to_call, max(1, concurrency), record, tally)
+        with interrupts_at_safe_points() as interrupted:
+            to_call = []
+            for unit in todo:
+                stop_if(interrupted)
+                hit = cached_call(db, model, prompt.hash, unit.item_hash, unit.target.shown_order)
+                if hit is None:
+                    to_call.append(unit)
+                else:
+                    tally.from_cache += 1
+                    record(unit, hit, cache=False)
+            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u.message,
+                     lambda u, result: record(u, result, cache=True), interrupted, tally.count_call)
     except KeyboardInterrupt:
         raise RunInterrupted(summary()) from None
     finally:
@@ -207,23 +220,57 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
     return summary()
 
 
-def _call_all(endpoint: Endpoint, model: str, to_call: list[Unit], concurrency: int, record, tally: _Tally) -> None:
-    """Keep ``concurrency`` calls in flight; record each result on this thread as it arrives."""
-    pending: dict[Future, Unit] = {}
-    queue = iter(to_call)
+@contextmanager
+def interrupts_at_safe_points() -> Iterator[threading.Event]:
+    """Ctrl-C sets the event instead of raising wherever the main thread happens to be.
+
+    A KeyboardInterrupt raised inside the futures' or the progress bar's own locking (between a
+    lock taken and the block that releases it) would leave a lock held that a worker needs to
+    finish, and the run could then never exit. The run checks the event between steps
+    (:func:`stop_if`) and stops there. Off the main thread (no signal handler can be set), the
+    event is never set and Ctrl-C behaves as usual.
+    """
+    interrupted = threading.Event()
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    except ValueError:  # not the main thread
+        yield interrupted
+        return
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def stop_if(interrupted: threading.Event) -> None:
+    if interrupted.is_set():
+        raise KeyboardInterrupt
+
+
+def call_all(endpoint: Endpoint, model: str, units: list[U], concurrency: int, message: Callable[[U], str],
+             record: Callable[[U, CallResult], None], interrupted: threading.Event, sent: Callable[[], None]) -> None:
+    """Keep ``concurrency`` calls in flight; record each result on this thread as it arrives.
+
+    ``message`` gives a unit's prompt, ``sent`` counts a call made. Stops at the next safe
+    point once ``interrupted`` is set (:func:`interrupts_at_safe_points`), ending the calls in
+    flight so their workers do not hold the exit.
+    """
+    pending: dict[Future, U] = {}
+    queue = iter(units)
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         try:
             while True:
+                stop_if(interrupted)
                 while len(pending) < concurrency and (unit := next(queue, None)) is not None:
-                    pending[pool.submit(call, endpoint, model, unit.message)] = unit
-                    tally.calls += 1
+                    pending[pool.submit(call, endpoint, model, message(unit))] = unit
+                    sent()
                 if not pending:
                     return
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                finished, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    record(pending.pop(future), future.result(), cache=True)
+                    record(pending.pop(future), future.result())
         except BaseException:
             for future in pending:
                 future.cancel()
-            endpoint.close()  # the calls in flight end now, so their workers do not hold the exit
+            endpoint.close()
             raise
