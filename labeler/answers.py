@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,38 @@ def _linked(answers: Iterator[tuple[int, dict[str, Any]]], path: Path, system: s
                                    path=path, line=line, field="answer_id")
         yield line, answer
 
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What ``import-answers`` did: the store's counts, and how many answers are project queries."""
+
+    file: str
+    system: str
+    added: int
+    unchanged: int
+    claims: int  # claims added from the file
+    linked: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class SplitReport:
+    """What ``split-claims`` did, by sentences or by a judge (the call counts stay 0 offline)."""
+
+    system: str
+    method: str  # the splitter's version, or the judge prompt's hash
+    answers: int  # answers given claims
+    claims: int  # claims added
+    skipped: int  # answers not given claims (claims already, or none found)
+    calls: int = 0
+    from_cache: int = 0
+    errors: int = 0
+    unparseable: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
 
 def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> dict[str, int]:
     """Cut each answer of ``system`` that has no claims yet into its sentences (admin only).

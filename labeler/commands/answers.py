@@ -30,16 +30,17 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
     """
+    from labeler.answers import ImportReport
     from labeler.answers import import_answers as run
     from labeler.store.access import OWNER
 
     result, linked = run(project.db, file, system, caller=OWNER)
+    r = ImportReport(file, system, result.added, result.unchanged, result.claims, linked)
     if as_json:
-        echo_json({"file": file, "system": system, "added": result.added, "unchanged": result.unchanged,
-                   "claims": result.claims, "linked": linked})
+        echo_json(r.as_dict())
         return
-    click.echo(f"{file}: {plural(result.added, 'answer')} of {system!r} added, {result.unchanged} unchanged, "
-               f"{plural(result.claims, 'claim')} from the file; {linked} linked to project queries")
+    click.echo(f"{file}: {plural(r.added, 'answer')} of {system!r} added, {r.unchanged} unchanged, "
+               f"{plural(r.claims, 'claim')} from the file; {r.linked} linked to project queries")
 
 
 @click.command("split-claims")
@@ -80,29 +81,33 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
         raise click.UsageError("say how to split: --sentences, or --judge NAME --model M --base-url URL")
     if judge is not None and (model is None or base_url is None):
         raise click.UsageError("--judge needs --model and --base-url")
+    from labeler.answers import SplitReport
+
     if sentences:
         from labeler.answers import split_claims as run
         from labeler.sentences import SPLITTER
 
-        counts = {"method": SPLITTER, **run(project.db, system, caller=OWNER), "calls": 0, "from_cache": 0, "errors": 0,
-                  "unparseable": 0}
+        r = SplitReport(system, SPLITTER, **run(project.db, system, caller=OWNER))
     else:
+        from labeler.commands.judge import clear_text_warning
         from labeler.judge.claims import split_with_judge
         from labeler.judge.client import Endpoint
 
-        endpoint = Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens)
-        s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint, concurrency=concurrency,
-                             limit=limit, caller=OWNER)
-        counts = {"method": s.prompt_hash, "answers": s.answers, "claims": s.claims, "skipped": s.total - s.answers,
-                  "calls": s.calls, "from_cache": s.from_cache, "errors": s.errors, "unparseable": s.unparseable}
+        warning = clear_text_warning(base_url)
+        if warning:
+            click.echo(warning, err=True)
+        with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
+            s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint,
+                                 concurrency=concurrency, limit=limit, caller=OWNER)
+        r = SplitReport(system, s.prompt_hash, s.answers, s.claims, s.total - s.answers, s.calls, s.from_cache,
+                        s.errors, s.unparseable)
     if as_json:
-        echo_json({"system": system, **counts})
+        echo_json(r.as_dict())
         return
-    line = (f"{system} ({counts['method']}): {plural(counts['claims'], 'claim')} added to "
-            f"{plural(counts['answers'], 'answer')}, {counts['skipped']} skipped (claims already, or none found)")
+    line = (f"{system} ({r.method}): {plural(r.claims, 'claim')} added to "
+            f"{plural(r.answers, 'answer')}, {r.skipped} skipped (claims already, or none found)")
     if judge is not None:
-        line += (f"; {counts['from_cache']} from the cache, {counts['calls']} calls, {counts['errors']} errors, "
-                 f"{counts['unparseable']} unparseable")
+        line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
     click.echo(line)
 
 
