@@ -53,5 +53,5 @@ def import_verdicts(
     require_admin(db, caller)
     if (annotator is None) == (judge is None):
         raise StoreError("give exactly one of an annotator name or a judge name")
-    records = list(read_verdicts(path, per_order=judge is not None))
+    records = list(read_verdicts(path, per_order=judge is not None, task_of=verdict_io.answer_task))
     return verdict_io.add_verdicts(db, path, records, annotator=annotator, judge=judge, caller=caller)

@@ -24,7 +24,7 @@ import csv
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -395,7 +395,9 @@ def _optional_text(record: dict[str, Any], field: str, path: Path, line: int) ->
 _VERDICT_TEXTS = ("note", "at", "prompt_hash", "rubric_hash", "model", "raw")
 
 
-def read_verdicts(path: str | Path, *, per_order: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_verdicts(
+    path: str | Path, *, per_order: bool = False, task_of: Callable[[Mapping[str, Any]], str | None] | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` of a verdict file: JSONL, or TREC qrels for relevance grades.
 
     A record names an ``item_id`` (a faithfulness or pairwise verdict: ``verdict``, ``order``)
@@ -405,8 +407,9 @@ def read_verdicts(path: str | Path, *, per_order: bool = False) -> Iterator[tupl
     or time; ``seconds`` and ``latency`` non-negative numbers, ``tokens_in`` and
     ``tokens_out`` non-negative integers. Whether a verdict fits its item is for the project
     to say; here a file may give one verdict per item (per item and ``order`` with
-    ``per_order``, as a judge asked in both orders does): the same verdict repeated is
-    harmless, two different ones are refused.
+    ``per_order``, as a judge asked in both orders does; per item and task with ``task_of``,
+    which names the task a record is for when one id carries verdicts of several tasks): the
+    same verdict repeated is harmless, two different ones are refused.
 
     Raises:
         PoolingError: a malformed line, a missing or invalid id, a bad optional field, two
@@ -418,7 +421,8 @@ def read_verdicts(path: str | Path, *, per_order: bool = False) -> Iterator[tupl
     for line, record in records:
         checked = _verdict(record, path, line)
         if checked.get("item_id") is not None:
-            key: tuple[Any, ...] = (checked["item_id"], checked.get("order") if per_order else None)
+            key: tuple[Any, ...] = (checked["item_id"], checked.get("order") if per_order else None,
+                                    None if task_of is None else task_of(checked))
             field, value = "verdict", checked.get("verdict")
             said = value.strip().upper() if isinstance(value, str) else value
         else:

@@ -312,7 +312,7 @@ def test_empty_item_and_verdict_files_are_refused(db: sqlite_utils.Database, tmp
          "line 2, field 'relevance': two different verdicts for one item: '2' here, 1 on line 1; a file gives one verdict per item"),
         ([{"item_id": LONG_ID, "verdict": "SUPPORTED"}],
          "line 1, field 'item_id': no item 'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxx' (1000000 characters) in the "
-         "project (import it first with `goldpool import-items`)"),
+         "project (import it first with `goldpool import-items`, or its answer with `goldpool import-answers`)"),
         ([{"item_id": "f1", "verdict": "maybe" * 100_000}],
          "line 1, field 'verdict': verdict 'maybemaybemaybemaybemaybema...ybemaybemaybemaybemaybemaybe' (500000 characters): "
          "a faithfulness verdict is one of SUPPORTED, UNSUPPORTED"),

@@ -130,11 +130,30 @@ def test_the_current_row_scan_finds_each_old_spelling(sql: str) -> None:
 
 
 def test_tasks_are_listed_in_page_order_and_each_knows_its_verdicts() -> None:
-    assert v.TASKS == ("relevance", "faithfulness", "pairwise")
-    assert v.KINDS == ("faithfulness", "pairwise")
+    assert v.TASKS == ("relevance", "faithfulness", "pairwise", "claims", "correctness", "answer-relevance")
+    assert v.KINDS == ("faithfulness", "pairwise", "claims", "correctness", "answer-relevance")
+    assert v.ANSWER_TASKS == ("claims", "correctness", "answer-relevance")
     assert v.VERDICTS["relevance"] == ("0", "1", "2", "3")
+    assert v.VERDICTS["claims"] == ("SUPPORTED", "UNSUPPORTED", "NOT_ONE_CLAIM")
+    assert v.JUDGE_VERDICTS["claims"] == ("SUPPORTED", "UNSUPPORTED")
     assert [t.name for t in v.TASK_LIST if t.ordered] == ["pairwise"]
     assert v.GRADE_RANGE == "0-3"
+
+
+def test_the_database_holds_the_vocabularys_tasks_and_verdicts(tmp_path) -> None:
+    from labeler.store import schema
+
+    db = schema.init_db(tmp_path / "p.db")
+    assert [r[0] for r in db.execute("SELECT name FROM tasks")] == sorted(v.TASKS)
+    assert {(t, x) for t, x in db.execute("SELECT task, verdict FROM task_verdicts")} == {
+        (t, x) for t in v.TASKS for x in v.VERDICTS[t]}
+
+
+@pytest.mark.parametrize("answer_id", ["a1", "a@b", "x@correctness-ish", "#"])
+def test_an_answer_item_names_its_answer_and_task(answer_id: str) -> None:
+    for task in ("correctness", "answer-relevance"):
+        assert v.item_answer(v.answer_item(task, answer_id)) == (answer_id, task)
+    assert v.item_answer(answer_id) is None
 
 
 @pytest.mark.parametrize("bad", [4, -1, True, "2", 2.0, None])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -27,7 +28,7 @@ import sqlite_utils
 from labeler.store.access import require_admin
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, shown, transaction
 from labeler.store.verdicts import CallResult
-from labeler.store.vocabulary import Caller
+from labeler.store.vocabulary import ANSWER_TASKS, Caller, answer_item
 
 #: Where a claim comes from: the answers file, a judge model, or the sentence splitter.
 CLAIM_SOURCES = ("file", "judge", "sentence")
@@ -155,9 +156,55 @@ def add_answers(
                     new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
             db.conn.executemany(insert, new_rows)
             db.conn.executemany(insert_claim, new_claims)
+            _add_answer_items(db, new_rows, new_claims)
             added += len(new_rows)
             claims += len(new_claims)
     return AnswerImport(path, system, added, unchanged, claims)
+
+
+def item_hash(answer_hash: str, task: str, claim: str = "") -> str:
+    """Content hash of the verdict item of ``task`` on an answer (and claim): what a judge's
+    cached reply is keyed on. The migration that made these items computes the same in SQL."""
+    return hashlib.sha256(f"{answer_hash}\x1f{task}\x1f{claim}".encode()).hexdigest()
+
+
+_INSERT_ITEM = ("INSERT INTO verdict_items (item_id, kind, question, contexts, response, content_hash, added_at, "
+                "answer_id, claim, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]],
+                      claims: Sequence[tuple[Any, ...]]) -> None:
+    """The verdict items of new answers (answer relevance; correctness when there is a
+    reference) and of their claims. An empty response is an abstention: nothing to judge."""
+    items = []
+    by_id = {}
+    for row in rows:
+        answer = dict(zip(_COLUMNS, row))
+        by_id[answer["answer_id"]] = answer
+        if answer["response"] == "":
+            continue
+        for task in ANSWER_TASKS:
+            if task == "claims" or (task == "correctness" and not answer["reference"]):
+                continue
+            items.append((answer_item(task, answer["answer_id"]), task, answer["question"], answer["contexts"],
+                          answer["response"], item_hash(answer["content_hash"], task), row[-1], answer["answer_id"],
+                          None, answer["reference"]))
+    for claim_id, answer_id, _n, text, at in claims:
+        answer = by_id[answer_id]
+        if answer["response"] != "":
+            items.append((claim_id, "claims", answer["question"], answer["contexts"], answer["response"],
+                          item_hash(answer["content_hash"], "claims", text), at, answer_id, text, answer["reference"]))
+    _insert_items(db, items)
+
+
+def _insert_items(db: sqlite_utils.Database, items: Sequence[tuple[Any, ...]]) -> None:
+    try:
+        db.conn.executemany(_INSERT_ITEM, items)
+    except sqlite3.IntegrityError as exc:
+        taken = [i[0] for i in items
+                 if db.conn.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [i[0]]).fetchone()]
+        raise StoreError(f"item {shown(taken[0] if taken else items[0][0])} is already a verdict item of the "
+                         "project; give the answer another answer_id") from exc
 
 
 def _check_documents(db: sqlite_utils.Database, path: str, batch: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
@@ -238,6 +285,13 @@ def _insert_claims(db: sqlite_utils.Database, answer_id: str, texts: Sequence[st
         "INSERT INTO claims (claim_id, answer_id, n, text, source, method, meta, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(f"{answer_id}#{n}", answer_id, n, text, source, method, meta_json, at) for n, text in enumerate(texts, start=1)],
     )
+    question, contexts, response, reference, answer_hash = db.conn.execute(
+        "SELECT question, contexts, response, reference, content_hash FROM answers WHERE answer_id = ?",
+        [answer_id]).fetchone()
+    if response != "":
+        _insert_items(db, [(f"{answer_id}#{n}", "claims", question, contexts, response,
+                            item_hash(answer_hash, "claims", text), at, answer_id, text, reference)
+                           for n, text in enumerate(texts, start=1)])
     return len(texts)
 
 

@@ -37,7 +37,16 @@ from labeler.store.verdicts import (
     _check_verdict,
     _insert_judge,
 )
-from labeler.store.vocabulary import GRADE_RANGE, KINDS, VERDICTS, Caller, is_grade
+from labeler.store.vocabulary import (
+    ANSWER_TASKS,
+    GRADE_RANGE,
+    KINDS,
+    VERDICTS,
+    Caller,
+    answer_item,
+    is_grade,
+    item_answer,
+)
 
 
 def _grade(record: Mapping[str, Any], path: str, line: int, judge: bool) -> str | None:
@@ -51,12 +60,38 @@ def _grade(record: Mapping[str, Any], path: str, line: int, judge: bool) -> str 
     return str(value)
 
 
+#: The verdicts that name their task when given for an answer id (``CORRECT`` -> correctness).
+_ANSWER_VERDICT_TASK = {v: t for t in ANSWER_TASKS if t != "claims" for v in VERDICTS[t]}
+
+
+def answer_task(record: Mapping[str, Any]) -> str | None:
+    """The task a verdict record given for an ANSWER_ID is for: its ``task``, else the task its
+    verdict's word belongs to (``CORRECT`` -> correctness, ``MISSES`` -> answer-relevance)."""
+    task = record.get("task")
+    if task is None and isinstance(record.get("verdict"), str):
+        task = _ANSWER_VERDICT_TASK.get(record["verdict"].strip().upper())
+    return task if isinstance(task, str) else None
+
+
+def _item_id(db: sqlite_utils.Database, record: Mapping[str, Any]) -> str:
+    """The verdict item a record is for. Correctness and answer relevance are given for an
+    ANSWER_ID (or as ``ANSWER_ID@TASK``); the task comes from :func:`answer_task`."""
+    item_id = record["item_id"]
+    task = answer_task(record)
+    if task in ANSWER_TASKS and task != "claims" and item_answer(item_id) is None:
+        answer_id = answer_item(task, item_id)
+        if db.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [answer_id]).fetchone() is not None:
+            return answer_id
+    return item_id
+
+
 def _parse(db: sqlite_utils.Database, record: Mapping[str, Any], path: str, line: int, judge: bool) -> tuple[Target, str | None]:
     if record.get("item_id") is not None:
-        item_id = record["item_id"]
+        item_id = _item_id(db, record)
         row = db.execute("SELECT kind FROM verdict_items WHERE item_id = ?", [item_id]).fetchone()
         if row is None:
-            raise InputError(f"no item {shown(item_id)} in the project (import it first with `goldpool import-items`)", path, line, "item_id")
+            raise InputError(f"no item {shown(item_id)} in the project (import it first with `goldpool import-items`, "
+                             "or its answer with `goldpool import-answers`)", path, line, "item_id")
         kind, order = row[0], record.get("order")
         try:
             if judge and "verdict" in record and record["verdict"] is None:

@@ -53,6 +53,22 @@ RUBRICS = {
         "tone are not quality, and the side a response is shown on does not matter. **Tie** when neither is "
         "better."
     ),
+    "claims": (
+        "Is the highlighted claim supported by the contexts? **SUPPORTED** when the contexts state it or it follows "
+        "from them; **UNSUPPORTED** when they do not, even if the claim is true. **Not one claim** when the "
+        "highlighted text is not one checkable statement (two facts joined, vague, or a question): it flags how "
+        "the answer was split, not the answer."
+    ),
+    "correctness": (
+        "Does the response give the answer the reference gives? **CORRECT** when it states the reference's answer "
+        "(other words, more detail and a different order are fine); **INCORRECT** when it contradicts the "
+        "reference, leaves its answer out or declines to answer. Length and a confident tone are not quality."
+    ),
+    "answer-relevance": (
+        "Does the response address the question asked? **ADDRESSES** when it tries to answer this question, right "
+        "or wrong; **MISSES** when it answers another question, only talks around it, or declines. Whether it is "
+        "correct does not matter here."
+    ),
 }
 #: The slots a pairwise key names: left, right, or neither.
 SLOTS = ("left", "right", "tie")

@@ -47,7 +47,8 @@ class InputError(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class VerdictItem:
-    """One faithfulness or pairwise item as stored."""
+    """One verdict item as stored: a faithfulness or pairwise item, or an item of a task on
+    answers (a claim, an answer's correctness or relevance)."""
 
     item_id: str
     kind: str
@@ -60,6 +61,9 @@ class VerdictItem:
     model_a: str | None
     model_b: str | None
     content_hash: str
+    answer_id: str | None = None  # the answer an item of a task on answers is about
+    claim: str | None = None  # the claim judged, on a claims item
+    reference: str | None = None  # the reference answer, on an answer's items
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +123,9 @@ _ITEM_COLUMNS = ("item_id", "kind", "question", "contexts", "context", "response
 
 def _item_row(item: Mapping[str, Any], path: str, line: int) -> dict[str, Any]:
     kind = item.get("kind")
-    if kind not in KINDS:
-        raise InputError(f"{shown(kind)}: give {' or '.join(map(repr, KINDS))}", path, line, "kind")
+    if kind not in _ITEM_FIELDS:
+        raise InputError(f"{shown(kind)}: give {' or '.join(map(repr, _ITEM_FIELDS))} (items of the tasks on answers "
+                         "come from `goldpool import-answers`)", path, line, "kind")
     row = {column: item.get(column) for column in _ITEM_COLUMNS}
     row["contexts"] = list(item.get("contexts") or [])
     row["content_hash"] = content_hash([row[f] for f in _ITEM_FIELDS[kind] if f != "item_id"])
@@ -183,7 +188,7 @@ def _item(row: tuple) -> VerdictItem:
 
 _ITEM_SELECT = (
     "SELECT item_id, kind, question, contexts, context, response, response_a, response_b, model_a, model_b, "
-    "content_hash FROM verdict_items"
+    "content_hash, answer_id, claim, reference FROM verdict_items"
 )
 
 

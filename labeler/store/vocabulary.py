@@ -5,8 +5,10 @@ task accepts (:data:`VERDICTS`), which tasks judge verdict items (:data:`KINDS`)
 order task pages are listed in (:data:`TASKS`) follow from it. The relevance scale is
 :data:`GRADES`; a relevance verdict of a judge is a grade written as its digit.
 
-The table CHECK constraints in :mod:`labeler.store.schema` spell the same values in SQL: a
-released migration never changes, so a new task also needs a migration that admits it.
+The tables ``tasks`` and ``task_verdicts`` of :mod:`labeler.store.schema` hold the same
+values as rows (the verdict tables reference them, and a trigger checks every verdict against
+its item's task): a released migration never changes, so a new task also needs a migration
+that inserts its rows. A test keeps the two equal.
 
 The command line reads these names at start-up (option choices), so this module imports
 nothing beyond the standard library when it loads.
@@ -79,12 +81,15 @@ class Task:
         verdicts: the values a verdict of the task takes, as stored (text).
         on_pool: judged on pool entries (query_id, doc_id) rather than on verdict items.
         ordered: shown in two orders (``AB``, ``BA``), each recorded with its verdict.
+        on_answers: judged on the answers of a system (or their claims): its items are made
+            when answers and claims are stored, never imported as items.
     """
 
     name: str
     verdicts: tuple[str, ...]
     on_pool: bool = False
     ordered: bool = False
+    on_answers: bool = False
 
 
 #: Every task, in the order task pages are listed. A new task is one more line.
@@ -92,6 +97,9 @@ TASK_LIST: tuple[Task, ...] = (
     Task("relevance", tuple(str(g) for g in GRADES), on_pool=True),
     Task("faithfulness", ("SUPPORTED", "UNSUPPORTED")),
     Task("pairwise", ("A", "B", "TIE"), ordered=True),
+    Task("claims", ("SUPPORTED", "UNSUPPORTED", "NOT_ONE_CLAIM"), on_answers=True),
+    Task("correctness", ("CORRECT", "INCORRECT"), on_answers=True),
+    Task("answer-relevance", ("ADDRESSES", "MISSES"), on_answers=True),
 )
 
 #: Task name -> its :class:`Task`.
@@ -102,6 +110,39 @@ TASKS: tuple[str, ...] = tuple(t.name for t in TASK_LIST)
 KINDS: tuple[str, ...] = tuple(t.name for t in TASK_LIST if not t.on_pool)
 #: Verdicts each task accepts (relevance grades as their digits).
 VERDICTS: dict[str, tuple[str, ...]] = {t.name: t.verdicts for t in TASK_LIST}
+#: The tasks judged on answers and claims, in page order.
+ANSWER_TASKS: tuple[str, ...] = tuple(t.name for t in TASK_LIST if t.on_answers)
+#: The verdict a person gives on the claims page when the "claim" is not one checkable claim
+#: (compound, vague or not a statement): it flags the decomposition, not the answer.
+NOT_ONE_CLAIM = "NOT_ONE_CLAIM"
+#: The verdicts a judge model gives per task (a judge is never asked to flag a claim).
+JUDGE_VERDICTS: dict[str, tuple[str, ...]] = {
+    t.name: tuple(v for v in t.verdicts if v != NOT_ONE_CLAIM) for t in TASK_LIST
+}
+
+
+def answer_item(task: str, answer_id: str) -> str:
+    """The verdict item of ``task`` on answer ``answer_id``: its claim ids (``ANSWER_ID#N``)
+    are the claims task's items; correctness and answer relevance are ``ANSWER_ID@TASK``.
+
+    >>> answer_item("correctness", "a1"), answer_item("claims", "a1#2")
+    ('a1@correctness', 'a1#2')
+    """
+    if task == "claims":
+        return answer_id
+    return f"{answer_id}@{task}"
+
+
+def item_answer(item_id: str) -> tuple[str, str] | None:
+    """``(answer_id, task)`` of an answer item id of correctness or answer relevance, else None.
+
+    >>> item_answer("a1@answer-relevance"), item_answer("a1#2")
+    (('a1', 'answer-relevance'), None)
+    """
+    answer_id, at, task = item_id.rpartition("@")
+    return (answer_id, task) if at and answer_id and task in ANSWER_TASKS and task != "claims" else None
+
+
 #: The orders an ordered task's two responses are shown in: ``AB`` shows response A first.
 ORDERS: tuple[str, ...] = ("AB", "BA")
 
@@ -150,6 +191,7 @@ Caller = Annotator | int | Owner
 
 
 __all__ = [
-    "GRADES", "GRADE_HELP", "GRADE_RANGE", "KINDS", "ORDERS", "OWNER", "TASKS", "TASK_BY_NAME", "TASK_LIST",
-    "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task", "check_grade", "is_grade",
+    "ANSWER_TASKS", "GRADES", "GRADE_HELP", "GRADE_RANGE", "JUDGE_VERDICTS", "KINDS", "NOT_ONE_CLAIM", "ORDERS",
+    "OWNER", "TASKS", "TASK_BY_NAME", "TASK_LIST", "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task",
+    "answer_item", "check_grade", "is_grade", "item_answer",
 ]
