@@ -127,3 +127,28 @@ def test_a_project_with_answers_from_before_the_tasks_gets_their_items(tmp_path:
     assert db.execute("SELECT count(*) FROM verdict_skips").fetchone()[0] == 1
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     db.close()
+
+
+def test_outcomes_take_peoples_majority_and_define_faithfulness_only_on_fully_judged_answers(
+        db: sqlite_utils.Database, tmp_path: Path) -> None:
+    from labeler.answer_outcomes import outcomes
+
+    def verdicts(who: str, records: list[dict], judge: bool = False) -> None:
+        path = write_jsonl(tmp_path / f"{who}.jsonl", records)
+        import_verdicts(db, path, caller=OWNER, **({"judge": who} if judge else {"annotator": who}))
+
+    verdicts("ann", [{"item_id": "a1", "verdict": "CORRECT"}, {"item_id": "a1#1", "verdict": "SUPPORTED"},
+                     {"item_id": "a1#2", "verdict": "UNSUPPORTED"}, {"item_id": "a2", "verdict": "ADDRESSES"}])
+    verdicts("bob", [{"item_id": "a1", "verdict": "INCORRECT"}, {"item_id": "a1#1", "verdict": "SUPPORTED"}])
+    verdicts("cy", [{"item_id": "a1#2", "verdict": "UNSUPPORTED"}])
+    verdicts("j", [{"item_id": "a1#1", "verdict": "SUPPORTED"}, {"item_id": "a1", "verdict": "CORRECT"}], judge=True)
+    people = {o.answer_id: o for o in outcomes(db, "sys-a", caller=OWNER)}
+    a1, a2, a3 = people["a1"], people["a2"], people["a3"]
+    assert a1.correct is None  # one CORRECT, one INCORRECT: a tie is no verdict
+    assert (a1.claims, a1.judged, a1.supported, a1.faithfulness) == (2, 2, 1, 0.5)
+    assert (a2.addresses, a2.correct, a2.faithfulness) == (True, None, None)  # no reference, no claims
+    assert (a3.abstained, a3.correct, a3.addresses, a3.words) == (True, False, False, 0)  # the empty response
+    judged = {o.answer_id: o for o in outcomes(db, "sys-a", judge="j", caller=OWNER)}
+    assert judged["a1"].correct is True
+    assert judged["a1"].faithfulness is None  # the judge gave a verdict on one claim of two
+    assert judged["a1"].unit == "question:Capital of France?"  # no project query: the question is the unit

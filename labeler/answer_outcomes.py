@@ -1,0 +1,134 @@
+"""What people, or one judge, said about each answer of a system: the per-answer values every
+generation metric is a mean of.
+
+One :class:`Outcome` per answer, from one source (people, or a judge):
+
+- ``correct``: the correctness verdict (True for ``CORRECT``); None when the source gave none
+  or the answer has no reference;
+- ``addresses``: the answer relevance verdict (True for ``ADDRESSES``); None when not given;
+- ``supported`` / ``judged`` / ``flagged``: among the answer's claims, how many are
+  ``SUPPORTED``, how many have a ``SUPPORTED`` or ``UNSUPPORTED`` verdict, how many were flagged
+  ``NOT_ONE_CLAIM``. The answer's faithfulness (supported / judged) is defined only when every
+  claim has a verdict and at least one is not flagged: a share over some of an answer's claims
+  would weigh the answer by which claims happened to be labelled. Flagged claims leave the
+  ratio (they are not one checkable claim to hold the answer to) and are counted apart, so the
+  share of a decomposition people reject is measurable;
+- ``abstained``: the response is empty or declines to answer (:func:`is_abstention`). An empty
+  response has no items to label: it is incorrect (when it has a reference) and does not
+  address the question, whatever the source; a declining text is labelled like any answer.
+
+People's verdict on an item is the majority of the annotators who gave one; a tie leaves the
+item without a people's verdict (it is still open for adjudication by more votes). A judge's
+is its latest parseable verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from labeler.store import answers as store
+from labeler.store.vocabulary import NOT_ONE_CLAIM, Caller
+
+#: Replies that decline to answer, as a whole response (case and final punctuation aside).
+#: An abstention is honest and faithful and answers nothing: counted apart from quality.
+_DECLINES = re.compile(
+    r"^\s*(?:i\s+(?:do\s+not|don't|cannot|can't|am\s+unable\s+to|am\s+not\s+able\s+to)\s+"
+    r"(?:know|answer|say|tell|find|determine|help)\b|i\s+have\s+no\s+(?:idea|information)\b|"
+    r"(?:there\s+is\s+)?(?:no|not\s+enough|insufficient)\s+(?:information|context|data)\b|"
+    r"(?:the\s+)?(?:answer\s+)?(?:is\s+)?(?:unknown|not\s+available)\b|unanswerable\b|"
+    r"(?:the\s+)?(?:provided\s+)?context\s+does\s+not\s+(?:contain|say|mention|provide)\b)",
+    re.IGNORECASE,
+)
+
+
+def is_abstention(response: str) -> bool:
+    """Whether ``response`` declines to answer: empty, or opening with a refusal.
+
+    >>> [is_abstention(t) for t in ("", "  ", "I don't know.", "No information is given.", "Paris.")]
+    [True, True, True, True, False]
+    >>> is_abstention("I cannot answer that from the context, but Paris is likely.")
+    True
+    """
+    return not response.strip() or _DECLINES.match(response) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One answer as one source (people, or a judge) judged it."""
+
+    answer_id: str
+    query_id: str | None
+    question: str
+    words: int  # the response's length in words (verbosity is reported beside quality)
+    abstained: bool
+    correct: bool | None
+    addresses: bool | None
+    claims: int  # claims the answer has
+    judged: int  # claims with a SUPPORTED or UNSUPPORTED verdict
+    supported: int
+    flagged: int  # claims flagged NOT_ONE_CLAIM
+
+    @property
+    def faithfulness(self) -> float | None:
+        """Supported claims over judged claims, when every claim has a verdict; else None."""
+        if self.claims == 0 or self.judged + self.flagged < self.claims or self.judged == 0:
+            return None
+        return self.supported / self.judged
+
+    @property
+    def unit(self) -> str:
+        """The question this answer belongs to (its query, else its question text): intervals
+        resample questions, so two answers to one question move together."""
+        return self.query_id if self.query_id is not None else f"question:{self.question}"
+
+
+def _majority(verdicts: Iterable[str]) -> str | None:
+    counts = Counter(verdicts).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None,
+             caller: Caller) -> list[Outcome]:
+    """Every answer of ``system``, by answer_id, as people (or ``judge``) judged it.
+
+    Raises:
+        StoreError: no such system; the caller is not an admin.
+    """
+    store.require_system(db, system)
+    given: dict[str, list[str]] = defaultdict(list)
+    task_of: dict[str, tuple[str, str]] = {}
+    for answer_id, task, item_id, _who, verdict in store.answer_verdicts(db, system, judge=judge, caller=caller):
+        given[item_id].append(verdict)
+        task_of[item_id] = (answer_id, task)
+    by_answer: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for item_id, verdicts in given.items():
+        verdict = _majority(verdicts)
+        if verdict is not None:
+            answer_id, task = task_of[item_id]
+            by_answer[answer_id][task].append(verdict)
+    claims = store.claim_counts(db, system)
+    result = []
+    for answer_id, query_id, question, response, reference in store.answer_rows(db, system):
+        said = by_answer.get(answer_id, {})
+        empty = not response.strip()
+        correct = [v == "CORRECT" for v in said.get("correctness", [])]
+        addresses = [v == "ADDRESSES" for v in said.get("answer-relevance", [])]
+        claim_verdicts = said.get("claims", [])
+        result.append(Outcome(
+            answer_id=answer_id, query_id=query_id, question=question, words=len(response.split()),
+            abstained=is_abstention(response),
+            correct=(False if reference else None) if empty else (correct[0] if correct else None),
+            addresses=False if empty else (addresses[0] if addresses else None),
+            claims=0 if empty else claims.get(answer_id, 0),
+            judged=sum(v != NOT_ONE_CLAIM for v in claim_verdicts),
+            supported=sum(v == "SUPPORTED" for v in claim_verdicts),
+            flagged=sum(v == NOT_ONE_CLAIM for v in claim_verdicts),
+        ))
+    return result
