@@ -63,7 +63,7 @@ def project(tmp_path: Path) -> Path:
 def _dump(db: Path) -> list[tuple]:
     conn = sqlite3.connect(db)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-    rows = [(t, *r) for t in tables for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2")]  # noqa: S608
+    rows = [(t, *r) for t in tables for r in sorted(conn.execute(f"SELECT * FROM {t}"), key=repr)]  # noqa: S608
     conn.close()
     return rows
 

@@ -255,8 +255,9 @@ def _verdict_lines(store: Any) -> list[str]:
     if not any(c.items.values()) and not c.judges:
         return []
     per_task = lambda counts: ", ".join(f"{task} {n:,}" for task, n in counts.items()) or "none"  # noqa: E731
-    human = {kind: f"{n:,} on {plural(items, 'item')}" for kind, (n, items) in c.human.items()}
-    lines = [f"verdict items: {per_task(c.items)}",
+    present = {kind: n for kind, n in c.items.items() if n}  # tasks this project has items of
+    human = {kind: f"{n:,} on {plural(items, 'item')}" for kind, (n, items) in c.human.items() if kind in present}
+    lines = [f"verdict items: {per_task(present)}",
              "human verdicts: " + ", ".join(f"{kind} {text}" for kind, text in human.items()),
              f"judges: {len(c.judges)}"]
     lines += [f"  {judge}: {per_task(tasks)} verdicts" for judge, tasks in c.judges.items()]
