@@ -184,9 +184,12 @@ def _generation_values(db: Any, sides: dict[str, str], metric: str, judge: str |
     if unjudged:
         left["questions left out: an answer without a value"] = len(unjudged)
     questions = [q for q in questions if q not in unjudged]
-    source = f"people's verdicts ({counts['people']} answers)"
+    def answers(n: int) -> str:
+        return f"{n} answer" + ("" if n == 1 else "s")
+
+    source = f"people's verdicts ({answers(counts['people'])})"
     if judge:
-        source += f", judge {judge} where people gave none ({counts['judge']} answers)"
+        source += f", judge {judge} where people gave none ({answers(counts['judge'])})"
     return values, questions, dict(left), source
 
 
