@@ -9,11 +9,11 @@ better" (retrieval metrics, correctness, answer relevance, faithfulness).
   sign, so ``p`` is the share of sign patterns whose mean is at or below the observed one.
   With at most :data:`EXACT_UP_TO` non-zero differences every pattern is enumerated (the exact
   p); beyond, 10,000 random patterns give ``p = (1 + hits) / (1 + R)`` (Phipson & Smyth 2010:
-  never 0). It is the test ``goldpool compare`` runs, one-sided: it assumes nothing of the
-  differences' distribution, which for IR metrics is bounded, lumpy (many exact zeros) and
-  skewed, and for binary correctness takes three values only, where a t-test's normal
-  approximation is weakest on small sets (Smucker, Allan & Carterette 2007 found the two agree
-  on large ones; the randomisation test is the one that holds on small ones).
+  never 0). It is the test ``goldpool compare`` runs, one-sided. On TREC runs it agrees with
+  the paired t-test and the bootstrap, and is the one Smucker, Allan & Carterette (2007)
+  recommend; unlike the t-test it assumes nothing of the differences' distribution, which for
+  IR metrics is bounded, lumpy (many exact zeros) and skewed, and for binary correctness takes
+  three values only: a normal approximation is weakest there, on small sets.
 - **The tolerance** is the smallest drop worth failing on. By default it is the set's
   minimum detectable difference (:func:`calibration.power.minimum_detectable_difference`,
   per-query design: ``(z_{1−α/2} + z_{0.8}) · sd(δ)/sqrt(n)``, the number ``goldpool compare``

@@ -238,6 +238,9 @@ def run_gate(
         files = [s for s in sides.values() if _is_run_file(s)]
         if files:
             raise CalibrationError(f"{files[0]}: a run file has no answers; generation metrics need imported systems")
+    if names and project is not None and project == golden:
+        raise CalibrationError(f"{golden}: a project has no golden set of its own; name a frozen version "
+                               f"({golden}@VERSION) for {', '.join(names)}")
     db = connect(project) if project is not None else None
     try:
         raw: list[GateResult] = []

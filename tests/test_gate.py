@@ -282,6 +282,8 @@ def test_generation_metrics_take_peoples_verdicts_then_the_judges(project: Path)
     assert "values from people's verdicts (14 answers), judge j1 where people gave none (1 answer)" in result.stdout
     unknown = _gate(str(project / "p.db"), "--baseline", "sys-a", "--candidate", "sys-c", "--metric", "correctness")
     assert unknown.exit_code == 2 and "no system 'sys-c'" in unknown.output
+    plain = _gate(str(project / "p.db"), "--baseline", "sys-a", "--candidate", "sys-b", "--metric", "nDCG@10")
+    assert plain.exit_code == 2 and "name a frozen version" in plain.output
     nobody = _gate(str(project / "p.db"), "--baseline", "sys-a", "--candidate", "sys-b", "--metric", "correctness",
                    "--judge", "j9")
     assert nobody.exit_code == 2 and "no judge 'j9'" in nobody.output
