@@ -4,10 +4,12 @@ Each simulated pair is a baseline and a candidate scored on the same n questions
 own decision (:func:`calibration.gate.gate_metric`, default tolerance = the set's MDD, alpha
 0.05) is taken on it, exactly as ``goldpool gate`` takes it. Two kinds of metric:
 
-- **graded** (nDCG@10-like): a baseline value per question in [0, 1]; the candidate's is the
-  baseline's minus the true drop plus a symmetric change: 0 on 60% of the questions (a change
-  that leaves most rankings alone), else uniform on ±[0, 0.8]. The per-question differences
-  are lumpy, as real ones are.
+- **nDCG@10 of TREC runs**: each question has one relevant chunk (grade 2); the baseline run
+  ranks it at a rank drawn from a fixed distribution over 1..10 and "not retrieved"; on 40% of
+  the questions the candidate's rank is drawn anew from the same distribution (a change that
+  is as likely to help as to hurt), and on a share q of those it then loses the chunk. The runs
+  are rankings scored by ir-measures (``calibration.metrics.evaluate_many``, as
+  ``goldpool gate`` scores them), so the true drop is 0.4 · q · E[nDCG@10] exactly.
 - **binary** (correctness): each question's pair of outcomes is discordant with probability d
   (0.2); a discordant pair favours the baseline with probability (1 + drop/d)/2.
 
@@ -37,20 +39,50 @@ from calibration.gate import gate_metric  # noqa: E402
 from calibration.power import minimum_detectable_difference  # noqa: E402
 
 ALPHA = 0.05
-ZERO_SHARE = 0.6
-SPREAD = 0.8
 DISCORDANT = 0.2
 
 
-def _graded_sd() -> float:
-    """SD of one question's difference under no drop: 0 w.p. 0.6, else U(−0.8, 0.8)."""
-    return math.sqrt((1 - ZERO_SHARE) * SPREAD**2 / 3)
+#: The baseline's rank of a question's relevant chunk: 1..10, or 11 for "not retrieved".
+RANKS = np.arange(1, 12)
+RANK_P = np.array([0.35, 0.15, 0.10, 0.07, 0.05, 0.03, 0.03, 0.03, 0.03, 0.03, 0.13])
+CHANGED = 0.4
 
 
-def graded_pair(rng: np.random.Generator, n: int, drop: float) -> tuple[list[float], list[float]]:
-    base = rng.beta(2.0, 1.5, size=n)
-    change = np.where(rng.random(n) < ZERO_SHARE, 0.0, rng.uniform(-SPREAD, SPREAD, size=n))
-    return base.tolist(), (base + change - drop).tolist()
+def _gain(rank: np.ndarray) -> np.ndarray:
+    """nDCG@10 of a question whose one relevant chunk is at ``rank`` (11: not in the top 10)."""
+    return np.where(rank <= 10, 1.0 / np.log2(rank + 1.0), 0.0)
+
+
+def _run_sd() -> float:
+    """SD of one question's nDCG@10 difference when nothing dropped: 0 unless changed, then
+    the difference of two independent draws."""
+    g = _gain(RANKS)
+    var = float(RANK_P @ g**2 - (RANK_P @ g) ** 2)
+    return math.sqrt(CHANGED * 2 * var)
+
+
+def _ranking(q: str, rank: int) -> list[str]:
+    others = [f"{q}-n{j}" for j in range(1, 11)]
+    return others[: rank - 1] + [f"{q}-rel"] + others[rank - 1 : 9] if rank <= 10 else others
+
+
+def run_pair(rng: np.random.Generator, n: int, drop: float) -> tuple[list[float], list[float]]:
+    """A baseline and a candidate TREC run, scored on nDCG@10 by ir-measures."""
+    from calibration.metrics import evaluate_many
+
+    mean_gain = float(RANK_P @ _gain(RANKS))
+    lose = drop / (CHANGED * mean_gain)
+    base = rng.choice(RANKS, size=n, p=RANK_P)
+    changed = rng.random(n) < CHANGED
+    cand = np.where(changed, rng.choice(RANKS, size=n, p=RANK_P), base)
+    cand = np.where(changed & (rng.random(n) < lose), 11, cand)
+    questions = [f"q{i:03d}" for i in range(n)]
+    qrels = {q: {f"{q}-rel": 2, f"{q}-n1": 0} for q in questions}
+    runs = {"baseline": {q: _ranking(q, int(r)) for q, r in zip(questions, base, strict=True)},
+            "candidate": {q: _ranking(q, int(r)) for q, r in zip(questions, cand, strict=True)}}
+    scores = evaluate_many(qrels, runs, ["nDCG@10"])
+    return ([scores["baseline"].per_query[q]["nDCG@10"] for q in questions],
+            [scores["candidate"].per_query[q]["nDCG@10"] for q in questions])
 
 
 def binary_pair(rng: np.random.Generator, n: int, drop: float) -> tuple[list[float], list[float]]:
@@ -66,7 +98,7 @@ def binary_pair(rng: np.random.Generator, n: int, drop: float) -> tuple[list[flo
 def share_failing(kind: str, n: int, drop: float, pairs: int, seed: int) -> tuple[float, float]:
     """Share of pairs the gate fails, and share whose one-sided test alone is significant."""
     rng = np.random.default_rng(seed)
-    make = graded_pair if kind == "graded" else binary_pair
+    make = run_pair if kind == "nDCG@10" else binary_pair
     fails = significant = 0
     for i in range(pairs):
         a, b = make(rng, n, drop)
@@ -83,7 +115,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    sds = {"graded": _graded_sd(), "binary": math.sqrt(DISCORDANT)}
+    sds = {"nDCG@10": _run_sd(), "correct": math.sqrt(DISCORDANT)}
     print(f"{args.pairs} simulated pairs of runs per row, n = {args.n} questions, alpha {ALPHA}, "
           "tolerance = the MDD (default)")
     print(f"{'metric':<8}{'sd(δ)':>8}{'MDD':>8}{'true drop':>11}{'share failing':>15}  {'required':<8}"

@@ -296,12 +296,13 @@ def _tolerance(r: GateResult) -> str:
 
 def text_report(gate: Gate) -> list[str]:
     """The lines ``goldpool gate`` prints."""
+    w = max(16, *(len(r.metric) + 2 for r in gate.results))
     lines = [f"golden: {gate.golden}" + (f" (content hash {gate.content_hash[:12]})" if gate.content_hash else ""),
              f"baseline: {gate.baseline}   candidate: {gate.candidate}",
-             f"{'metric':<16}{'verdict':<9}{'baseline':>10}{'candidate':>11}{'drop':>9}  {'95% interval':<20}"
+             f"{'metric':<{w}}{'verdict':<9}{'baseline':>10}{'candidate':>11}{'drop':>9}  {'95% interval':<20}"
              f"{'p (1-sided)':>12}{'MDD':>9}{'tolerance':>11}{'n':>6}"]
     for r in gate.results:
-        lines.append(f"{r.metric:<16}{r.status.upper():<9}{_num(r.mean_baseline):>10}{_num(r.mean_candidate):>11}"
+        lines.append(f"{r.metric:<{w}}{r.status.upper():<9}{_num(r.mean_baseline):>10}{_num(r.mean_candidate):>11}"
                      f"{_num(r.drop):>9}  {_interval(r):<20}{_p(r.p_adjusted):>12}{_num(r.mdd):>9}{_num(r.tolerance):>11}"
                      f"{r.n:>6}")
     for r in gate.results:
