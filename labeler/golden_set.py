@@ -634,18 +634,23 @@ def _exported_golden(folder: Path) -> Golden:
     if not qrels_path.is_file():
         raise StoreError(f"{folder}: no qrels.txt in this folder; export the version with --format trec (or all)")
     manifest_path = folder / "manifest.json"
-    content_hash = None
+    recorded = None
     if manifest_path.is_file():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
             listed = manifest["files"].get("qrels.txt")
-            content_hash = manifest.get("content_hash")
+            recorded = manifest.get("content_hash")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             raise StoreError(f"{manifest_path}: not a goldpool manifest (no files listed)") from None
         if listed is not None and listed != _sha256(qrels_path):
             raise StoreError(f"{qrels_path}: its sha256 is not the one manifest.json lists; the export was changed "
                              "after it was written (export the version again)")
-    return Golden(read_qrels(qrels_path), str(folder), content_hash)
+    qrels = read_qrels(qrels_path)
+    if recorded is not None and content_hash(
+            (q, d, r) for q, docs in qrels.items() for d, r in docs.items()) != recorded:
+        raise StoreError(f"{qrels_path}: its grades do not give the content hash manifest.json records "
+                         f"({str(recorded)[:12]}); the export was changed after it was written")
+    return Golden(qrels, str(folder), recorded)
 
 
 def run_names(paths: Sequence[str | Path]) -> list[str]:

@@ -15,6 +15,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from labeler.golden_set import content_hash
+
 N = 200
 #: drop in points -> (questions made worse, questions made better)
 DROPS = {5: (24, 4), 2: (18, 10), 0: (0, 0)}
@@ -49,7 +51,8 @@ def write_golden(folder: Path) -> Path:
     qrels = folder / "qrels.txt"
     qrels.write_text(qrels_text(), encoding="utf-8")
     digest = hashlib.sha256(qrels.read_bytes()).hexdigest()
-    manifest = {"name": "v1", "content_hash": hashlib.sha256(b"gate fixture v1").hexdigest(),
+    rows = [line.split("\t") for line in qrels_text().splitlines()]
+    manifest = {"name": "v1", "content_hash": content_hash((q, d, int(g)) for q, _, d, g in rows),
                 "files": {"qrels.txt": digest}}
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return folder

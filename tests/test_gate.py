@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -197,6 +198,14 @@ def test_an_export_changed_after_it_was_written_exits_2(runs: Path) -> None:
                    "--metric", "nDCG@10")
     assert result.exit_code == 2
     assert "qrels.txt: its sha256 is not the one manifest.json lists" in result.output
+    # Grades changed and the manifest's file digest made to match: the content hash still tells.
+    manifest = json.loads((runs / "golden" / "manifest.json").read_text())
+    manifest["files"]["qrels.txt"] = hashlib.sha256(qrels.read_bytes()).hexdigest()
+    (runs / "golden" / "manifest.json").write_text(json.dumps(manifest))
+    rehashed = _gate(str(runs / "golden"), "--baseline", str(runs / "main.trec"), "--candidate", str(runs / "pr5.trec"),
+                     "--metric", "nDCG@10")
+    assert rehashed.exit_code == 2
+    assert "qrels.txt: its grades do not give the content hash manifest.json records" in rehashed.output
     (runs / "empty").mkdir()
     empty = _gate(str(runs / "empty"), "--baseline", str(runs / "main.trec"), "--candidate", str(runs / "pr5.trec"),
                   "--metric", "nDCG@10")
