@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from calibration import CalibrationError
@@ -56,6 +58,31 @@ def test_the_random_sign_flips_agree_with_every_pattern_enumerated() -> None:
     exact = float(np.mean(patterns @ deltas <= deltas.sum() + 1e-12))
     assert abs(one_sided_p(deltas, n_permutations=20_000, seed=1) - exact) < 0.01
     assert 0.05 < exact < 0.95  # a case where the two could disagree
+
+
+def test_twice_the_one_sided_p_is_compares_two_sided_p() -> None:
+    # The sign-flip mean is symmetric about 0, so P(|M| >= |m|) = 2 P(M <= -|m|): the
+    # one-sided test and `compare`'s two-sided one, two implementations, must agree.
+    from calibration.compare import randomisation_p
+
+    rng = np.random.default_rng(5)
+    for size in (12, 40):
+        deltas = rng.normal(-0.04, 0.25, size=size).round(3)
+        assert abs(randomisation_p(deltas, n_permutations=40_000, seed=2)
+                   - 2 * one_sided_p(deltas, n_permutations=40_000, seed=3)) < 0.015
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=12))
+def test_the_exact_p_of_a_difference_and_of_its_reverse_cover_every_pattern(values: list[int]) -> None:
+    # P(M <= m) + P(M <= -m) = P(M <= m) + P(M >= m) = 1 + P(M = m): at least 1, and the
+    # p of the reverse is 1 when nothing dropped.
+    deltas = [v / 10 for v in values]
+    p, reverse = one_sided_p(deltas), one_sided_p([-d for d in deltas])
+    assert 0 < p <= 1 and 0 < reverse <= 1
+    assert p + reverse >= 1
+    if sum(values) >= 0:
+        assert p >= 0.5
 
 
 def test_no_drop_and_a_better_candidate_pass_without_a_warning() -> None:
