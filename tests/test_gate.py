@@ -325,13 +325,15 @@ def test_generation_metrics_take_peoples_verdicts_then_the_judges(project: Path)
     assert nobody.exit_code == 2 and "no judge 'j9'" in nobody.output
 
 
-def test_the_gate_reports_as_json_keys(project: Path) -> None:
-    from labeler.gate import run_gate
-    from labeler.store.access import OWNER
-
-    gate = run_gate(str(project / "p.db"), "sys-a", "sys-b", ["correctness"], caller=OWNER)
-    data = json.loads(json.dumps(gate.as_dict()))
-    assert data["status"] == "fail" and data["results"][0]["metric"] == "correctness"
+def test_the_gate_prints_json_with_the_same_exit_status(project: Path) -> None:
+    result = _gate(str(project / "p.db"), "--baseline", "sys-a", "--candidate", "sys-b", "--metric", "correctness",
+                   "--json")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert (data["status"], data["baseline"], data["candidate"]) == ("fail", "sys-a", "sys-b")
+    (r,) = data["results"]
+    assert (r["metric"], r["n"], r["p_value"], r["status"]) == ("correctness", 7, 1 / 32, "fail")
+    assert r["missing"] == {"baseline": 0, "candidate": 1} and r["reason"].startswith("correctness dropped by 0.714")
 
 
 def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(project: Path) -> None:

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from labeler.commands.common import output_file, relevance_level_option, seed_option, user_errors
+from labeler.commands.common import echo_json, json_option, output_file, relevance_level_option, seed_option, user_errors
 
 #: Exit status of the gate: no detectable drop, a detectable drop, bad input.
 PASS, FAIL, BAD_INPUT = 0, 1, 2
@@ -39,10 +39,11 @@ class BadInput(click.ClickException):
               help="Also write a JUnit XML report: one testcase per metric, a failure on each that dropped.")
 @relevance_level_option
 @seed_option
+@json_option
 @click.pass_context
 def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics: tuple[str, ...], alpha: float,
          tolerance: float | None, judge: str | None, summary_path: str | None, junit_path: str | None,
-         relevance_level: int, seed: int) -> None:
+         relevance_level: int, seed: int, as_json: bool) -> None:
     """Fail (exit 1) when CANDIDATE scores detectably worse than BASELINE on GOLDEN.
 
     GOLDEN is DB@VERSION, a folder `goldpool export` wrote, or a qrels file; for systems or
@@ -53,6 +54,11 @@ def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics
     so. Generation metrics take people's verdicts, and --judge's where people gave none.
 
     Exit status: 0 no detectable drop, 1 a detectable drop, 2 bad input.
+
+    --json prints {"golden", "content_hash", "baseline", "candidate", "relevance_level",
+    "judge", "status", "results": [...]}; each result has metric, n, mean_baseline,
+    mean_candidate, drop, low, high, p_value, p_adjusted, sd, mdd, tolerance, tolerance_is_mdd,
+    alpha, power, status, warning, missing, left_out, source and reason.
     """
     from labeler.gate import junit, markdown, run_gate, text_report
     from labeler.store.access import OWNER
@@ -61,8 +67,11 @@ def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics
         with user_errors():
             result = run_gate(golden, baseline, candidate, metrics, alpha=alpha, tolerance=tolerance,
                               relevance_level=relevance_level, judge=judge, seed=seed, caller=OWNER)
-        for line in text_report(result):
-            click.echo(line)
+        if as_json:
+            echo_json(result.as_dict())
+        else:
+            for line in text_report(result):
+                click.echo(line)
         annotate = os.environ.get("GITHUB_ACTIONS") == "true"
         for r in result.results:
             if r.warning:
