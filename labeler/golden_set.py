@@ -599,10 +599,12 @@ class Golden:
 
 
 def load_golden(spec: str, *, caller: Caller) -> Golden:
-    """``DB@VERSION`` (a frozen version) or the path of a TREC qrels file.
+    """``DB@VERSION`` (a frozen version), a folder ``goldpool export`` wrote (its ``qrels.txt``),
+    or the path of a TREC qrels file.
 
     Raises:
-        StoreError: a database without that version. PoolingError: a bad qrels file.
+        StoreError: a database without that version; a folder without qrels.txt, or whose
+            qrels.txt is not the one its manifest lists. PoolingError: a bad qrels file.
     """
     from labeler.store import connect
     from pooling.qrels import read_qrels
@@ -618,7 +620,37 @@ def load_golden(spec: str, *, caller: Caller) -> Golden:
         for r in rows:
             qrels.setdefault(r.query_id, {})[r.doc_id] = r.relevance
         return Golden(qrels, spec, found.content_hash)
+    if Path(spec).is_dir():
+        return _exported_golden(Path(spec))
     return Golden(read_qrels(spec), spec, None)
+
+
+def _exported_golden(folder: Path) -> Golden:
+    """The qrels of an export folder, checked against its manifest when it has one: a frozen
+    set edited after its export is refused rather than scored."""
+    from pooling.qrels import read_qrels
+
+    qrels_path = folder / "qrels.txt"
+    if not qrels_path.is_file():
+        raise StoreError(f"{folder}: no qrels.txt in this folder; export the version with --format trec (or all)")
+    manifest_path = folder / "manifest.json"
+    recorded = None
+    if manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            listed = manifest["files"].get("qrels.txt")
+            recorded = manifest.get("content_hash")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            raise StoreError(f"{manifest_path}: not a goldpool manifest (no files listed)") from None
+        if listed is not None and listed != _sha256(qrels_path):
+            raise StoreError(f"{qrels_path}: its sha256 is not the one manifest.json lists; the export was changed "
+                             "after it was written (export the version again)")
+    qrels = read_qrels(qrels_path)
+    if recorded is not None and content_hash(
+            (q, d, r) for q, docs in qrels.items() for d, r in docs.items()) != recorded:
+        raise StoreError(f"{qrels_path}: its grades do not give the content hash manifest.json records "
+                         f"({str(recorded)[:12]}); the export was changed after it was written")
+    return Golden(qrels, str(folder), recorded)
 
 
 def run_names(paths: Sequence[str | Path]) -> list[str]:

@@ -106,6 +106,7 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["diff", "p.db", "v1", "v9"], 1),
         (["eval", "p.db@v1", "r.trec"], 0),
         (["compare", "p.db@v1", "r.trec", "r2.trec"], 0),
+        (["gate", "p.db@v1", "--baseline", "r.trec", "--candidate", "r2.trec", "--metric", "P@10"], 0),
         (["add-run", "p.db", "r2.trec", "--name", "sys2", "--depth", "3"], 0),
         (["completeness", "p.db", "--version", "v1"], 0),
         (["calibrate", "p.db", "--n-boot", "10"], 0),
@@ -121,6 +122,7 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["split-claims", "p.db", "--system", "rag", "--sentences"], 0),
         (["split-claims", "p.db", "--system", "nobody", "--sentences"], 1),
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag2"], 0),
+        (["gate", "p.db", "--baseline", "rag", "--candidate", "rag2", "--metric", "correctness"], 2),  # no verdicts
         (["split-claims", "p.db", "--system", "rag2", "--judge", "j3", "--model", "m", "--base-url", server.url], 0),
         (["simulate-pooling", "p.db", "--qrels", "qrels.txt", "--budget", "4"], 0),
         (["backup", "p.db", "copy.db"], 0),

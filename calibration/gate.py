@@ -1,0 +1,255 @@
+"""The regression gate: does a candidate score detectably worse than a baseline on one metric?
+
+For per-question values a_q (baseline) and b_q (candidate) of the same n questions,
+δ_q = b_q − a_q and the drop is −mean(δ) = mean(a) − mean(b). Every metric here is "higher is
+better" (retrieval metrics, correctness, answer relevance, faithfulness).
+
+- **The test** is the one-sided paired randomisation (sign-flip) test of "no difference"
+  against "the candidate is worse": under no difference each δ_q is as likely to have either
+  sign, so ``p`` is the share of sign patterns whose mean is at or below the observed one.
+  With at most :data:`EXACT_UP_TO` non-zero differences every pattern is enumerated (the exact
+  p); beyond, 10,000 random patterns give ``p = (1 + hits) / (1 + R)`` (Phipson & Smyth 2010:
+  never 0). It is the test ``goldpool compare`` runs, one-sided. On TREC runs it agrees with
+  the paired t-test and the bootstrap, and is the one Smucker, Allan & Carterette (2007)
+  recommend; unlike the t-test it assumes nothing of the differences' distribution, which for
+  IR metrics is bounded, lumpy (many exact zeros) and skewed, and for binary correctness takes
+  three values only: a normal approximation is weakest there, on small sets.
+- **The tolerance** is the smallest drop worth failing on. By default it is the set's
+  minimum detectable difference (:func:`calibration.power.minimum_detectable_difference`,
+  per-query design: ``(z_{1−α/2} + z_{0.8}) · sd(δ)/sqrt(n)``, the number ``goldpool compare``
+  and ``goldpool plan`` print): a drop smaller than that is one this set detects less than 80%
+  of the time, so failing on it would make the build fail at random. Such a drop passes, with a
+  warning that says so.
+- **Several metrics** in one gate are a family: their p-values are Holm-corrected, so the gate
+  as a whole fails on "no difference" at most ``alpha`` of the time.
+
+The gate fails when the (corrected) p is below ``alpha`` and the drop is at least the tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from calibration import CalibrationError
+
+#: Random sign patterns of the test when the exact enumeration would be larger.
+N_PERMUTATIONS = 10_000
+#: Up to this many non-zero differences, all 2^m sign patterns are enumerated (65,536 at most).
+EXACT_UP_TO = 16
+_CHUNK = 2_000_000  # pattern x question cells drawn at once (bounds memory)
+_EPS = 1e-12  # float sums of the same values in another order differ in the last bits
+
+Status = Literal["pass", "fail"]
+
+
+def one_sided_p(deltas: Sequence[float], *, n_permutations: int = N_PERMUTATIONS, seed: int | None = 0) -> float:
+    """p of the one-sided paired sign-flip test of "mean δ = 0" against "mean δ < 0".
+
+    Exact for at most :data:`EXACT_UP_TO` non-zero differences. With δ = (−1, −1, −1) only the
+    pattern with every sign kept reaches a mean of −1: 1 of the 2³ patterns:
+
+    >>> one_sided_p([-1.0, -1.0, -1.0])
+    0.125
+    >>> one_sided_p([1.0, 1.0, 1.0])
+    1.0
+    """
+    import numpy as np
+
+    d = np.asarray(deltas, dtype=float)
+    if d.size == 0:
+        raise CalibrationError("no paired questions to test")
+    observed = float(d.mean())
+    nonzero = d[d != 0.0]
+    m = nonzero.size
+    if m == 0:
+        return 1.0
+    if m <= EXACT_UP_TO:
+        patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(np.int8) * 2 - 1
+        means = (patterns @ nonzero) / d.size
+        return float(np.count_nonzero(means <= observed + _EPS)) / 2**m
+    rng = np.random.default_rng(seed)
+    hits, done = 0, 0
+    step = max(1, _CHUNK // m)
+    while done < n_permutations:
+        k = min(step, n_permutations - done)
+        signs = rng.integers(0, 2, size=(k, m), dtype=np.int8) * 2 - 1
+        means = (signs @ nonzero) / d.size
+        hits += int(np.count_nonzero(means <= observed + _EPS))
+        done += k
+    return (1 + hits) / (1 + n_permutations)
+
+
+def paired_values(
+    baseline: Mapping[str, float], candidate: Mapping[str, float], questions: Sequence[str]
+) -> tuple[list[float], list[float], dict[str, int]]:
+    """The two runs' values on ``questions``, a question one run lacks scoring 0 there (as
+    ``trec_eval -c`` scores it); also how many each run lacked: ``{"baseline": k, "candidate": j}``."""
+    a = [float(baseline.get(q, 0.0)) for q in questions]
+    b = [float(candidate.get(q, 0.0)) for q in questions]
+    missing = {"baseline": sum(q not in baseline for q in questions),
+               "candidate": sum(q not in candidate for q in questions)}
+    return a, b, missing
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """One metric's verdict.
+
+    Attributes:
+        metric: its name. n: paired questions.
+        mean_baseline, mean_candidate: means over those questions.
+        drop: mean_baseline − mean_candidate (negative: the candidate is better).
+        low, high: 95% bootstrap interval of the drop over questions (NaN without resamples).
+        p_value: one-sided randomisation-test p. p_adjusted: Holm-corrected over the gate's
+            metrics (= p_value for one metric).
+        sd: sample SD of the per-question differences. mdd: the set's minimum detectable
+            difference at ``alpha`` and ``power``.
+        tolerance: the smallest drop that fails. tolerance_is_mdd: it is the MDD (no
+            ``--tolerance`` given).
+        alpha, power: the test's level and the power of the MDD.
+        status: ``pass`` or ``fail``.
+        warning: why a drop passed ('' when there is no drop, or it failed).
+        missing: questions each run lacked (scored 0), ``{"baseline": k, "candidate": j}``.
+        left_out: questions left out of the pair, by reason (e.g. an answer without a verdict).
+        source: where the per-question values came from, one line ('' for run files).
+    """
+
+    metric: str
+    n: int
+    mean_baseline: float
+    mean_candidate: float
+    drop: float
+    low: float
+    high: float
+    p_value: float
+    p_adjusted: float
+    sd: float
+    mdd: float
+    tolerance: float
+    tolerance_is_mdd: bool
+    alpha: float
+    power: float
+    status: Status = "pass"
+    warning: str = ""
+    missing: dict[str, int] = field(default_factory=dict)
+    left_out: dict[str, int] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+    @property
+    def reason(self) -> str:
+        """One sentence: why the metric passed or failed."""
+        from calibration.report import fixed
+
+        p = _p_text(self.p_adjusted)
+        if self.failed:
+            return (f"{self.metric} dropped by {fixed(self.drop)} ({fixed(self.mean_baseline)} → "
+                    f"{fixed(self.mean_candidate)}), one-sided {p}, at least the {_tolerance_text(self)}.")
+        if self.warning:
+            return f"{self.metric}: {self.warning}."
+        return (f"{self.metric} did not drop ({fixed(self.mean_baseline)} → {fixed(self.mean_candidate)}, "
+                f"difference {fixed(-self.drop, sign=True)}).")
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field by name, and ``reason``, for JSON."""
+        return {**{name: getattr(self, name) for name in self.__slots__}, "reason": self.reason}
+
+
+def _p_text(p: float) -> str:
+    return f"p={p:.3f}" if p >= 0.001 else "p<0.001"
+
+
+def _tolerance_text(r: GateResult) -> str:
+    from calibration.report import fixed
+
+    if r.tolerance_is_mdd:
+        return f"{fixed(r.tolerance)} this set resolves"
+    return f"tolerance {fixed(r.tolerance)}"
+
+
+def _warning(r: GateResult) -> str:
+    """Why a drop passed, or '' when nothing dropped or it failed."""
+    from calibration.report import fixed
+
+    if r.failed or r.drop <= _EPS:
+        return ""
+    drop = f"a drop of {fixed(r.drop)}"
+    if r.drop < r.tolerance - _EPS:
+        resolves = "" if r.tolerance_is_mdd else f" (this set resolves {fixed(r.mdd)})"
+        text = f"{drop} is below the {_tolerance_text(r)}{resolves}"
+        if r.mdd > 1.0:
+            text += f": no drop on this scale can be detected with n = {r.n}"
+        return text
+    return f"{drop} is not significant (one-sided {_p_text(r.p_adjusted)}, alpha {r.alpha:g})"
+
+
+def decide(r: GateResult) -> GateResult:
+    """``r`` with its status and warning set from its p, drop and tolerance."""
+    failing = r.p_adjusted < r.alpha and r.drop >= r.tolerance - _EPS and r.drop > _EPS
+    out = replace(r, status="fail" if failing else "pass")
+    return replace(out, warning=_warning(out))
+
+
+def gate_metric(
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    metric: str,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    tolerance: float | None = None,
+    n_permutations: int = N_PERMUTATIONS,
+    n_boot: int = 10_000,
+    seed: int | None = 0,
+) -> GateResult:
+    """One metric's verdict on paired per-question values (same order, same length).
+
+    Raises:
+        CalibrationError: fewer than 2 paired questions, lengths that differ, alpha or power
+            outside (0, 1), a negative tolerance, a value that is not a finite number.
+    """
+    from calibration.compare import bootstrap_interval
+    from calibration.power import minimum_detectable_difference
+
+    if len(baseline) != len(candidate):
+        raise CalibrationError(f"{metric}: {len(baseline)} baseline values against {len(candidate)} candidate values")
+    n = len(baseline)
+    if n < 2:
+        raise CalibrationError(f"{metric}: {n} paired question(s); the gate needs 2 or more")
+    if not 0.0 < alpha < 1.0:
+        raise CalibrationError(f"alpha={alpha}: give a significance level between 0 and 1, e.g. 0.05")
+    if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0):
+        raise CalibrationError(f"tolerance={tolerance}: give a drop of 0 or more (0.02 for 2 points)")
+    if not all(math.isfinite(x) for x in (*baseline, *candidate)):
+        raise CalibrationError(f"{metric}: a per-question value is not a finite number")
+    deltas = [b - a for a, b in zip(baseline, candidate, strict=True)]
+    mean_delta = sum(deltas) / n
+    sd = math.sqrt(sum((x - mean_delta) ** 2 for x in deltas) / (n - 1))
+    mdd = minimum_detectable_difference(n, "per_query", sd=sd, alpha=alpha, power=power)
+    p = one_sided_p(deltas, n_permutations=n_permutations, seed=seed)
+    low, high = (math.nan, math.nan)
+    if n_boot > 0:
+        lo, hi = bootstrap_interval(deltas, n_boot=n_boot, seed=seed)
+        low, high = -hi, -lo  # the interval of the drop is that of −δ
+    result = GateResult(
+        metric=metric, n=n, mean_baseline=sum(baseline) / n, mean_candidate=sum(candidate) / n, drop=-mean_delta,
+        low=low, high=high, p_value=p, p_adjusted=p, sd=sd, mdd=mdd,
+        tolerance=mdd if tolerance is None else tolerance, tolerance_is_mdd=tolerance is None,
+        alpha=alpha, power=power)
+    return decide(result)
+
+
+def correct(results: Sequence[GateResult]) -> list[GateResult]:
+    """The results with Holm-corrected p-values (unchanged for one metric), decided again."""
+    from calibration.compare import holm
+
+    if len(results) < 2:
+        return list(results)
+    adjusted = holm([r.p_value for r in results])
+    return [decide(replace(r, p_adjusted=p)) for r, p in zip(results, adjusted, strict=True)]
