@@ -19,10 +19,14 @@ if TYPE_CHECKING:
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
-              help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders.")
+              help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders; "
+                   "claims: each claim against its answer's contexts, SUPPORTED/UNSUPPORTED; correctness: answers "
+                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES.")
 @click.option("--prompt", "prompt_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Prompt template file ({query} {passage} {rubric} {scale}; {question} {contexts} {response}; "
-                   "{question} {context} {first} {second}). Default: the built-in prompt of the task.")
+                   "{question} {context} {first} {second}; claims: {claim} {contexts}; correctness: {question} "
+                   "{reference} {response}; answer-relevance: {question} {response}). Default: the built-in "
+                   "prompt of the task.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge at most N more items this run.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
