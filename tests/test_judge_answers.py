@@ -253,3 +253,94 @@ def test_calibration_on_claims_and_correctness_equals_a_hand_count(db, judge_ser
     text = to_text(report)
     assert "1 claim a person flagged as not one checkable claim (NOT_ONE_CLAIM) is left out" in text
     assert "sensitivity" in out["correctness"]["power"]["sentence"] and "CORRECT" in out["correctness"]["power"]["sentence"]
+
+
+def test_the_judge_card_is_saved_printed_and_goes_stale_with_a_new_prompt(db, judge_server, tmp_path: Path) -> None:
+    from labeler.judge.card import card_line, current_card
+
+    people = _people(db, tmp_path)
+    _run(db, judge_server, "claims")
+    _run(db, judge_server, "correctness")
+    assert card_line(db, "j1", "correctness") == "judge j1: uncalibrated (no card)"
+    runner = CliRunner()
+    path = str(tmp_path / "p.db")
+    result = runner.invoke(cli, ["calibrate", path, "--judge", "j1", "--save", "--n-boot", "100", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    saved = out["cards"]["j1"]["tasks"]["correctness"]
+    t = out["judges"]["j1"]["correctness"]
+    hand = _by_hand(people, _verdicts(db), "correctness")
+    assert saved["agreement"]["value"] == pytest.approx(hand["agreement"]) and saved["n"] == hand["items"]
+    assert {k: saved["agreement"][k] for k in ("low", "high")} == {k: t["agreement"][k] for k in ("low", "high")}
+    assert saved["human_ceiling"]["kappa"]["value"] == pytest.approx(hand["ceiling_kappa"])
+    assert saved["prompt_hashes"] == t["prompt_hashes"] and saved["models"] == ["m1"] and saved["calibrated"]
+    assert out["cards"]["j1"]["tasks"]["claims"]["n_flagged_left_out"] == 1
+    card = current_card(db, "j1")
+    date = card.tasks["correctness"].date
+    assert date == card.tasks["correctness"].calibrated_at[:10] and len(date) == 10
+    f = lambda e: f"{e['value']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"  # noqa: E731
+    assert card_line(db, "j1", "correctness") == (
+        f"judge j1 (model m1, prompt {t['prompt_hashes'][0]}, calibrated {date}): correctness agreement "
+        f"{f(t['agreement'])}, κ {f(t['kappa'])} vs people's {hand['ceiling_kappa']:.2f}, n={hand['items']}")
+    both = card_line(db, "j1")
+    assert both.startswith(f"judge j1 (model m1, calibrated {date}): claims (prompt ") and "; correctness (prompt " in both
+    assert card_line(db, "j1", "answer-relevance") == "judge j1: uncalibrated (no card for answer-relevance)"
+    assert card_line(db, "nobody") == "judge nobody: uncalibrated (no card)"
+    # A new correctness prompt: the card no longer describes the judge's verdicts; claims' still does.
+    edited = "Say CORRECT or INCORRECT.\n{question}\n{reference}\n{response}"
+    _run(db, judge_server, "correctness", prompt_text=edited)
+    new_hash = make_prompt("correctness", edited).hash
+    line = card_line(db, "j1", "correctness")
+    assert line == (f"judge j1: uncalibrated: prompt changed since its card (correctness card of {date} under prompt "
+                    f"{t['prompt_hashes'][0]}; verdicts now under {new_hash})")
+    assert card_line(db, "j1", "claims").startswith(f"judge j1 (model m1, prompt {out['judges']['j1']['claims']['prompt_hashes'][0]}")
+    assert "; correctness uncalibrated: prompt changed since its card" in card_line(db, "j1")
+    # Calibrating again makes a new card; the old one stays in the history (append-only).
+    text = runner.invoke(cli, ["calibrate", path, "--judge", "j1", "--save", "--n-boot", "50"])
+    assert text.exit_code == 0, text.output
+    assert "Saved as the judges' cards:\njudge j1 (model m1, calibrated " in text.output
+    assert card_line(db, "j1", "correctness").startswith(f"judge j1 (model m1, prompt {new_hash}, calibrated ")
+    assert db.execute("SELECT count(*) FROM judge_cards").fetchone()[0] == 4
+    with pytest.raises(Exception, match="append-only"):
+        db.execute("DELETE FROM judge_cards")
+    refused = runner.invoke(cli, ["calibrate", path, "--save"])
+    assert refused.exit_code == 2 and "--save stores a judge's card: give --judge NAME" in refused.output
+
+
+def test_estimate_prints_the_card_of_the_judge_it_rests_on(tmp_path: Path) -> None:
+    from labels_fixtures import make_project
+    from labeler.verdict_files import import_items
+
+    db = make_project(tmp_path / "p.db", n_queries=1, per_query=2)
+    items = [{"item_id": f"f{i}", "kind": "faithfulness", "question": f"q{i % 5}", "contexts": ["c"], "response": f"r{i}"}
+             for i in range(30)]
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", items), caller=OWNER)
+    verdict = lambda i: "SUPPORTED" if i % 3 else "UNSUPPORTED"  # noqa: E731
+    for name, flip in (("ann", 4), ("bob", 6)):
+        rows = [{"item_id": f"f{i}", "verdict": verdict(i if i % flip else i + 1)} for i in range(12)]
+        import_verdicts(db, write_jsonl(tmp_path / f"{name}.jsonl", rows), annotator=name, caller=OWNER)
+    judge = [{"item_id": f"f{i}", "verdict": verdict(i if i % 5 else i + 1), "model": "m", "prompt_hash": "p1"} for i in range(30)]
+    import_verdicts(db, write_jsonl(tmp_path / "g.jsonl", judge), judge="g", caller=OWNER)
+    db.close()
+    runner = CliRunner()
+    path = str(tmp_path / "p.db")
+    before = runner.invoke(cli, ["estimate", path, "--judge", "g", "--metric", "faithfulness-rate"])
+    assert before.exit_code == 0, before.output
+    assert "\njudge g: uncalibrated (no card)\n" in before.output
+    assert runner.invoke(cli, ["calibrate", path, "--judge", "g", "--save", "--n-boot", "50"]).exit_code == 0
+    after = runner.invoke(cli, ["estimate", path, "--judge", "g", "--metric", "faithfulness-rate", "--json"])
+    line = json.loads(after.output)["judge_card"]
+    assert line.startswith("judge g (model m, prompt p1, calibrated ") and "faithfulness agreement " in line and "n=12" in line
+    text = runner.invoke(cli, ["estimate", path, "--judge", "g", "--metric", "faithfulness-rate"]).output
+    assert f"\n{line}\n" in text
+
+
+def test_the_card_migration_replays_harmlessly(tmp_path: Path) -> None:
+    from labeler.store.schema import _M_JUDGE_CARDS
+
+    assert CliRunner().invoke(cli, ["init", str(tmp_path / "p.db")]).exit_code == 0
+    db = connect(tmp_path / "p.db")
+    before = dump(db)
+    db.conn.executescript(f"BEGIN;\n{_M_JUDGE_CARDS}\nCOMMIT;")
+    assert dump(db) == before and "judge_cards" in db.table_names()
+    db.close()
