@@ -69,6 +69,11 @@ def judge_server() -> JudgeServer:
     s.close()
 
 
+def _sent(server: JudgeServer, text: str) -> str:
+    """The last message sent that holds ``text`` (calls run concurrently: their order varies)."""
+    return [m for r in server.requests if text in (m := r["messages"][0]["content"])][-1]
+
+
 def _run(db, server: JudgeServer, task: str, judge: str = "j1", **kw):
     with Endpoint(server.url, timeout=2, attempts=2, backoff=0.01) as endpoint:
         return run_judge(db, judge=judge, model="m1", endpoint=endpoint, task=task, progress=False, caller=OWNER, **kw)
@@ -84,7 +89,7 @@ def test_each_task_on_answers_is_judged_from_its_own_texts(db, judge_server) -> 
     got = _verdicts(db)
     assert got["a1#1"] == "SUPPORTED" and got["a2#2"] == "UNSUPPORTED" and got["a5#3"] is None
     assert sum(v == "SUPPORTED" for v in got.values()) == 9
-    message = next(r["messages"][0]["content"] for r in judge_server.requests if "Claim 3.2 ok." in r["messages"][0]["content"])
+    message = _sent(judge_server, "Claim 3.2 ok.")
     # NLI: the claim and its answer's contexts, each framed; not the question, not the response.
     assert _framed("claim", message) == "Claim 3.2 ok." and _framed("context_2", message) == "Context 3 two."
     assert "Question 3?" not in message and "Answer 3" not in message
@@ -93,15 +98,16 @@ def test_each_task_on_answers_is_judged_from_its_own_texts(db, judge_server) -> 
     s = _run(db, judge_server, "correctness")
     assert (s.total, s.calls, s.unparseable) == (6, 6, 0)
     assert _verdicts(db, task="correctness") == {f"a{n}@correctness": "CORRECT" if n % 3 else "INCORRECT" for n in range(1, 7)}
-    message = judge_server.requests[-1]["messages"][0]["content"]
-    assert {_framed(t, message) for t in ("question", "reference", "response")} >= {"Reference 6.", "Question 6?"}
+    message = _sent(judge_server, "Question 6?")
+    assert [_framed(t, message) for t in ("question", "reference", "response")] == ["Question 6?", "Reference 6.", "Answer 6 is wrong."]
 
     s = _run(db, judge_server, "answer-relevance")
     assert (s.total, s.calls) == (6, 6)
     assert _verdicts(db, task="answer-relevance") == {f"a{n}@answer-relevance": "MISSES" if n == 4 else "ADDRESSES"
                                                       for n in range(1, 7)}
-    message = judge_server.requests[-1]["messages"][0]["content"]
-    assert _framed("reference", message) is None and _framed("question", message) == "Question 6?"
+    message = _sent(judge_server, "Answer 4 is right off.")
+    assert _framed("reference", message) is None and _framed("question", message) == "Question 4?"
+    assert _framed("response", message) == "Answer 4 is right off." and "ADDRESSES or MISSES" in message
 
 
 def test_a_rerun_is_served_from_the_cache_keyed_on_the_items_content(db, judge_server) -> None:

@@ -40,7 +40,7 @@ import string
 from dataclasses import dataclass
 
 from labeler.judge import JudgeError
-from labeler.store.vocabulary import JUDGE_VERDICTS
+from labeler.store.vocabulary import ANSWER_TASKS, JUDGE_VERDICTS
 
 RELEVANCE_PROMPT = """\
 You grade how well a passage answers a search query, for a relevance test collection.
@@ -173,7 +173,7 @@ _TOKENS = {
     "relevance": {"0": "0", "1": "1", "2": "2", "3": "3"},
     "faithfulness": {"SUPPORTED": "SUPPORTED", "UNSUPPORTED": "UNSUPPORTED"},
     "pairwise": {"A": "A", "B": "B", "TIE": "TIE"},
-    **{task: {v: v for v in JUDGE_VERDICTS[task]} for task in ("claims", "correctness", "answer-relevance")},
+    **{task: {v: v for v in JUDGE_VERDICTS[task]} for task in ANSWER_TASKS},
 }
 
 
