@@ -350,3 +350,17 @@ def test_the_card_migration_replays_harmlessly(tmp_path: Path) -> None:
     db.conn.executescript(f"BEGIN;\n{_M_JUDGE_CARDS}\nCOMMIT;")
     assert dump(db) == before and "judge_cards" in db.table_names()
     db.close()
+
+
+def test_calibrate_takes_imported_judge_verdicts_on_answers(db, tmp_path: Path) -> None:
+    people = [{"item_id": f"a{n}", "verdict": "MISSES" if n == 4 else "ADDRESSES"} for n in range(1, 7)]
+    people += [{"item_id": "a1#1", "verdict": "SUPPORTED"}, {"item_id": "a1#2", "verdict": "NOT_ONE_CLAIM"}]
+    import_verdicts(db, write_jsonl(tmp_path / "ann.jsonl", people), annotator="ann", caller=OWNER)
+    judge = [{"item_id": f"a{n}", "verdict": "MISSES" if n in (4, 5) else "ADDRESSES"} for n in range(1, 7)]
+    judge += [{"item_id": "a1#1", "verdict": "SUPPORTED"}, {"item_id": "a1#2", "verdict": "SUPPORTED"}]
+    import_verdicts(db, write_jsonl(tmp_path / "g.jsonl", judge), judge="g", caller=OWNER)
+    result = CliRunner().invoke(cli, ["calibrate", str(tmp_path / "p.db"), "--judge", "g", "--n-boot", "20", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)["judges"]["g"]
+    assert out["answer-relevance"]["agreement"]["value"] == pytest.approx(5 / 6)
+    assert (out["claims"]["n"], out["claims"]["n_flagged_left_out"]) == (1, 1)
