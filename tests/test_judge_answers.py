@@ -19,7 +19,7 @@ from labeler.cli import cli
 from labeler.judge import JudgeError
 from labeler.judge.client import Endpoint
 from labeler.judge.prompts import DEFAULTS, make_prompt, parse_reply
-from labeler.judge.report import judge_report, to_dict, to_text
+from labeler.judge.report import judge_report, to_dict, to_html, to_text
 from labeler.judge.run import run_judge, units
 from labeler.store import connect
 from labeler.store.access import OWNER
@@ -256,8 +256,8 @@ def test_calibration_on_claims_and_correctness_equals_a_hand_count(db, judge_ser
     assert out["claims"]["n"] == 11 and out["claims"]["n_flagged_left_out"] == 1
     assert out["claims"]["confusion"]["labels"] == ["SUPPORTED", "UNSUPPORTED"]
     assert "n_flagged_left_out" not in out["correctness"]
-    text = to_text(report)
-    assert "1 claim a person flagged as not one checkable claim (NOT_ONE_CLAIM) is left out" in text
+    note = "1 claim a person flagged as not one checkable claim (NOT_ONE_CLAIM) is left out"
+    assert note in to_text(report) and note in to_html(report)
     assert "sensitivity" in out["correctness"]["power"]["sentence"] and "CORRECT" in out["correctness"]["power"]["sentence"]
 
 
