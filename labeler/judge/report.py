@@ -3,13 +3,13 @@
 Per judge and task: relevance compares the judge's grades of pool entries with the annotators'
 current grades (``judgments``), every other task its verdicts with the annotators' current
 verdicts (``human_verdicts``). Items are grouped for the cluster bootstrap by query: the
-query_id of a pool entry, the question text of a verdict item.
+query_id of a pool entry, the question text of a verdict item. The power statement uses
+the project's size: its pool queries for relevance, its items for the other tasks.
 
 On claims, a person may flag a claim as not one checkable claim (``NOT_ONE_CLAIM``): that
 judges how the answer was split, and a judge is never asked it, so a claim any person flagged
 is left out of the comparison and of the human ceiling (both stand on the same claims), and the
-report says how many. The power statement uses
-the project's size: its pool queries for relevance, its items for the other tasks.
+report says how many.
 """
 
 from __future__ import annotations
