@@ -3,7 +3,8 @@
 Inputs are plain mappings, so anything that holds verdicts can call this: ``humans`` maps an
 item key to ``{annotator: label}``, ``judge`` maps an item key to the judge's label (``None``
 when its reply could not be parsed or the call failed). Labels are relevance grades 0-3, or
-``SUPPORTED``/``UNSUPPORTED``, or ``A``/``B``/``TIE`` (naming the response).
+``SUPPORTED``/``UNSUPPORTED`` (faithfulness, claims), ``CORRECT``/``INCORRECT``,
+``ADDRESSES``/``MISSES``, or ``A``/``B``/``TIE`` (naming the response).
 
 Every (item, annotator) pair is one comparison of the judge with a person; the human ceiling
 compares every two people on the items the judge also labelled, so both stand on the same
@@ -34,7 +35,12 @@ SCALES: dict[str, tuple[Hashable, ...]] = {
     "relevance": (0, 1, 2, 3),
     "faithfulness": ("SUPPORTED", "UNSUPPORTED"),
     "pairwise": ("A", "B", "TIE"),
+    "claims": ("SUPPORTED", "UNSUPPORTED"),
+    "correctness": ("CORRECT", "INCORRECT"),
+    "answer-relevance": ("ADDRESSES", "MISSES"),
 }
+#: The label of each two-label task that counts as positive in the power statement's binary split.
+POSITIVE = {"faithfulness": "SUPPORTED", "claims": "SUPPORTED", "correctness": "CORRECT", "answer-relevance": "ADDRESSES"}
 #: The grade from which a relevance label counts as relevant in the binary split (sensitivity,
 #: specificity) when none is given: trec_eval's ``-l`` default.
 RELEVANCE_LEVEL = 1
@@ -173,14 +179,14 @@ def _ceiling(humans: Mapping, judge: Mapping, groups: Mapping, task: str, common
 def _binary(task: str, label: Hashable, relevance_level: int = RELEVANCE_LEVEL) -> bool | None:
     if task == "relevance":
         return int(label) >= relevance_level  # type: ignore[arg-type]
-    if task == "faithfulness":
-        return label == "SUPPORTED"
+    if task in POSITIVE:
+        return label == POSITIVE[task]
     return None if label == "TIE" else label == "A"
 
 
 def _power(task: str, h: list, j: list, n_project: int, unit: str, relevance_level: int = RELEVANCE_LEVEL) -> Power:
-    positive = {"relevance": f"grade ≥ {relevance_level} (relevance level {relevance_level})", "faithfulness": "SUPPORTED",
-                "pairwise": "A wins (people's ties left out)"}[task]
+    positive = {"relevance": f"grade ≥ {relevance_level} (relevance level {relevance_level})",
+                "pairwise": "A wins (people's ties left out)", **POSITIVE}[task]
     pos = [(_binary(task, x, relevance_level), j_) for x, j_ in zip(h, j, strict=True)
            if _binary(task, x, relevance_level) is not None]
     tp = sum(1 for x, y in pos if x and _binary(task, y, relevance_level) is True)
@@ -235,7 +241,7 @@ def calibrate_task(
         CalibrationError: an unknown task or a label outside the task's scale.
     """
     if task not in SCALES:
-        raise CalibrationError(f"task {task!r}: use relevance, faithfulness or pairwise")
+        raise CalibrationError(f"task {task!r}: use one of {', '.join(SCALES)}")
     scale = SCALES[task] if scale is None else tuple(scale)
     common = {"ci": ci, "n_boot": n_boot, "seed": seed}
     h, j, g, keys = _pairs(humans, judge, groups)

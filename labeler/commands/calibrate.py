@@ -253,11 +253,14 @@ def plan_command(
 @html_option
 @click.option("--judge", "judges", multiple=True,
               help="Calibrate this judge against the annotators instead (repeatable: judges side by side).")
+@click.option("--save", is_flag=True,
+              help="With --judge: store each judge's calibration in DB as its card, which every later number "
+                   "resting on the judge prints beside it.")
 @relevance_level_option
 @n_boot_option
 @seed_option
-def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tuple[str, ...], relevance_level: int,
-              n_boot: int, seed: int) -> None:
+def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tuple[str, ...], save: bool,
+              relevance_level: int, n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
     Agreement is measured on items labelled by two or more annotators (quadratic kappa and
@@ -274,11 +277,18 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     (numbers null without a labelled query). With --judge: {"judges": {NAME: {TASK: {...}}},
     "n_boot", "seed", "relevance_level"}, one entry per judge and task, the same keys for every
     count.
+
+    --save (with --judge) stores each judge's card: per task the model, prompt hash, date,
+    agreement and kappa with intervals, the human ceiling and n; --json then adds "cards":
+    {NAME: {"line", "tasks": {TASK: {...}}}}. A judge whose prompt changes afterwards is
+    reported as uncalibrated until it is calibrated again.
     """
     if judges:
         from labeler.commands.judge import calibrate_judges
 
-        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed, relevance_level)
+        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed, relevance_level, save=save)
+    if save:
+        raise click.UsageError("--save stores a judge's card: give --judge NAME")
     from calibration import project_report, to_html, to_text
     from labeler.store.labels import OWNER, latest_judgments
     from labeler.store.vocabulary import GRADES

@@ -19,10 +19,14 @@ if TYPE_CHECKING:
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
-              help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders.")
+              help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders; "
+                   "claims: each claim against its answer's contexts, SUPPORTED/UNSUPPORTED; correctness: answers "
+                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES.")
 @click.option("--prompt", "prompt_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Prompt template file ({query} {passage} {rubric} {scale}; {question} {contexts} {response}; "
-                   "{question} {context} {first} {second}). Default: the built-in prompt of the task.")
+                   "{question} {context} {first} {second}; claims: {claim} {contexts}; correctness: {question} "
+                   "{reference} {response}; answer-relevance: {question} {response}). Default: the built-in "
+                   "prompt of the task.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge at most N more items this run.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
@@ -114,22 +118,32 @@ def resume_command(ctx: click.Context) -> str:
 
 def calibrate_judges(
     db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int,
-    relevance_level: int = RELEVANCE_LEVEL,
+    relevance_level: int = RELEVANCE_LEVEL, *, save: bool = False,
 ) -> None:
-    """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people."""
+    """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people
+    (``save``: stored as the judges' cards)."""
     from labeler.commands.common import output_file
+    from labeler.judge.card import card_line, save_cards
     from labeler.judge.report import judge_report, to_html, to_text
     from labeler.store.access import OWNER
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
                           relevance_level=relevance_level)
+    cards = save_cards(db, report, caller=OWNER) if save else {}
     if html_path is not None:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
     if as_json:
-        echo_json(report.as_dict())
-    else:
-        click.echo(to_text(report), nl=False)
+        out = report.as_dict()
+        if save:
+            out["cards"] = {name: {"line": card_line(db, name), **card.as_dict()} for name, card in cards.items()}
+        echo_json(out)
+        return
+    click.echo(to_text(report), nl=False)
+    if save:
+        click.echo("\nSaved as the judges' cards:")
+        for name in cards:
+            click.echo(card_line(db, name))
 
 
 @click.command("estimate")
@@ -152,13 +166,17 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
 
     relevant-share counts a grade at or above --relevance-level as relevant.
 
+    The judge's card (calibrate --judge NAME --save) is printed beside the numbers, or that the
+    judge is uncalibrated.
+
     --json keys: judge, metric, threshold and relevance_level (the level, relevant-share only),
     ci, n_labelled, n_unlabelled, n_left_out, ppi, ppi_plus_plus, human_only (each {value, low,
-    high, n}), lambda, judge_only, human_labels_worth, human_labels_worth_classic; an undefined
-    number is null.
+    high, n}), lambda, judge_only, human_labels_worth, human_labels_worth_classic, judge_card
+    (the card's line); an undefined number is null.
     """
     from calibration import fixed
-    from labeler.judge.estimate import BOUNDS
+    from labeler.judge.card import card_line
+    from labeler.judge.estimate import BOUNDS, METRIC_TASK
     from labeler.judge.estimate import estimate as run
     from labeler.store.access import OWNER
 
@@ -168,8 +186,9 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
         relevance_level = threshold
     r = run(project.db, judge, metric, threshold=relevance_level, ci=ci, caller=OWNER)
     t, c = r.tuned, r.classic
+    card = card_line(project.db, judge, METRIC_TASK[metric])
     if as_json:
-        echo_json(r.as_dict())
+        echo_json({**r.as_dict(), "judge_card": card})
         return
     fmt = lambda e: f"{fixed(e.value, 4)} [{fixed(e.low, 4)}, {fixed(e.high, 4)}] (width {fixed(e.high - e.low, 4)})"  # noqa: E731
     level = f" (relevance level {relevance_level}: grade >= {relevance_level})" if metric == "relevant-share" else ""
@@ -179,6 +198,7 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
     click.echo(f"PPI (lambda 1):        {fmt(c.ppi)}")
     click.echo(f"people only:           {fmt(t.human_only)}")
     click.echo(f"judge only:            {fixed(t.judge_only, 4)} (no interval: its bias is unknown)")
+    click.echo(card)
     low, high = BOUNDS[metric]
     click.echo(f"The judge makes these {t.n_labelled} human labels worth about {t.worth:.0f} ({ci:.0%} intervals, "
                f"kept inside the metric's range [{low:g}, {high:g}]).")

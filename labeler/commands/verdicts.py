@@ -43,6 +43,11 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     faithfulness: {"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}
     pairwise:     {"item_id", "verdict": "A" | "B" | "tie", "order"?: "AB" | "BA"}
     relevance:    {"query_id", "doc_id", "relevance": 0-3}, or a TREC qrels file
+    claims:       {"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}
+    correctness:  {"item_id": ANSWER_ID, "verdict": "CORRECT" | "INCORRECT"}
+    answer-relevance: {"item_id": ANSWER_ID, "verdict": "ADDRESSES" | "MISSES"}
+
+    NOT_ONE_CLAIM (a claim that is not one checkable claim) comes from people only.
 
     A pairwise verdict names the response, not the slot; "order" says which response was shown
     first. Optional keys: note, seconds, at, prompt_hash; for judges also model, raw,

@@ -2,8 +2,9 @@
 
 ``prompts`` holds the default prompts and the strict reply parser, ``client`` the
 OpenAI-compatible call with retries, ``run`` the resumable, cached run over every item,
-``report`` the calibration of a judge against the project's annotators, and ``estimate``
-prediction-powered estimates from many judge labels and few human ones. Nothing here imports
+``report`` the calibration of a judge against the project's annotators, ``card`` that
+calibration saved as the judge's card (the line printed beside every number resting on the
+judge), and ``estimate`` prediction-powered estimates from many judge labels and few human ones. Nothing here imports
 ``openai`` until a call is made.
 """
 

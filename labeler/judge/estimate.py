@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 METRICS = ("mean-relevance", "relevant-share", "faithfulness-rate", "win-rate")
 _TASK = {"mean-relevance": "relevance", "relevant-share": "relevance", "faithfulness-rate": "faithfulness", "win-rate": "pairwise"}
+#: The task whose labels each metric is a mean of (the judge's card for it goes beside the numbers).
+METRIC_TASK = _TASK
 _WIN = {"A": 1.0, "TIE": 0.5, "B": 0.0}
 #: The range each metric's per-item value lives in: estimates and intervals are kept inside it.
 BOUNDS = {"mean-relevance": (0.0, 3.0), "relevant-share": (0.0, 1.0), "faithfulness-rate": (0.0, 1.0), "win-rate": (0.0, 1.0)}

@@ -1,10 +1,15 @@
 """Calibrate judges against the project's people: read the store, call ``calibration.judges``.
 
 Per judge and task: relevance compares the judge's grades of pool entries with the annotators'
-current grades (``judgments``), faithfulness and pairwise its verdicts with the annotators'
-current verdicts (``human_verdicts``). Items are grouped for the cluster bootstrap by query:
-the query_id of a pool entry, the question text of a verdict item. The power statement uses
+current grades (``judgments``), every other task its verdicts with the annotators' current
+verdicts (``human_verdicts``). Items are grouped for the cluster bootstrap by query: the
+query_id of a pool entry, the question text of a verdict item. The power statement uses
 the project's size: its pool queries for relevance, its items for the other tasks.
+
+On claims, a person may flag a claim as not one checkable claim (``NOT_ONE_CLAIM``): that
+judges how the answer was split, and a judge is never asked it, so a claim any person flagged
+is left out of the comparison and of the human ceiling (both stand on the same claims), and the
+report says how many.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
@@ -21,7 +26,7 @@ import sqlite_utils
 from labeler.judge import JudgeError
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
-from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, TASKS, VERDICTS, Caller
+from labeler.store.vocabulary import GRADES, JUDGE_VERDICTS, NOT_ONE_CLAIM, RELEVANCE_LEVEL, TASKS, Caller
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,8 @@ class JudgeReport:
     seed: int | None
     prompts: dict[str, dict[str, list[str]]]  # prompt hashes behind each judge's verdicts, per task
     relevance_level: int = RELEVANCE_LEVEL  # relevance task: the grade from which a label counts as relevant
+    models: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # models behind each judge's verdicts, per task
+    flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # claims left out: a person flagged them NOT_ONE_CLAIM
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -63,13 +70,19 @@ def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Call
                           relevance_level=relevance_level, **options)
 
 
+def flagged_claims(db: sqlite_utils.Database, caller: Caller) -> set[str]:
+    """The claims some person flagged as not one checkable claim (their latest verdict)."""
+    return {v.item_id for v in latest_human_verdicts(db, caller=caller) if v.kind == "claims" and v.verdict == NOT_ONE_CLAIM}
+
+
 def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any]):
     from calibration.judges import calibrate_task, combine_orders
 
     items = {i.item_id: i for i in list_items(db, task)}
     humans: dict[str, dict[str, str]] = defaultdict(dict)
+    flagged = flagged_claims(db, caller) if task == "claims" else set()
     for v in latest_human_verdicts(db, caller=caller):
-        if v.kind == task:
+        if v.kind == task and v.item_id not in flagged:
             humans[v.item_id][v.annotator] = v.verdict
     by_item: dict[str, dict[str | None, str | None]] = defaultdict(dict)
     for r in rows:
@@ -98,7 +111,7 @@ def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], calle
             "models": {k: (items[k].model_a, items[k].model_b) for k in judge},
             "judge_model": next((r.model for r in rows if r.model), ""),
         }
-    return calibrate_task(task, humans, judge, groups, n_project=len(items), unit="items", scale=VERDICTS[task],
+    return calibrate_task(task, humans, judge, groups, n_project=len(items), unit="items", scale=JUDGE_VERDICTS[task],
                           n_units=len(rows), n_unparseable=sum(r.verdict is None for r in rows),
                           n_failed=sum(r.error is not None for r in rows),
                           tokens=tokens, seconds=seconds, **extra, **options)
@@ -117,6 +130,8 @@ def judge_report(
     options = {"n_boot": n_boot, "seed": seed}
     results: dict[str, dict[str, Any]] = {}
     prompts: dict[str, dict[str, list[str]]] = {}
+    models: dict[str, dict[str, list[str]]] = {}
+    flagged: dict[str, dict[str, int]] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
         if not rows:
@@ -126,11 +141,15 @@ def judge_report(
             by_task[r.task].append(r)
         results[name] = {}
         prompts[name] = {task: sorted({r.prompt_hash for r in got}) for task, got in by_task.items()}
+        models[name] = {task: sorted({r.model for r in got}) for task, got in by_task.items()}
+        if "claims" in by_task:
+            judged = {r.item_id for r in by_task["claims"]}
+            flagged[name] = {"claims": len(flagged_claims(db, caller) & judged)}
         for task in TASKS:
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts, relevance_level)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -194,9 +213,19 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
     """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
-    return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task]} for task, t in tasks.items()}
+    return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task],
+                                     "models": report.models.get(name, {}).get(task, []),
+                                     **({"n_flagged_left_out": report.flagged.get(name, {}).get(task, 0)} if task == "claims" else {})}
+                              for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
             "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
+
+
+def flag_note(n: int) -> str:
+    """What the claims comparison leaves out, in words."""
+    return (f"{n} claim{'s' if n != 1 else ''} a person flagged as not one checkable claim ({NOT_ONE_CLAIM}) "
+            f"{'are' if n != 1 else 'is'} left out of the judge's agreement with people and of the human ceiling: "
+            "a flag judges how the answer was split, and a judge is never asked it.")
 
 
 def _fmt(e) -> str:
@@ -241,7 +270,7 @@ def _report_lines(report: JudgeReport, max_disagreements: int, *, markdown: bool
     lines = [*heading_lines(1, "Judges against people", markdown=markdown), "",
              "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
              "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
-             f"faithfulness and pairwise items), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", ""]
+             f"items other than pool entries), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", ""]
     lines += table_lines(header, [[text(row[0]), *row[1:]] for row in rows], markdown=markdown)
     for name, tasks in report.results.items():
         for task in tasks:
@@ -270,6 +299,8 @@ def task_lines(report: JudgeReport, name: str, task: str, max_disagreements: int
         lines += [f"Verdicts under {len(hashes)} prompts ({', '.join(hashes)}): the latest verdict of each item counts.", ""]
     lines.append(f"Human ceiling on the {t.n_ceiling_items} items two or more people labelled: agreement "
                  f"{_fmt(t.ceiling_agreement)}, kappa {_fmt(t.ceiling_kappa)}.")
+    if task == "claims":
+        lines.append(flag_note(report.flagged.get(name, {}).get(task, 0)))
     if t.pairwise is not None:
         for label, r in (("Verbosity (longer answer wins)", t.pairwise.verbosity),
                          (f"Self-preference (family {text(t.pairwise.judge_family or 'unknown')})", t.pairwise.self_preference)):
@@ -307,6 +338,8 @@ def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
         for task, t in tasks.items():
             d = task_dict(t)
             parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>"]
+            if task == "claims":
+                parts.append(f"<p>{escape(flag_note(report.flagged.get(name, {}).get(task, 0)))}</p>")
             if t.confusion is not None:
                 parts.append(confusion_svg(t.confusion.labels, t.confusion.table, "rows: people", "columns: judge"))
             found = d["disagreements"]

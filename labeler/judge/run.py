@@ -1,7 +1,9 @@
 """Run a judge over every item of a task: cached, resumable, one committed verdict at a time.
 
-The work is every pool entry (relevance), every faithfulness item, or every pairwise item in
-both orders (``AB``: response A shown first; ``BA``: B first). A unit the judge already has a
+The work is every pool entry (relevance), every faithfulness item, every pairwise item in
+both orders (``AB``: response A shown first; ``BA``: B first), or every item of a task on
+answers: each claim against its answer's contexts (claims), each answer with a reference
+(correctness), each answer (answer relevance). An abstention (empty response) has no item. A unit the judge already has a
 reply for under the same model and prompt is skipped, so an interrupted run (even a killed
 process) resumes where it stopped: each verdict is committed as it arrives. A unit whose call
 is in the cache (same model, prompt hash, item content and order, from any judge name) is
@@ -25,9 +27,18 @@ import sqlite_utils
 
 from labeler.judge import JudgeError
 from labeler.judge.client import Endpoint, call
-from labeler.judge.prompts import Prompt, judge_rubric, make_prompt, parse_reply
+from labeler.judge.prompts import TASK_CHOICES, Prompt, judge_rubric, make_prompt, parse_reply
 from labeler.store.access import require_admin
-from labeler.store.verdicts import CallResult, Target, cached_call, content_hash, done_targets, list_items, record_judge_call
+from labeler.store.verdicts import (
+    CallResult,
+    Target,
+    VerdictItem,
+    cached_call,
+    content_hash,
+    done_targets,
+    list_items,
+    record_judge_call,
+)
 from labeler.store.vocabulary import GRADES, TASKS, Caller
 
 
@@ -87,14 +98,27 @@ def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit
 
 def _item_units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> Iterator[Unit]:
     for item in list_items(db, task):
-        if task == "faithfulness":
-            yield Unit(Target(task, item_id=item.item_id), item.content_hash,
-                       prompt.render(question=item.question, contexts=list(item.contexts), response=item.response))
+        values = _values(task, item)
+        if values is not None:
+            yield Unit(Target(task, item_id=item.item_id), item.content_hash, prompt.render(**values))
             continue
         context = item.context or None
         for order, (first, second) in (("AB", (item.response_a, item.response_b)), ("BA", (item.response_b, item.response_a))):
             yield Unit(Target(task, item_id=item.item_id, shown_order=order), item.content_hash,
                        prompt.render(question=item.question, context=context, first=first, second=second))
+
+
+def _values(task: str, item: VerdictItem) -> dict[str, str | list[str] | None] | None:
+    """The texts one call of an unordered item task is made of (None: pairwise)."""
+    if task == "faithfulness":
+        return {"question": item.question, "contexts": list(item.contexts), "response": item.response}
+    if task == "claims":
+        return {"claim": item.claim, "contexts": list(item.contexts)}
+    if task == "correctness":
+        return {"question": item.question, "reference": item.reference, "response": item.response}
+    if task == "answer-relevance":
+        return {"question": item.question, "response": item.response}
+    return None
 
 
 def units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> list[Unit]:
@@ -116,6 +140,15 @@ def default_prompt(db: sqlite_utils.Database, task: str, text: str | None) -> Pr
 
     scale = ", ".join(f"{g} {name.lower()}" for g, name in GRADES.items())
     return make_prompt(task, text, rubric=judge_rubric(current_rubric(db).text), scale=scale)
+
+
+#: What to do when a task has nothing to judge.
+_NOTHING = {
+    "relevance": "pool entries (build the pool first)",
+    "claims": "claims items (import a system's answers with import-answers; claims come with the file or from split-claims)",
+    "correctness": "correctness items (import a system's answers, with a reference, with import-answers)",
+    "answer-relevance": "answer-relevance items (import a system's answers with import-answers)",
+}
 
 
 def run_judge(
@@ -141,13 +174,13 @@ def run_judge(
     """
     require_admin(db, caller)
     if task not in TASKS:
-        raise JudgeError(f"task {task!r}: choose relevance, faithfulness or pairwise")
+        raise JudgeError(f"task {task!r}: choose {TASK_CHOICES}")
     if not judge.strip() or not model.strip():
         raise JudgeError("give a judge name and a model name")
     prompt = default_prompt(db, task, prompt_text)
     every = units(db, task, prompt)
     if not every:
-        what = "pool entries (build the pool first)" if task == "relevance" else f"{task} items (import them with import-items)"
+        what = _NOTHING.get(task, f"{task} items (import them with import-items)")
         raise JudgeError(f"no {what} to judge")
     done = done_targets(db, judge, model, prompt.hash)
     todo = [u for u in every if u.key not in done]

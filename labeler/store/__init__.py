@@ -19,6 +19,7 @@ required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 - ``verdicts``: verdict items, human and judge verdicts.
 - ``verdict_queue``: who judges which verdict item, in which order.
 - ``verdict_io``: import and export of verdicts.
+- ``cards``: judge cards, a judge's saved calibration against people.
 - ``versions``: frozen golden-set versions, imported labels, pool extensions.
 
 Everything a person did is in the database; everything else (indexes, embeddings) is a cache

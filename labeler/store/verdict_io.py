@@ -8,6 +8,10 @@ before they reach the store (``labeler.verdict_files``); one record per line:
   names the response, ``order`` says which response was shown first.
 - relevance: ``{"query_id", "doc_id", "relevance": 0-3}``, or a TREC qrels file
   (``query_id 0 doc_id relevance``).
+- claims: ``{"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}``
+  (the last from people only: it flags how the answer was split, not a verdict a judge gives).
+- correctness and answer relevance: ``{"item_id": ANSWER_ID or "ANSWER_ID@TASK", "verdict":
+  "CORRECT" | "INCORRECT" | "ADDRESSES" | "MISSES"}`` (an optional ``"task"`` key names it).
 
 Optional keys: ``note``, ``seconds``, ``at``, ``prompt_hash`` (``rubric_hash`` for people),
 and for judges ``model``, ``raw``, ``tokens_in``, ``tokens_out``, ``latency`` (a judge record
@@ -40,6 +44,7 @@ from labeler.store.verdicts import (
 from labeler.store.vocabulary import (
     ANSWER_TASKS,
     GRADE_RANGE,
+    JUDGE_VERDICTS,
     KINDS,
     VERDICTS,
     Caller,
@@ -101,6 +106,9 @@ def _parse(db: sqlite_utils.Database, record: Mapping[str, Any], path: str, line
         except StoreError as exc:
             field = "order" if str(exc).startswith("order") else "verdict"
             raise InputError(str(exc), path, line, field) from None
+        if judge and verdict is not None and verdict not in JUDGE_VERDICTS[kind]:
+            raise InputError(f"{shown(verdict)} flags how an answer was split, which only people do; a judge's "
+                             f"{kind} verdict is one of {', '.join(JUDGE_VERDICTS[kind])}", path, line, "verdict")
         return Target(kind, item_id=item_id, shown_order=order), verdict
     query_id, doc_id = record["query_id"], record["doc_id"]
     if db.execute("SELECT 1 FROM pool WHERE query_id = ? AND doc_id = ?", [query_id, doc_id]).fetchone() is None:
