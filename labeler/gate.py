@@ -28,6 +28,8 @@ from labeler.store.vocabulary import Caller
 
 #: Generation metrics: name -> the :class:`labeler.answer_outcomes.Outcome` value it is a mean of.
 GENERATION = {"correctness": "correct", "answer-relevance": "addresses", "faithfulness": "faithfulness"}
+#: The task whose verdicts a generation metric rests on, where its name differs.
+_TASK = {"faithfulness": "claims"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,7 @@ class Gate:
     results: tuple[GateResult, ...]
     relevance_level: int
     judge: str | None = None
+    judge_card: str | None = None  # the judge's calibration card line, when a judge's verdicts are used
 
     @property
     def failed(self) -> bool:
@@ -62,7 +65,7 @@ class Gate:
     def as_dict(self) -> dict[str, Any]:
         return {"golden": self.golden, "content_hash": self.content_hash, "baseline": self.baseline,
                 "candidate": self.candidate, "relevance_level": self.relevance_level, "judge": self.judge,
-                "status": "fail" if self.failed else "pass", "results": [r.as_dict() for r in self.results]}
+                "judge_card": self.judge_card, "status": "fail" if self.failed else "pass", "results": [r.as_dict() for r in self.results]}
 
 
 # --- the two sides ---------------------------------------------------------------------------
@@ -242,6 +245,7 @@ def run_gate(
         raise CalibrationError(f"{golden}: a project has no golden set of its own; name a frozen version "
                                f"({golden}@VERSION) for {', '.join(names)}")
     db = connect(project) if project is not None else None
+    card = None
     try:
         raw: list[GateResult] = []
         label, content_hash = golden, None
@@ -258,12 +262,16 @@ def run_gate(
             a, b, missing = paired_values(by_side["baseline"], by_side["candidate"], questions)
             raw.append(_with(gate_metric(a, b, m, alpha=alpha, tolerance=tolerance, seed=seed),
                              missing=missing, left_out=left, source=source))
+        if judge is not None and db is not None:
+            from labeler.judge.card import card_line
+
+            card = "; ".join(dict.fromkeys(card_line(db, judge, _TASK.get(m, m)) for m in generation))
     finally:
         if db is not None:
             db.close()
     order = {m: i for i, m in enumerate(names + generation)}
     results = correct(sorted(raw, key=lambda r: order[r.metric]))
-    return Gate(label, content_hash, baseline, candidate, tuple(results), relevance_level, judge)
+    return Gate(label, content_hash, baseline, candidate, tuple(results), relevance_level, judge, card)
 
 
 def _with(result: GateResult, **changes: Any) -> GateResult:
@@ -309,6 +317,8 @@ def text_report(gate: Gate) -> list[str]:
         lines.append(r.reason)
         lines.extend(f"  {line}" for line in _details(r))
     lines.append(_method(gate))
+    if gate.judge_card:
+        lines.append(gate.judge_card)
     lines.append(f"gate: {'FAIL' if gate.failed else 'PASS'}")
     return lines
 
@@ -359,6 +369,8 @@ def markdown(gate: Gate) -> str:
         lines.append(f"- **Warning** {_md(r.reason)}" if r.warning else f"- {_md(r.reason)}")
         lines.extend(f"  - {_md(d)}" for d in _details(r))
     lines += ["", _md(_method(gate)) + ".", ""]
+    if gate.judge_card:
+        lines += [_md(gate.judge_card), ""]
     return "\n".join(lines)
 
 

@@ -316,6 +316,7 @@ def test_generation_metrics_take_peoples_verdicts_then_the_judges(project: Path)
                    "--judge", "j1")
     assert result.exit_code == 1, result.output
     assert "values from people's verdicts (14 answers), judge j1 where people gave none (1 answer)" in result.stdout
+    assert "judge j1: uncalibrated (no card)" in result.stdout.splitlines()  # the numbers rest on an unchecked judge
     unknown = _gate(str(project / "p.db"), "--baseline", "sys-a", "--candidate", "sys-c", "--metric", "correctness")
     assert unknown.exit_code == 2 and "no system 'sys-c'" in unknown.output
     plain = _gate(str(project / "p.db"), "--baseline", "sys-a", "--candidate", "sys-b", "--metric", "nDCG@10")
