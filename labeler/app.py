@@ -4,7 +4,7 @@ The project database comes from the ``GOLDPOOL_DB`` environment variable, which 
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
 annotators get the task pages the project's admins opened (relevance labelling, faithfulness,
-pairwise; the ``tasks`` setting); admins land on Progress and label only when they open a task
+pairwise, claims, correctness, answer relevance; the ``tasks`` setting); admins land on Progress and label only when they open a task
 page. An annotator who reaches an admin page, or a closed task's page, by its address is
 refused by the page itself.
 
@@ -29,7 +29,7 @@ from labeler import key_guard, state
 from labeler.highlight import markdown_escape
 from labeler.views import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.views import golden_set as _golden_set
-from labeler.views import faithfulness, judges, pairwise, tasks
+from labeler.views import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels as store_labels
 from labeler.store.assign import enabled_tasks
@@ -135,6 +135,18 @@ def pairwise_page() -> None:
     _signed_in_page(pairwise.render, admin=False, task="pairwise")
 
 
+def claims_page() -> None:
+    _signed_in_page(claims.render, admin=False, task="claims")
+
+
+def correctness_page() -> None:
+    _signed_in_page(correctness.render, admin=False, task="correctness")
+
+
+def answer_relevance_page() -> None:
+    _signed_in_page(answer_relevance.render, admin=False, task="answer-relevance")
+
+
 def judges_page() -> None:
     _signed_in_page(judges.render, admin=True)
 
@@ -186,6 +198,9 @@ _TASK_PAGES: tuple[tuple[Callable[[], None], str, str, str], ...] = (
     (label_page, "Label", "labelling", "relevance"),
     (faithfulness_page, "Faithfulness", "faithfulness", "faithfulness"),
     (pairwise_page, "Pairwise", "pairwise", "pairwise"),
+    (claims_page, "Claims", "claims", "claims"),
+    (correctness_page, "Correctness", "correctness", "correctness"),
+    (answer_relevance_page, "Answer relevance", "answer-relevance", "answer-relevance"),
 )
 
 

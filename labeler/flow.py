@@ -1,7 +1,7 @@
 """The keyboard flow of every task page, over ``st.session_state``.
 
-One :class:`Flow` serves relevance, faithfulness and pairwise alike: the item on screen and
-since when, a key acts only on the item it was drawn for and only if nothing was recorded on
+One :class:`Flow` serves every task page alike (relevance, the verdict tasks, the tasks on
+answers): the item on screen and since when, a key acts only on the item it was drawn for and only if nothing was recorded on
 it since it was shown, ``u`` goes back, ``s`` skips, a note typed on an item stays with that
 item (as a draft when the annotator leaves it unsaved), and key presses made while the
 project is busy are kept and saved in order once it is free. What differs between tasks
@@ -97,8 +97,9 @@ class Relevance:
 
 @dataclass(frozen=True, slots=True)
 class Verdicts:
-    """A verdict task (faithfulness, pairwise): an item is a verdict item id, the choice a
-    verdict as the page's keys name it (``verdict_queue.record_verdict``)."""
+    """A verdict task (faithfulness, pairwise, and the tasks on answers: claims, correctness,
+    answer relevance): an item is a verdict item id, the choice a verdict as the page's keys
+    name it (``verdict_queue.record_verdict``)."""
 
     task: str
     answer: str = "verdict"
@@ -301,9 +302,14 @@ class Flow(Generic[Shown, Ident]):
 RELEVANCE: Flow[Item, tuple[str, str]] = Flow(Relevance())
 FAITHFULNESS: Flow[Card, str] = Flow(Verdicts("faithfulness"))
 PAIRWISE: Flow[Card, str] = Flow(Verdicts("pairwise"))
+CLAIMS: Flow[Card, str] = Flow(Verdicts("claims"))
+CORRECTNESS: Flow[Card, str] = Flow(Verdicts("correctness"))
+ANSWER_RELEVANCE: Flow[Card, str] = Flow(Verdicts("answer-relevance"))
 
 #: The flow of each task page, by task name.
-FLOWS: dict[str, Flow[Any, Any]] = {flow.task: flow for flow in (RELEVANCE, FAITHFULNESS, PAIRWISE)}
+FLOWS: dict[str, Flow[Any, Any]] = {
+    flow.task: flow for flow in (RELEVANCE, FAITHFULNESS, PAIRWISE, CLAIMS, CORRECTNESS, ANSWER_RELEVANCE)
+}
 
 
 def _write(db: sqlite_utils.Database, press: Pending) -> int | None:

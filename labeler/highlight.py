@@ -142,3 +142,43 @@ def markdown_escape(text: str) -> str:
     a\\|b \\!\\[x\\]\\(u\\) \\:red\\[x\\]
     """
     return "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text)
+
+
+def claim_span(response: str, claim: str) -> tuple[int, int] | None:
+    """Where ``claim`` stands in ``response``: ``(start, end)`` of its first occurrence, else
+    of the first stretch that differs from it only in white space and letter case, else None.
+
+    A claim a judge or a file wrote may re-space or re-case the sentence it came from; a claim
+    it rephrased is not found, and the page shows it apart instead of marking a wrong span.
+
+    >>> claim_span("Paris is big. It is old.", "It is old.")
+    (14, 24)
+    >>> claim_span("Paris is big.\\n  It IS   old.", "it is old.")
+    (16, 28)
+    >>> claim_span("Paris is big.", "Paris is old.") is None
+    True
+    """
+    words = claim.split()
+    if not words:
+        return None
+    at = response.find(claim)
+    if at >= 0:
+        return at, at + len(claim)
+    loose = re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
+    found = loose.search(response)
+    return None if found is None else found.span()
+
+
+def claim_html(response: str, claim: str) -> tuple[str, tuple[int, int] | None]:
+    """``response`` as escaped HTML with ``claim`` in ``<mark class="gp-claim">``, and where
+    the claim was found (:func:`claim_span`); unmarked, and None, when it was not.
+
+    >>> claim_html("<b>x</b> is y. Z.", "<b>x</b> is y.")
+    ('<mark class="gp-claim">&lt;b&gt;x&lt;/b&gt; is y.</mark> Z.', (0, 14))
+    """
+    span = claim_span(response, claim)
+    if span is None:
+        return html.escape(response), None
+    start, end = span
+    marked = f'<mark class="gp-claim">{html.escape(response[start:end])}</mark>'
+    return html.escape(response[:start]) + marked + html.escape(response[end:]), span

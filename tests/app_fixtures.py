@@ -152,6 +152,58 @@ def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, 
     db.close()
 
 
+#: A system's name: in its answer ids (so in every item id of its answers), never on a page.
+SYSTEM_NAME = "system-hidden-gamma"
+#: A filler sentence that makes a text long: 62 of them make about 5,000 characters.
+FILLER = "The delta spreads over a wide plain where the water slows and drops its silt. "
+
+
+def answer_records(n: int = 3, long_texts: bool = False) -> list[dict]:
+    """Answers of :data:`SYSTEM_NAME`, each with a reference and three claims: one word for word
+    in the response, one that differs from it in white space and case only, and one the
+    response does not contain. Answer 1's response and first claim carry the script payload.
+    With ``long_texts``, each context and each reference is about 5,000 characters long, and
+    each response about 2,500 (its claims first)."""
+    records = []
+    for k in range(1, n + 1):
+        first = f"River {k} is long {XSS_PAYLOAD} & wide." if k == 1 else f"River {k} is long."
+        contexts = [f"Context one of answer {k}: river {k} is long.", f"Context two of answer {k}: it crosses three countries."]
+        response = f"{first} It  crosses THREE\ncountries. It ends in a delta."
+        reference = f"Reference {k}: river {k} is 6,650 km long."
+        if long_texts:
+            contexts = [c + " " + FILLER * 62 + f"End of context {n} of answer {k}." for n, c in enumerate(contexts, start=1)]
+            response += " " + FILLER * 31 + "End of the response."
+            reference += " " + FILLER * 62 + "End of the reference."
+        records.append({
+            "answer_id": f"{SYSTEM_NAME}-{k}", "question": f"Answer question {k}: how long is river {k}?",
+            "response": response, "contexts": contexts, "reference": reference,
+            "claims": [first, "it crosses three countries.", f"River {k} is blue and cold."],
+        })
+    return records
+
+
+def add_answers(path: Path, n: int = 3, long_texts: bool = False, judge: bool = True) -> list[dict]:
+    """Import :func:`answer_records` into the project at ``path`` (and a judge's verdicts on
+    every claim, correctness and relevance item); returns the records."""
+    from labeler.answers import import_answers
+    from labeler.store.access import OWNER
+    from labeler.verdict_files import import_verdicts
+
+    records = answer_records(n, long_texts)
+    answers = path.parent / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    db = connect(path)
+    import_answers(db, answers, SYSTEM_NAME, caller=OWNER)
+    if judge:
+        verdicts = path.parent / "answer-judge.jsonl"
+        rows = [{"item_id": f"{r['answer_id']}#{c}", "verdict": "SUPPORTED", "raw": JUDGE_RAW} for r in records for c in (1, 2, 3)]
+        rows += [{"item_id": r["answer_id"], "verdict": v, "raw": JUDGE_RAW} for r in records for v in ("CORRECT", "ADDRESSES")]
+        verdicts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        import_verdicts(db, verdicts, judge=JUDGE_NAME, caller=OWNER)
+    db.close()
+    return records
+
+
 def signed_in_as(at: AppTest, path: Path, token: str) -> None:
     """Put the annotator of ``token`` into ``at``'s session as a sign-in would (user and the
     fingerprint of the token in force, which every run re-checks)."""

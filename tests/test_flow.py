@@ -1,5 +1,6 @@
-"""One keyboard flow for every task page: the same key sequence on relevance, faithfulness and
-pairwise, with a dict for the session and a fake clock, checked in the database."""
+"""One keyboard flow for every task page: the same key sequence on relevance, faithfulness,
+pairwise and the tasks on answers, with a dict for the session and a fake clock, checked in
+the database."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from app_fixtures import Clock, Project, add_verdict_items, build_project
+from app_fixtures import Clock, Project, add_answers, add_verdict_items, build_project
 from labeler import state
 from labeler.flow import FLOWS, Flow
 from labeler.store import StoreError, connect, labels, sessions
@@ -16,17 +17,20 @@ from labeler.store.access import OWNER
 from labeler.store.vocabulary import TASKS
 
 # Two choices each page's keys give, and where the page's answers and skips are written.
-CHOICES = {"relevance": (2, 0), "faithfulness": ("SUPPORTED", "UNSUPPORTED"), "pairwise": ("left", "tie")}
-TABLES = {"relevance": ("judgments", "skips"), "faithfulness": ("human_verdicts", "verdict_skips"),
-          "pairwise": ("human_verdicts", "verdict_skips")}
+CHOICES = {"relevance": (2, 0), "faithfulness": ("SUPPORTED", "UNSUPPORTED"), "pairwise": ("left", "tie"),
+           "claims": ("NOT_ONE_CLAIM", "SUPPORTED"), "correctness": ("CORRECT", "INCORRECT"),
+           "answer-relevance": ("MISSES", "ADDRESSES")}
+TABLES = {task: ("judgments", "skips") if task == "relevance" else ("human_verdicts", "verdict_skips") for task in CHOICES}
 STALE = "That key came before the next item was on screen, so nothing was saved."
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    """A relevance project with six faithfulness and six pairwise items, all open to annotators."""
+    """A relevance project with six faithfulness and six pairwise items, and four answers (four
+    correctness and four relevance items, twelve claims), all open to annotators."""
     built = build_project(tmp_path)
     add_verdict_items(built.path, n_faithfulness=6, n_pairwise=6)
+    add_answers(built.path, n=4)
     return built
 
 
@@ -35,10 +39,10 @@ def _rows(db: sqlite_utils.Database, table: str) -> list[tuple[float | None, str
 
 
 def test_every_task_has_a_flow_of_its_own_keys() -> None:
-    assert set(FLOWS) == set(TASKS) == {"relevance", "faithfulness", "pairwise"}
+    assert set(FLOWS) == set(TASKS) == set(CHOICES)
     assert all(isinstance(flow, Flow) and flow.task == task for task, flow in FLOWS.items())
     keys = {flow.key(part) for flow in FLOWS.values() for part in (*state.ITEM_PARTS, "drafts", "back", "skip")}
-    assert len(keys) == 3 * (len(state.ITEM_PARTS) + 3)  # no two pages share a session key
+    assert len(keys) == len(TASKS) * (len(state.ITEM_PARTS) + 3)  # no two pages share a session key
 
 
 @pytest.mark.parametrize("task", list(CHOICES))

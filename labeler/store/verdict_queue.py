@@ -111,9 +111,9 @@ class Card:
     item_id: str
     kind: str
     question: str
-    contexts: tuple[str, ...]  # faithfulness
+    contexts: tuple[str, ...]  # faithfulness, claims
     context: str | None  # pairwise, optional
-    response: str | None  # faithfulness
+    response: str | None  # faithfulness and the tasks on answers
     left: str | None  # pairwise: the response shown on the left
     right: str | None
     slot_order: str | None  # pairwise: AB when response A is on the left
@@ -121,6 +121,8 @@ class Card:
     batch_size: int
     verdict: str | None  # this annotator's latest: SUPPORTED / UNSUPPORTED, or left / right / tie
     note: str  # this annotator's latest note on it
+    claim: str | None = None  # claims: the claim judged, a part of ``response``
+    reference: str | None = None  # correctness: the reference answer
 
     @property
     def mark(self) -> tuple[str | None, str]:
@@ -293,7 +295,7 @@ def _card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> Card:
         left, right = texts[order[0]], texts[order[1]]
         verdict = None if verdict is None else response_to_slot(verdict, order)
     return Card(item_id, kind, item.question, item.contexts, item.context, item.response, left, right, order,
-                members.index(item_id) + 1, len(members), verdict, note)
+                members.index(item_id) + 1, len(members), verdict, note, claim=item.claim, reference=item.reference)
 
 
 def get_card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> Card:

@@ -1,0 +1,27 @@
+"""The correctness page: does the response give the reference's answer? Keys ``1`` CORRECT, ``0`` INCORRECT.
+
+The question and the response on the left, the reference answer beside them; no contexts
+(correctness is weighed against the reference only).
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from labeler.store.labels import Annotator
+from labeler.store.verdict_queue import Card
+from labeler.views.answer_page import Box, question_box, render_answer_task, response_box, text
+from labeler.views.verdict_page import Choice
+
+CHOICES = (Choice("CORRECT", "1 · Correct", "1"), Choice("INCORRECT", "0 · Incorrect", "0"))
+SHOWN = {None: "not judged yet", "CORRECT": "correct", "INCORRECT": "incorrect"}
+
+
+def boxes(card: Card) -> tuple[list[Box], list[Box]]:
+    """The question and the response, and the reference beside them."""
+    return [question_box(card), response_box(card)], [Box("Reference answer", text(card.reference), "gp-reference", "gp-side")]
+
+
+def render(db: sqlite_utils.Database, user: Annotator) -> None:
+    """Draw the annotator's current answer to weigh against its reference, or a thank-you."""
+    render_answer_task(db, user, "correctness", "Correctness", CHOICES, boxes, SHOWN)
