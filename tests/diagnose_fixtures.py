@@ -80,9 +80,10 @@ def invoke(*args: str) -> str:
     return result.output
 
 
-def build(tmp_path: Path, generator_url: str | None) -> Path:
-    """The project at ``tmp_path/p.db`` with version v1 and system ``rag``; with
-    ``generator_url``, also rag's gold-context answers, labelled by people."""
+def build(tmp_path: Path, generator_url: str | None, *, unjudged: frozenset[str] = frozenset()) -> Path:
+    """The project at ``tmp_path/p.db`` with version v1 and system ``rag`` (people's verdicts on
+    its answers but those to the ``unjudged`` queries); with ``generator_url``, also rag's
+    gold-context answers, labelled by people."""
     db = str(tmp_path / "p.db")
     write_jsonl(tmp_path / "corpus.jsonl", [{"doc_id": d, "text": t} for d, t in CORPUS])
     write_jsonl(tmp_path / "queries.jsonl", [{"query_id": q, "text": t} for q, t, _ in QUERIES])
@@ -92,7 +93,8 @@ def build(tmp_path: Path, generator_url: str | None) -> Path:
     write_jsonl(tmp_path / "answers.jsonl", [
         {"answer_id": f"a-{q}", "query_id": q, "response": r, "retrieved_ids": ids, "reference": refs[q]}
         for q, (r, ids, _) in ANSWERS.items()])
-    write_jsonl(tmp_path / "people.jsonl", [{"item_id": f"a-{q}", "verdict": v} for q, (_, _, v) in ANSWERS.items()])
+    write_jsonl(tmp_path / "people.jsonl", [{"item_id": f"a-{q}", "verdict": v} for q, (_, _, v) in ANSWERS.items()
+                                                        if q not in unjudged])
     invoke("init", db)
     invoke("import-corpus", db, str(tmp_path / "corpus.jsonl"))
     invoke("import-queries", db, str(tmp_path / "queries.jsonl"))

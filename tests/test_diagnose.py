@@ -1,0 +1,210 @@
+"""The per-stage report, the gold-context test and the diagnosis of wrong answers."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from diagnose_fixtures import CORPUS, EXPECTED, QUERIES, build, invoke, outcomes_of, reader
+from judge_server import JudgeServer
+from labels_fixtures import write_jsonl
+from labeler.answers import derived_answer_id
+from labeler.cli import cli
+from labeler.store import connect
+from labeler.store.access import OWNER
+
+
+@pytest.fixture
+def generator() -> JudgeServer:
+    s = JudgeServer(answer=reader)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("module", ["labeler.stages", "labeler.diagnose", "labeler.gold_context"])
+def test_worked_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_each_wrong_answer_is_put_in_its_outcome(tmp_path: Path, generator: JudgeServer) -> None:
+    db = build(tmp_path, generator.url)
+    out = json.loads(invoke("diagnose", f"{db}@v1", "--system", "rag", "--json"))
+    assert outcomes_of(json.dumps(out)) == EXPECTED
+    assert out["counts"] == {"retrieval-miss": 1, "context-ignored": 1, "generation": 1, "knowledge-gap": 1,
+                             "incomplete-labels": 1, "pending": 0}
+    assert (out["answers"], out["correct"], out["wrong"], out["unjudged"]) == (6, 1, 5, 0)
+    assert out["first"] == "retrieval-miss"  # a tie: the cheaper check of the fixed order comes first
+    by = {d["query_id"]: d for d in out["questions"]}
+    assert by["q5"]["outside"] == ["d6"] and out["offered"] == {"q5": ["d6"]} and out["pool"] is None
+    assert by["q4"]["holders"] == [] and by["q4"]["distinctive_words"] == ["356", "7", "degrees", "celsius"]
+    assert by["q1"]["relevant_in_top"] is False and by["q1"]["gold_correct"] is True
+    assert by["q3"]["gold_response"] == "Charles Dickens wrote it."
+
+
+def test_the_gold_context_is_the_golden_chunks_only_and_a_rerun_makes_no_call(tmp_path: Path,
+                                                                             generator: JudgeServer) -> None:
+    db = build(tmp_path, generator.url)
+    sent = [r["messages"][-1]["content"] for r in generator.requests]
+    assert len(sent) == 5  # the five wrong answers; q6 was right
+    q1 = next(m for m in sent if "X-rays?" in m)
+    assert "Wilhelm Röntgen discovered X-rays" in q1 and "Medical imaging" not in q1  # d1 (grade 3) only, not d9 (0)
+    q4 = next(m for m in sent if "mercury" in m)
+    assert "Mercury is a metal" in q4  # no grade 3: the grade-2 chunk
+    again = json.loads(invoke("gold-context", f"{db}@v1", "--system", "rag", "--base-url", generator.url,
+                              "--model", "reader", "--json", "--no-progress"))
+    assert (again["already_done"], again["calls"], again["stored"], generator.count) == (5, 0, 0, 5)
+    with connect(db) as store:
+        items = {r[0] for r in store.execute("SELECT item_id FROM verdict_items WHERE kind = 'correctness'")}
+    texts = {q: t for q, t, _ in QUERIES}
+    assert {derived_answer_id("rag+gold", q, texts[q]) + "@correctness" for q in EXPECTED} <= items
+
+
+def test_an_interrupted_run_resumes_and_the_same_call_for_another_system_comes_from_the_cache(
+        tmp_path: Path, generator: JudgeServer) -> None:
+    db = build(tmp_path, None)
+    run = ["gold-context", f"{db}@v1", "--base-url", generator.url, "--model", "reader", "--json", "--no-progress"]
+    first = json.loads(invoke(*run, "--system", "rag", "--limit", "2"))
+    assert (first["stored"], first["calls"]) == (2, 2)
+    rest = json.loads(invoke(*run, "--system", "rag"))
+    assert (rest["already_done"], rest["stored"], rest["from_cache"], rest["calls"]) == (2, 3, 0, 3)
+    answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    write_jsonl(tmp_path / "rag2.jsonl", [{**a, "answer_id": "b" + a["answer_id"]} for a in answers])
+    invoke("import-answers", str(db), str(tmp_path / "rag2.jsonl"), "--system", "rag2")
+    write_jsonl(tmp_path / "v2.jsonl", [{"item_id": "b" + a["answer_id"], "verdict": "INCORRECT"} for a in answers])
+    invoke("import-verdicts", str(db), str(tmp_path / "v2.jsonl"), "--annotator", "ada")
+    other = json.loads(invoke(*run, "--system", "rag2"))
+    assert (other["selected"], other["stored"], other["from_cache"], other["calls"]) == (6, 6, 5, 1)
+    assert generator.count == 6
+
+
+def test_the_teams_template_is_used_and_a_template_without_placeholders_is_refused(
+        tmp_path: Path, generator: JudgeServer) -> None:
+    db = build(tmp_path, None)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Answer {question}", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["gold-context", f"{db}@v1", "--system", "rag", "--base-url", generator.url,
+                                      "--model", "m", "--prompt", str(bad)])
+    assert result.exit_code == 1 and f"{bad}: the prompt template has no {{contexts}}" in result.output
+    assert generator.count == 0
+    good = tmp_path / "team.txt"
+    good.write_text('Reply as JSON {"answer": ...}.\nDocs:\n{contexts}\nQ: {question}', encoding="utf-8")
+    out = json.loads(invoke("gold-context", f"{db}@v1", "--system", "rag", "--base-url", generator.url, "--model", "m",
+                            "--prompt", str(good), "--all", "--limit", "1", "--json", "--no-progress"))
+    assert out["selected"] == 6 and out["stored"] == 1  # --all: the right answer too
+    assert generator.requests[0]["messages"][-1]["content"] == (
+        'Reply as JSON {"answer": ...}.\nDocs:\n[1]\nWilhelm Röntgen discovered X-rays in 1895 in Würzburg.\n'
+        "Q: Who discovered X-rays?")
+
+
+def test_without_gold_context_answers_the_fact_in_a_relevant_chunk_is_pending(tmp_path: Path) -> None:
+    db = build(tmp_path, None)
+    found = outcomes_of(invoke("diagnose", f"{db}@v1", "--system", "rag", "--json"))
+    # The corpus search alone decides the last two; the first three need the gold-context test.
+    assert found == {"q1": "pending", "q2": "pending", "q3": "pending", "q4": "knowledge-gap", "q5": "incomplete-labels"}
+
+
+def test_chunks_that_hold_an_answer_outside_the_labels_are_offered_to_the_pool(tmp_path: Path,
+                                                                               generator: JudgeServer) -> None:
+    db = build(tmp_path, generator.url)
+    out = json.loads(invoke("diagnose", f"{db}@v1", "--system", "rag", "--add-to-pool", "--json"))
+    assert out["pool"] == {"added": 1, "already_pooled": 0}
+    with connect(db) as store:
+        rows = store.execute("SELECT query_id, doc_id, sources FROM pool WHERE doc_id = 'd6'").fetchall()
+    assert rows == [("q5", "d6", json.dumps({"answer-search": 1}))]
+    again = json.loads(invoke("diagnose", f"{db}@v1", "--system", "rag", "--add-to-pool", "--json"))
+    assert again["pool"] == {"added": 0, "already_pooled": 1}
+
+
+def test_diagnose_html_escapes_the_answers(tmp_path: Path, generator: JudgeServer) -> None:
+    db = build(tmp_path, generator.url)
+    invoke("diagnose", f"{db}@v1", "--system", "rag", "--html", str(tmp_path / "d.html"))
+    page = (tmp_path / "d.html").read_text(encoding="utf-8")
+    assert "retrieval-miss: 1" in page and "Marie Curie." in page and "<script" not in page
+
+
+def test_a_judge_fills_in_where_people_gave_no_verdict_and_says_so(tmp_path: Path) -> None:
+    db = build(tmp_path, None, unjudged=frozenset({"q6"}))
+    write_jsonl(tmp_path / "j.jsonl", [{"item_id": "a-q6", "verdict": "INCORRECT"}, {"item_id": "a-q1", "verdict": "CORRECT"}])
+    invoke("import-verdicts", str(db), str(tmp_path / "j.jsonl"), "--judge", "j1")
+    people = json.loads(invoke("stages", f"{db}@v1", "--system", "rag", "--json"))["systems"]["rag"]
+    assert people["sources"]["correct"] == {"people": 5, "none": 1}
+    mixed = json.loads(invoke("stages", f"{db}@v1", "--system", "rag", "--judge", "j1", "--json"))["systems"]["rag"]
+    assert mixed["sources"]["correct"] == {"people": 5, "j1": 1}  # q1 keeps people's INCORRECT
+    assert mixed["stages"]["correct"]["mean"] == 0.0
+    text = invoke("stages", f"{db}@v1", "--system", "rag", "--judge", "j1")
+    assert "correctness 5 by people, 1 by judge j1" in text
+
+
+def _two_systems(tmp_path: Path, n: int = 80) -> Path:
+    """Systems A and B on n questions: B retrieves a relevant chunk for many more of them; on
+    the questions where both have one, the generator is as good (the same share right, a few
+    questions apart each way)."""
+    rng = random.Random(3)
+    db = str(tmp_path / "p.db")
+    write_jsonl(tmp_path / "c.jsonl", [{"doc_id": f"d{i}", "text": f"chunk {i} about topic {i}"} for i in range(2 * n)])
+    write_jsonl(tmp_path / "q.jsonl", [{"query_id": f"q{i:03d}", "text": f"question {i}"} for i in range(n)])
+    # q's relevant chunk is d{i} (grade 3); d{n+i} is labelled irrelevant.
+    (tmp_path / "qrels.txt").write_text("".join(f"q{i:03d} 0 d{i} 3\nq{i:03d} 0 d{n + i} 0\n" for i in range(n)),
+                                        encoding="utf-8")
+    answers, verdicts = [], []
+    for system, hits in (("A", n * 4 // 10), ("B", n * 9 // 10)):
+        for i in range(n):
+            hit = i < hits
+            right = hit and rng.random() < 0.75
+            answers.append({"answer_id": f"{system}-{i}", "query_id": f"q{i:03d}", "response": f"answer {i}",
+                            "reference": f"ref {i}", "retrieved_ids": [f"d{i}" if hit else f"d{n + i}"], "system": system})
+            verdicts.append({"item_id": f"{system}-{i}", "verdict": "CORRECT" if right else "INCORRECT"})
+    invoke("init", db)
+    invoke("import-corpus", db, str(tmp_path / "c.jsonl"))
+    invoke("import-queries", db, str(tmp_path / "q.jsonl"))
+    invoke("import-judgments", db, str(tmp_path / "qrels.txt"), "--annotator", "ada")
+    invoke("freeze", db, "--version", "v1")
+    for system in ("A", "B"):
+        write_jsonl(tmp_path / f"{system}.jsonl", [{k: v for k, v in a.items() if k != "system"} for a in answers
+                                                   if a["system"] == system])
+        invoke("import-answers", db, str(tmp_path / f"{system}.jsonl"), "--system", system)
+    write_jsonl(tmp_path / "v.jsonl", verdicts)
+    invoke("import-verdicts", db, str(tmp_path / "v.jsonl"), "--annotator", "ada")
+    return Path(db)
+
+
+def test_stages_attribute_a_change_of_retrieval_to_retrieval(tmp_path: Path) -> None:
+    db = _two_systems(tmp_path)
+    out = json.loads(invoke("stages", f"{db}@v1", "--system", "A", "--system", "B", "--k", "5", "--json"))
+    a, b = out["systems"]["A"]["stages"], out["systems"]["B"]["stages"]
+    assert (a["recall"]["mean"], b["recall"]["mean"]) == (0.4, 0.9)
+    c = out["comparison"]
+    assert c["stages"]["recall"]["delta"] == pytest.approx(0.5) and c["stages"]["recall"]["p_value"] < 0.05
+    given = c["stages"]["correct_given_relevant"]
+    assert given["n"] == 32 and given["p_value"] >= 0.05  # the questions where both retrieved a relevant chunk
+    assert c["stages"]["correct"]["p_value"] < 0.05
+    assert c["sentence"].startswith("B against A: retrieval improved by 0.500 recall@5 [")
+    assert "correctness given a relevant chunk did not change (" in c["sentence"]
+    assert c["sentence"].endswith("So only retrieval changed: the difference is in retrieval.")
+    text = invoke("stages", f"{db}@v1", "--system", "A", "--system", "B", "--k", "5", "--html", str(tmp_path / "s.html"))
+    assert c["sentence"] in text and c["sentence"] in (tmp_path / "s.html").read_text(encoding="utf-8")
+
+
+def test_stages_refuse_what_they_cannot_score(tmp_path: Path) -> None:
+    db = build(tmp_path, None)
+    for args, message in (
+        (["stages", str(db), "--system", "rag"], "give DB@VERSION"),
+        (["stages", f"{db}@v9", "--system", "rag"], "v9"),
+        (["stages", f"{db}@v1", "--system", "nobody"], "no system 'nobody'"),
+        (["stages", f"{db}@v1", "--system", "rag", "--system", "rag"], "given twice"),
+        (["diagnose", f"{tmp_path / 'none.db'}@v1", "--system", "rag"], "no project file"),
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1 and message in result.output, (args, result.output)
+
+
+def test_corpus_has_the_chunks_the_outcomes_need() -> None:
+    texts = dict(CORPUS)
+    assert "356.7" not in " ".join(texts.values()) and "Rembrandt" in texts["d6"]
