@@ -26,10 +26,14 @@ The outcomes are reported in the order ``retrieval-miss``, ``context-ignored``, 
 word characters, :func:`pooling.tokenize.tokenize`) that are neither stop words nor words of
 the question ("Wilhelm Conrad Röntgen" for "who got the first nobel prize in physics"). A chunk
 holds the answer when its words contain the reference's words as one phrase, or every
-distinctive word. The search looks at the BM25 top ``depth`` of the whole corpus for the
-distinctive words, plus the system's top k and the question's labelled chunks. A long
-reference (a sentence) rarely matches whole: its ``knowledge-gap`` calls are the weakest, and
-each question's evidence shows what was searched.
+distinctive word (only the phrase when the reference has none: "public sector" for "public
+companies are part of what economic sector"). The search looks at the BM25 top ``depth`` of the
+whole corpus for the distinctive words (the reference's words when there are none), plus the
+system's top k and the question's labelled chunks. Limits, each visible in a question's
+evidence: a long reference (a sentence) rarely matches whole, so its ``knowledge-gap`` calls
+are the weakest; a short one (a year, a number) also matches chunks about something else,
+which makes a false ``incomplete-labels``: its chunks go to people, who label them
+irrelevant, so the error costs labels, not a wrong conclusion.
 """
 
 from __future__ import annotations
@@ -74,29 +78,37 @@ both each few more most other some own same too very just also only s t""".split
 
 
 def distinctive_words(reference: str, question: str) -> list[str]:
-    """The reference's words that are neither stop words nor the question's, in order, once
-    each; its non-stop words when that leaves none; its words when that leaves none.
+    """The reference's words that are neither stop words nor the question's, in order, once each.
 
     >>> distinctive_words("Wilhelm Conrad Röntgen", "who got the first nobel prize in physics")
     ['wilhelm', 'conrad', 'röntgen']
-    >>> distinctive_words("the Nobel prize", "who got the first nobel prize"), distinctive_words("the", "x")
-    (['nobel', 'prize'], ['the'])
+    >>> distinctive_words("public sector", "public companies are part of what economic sector")
+    []
     """
-    words = list(dict.fromkeys(tokenize(reference)))
     asked = set(tokenize(question))
-    for kept in ([w for w in words if w not in _STOP and w not in asked], [w for w in words if w not in _STOP], words):
-        if kept:
-            return kept
-    return []
+    return [w for w in dict.fromkeys(tokenize(reference)) if w not in _STOP and w not in asked]
+
+
+def search_words(reference: str, question: str) -> str:
+    """What the BM25 search of the corpus looks for: the distinctive words, else the reference's words.
+
+    >>> search_words("Wilhelm Röntgen", "who discovered x-rays"), search_words("public sector", "the public sector")
+    ('wilhelm röntgen', 'public sector')
+    """
+    return " ".join(distinctive_words(reference, question) or tokenize(reference))
 
 
 def holds(chunk: str, reference: str, distinctive: Sequence[str]) -> bool:
-    """Whether ``chunk`` holds the reference: its words as one phrase, or every distinctive word.
+    """Whether ``chunk`` holds the reference: its words as one phrase, or every distinctive word
+    (a reference whose words are all the question's has none: only the phrase counts, else a
+    chunk that repeats the question would hold it).
 
     >>> holds("In 1901 Wilhelm Conrad Röntgen won.", "Wilhelm Conrad Röntgen", ["wilhelm", "conrad", "röntgen"])
     True
     >>> holds("Röntgen, Wilhelm.", "Wilhelm Conrad Röntgen", ["wilhelm", "conrad", "röntgen"])
     False
+    >>> holds("Is the public sector big?", "public sector", []), holds("the sector is public", "public sector", [])
+    (True, False)
     """
     words = tokenize(chunk)
     phrase = tokenize(reference)
@@ -244,7 +256,8 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     wrong = [a for q, a in sorted(answers.items()) if a.correct is False]
     words = {a.query_id: distinctive_words(a.reference or "", a.question) for a in wrong}
     search = AnswerSearch(db, depth=depth)
-    found = search.top([(a.query_id, " ".join(words[a.query_id])) for a in wrong if words[a.query_id]])
+    found = search.top([(a.query_id, search_words(a.reference or "", a.question)) for a in wrong
+                        if tokenize(a.reference or "")])
     looked: dict[str, list[str]] = {}
     for a in wrong:
         q = a.query_id
