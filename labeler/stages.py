@@ -214,7 +214,8 @@ class SystemStages:
         questions: the version's questions the system answered (with a query link).
         no_relevant: of those, questions whose version has no relevant chunk (no retrieval value).
         unlinked: answers not linked to a question of the version (left out).
-        no_retrieved: answers that came without ``retrieved_ids`` (their retrieval scores 0).
+        no_retrieved: answers that came without ``retrieved_ids`` (their retrieval scores 0, or,
+            when no answer has any, the system has no retrieval stage).
         stages: stage key -> mean, interval, n.
         sources: where the generation verdicts came from: {"correct": {"people": n, JUDGE: n}, ...}.
         per_question: query_id -> :class:`QuestionStages`.
@@ -272,11 +273,14 @@ def system_stages(db: sqlite_utils.Database, qrels: Mapping[str, Mapping[str, in
         raise StoreError(f"no answer of system {system!r} is a question of this golden version; import the answers "
                          "with their query_id (or the query's exact text)")
     names = {"recall": f"R@{k}", "ndcg": f"nDCG@{k}", "precision": f"P@{k}"}
-    ranked = {q: list(a.retrieved_ids) for q, a in answers.items()}
+    # A system imported without any retrieved_ids has no retrieval stage (not a retrieval of
+    # nothing); one answer without them, among others with, retrieved nothing and scores 0.
+    recorded = any(a.retrieved_ids for a in answers.values())
+    ranked = {q: list(a.retrieved_ids) for q, a in answers.items()} if recorded else {}
     scores = evaluate_many(qrels, {system: ranked}, list(names.values()), relevance_level=relevance_level)[system]
     per_question: dict[str, QuestionStages] = {}
     for q, a in answers.items():
-        scorable = any(g >= relevance_level for g in qrels[q].values())
+        scorable = recorded and any(g >= relevance_level for g in qrels[q].values())
         measured = scores.per_query.get(q, {})
         per_question[q] = QuestionStages(
             q, a.answer_id, relevant_in_top(qrels[q], a.retrieved_ids, k, relevance_level) if scorable else None,
@@ -285,7 +289,8 @@ def system_stages(db: sqlite_utils.Database, qrels: Mapping[str, Mapping[str, in
     for a in answers.values():
         for key, by in (("correct", a.correct_by), ("faithfulness", a.faithfulness_by)):
             sources[key][by or "none"] = sources[key].get(by or "none", 0) + 1
-    result = SystemStages(system, len(answers), sum(s.relevant_in_top is None for s in per_question.values()),
+    result = SystemStages(system, len(answers),
+                          sum(not any(g >= relevance_level for g in qrels[q].values()) for q in answers),
                           sum(v.query_id is None or v.query_id not in qrels for v in values.values()),
                           sum(not a.retrieved_ids for a in answers.values()), {}, sources,
                           sum(a.abstained for a in answers.values()),
@@ -347,9 +352,9 @@ def _stage_phrase(what: str, c: Any, alpha: float, *, unit: str = "") -> str:
     if c is None:
         return f"{what} could not be compared (fewer than two questions paired)"
     interval = f"[{fixed(c.low, sign=True)}, {fixed(c.high, sign=True)}]"
-    if _changed(c, alpha):
-        verb = "improved" if c.delta > 0 else "dropped"
-        return f"{what} {verb} by {fixed(abs(c.delta))}{unit} {interval}"
+    if _changed(c, alpha):  # the size of the change, with the interval of that size
+        verb, low, high = ("improved", c.low, c.high) if c.delta > 0 else ("dropped", -c.high, -c.low)
+        return f"{what} {verb} by {fixed(abs(c.delta))}{unit} [{fixed(low)}, {fixed(high)}]"
     if c.mdd > 1.0:
         return f"{what} did not change detectably ({fixed(c.delta, sign=True)} {interval}; no difference on this scale " \
                f"can be resolved with {c.n} questions)"

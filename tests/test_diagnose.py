@@ -154,10 +154,14 @@ def _two_systems(tmp_path: Path, n: int = 80) -> Path:
     (tmp_path / "qrels.txt").write_text("".join(f"q{i:03d} 0 d{i} 3\nq{i:03d} 0 d{n + i} 0\n" for i in range(n)),
                                         encoding="utf-8")
     answers, verdicts = [], []
+    # One generator: given a relevant chunk, a question is answered right or not alike by both,
+    # but for a few questions that B's generator gets the other way (sampling noise).
+    knows = [rng.random() < 0.75 for _ in range(n)]
+    flipped = {2, 9, 17, 26}
     for system, hits in (("A", n * 4 // 10), ("B", n * 9 // 10)):
         for i in range(n):
             hit = i < hits
-            right = hit and rng.random() < 0.75
+            right = hit and (knows[i] != (system == "B" and i in flipped))
             answers.append({"answer_id": f"{system}-{i}", "query_id": f"q{i:03d}", "response": f"answer {i}",
                             "reference": f"ref {i}", "retrieved_ids": [f"d{i}" if hit else f"d{n + i}"], "system": system})
             verdicts.append({"item_id": f"{system}-{i}", "verdict": "CORRECT" if right else "INCORRECT"})
@@ -208,3 +212,13 @@ def test_stages_refuse_what_they_cannot_score(tmp_path: Path) -> None:
 def test_corpus_has_the_chunks_the_outcomes_need() -> None:
     texts = dict(CORPUS)
     assert "356.7" not in " ".join(texts.values()) and "Rembrandt" in texts["d6"]
+
+
+def test_a_system_imported_without_retrieved_ids_has_no_retrieval_stage(tmp_path: Path) -> None:
+    db = build(tmp_path, None)
+    write_jsonl(tmp_path / "bare.jsonl", [{"answer_id": "x-q1", "query_id": "q1", "response": "Röntgen.",
+                                           "reference": "Wilhelm Röntgen"}])
+    invoke("import-answers", str(db), str(tmp_path / "bare.jsonl"), "--system", "bare")
+    out = json.loads(invoke("stages", f"{db}@v1", "--system", "bare", "--json"))["systems"]["bare"]
+    assert out["stages"]["recall"]["n"] == 0 and out["stages"]["correct_without_relevant"]["n"] == 0
+    assert "no retrieval stage" in invoke("stages", f"{db}@v1", "--system", "bare")

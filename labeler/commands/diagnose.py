@@ -97,7 +97,9 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
         notes = [f"{s.questions} questions of the version answered", f"{s.no_relevant} without a relevant chunk"]
         if s.unlinked:
             notes.append(f"{s.unlinked} answers not questions of the version (left out)")
-        if s.no_retrieved:
+        if s.no_retrieved == s.questions:
+            notes.append("imported without retrieved_ids: no retrieval stage")
+        elif s.no_retrieved:
             notes.append(f"{s.no_retrieved} answers without retrieved_ids (retrieval scores 0)")
         notes.append(f"abstained {s.abstained}, mean answer length {s.mean_words:.1f} words")
         click.echo(f"{s.system}: " + "; ".join(notes))
