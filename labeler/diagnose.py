@@ -118,23 +118,27 @@ def holds(chunk: str, reference: str, distinctive: Sequence[str]) -> bool:
 
 
 class AnswerSearch:
-    """BM25 over the whole corpus (visible documents), built once, to look for references."""
+    """BM25 over the whole corpus (visible documents), built at the first search, to look for references."""
 
     def __init__(self, db: sqlite_utils.Database, *, depth: int = SEARCH_DEPTH) -> None:
+        self.db = db
+        self.depth = depth
+        self._index: Any = None
+
+    def top(self, searches: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+        """key -> the BM25 top ``depth`` doc_ids for each ``(key, words)``."""
         from labeler.store.corpus import document_keys, document_texts
         from pooling.bm25 import BM25Index
         from pooling.types import search_text
 
-        self.db = db
-        self.depth = depth
-        doc_ids = [d for d, _ in document_keys(db)]
-        self.index = BM25Index(doc_ids, lambda: (search_text(t, x) for t, x in document_texts(db))) if doc_ids else None
-
-    def top(self, searches: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
-        """key -> the BM25 top ``depth`` doc_ids for each ``(key, words)``."""
-        if self.index is None or not searches:
-            return {key: [] for key, _ in searches}
-        return self.index.ranked_ids(list(searches), self.depth)
+        if not searches:
+            return {}
+        if self._index is None:
+            doc_ids = [d for d, _ in document_keys(self.db)]
+            if not doc_ids:
+                return {key: [] for key, _ in searches}
+            self._index = BM25Index(doc_ids, lambda: (search_text(t, x) for t, x in document_texts(self.db)))
+        return self._index.ranked_ids(list(searches), self.depth)
 
 
 @dataclass(frozen=True, slots=True)

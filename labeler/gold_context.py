@@ -186,6 +186,7 @@ def gold_context(
     from labeler.store.access import require_admin
     from labeler.store.corpus import documents_by_id
     from labeler.store.verdicts import CallResult, cached_call, content_hash
+    from pooling.types import search_text
 
     require_admin(db, caller)
     if not model.strip():
@@ -227,7 +228,7 @@ def gold_context(
             bar.update(1)
             return
         answer = {"answer_id": answer_id, "query_id": a.query_id, "question": a.question,
-                  "response": (result.raw or "").strip(), "contexts": [texts[d][1] for d in ids],
+                  "response": (result.raw or "").strip(), "contexts": [search_text(*texts[d]) for d in ids],
                   "retrieved_ids": list(ids), "reference": a.reference,
                   "meta": {"gold_context_of": a.answer_id, "version": version, "model": model,
                            "prompt_hash": version_hash}}
