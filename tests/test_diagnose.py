@@ -222,3 +222,62 @@ def test_a_system_imported_without_retrieved_ids_has_no_retrieval_stage(tmp_path
     out = json.loads(invoke("stages", f"{db}@v1", "--system", "bare", "--json"))["systems"]["bare"]
     assert out["stages"]["recall"]["n"] == 0 and out["stages"]["correct_without_relevant"]["n"] == 0
     assert "no retrieval stage" in invoke("stages", f"{db}@v1", "--system", "bare")
+
+
+def _c(delta: float, p: float, mdd: float = 0.1, n: int = 50):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(delta=delta, low=delta - 0.05, high=delta + 0.05, p_value=p, mdd=mdd, n=n)
+
+
+@pytest.mark.parametrize(("recall", "given", "end", "verdict"), [
+    (_c(0.08, 0.001), _c(0.01, 0.6, 0.06), _c(0.05, 0.01), "So only retrieval changed: the difference is in retrieval."),
+    (_c(0.0, 0.9), _c(-0.1, 0.002), _c(-0.08, 0.01), "So only generation changed: the difference is in the generator."),
+    (_c(0.1, 0.001), _c(0.1, 0.001), _c(0.15, 0.001), "So both retrieval and generation changed."),
+    (_c(0.01, 0.5), _c(0.01, 0.5), _c(0.01, 0.5), "So no stage changed detectably."),
+])
+def test_the_attribution_names_the_stage_that_changed(recall, given, end, verdict: str) -> None:
+    from labeler.stages import attribution
+
+    text = attribution("A", "B", {"recall": recall, "correct_given_relevant": given, "correct": end}, k=10)
+    assert text.endswith(verdict)
+
+
+def test_the_attribution_reads_as_the_issue_of_a_retrieval_change() -> None:
+    from labeler.stages import attribution
+
+    recall = _c(0.08, 0.001)
+    given = _c(0.01, 0.6, 0.06)
+    text = attribution("A", "B", {"recall": recall, "correct_given_relevant": given, "correct": None}, k=10)
+    assert text.startswith("B against A: retrieval improved by 0.080 recall@10 [0.030, 0.130]; correctness given a "
+                           "relevant chunk did not change (+0.010 [-0.040, +0.060], below the 0.060 this set resolves); "
+                           "end-to-end correctness could not be compared")
+    drop = attribution("A", "B", {"recall": _c(-0.08, 0.001)}, k=5)
+    assert "retrieval dropped by 0.080 recall@5 [0.030, 0.130]" in drop
+
+
+def test_a_failed_generator_call_stores_nothing_and_a_rerun_asks_again(tmp_path: Path, generator: JudgeServer) -> None:
+    db = build(tmp_path, None)
+    generator.script = ["500"] * 5
+    run = ["gold-context", f"{db}@v1", "--system", "rag", "--base-url", generator.url, "--model", "reader",
+           "--attempts", "1", "--concurrency", "1", "--no-progress"]
+    result = CliRunner().invoke(cli, [*run, "--json"])
+    assert result.exit_code == 1 and "every call failed (5)" in result.output
+    with connect(db) as store:
+        from labeler.store.answers import list_answers
+
+        assert list_answers(store, "rag+gold") == []
+    assert "5 answers stored" in invoke(*run)
+
+
+def test_questions_wrong_by_a_judge_are_tested_when_people_gave_no_verdict(tmp_path: Path,
+                                                                           generator: JudgeServer) -> None:
+    db = build(tmp_path, None, unjudged=frozenset({"q1", "q2", "q6"}))
+    write_jsonl(tmp_path / "j.jsonl", [{"item_id": "a-q1", "verdict": "INCORRECT"}, {"item_id": "a-q3", "verdict": "CORRECT"}])
+    invoke("import-verdicts", str(db), str(tmp_path / "j.jsonl"), "--judge", "j1")
+    run = ["gold-context", f"{db}@v1", "--system", "rag", "--base-url", generator.url, "--model", "reader", "--json",
+           "--no-progress", "--limit", "1"]
+    people = json.loads(invoke(*run))
+    assert (people["selected"], people["unjudged"]) == (3, 3)  # q3, q4, q5 wrong by people; q1, q2, q6 unjudged
+    judged = json.loads(invoke(*run, "--judge", "j1"))
+    assert (judged["selected"], judged["unjudged"], judged["already_done"]) == (4, 2, 1)  # q1 by the judge; q3 keeps people's
