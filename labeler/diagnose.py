@@ -242,7 +242,7 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     """
     from labeler.answers import derived_answer_id
     from labeler.gold_context import gold_system
-    from labeler.stages import answer_values, by_question, relevant_in_top, version_qrels
+    from labeler.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
     from labeler.store import answers as store
     from labeler.store.corpus import documents_by_id
     from pooling.types import search_text

@@ -181,7 +181,7 @@ def gold_context(
     from labeler.answers import derived_answer_id
     from labeler.judge.prompts import prompt_hash
     from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
-    from labeler.stages import answer_values, by_question, version_qrels
+    from labeler.golden_answers import answer_values, by_question, version_qrels
     from labeler.store import answers as store
     from labeler.store.access import require_admin
     from labeler.store.corpus import documents_by_id

@@ -27,7 +27,7 @@ def generator() -> JudgeServer:
     s.close()
 
 
-@pytest.mark.parametrize("module", ["labeler.stages", "labeler.diagnose", "labeler.gold_context"])
+@pytest.mark.parametrize("module", ["labeler.golden_answers", "labeler.stages", "labeler.diagnose", "labeler.gold_context"])
 def test_worked_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0

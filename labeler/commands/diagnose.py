@@ -24,7 +24,7 @@ _judge_option = click.option("--judge", default=None,
 @contextmanager
 def _golden(spec: str) -> Iterator[tuple[Any, Any]]:
     """The project of GOLDEN (DB@VERSION), opened for the command and closed after it."""
-    from labeler.stages import golden_spec
+    from labeler.golden_answers import golden_spec
     from labeler.store import connect
 
     found = golden_spec(spec)
