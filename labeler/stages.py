@@ -321,7 +321,11 @@ def stages(db: sqlite_utils.Database, spec: GoldenSpec, systems: Sequence[str], 
 
 
 def sources_text(sources: Mapping[str, int]) -> str:
-    """``40 by people, 60 by judge j1, 3 without a verdict``."""
+    """Where the values came from, people first.
+
+    >>> sources_text({"none": 3, "j1": 60, "people": 40})
+    '40 by people, 60 by judge j1, 3 without a verdict'
+    """
     parts = []
     for by, n in sorted(sources.items(), key=lambda kv: (kv[0] != "people", kv[0] == "none", kv[0])):
         parts.append(f"{n} without a verdict" if by == "none" else f"{n} by people" if by == "people" else f"{n} by judge {by}")
