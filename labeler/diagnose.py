@@ -244,8 +244,6 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     from labeler.gold_context import gold_system
     from labeler.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
     from labeler.store import answers as store
-    from labeler.store.corpus import documents_by_id
-    from pooling.types import search_text
 
     if k < 1 or depth < 1:
         raise StoreError(f"k {k}, search depth {depth}: give 1 or more")
@@ -258,24 +256,14 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     if target in store.systems(db):
         gold = by_question(answer_values(db, target, judge=judge, caller=caller), set(qrels))
     wrong = [a for q, a in sorted(answers.items()) if a.correct is False]
-    words = {a.query_id: distinctive_words(a.reference or "", a.question) for a in wrong}
-    search = AnswerSearch(db, depth=depth)
-    found = search.top([(a.query_id, search_words(a.reference or "", a.question)) for a in wrong
-                        if tokenize(a.reference or "")])
-    looked: dict[str, list[str]] = {}
-    for a in wrong:
-        q = a.query_id
-        looked[q] = list(dict.fromkeys([*found.get(q, []), *a.retrieved_ids[:k], *sorted(qrels[q])]))
-    texts = documents_by_id(db, sorted({d for ids in looked.values() for d in ids}))
+    words, looked, holding = _search(db, wrong, qrels, k, depth)
     diagnoses = []
     offered: dict[str, list[str]] = {}
     for a in wrong:
         q = a.query_id
         grades = qrels[q]
         relevant = {d: g for d, g in grades.items() if g >= relevance_level}
-        reference = a.reference or ""
-        holders = [d for d in looked[q] if d in texts and reference.strip() and holds(search_text(*texts[d]), reference,
-                                                                                      words[q])]
+        holders = holding[q]
         hit = relevant_in_top(grades, a.retrieved_ids, k, relevance_level)
         g = gold.get(q)
         expected_gold = derived_answer_id(target, q, a.question)
@@ -290,15 +278,44 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
                                    g.answer_id if g else None, g.response if g else None, g.correct if g else None,
                                    tuple(words[q]), len(looked[q]), tuple(holders), outside,
                                    {d: grades[d] for d in outside if d in grades}, why))
-    counts = {o: 0 for o in (*OUTCOMES, PENDING)}
-    for d in diagnoses:
-        counts[d.outcome] += 1
-    ranked = sorted(OUTCOMES, key=lambda o: (-counts[o], OUTCOMES.index(o)))
-    first = ranked[0] if counts[ranked[0]] else (PENDING if counts[PENDING] else None)
+    counts = {o: sum(d.outcome == o for d in diagnoses) for o in (*OUTCOMES, PENDING)}
+    first = fix_first(counts)
     advice = "" if first is None else ADVICE[first]
     return DiagnoseReport(golden, version, system, target, k, relevance_level, judge, len(answers),
                           sum(a.correct is True for a in answers.values()), sum(a.correct is None for a in answers.values()),
                           counts, first, advice, tuple(diagnoses), offered)
+
+
+def _search(db: sqlite_utils.Database, wrong: Sequence[Any], qrels: Mapping[str, Mapping[str, int]], k: int,
+            depth: int) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """Per question of ``wrong``: the distinctive words, the chunks looked at (the BM25 top
+    ``depth`` of the corpus, the answer's top k, the labelled chunks) and those that hold the
+    reference, in that order."""
+    from labeler.store.corpus import documents_by_id
+    from pooling.types import search_text
+
+    words = {a.query_id: distinctive_words(a.reference or "", a.question) for a in wrong}
+    found = AnswerSearch(db, depth=depth).top([(a.query_id, search_words(a.reference or "", a.question)) for a in wrong
+                                               if tokenize(a.reference or "")])
+    looked = {a.query_id: list(dict.fromkeys([*found.get(a.query_id, []), *a.retrieved_ids[:k],
+                                              *sorted(qrels[a.query_id])])) for a in wrong}
+    texts = documents_by_id(db, sorted({d for ids in looked.values() for d in ids}))
+    holding = {a.query_id: [d for d in looked[a.query_id] if d in texts and (a.reference or "").strip()
+                            and holds(search_text(*texts[d]), a.reference or "", words[a.query_id])] for a in wrong}
+    return words, looked, holding
+
+
+def fix_first(counts: Mapping[str, int]) -> str | None:
+    """The outcome to fix first: the most frequent, ties in the order of the checks; ``pending``
+    only when nothing else is found.
+
+    >>> fix_first({"generation": 3, "retrieval-miss": 3, "pending": 9}), fix_first({"pending": 1}), fix_first({})
+    ('retrieval-miss', 'pending', None)
+    """
+    ranked = sorted(OUTCOMES, key=lambda o: (-counts.get(o, 0), OUTCOMES.index(o)))
+    if counts.get(ranked[0], 0):
+        return ranked[0]
+    return PENDING if counts.get(PENDING, 0) else None
 
 
 def offer_to_pool(db: sqlite_utils.Database, report: DiagnoseReport, *, caller: Caller) -> dict[str, int]:
