@@ -30,11 +30,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import sqlite_utils
 
 from labeler.store import StoreError
 from labeler.store.vocabulary import Caller
+
+if TYPE_CHECKING:
+    from labeler.golden_answers import AnswerValues
+    from labeler.judge.client import Endpoint
 
 #: The system name the gold-context answers of system NAME are stored under: NAME + this.
 GOLD_SUFFIX = "+gold"
@@ -163,8 +168,19 @@ class GoldContextSummary:
         return asdict(self)
 
 
+class _Ask(NamedTuple):
+    """One question to put to the generator."""
+
+    answer: AnswerValues  # the system's own answer (question, reference)
+    answer_id: str  # the gold-context answer's id
+    ids: list[str]  # the gold chunks
+    item_hash: str  # what the call is cached by
+    message: str
+
+
 def gold_context(
-    db: sqlite_utils.Database, version: str, system: str, *, model: str, endpoint, prompt_text: str | None = None,
+    db: sqlite_utils.Database, version: str, system: str, *, model: str, endpoint: Endpoint,
+    prompt_text: str | None = None,
     judge: str | None = None, every: bool = False, concurrency: int = 4, limit: int | None = None,
     progress: bool = True, caller: Caller,
 ) -> GoldContextSummary:
@@ -179,9 +195,9 @@ def gold_context(
     from tqdm import tqdm
 
     from labeler.answers import derived_answer_id
+    from labeler.golden_answers import answer_values, by_question, version_qrels
     from labeler.judge.prompts import prompt_hash
     from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
-    from labeler.golden_answers import answer_values, by_question, version_qrels
     from labeler.store import answers as store
     from labeler.store.access import require_admin
     from labeler.store.corpus import documents_by_id
@@ -219,8 +235,8 @@ def gold_context(
     first_error: list[str] = []
     bar = tqdm(total=len(todo), desc=f"{target}", unit="answer", disable=not progress, file=sys.stderr)
 
-    def record(unit, result: CallResult, fresh: bool) -> None:
-        a, answer_id, ids, item_hash, _message = unit
+    def record(unit: _Ask, result: CallResult, fresh: bool) -> None:
+        a, answer_id, ids, item_hash = unit.answer, unit.answer_id, unit.ids, unit.item_hash
         if result.error is not None:
             counts["errors"] += 1
             if not first_error:
@@ -247,14 +263,14 @@ def gold_context(
                 stop_if(interrupted)
                 chunks = [texts[d] for d in ids]
                 item_hash = content_hash([a.question, [list(c) for c in chunks]])
-                unit = (a, answer_id, ids, item_hash, render(template, a.question, chunks))
+                unit = _Ask(a, answer_id, ids, item_hash, render(template, a.question, chunks))
                 hit = cached_call(db, model, version_hash, item_hash, None)
                 if hit is None:
                     to_call.append(unit)
                 else:
                     counts["from_cache"] += 1
                     record(unit, hit, False)
-            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u[4],
+            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u.message,
                      lambda u, result: record(u, result, True), interrupted, sent)
     finally:
         bar.close()
