@@ -44,6 +44,7 @@ from typing import Any
 
 import sqlite_utils
 
+from labeler.golden_set import ANSWER_SEARCH
 from labeler.store import StoreError
 from labeler.store.vocabulary import Caller
 from pooling.tokenize import tokenize
@@ -51,7 +52,7 @@ from pooling.tokenize import tokenize
 OUTCOMES = ("retrieval-miss", "context-ignored", "generation", "knowledge-gap", "incomplete-labels")
 PENDING = "pending"
 #: The pool source of the chunks that hold an answer outside a version's relevant set.
-POOL_SOURCE = "answer-search"
+POOL_SOURCE = ANSWER_SEARCH
 #: How deep the BM25 search of the corpus looks for each reference.
 SEARCH_DEPTH = 20
 
@@ -240,8 +241,7 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     Raises:
         StoreError: no such version or system, no answer to the version's questions, a bad k.
     """
-    from labeler.answers import derived_answer_id
-    from labeler.gold_context import gold_system
+    from labeler.gold_context import gold_answer_id, gold_chunk_ids, gold_system
     from labeler.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
     from labeler.store import answers as store
 
@@ -252,9 +252,8 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     if not answers:
         raise StoreError(f"no answer of system {system!r} is a question of version {version!r}")
     target = gold_system(system)
-    gold = {}
-    if target in store.systems(db):
-        gold = by_question(answer_values(db, target, judge=judge, caller=caller), set(qrels))
+    # The gold-context answer made from this version's gold chunks (another version's may differ).
+    gold = answer_values(db, target, judge=judge, caller=caller) if target in store.systems(db) else {}
     wrong = [a for q, a in sorted(answers.items()) if a.correct is False]
     words, looked, holding = _search(db, wrong, qrels, k, depth)
     diagnoses = []
@@ -265,10 +264,7 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
         relevant = {d: g for d, g in grades.items() if g >= relevance_level}
         holders = holding[q]
         hit = relevant_in_top(grades, a.retrieved_ids, k, relevance_level)
-        g = gold.get(q)
-        expected_gold = derived_answer_id(target, q, a.question)
-        if g is not None and g.answer_id != expected_gold:
-            g = None
+        g = gold.get(gold_answer_id(target, q, gold_chunk_ids(grades)))
         outcome, why = classify(gold_correct=g.correct if g else None, relevant_in_top=hit, relevant=relevant,
                                 holders=holders, top_k=a.retrieved_ids[:k])
         outside = tuple(h for h in holders if h not in relevant)

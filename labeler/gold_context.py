@@ -8,14 +8,15 @@ order, with the team's prompt template. A question without such chunks is skippe
 there is no gold context to give.
 
 The replies become answers of system ``NAME+gold`` (:data:`GOLD_SUFFIX`), stored through the
-answer store as ``import-answers`` stores a file's: the same derived answer_id
-(:func:`labeler.answers.derived_answer_id` of the system and the query), the original
-answer's reference, the gold chunks as contexts and their ids as retrieved_ids. So they become
-correctness items people label, or ``run-judge`` judges, like any answer. Each answer is
-committed as its reply arrives and each call is cached (model, prompt hash, question and
-contexts), so an interrupted run resumes: a question that has its gold answer is done. One
-gold-context answer per question: a later run with another prompt or version adds none to
-questions already done.
+answer store as ``import-answers`` stores a file's, with the original answer's reference, the
+gold chunks as contexts and their ids as retrieved_ids. So they become correctness items people
+label, or ``run-judge`` judges, like any answer. An answer's id is derived from the system, the
+query and the gold chunks (:func:`gold_answer_id`), so a rerun finds the answers it made, and
+a later version whose gold chunks for a question differ gets a new answer for it (diagnose
+reads the one made from the version's own chunks). Each answer is committed as its reply
+arrives and each call is cached (model, prompt hash, question and chunks), so an interrupted
+run resumes: a question that has its gold answer is done, whatever the prompt or model of a
+later run.
 
 The template is plain text with two placeholders, replaced as written: ``{question}`` (the
 question) and ``{contexts}`` (the chunks, each as ``[n] title`` on one line, when it has a
@@ -120,6 +121,20 @@ def render(template: str, question: str, contexts: Sequence[tuple[str, str]]) ->
     return "".join(out)
 
 
+def gold_answer_id(system: str, query_id: str, chunk_ids: Sequence[str]) -> str:
+    """The id of the gold-context answer of ``system`` (already ``NAME+gold``) to a question
+    given ``chunk_ids``: ``a`` and 16 hex digits of a sha256, blind to people as every derived id.
+
+    >>> gold_answer_id("rag+gold", "q1", ["d1"]) == gold_answer_id("rag+gold", "q1", ["d1"]) != gold_answer_id(
+    ...     "rag+gold", "q1", ["d1", "d2"])
+    True
+    """
+    import hashlib
+
+    key = "\x1f".join([system, "gold-context", query_id, *chunk_ids])
+    return "a" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def gold_chunk_ids(grades: Mapping[str, int]) -> list[str]:
     """The gold context of one question: its grade-3 chunks, else its grade-2 ones, by doc_id.
 
@@ -194,7 +209,6 @@ def gold_context(
     """
     from tqdm import tqdm
 
-    from labeler.answers import derived_answer_id
     from labeler.golden_answers import answer_values, by_question, version_qrels
     from labeler.judge.prompts import prompt_hash
     from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
@@ -222,7 +236,7 @@ def gold_context(
         if not ids:
             no_gold += 1
             continue
-        answer_id = derived_answer_id(target, a.query_id, a.question)
+        answer_id = gold_answer_id(target, a.query_id, ids)
         if answer_id in done:
             already += 1
             continue

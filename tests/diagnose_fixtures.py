@@ -20,7 +20,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from labels_fixtures import write_jsonl
-from labeler.answers import derived_answer_id
+from labeler.gold_context import gold_answer_id, gold_chunk_ids
 from labeler.cli import cli
 
 CORPUS = [
@@ -65,6 +65,8 @@ def reader(message: str) -> str:
         return "Canberra."
     if "Middlemarch" in message:
         return "Charles Dickens wrote it."  # wrong although the context says it
+    if "Rembrandt painted" in message:
+        return "Rembrandt."
     if "Night Watch" in message:
         return "It hangs in Amsterdam; the context does not name the painter."
     return "I don't know."
@@ -105,11 +107,14 @@ def build(tmp_path: Path, generator_url: str | None, *, unjudged: frozenset[str]
     if generator_url is not None:
         invoke("gold-context", f"{db}@v1", "--system", "rag", "--base-url", generator_url, "--model", "reader",
                "--no-progress")
-        texts = {q: t for q, t, _ in QUERIES}
-        write_jsonl(tmp_path / "gold.jsonl", [{"item_id": derived_answer_id("rag+gold", q, texts[q]), "verdict": v}
-                                              for q, v in GOLD_VERDICTS.items()])
+        write_jsonl(tmp_path / "gold.jsonl", [{"item_id": gold_id(q), "verdict": v} for q, v in GOLD_VERDICTS.items()])
         invoke("import-verdicts", db, str(tmp_path / "gold.jsonl"), "--annotator", "ada")
     return Path(db)
+
+
+def gold_id(query_id: str, qrels: dict[str, dict[str, int]] = QRELS) -> str:
+    """The id of rag's gold-context answer to ``query_id`` given the gold chunks of ``qrels``."""
+    return gold_answer_id("rag+gold", query_id, gold_chunk_ids(qrels[query_id]))
 
 
 def outcomes_of(output: str) -> dict[str, str]:

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagnose_fixtures import CORPUS, EXPECTED, QUERIES, build, invoke, outcomes_of, reader
+from diagnose_fixtures import CORPUS, EXPECTED, QRELS, build, gold_id, invoke, outcomes_of, reader
 from judge_server import JudgeServer
 from labels_fixtures import write_jsonl
-from labeler.answers import derived_answer_id
 from labeler.cli import cli
 from labeler.store import connect
 from labeler.store.access import OWNER
@@ -62,8 +61,7 @@ def test_the_gold_context_is_the_golden_chunks_only_and_a_rerun_makes_no_call(tm
     assert (again["already_done"], again["calls"], again["stored"], generator.count) == (5, 0, 0, 5)
     with connect(db) as store:
         items = {r[0] for r in store.execute("SELECT item_id FROM verdict_items WHERE kind = 'correctness'")}
-    texts = {q: t for q, t, _ in QUERIES}
-    assert {derived_answer_id("rag+gold", q, texts[q]) + "@correctness" for q in EXPECTED} <= items
+    assert {gold_id(q) + "@correctness" for q in EXPECTED} <= items
 
 
 def test_an_interrupted_run_resumes_and_the_same_call_for_another_system_comes_from_the_cache(
@@ -281,3 +279,30 @@ def test_questions_wrong_by_a_judge_are_tested_when_people_gave_no_verdict(tmp_p
     assert (people["selected"], people["unjudged"]) == (3, 3)  # q3, q4, q5 wrong by people; q1, q2, q6 unjudged
     judged = json.loads(invoke(*run, "--judge", "j1"))
     assert (judged["selected"], judged["unjudged"], judged["already_done"]) == (4, 2, 1)  # q1 by the judge; q3 keeps people's
+
+
+def test_chunks_found_by_an_answer_search_are_no_capture_source(tmp_path: Path, generator: JudgeServer) -> None:
+    from labeler.golden_set import found_by_source
+    from labeler.store.versions import version_rows
+
+    db = build(tmp_path, generator.url)
+    invoke("diagnose", f"{db}@v1", "--system", "rag", "--add-to-pool")
+    (tmp_path / "more.txt").write_text("q5 0 d6 3\n", encoding="utf-8")
+    invoke("import-judgments", str(db), str(tmp_path / "more.txt"), "--annotator", "ada")
+    invoke("freeze", str(db), "--version", "v2")
+    with connect(db) as store:
+        rows = version_rows(store, "v2", caller=OWNER)
+    d6 = next(r for r in rows if (r.query_id, r.doc_id) == ("q5", "d6"))
+    assert "answer-search" in d6.sources and d6.relevance == 3
+    assert "answer-search" not in found_by_source(rows).get("q5", {})
+    # v2's gold context of q5 is d6, not v1's d5: until the generator has been given it, q5 waits.
+    assert outcomes_of(invoke("diagnose", f"{db}@v2", "--system", "rag", "--json"))["q5"] == "pending"
+    again = json.loads(invoke("gold-context", f"{db}@v2", "--system", "rag", "--base-url", generator.url,
+                              "--model", "reader", "--json", "--no-progress"))
+    assert (again["stored"], again["already_done"]) == (1, 4)
+    assert "Rembrandt painted" in generator.requests[-1]["messages"][-1]["content"]
+    new = gold_id("q5", {**QRELS, "q5": {"d5": 2, "d6": 3}})
+    write_jsonl(tmp_path / "g2.jsonl", [{"item_id": new, "verdict": "CORRECT"}])
+    invoke("import-verdicts", str(db), str(tmp_path / "g2.jsonl"), "--annotator", "ada")
+    # Given d6 the generator answers; d5, which rag retrieved, is relevant in v2 but does not say it.
+    assert outcomes_of(invoke("diagnose", f"{db}@v2", "--system", "rag", "--json"))["q5"] == "context-ignored"
