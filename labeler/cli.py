@@ -15,6 +15,7 @@ from labeler.commands import adaptive as _adaptive
 from labeler.commands import answers as _answers
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import demo as _demo
+from labeler.commands import diagnose as _diagnose
 from labeler.commands import gate as _gate
 from labeler.commands import judge as _judge
 from labeler.commands import golden_set as _golden_set
@@ -30,7 +31,8 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers, _demo, _gate):
+for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers, _demo, _gate,
+                _diagnose):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -710,8 +710,15 @@ def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, 
     return imported, store.extend_pool(db, name, depth, caller=caller, plan=plan)
 
 
+#: The pool source of chunks found by looking for an answer's words (``goldpool diagnose``).
+ANSWER_SEARCH = "answer-search"
+#: Sources that are no sample of what a retriever finds: imported qrels, and chunks searched
+#: for because they hold a known answer. Capture-recapture leaves them out.
+TARGETED_SOURCES = ("qrels", ANSWER_SEARCH)
+
+
 def found_by_source(
-    rows: Sequence[GoldenRow], *, exclude: Sequence[str] = ("qrels",), relevance_level: int = RELEVANCE_LEVEL
+    rows: Sequence[GoldenRow], *, exclude: Sequence[str] = TARGETED_SOURCES, relevance_level: int = RELEVANCE_LEVEL
 ) -> dict[str, dict[str, set[str]]]:
     """query_id -> source -> relevant doc_ids (grade >= ``relevance_level``) that source put in the pool."""
     found: dict[str, dict[str, set[str]]] = {}
@@ -743,7 +750,7 @@ def completeness(
 ) -> VersionCompleteness:
     """Capture-recapture estimate of the relevant chunks the pool missed, for a version
     (default: the latest), a chunk graded at or above ``relevance_level`` counting as relevant.
-    Items that joined only through imported qrels are not a source.
+    Items that joined only through imported qrels or an answer search are not a source.
 
     Raises:
         StoreError: no version at all, or no such version. PoolingError: fewer than two sources.

@@ -124,6 +124,10 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag2"], 0),
         (["gate", "p.db", "--baseline", "rag", "--candidate", "rag2", "--metric", "correctness"], 2),  # no verdicts
         (["split-claims", "p.db", "--system", "rag2", "--judge", "j3", "--model", "m", "--base-url", server.url], 0),
+        (["stages", "p.db@v1", "--system", "rag", "--system", "rag2"], 0),
+        (["stages", "p.db@v1", "--system", "nobody"], 1),
+        (["gold-context", "p.db@v1", "--system", "rag", "--model", "m", "--base-url", server.url, "--all"], 0),
+        (["diagnose", "p.db@v1", "--system", "rag"], 0),
         (["simulate-pooling", "p.db", "--qrels", "qrels.txt", "--budget", "4"], 0),
         (["backup", "p.db", "copy.db"], 0),
         (["remove-run", "p.db", "sys2"], 0),

@@ -134,32 +134,69 @@ def add_answers(
     path = str(path)
     added = unchanged = claims = 0
     at = now()
-    insert = f"INSERT INTO answers ({', '.join(_COLUMNS)}, added_at) VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
-    insert_claim = ("INSERT INTO claims (claim_id, answer_id, n, text, source, method, added_at) "
-                    "VALUES (?, ?, ?, ?, 'file', '', ?)")
     with transaction(db):
         db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
         iterator = iter(answers)
         while batch := list(islice(iterator, _BATCH)):
-            _check_documents(db, path, batch)
-            stored = _stored(db, [a["answer_id"] for _, a in batch])
-            new_rows, new_claims = [], []
-            for line, answer in batch:
-                row = _row(system, answer)
-                before = stored.get(row[0])
-                if before is not None:
-                    _check_same(path, line, system, answer, row, before)
-                    unchanged += 1
-                    continue
-                new_rows.append((*row, at))
-                for n, text in enumerate(answer.get("claims") or [], start=1):
-                    new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
-            db.conn.executemany(insert, new_rows)
-            db.conn.executemany(insert_claim, new_claims)
-            _add_answer_items(db, new_rows, new_claims)
-            added += len(new_rows)
-            claims += len(new_claims)
+            counts = _write_batch(db, path, system, batch, at)
+            added, unchanged, claims = added + counts[0], unchanged + counts[1], claims + counts[2]
     return AnswerImport(path, system, added, unchanged, claims)
+
+
+def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Sequence[tuple[int, Mapping[str, Any]]],
+                 at: str) -> tuple[int, int, int]:
+    """Check and write one batch of answers inside the caller's transaction: (added, unchanged, claims)."""
+    insert = f"INSERT INTO answers ({', '.join(_COLUMNS)}, added_at) VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
+    insert_claim = ("INSERT INTO claims (claim_id, answer_id, n, text, source, method, added_at) "
+                    "VALUES (?, ?, ?, ?, 'file', '', ?)")
+    _check_documents(db, path, batch)
+    stored = _stored(db, [a["answer_id"] for _, a in batch])
+    new_rows, new_claims = [], []
+    unchanged = 0
+    for line, answer in batch:
+        row = _row(system, answer)
+        before = stored.get(row[0])
+        if before is not None:
+            _check_same(path, line, system, answer, row, before)
+            unchanged += 1
+            continue
+        new_rows.append((*row, at))
+        for n, text in enumerate(answer.get("claims") or [], start=1):
+            new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
+    db.conn.executemany(insert, new_rows)
+    db.conn.executemany(insert_claim, new_claims)
+    _add_answer_items(db, new_rows, new_claims)
+    return len(new_rows), unchanged, len(new_claims)
+
+
+def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapping[str, Any] | None, *, source: str,
+                            model: str, prompt_hash: str, item_hash: str, result: CallResult | None) -> int:
+    """Store one answer a model just generated (``answer`` None: the call failed, nothing to
+    store) and cache the call's reply, in one transaction, so a killed run keeps every answer
+    stored before it and a rerun finds them. ``source`` names where the answer came from in
+    error messages (as a file's path does for an import). Returns the answers added (0 or 1).
+
+    ``result`` is the call to cache (None when the reply came from the cache, or the call
+    failed: a failed call is tried again by the next run).
+
+    Raises:
+        StoreError: as :func:`add_answers` (a retrieved doc_id not in the corpus, the
+            answer_id stored for another system or with other content).
+    """
+    check_system_name(system)
+    at = now()
+    added = 0
+    with transaction(db):
+        if answer is not None:
+            db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
+            added = _write_batch(db, source, system, [(1, answer)], at)[0]
+        if result is not None and result.error is None and result.raw is not None:
+            db.conn.execute(
+                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
+                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, '', ?, NULL, 1, ?, ?, ?, ?)",
+                [model, prompt_hash, item_hash, result.raw, result.tokens_in, result.tokens_out, result.latency, at],
+            )
+    return added
 
 
 def item_hash(answer_hash: str, task: str, claim: str = "") -> str:

@@ -1,0 +1,281 @@
+"""Diagnosis commands: which stage of a RAG system fails, the gold-context test, and why each
+wrong answer is wrong."""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from labeler.commands.common import echo_json, handles_errors, html_option, json_option, output_file, plural
+
+_k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+                         help="How many retrieved chunks count: the k the system feeds its generator.")
+_level_option = click.option(
+    "--relevance-level", "relevance_level", type=click.IntRange(min=1, max=3), default=2, show_default=True, metavar="N",
+    help="Grade from which a chunk counts as relevant here (2: it at least partly answers the question).")
+_judge_option = click.option("--judge", default=None,
+                             help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
+
+
+@contextmanager
+def _golden(spec: str) -> Iterator[tuple[Any, Any]]:
+    """The project of GOLDEN (DB@VERSION), opened for the command and closed after it."""
+    from labeler.golden_answers import golden_spec
+    from labeler.store import connect
+
+    found = golden_spec(spec)
+    db = connect(found.db_path)
+    try:
+        yield db, found
+    finally:
+        db.close()
+
+
+def _num(x: float, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+@click.command("stages")
+@click.argument("golden")
+@click.option("--system", "systems", multiple=True, required=True,
+              help="A system whose answers were imported with retrieved_ids; give it twice to compare two (B against A).")
+@_k_option
+@_level_option
+@_judge_option
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and randomisation test.")
+@html_option
+@json_option
+@handles_errors
+def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, judge: str | None, seed: int,
+           html_path: str | None, as_json: bool) -> None:
+    """Per-stage numbers of one system (or two, compared) on GOLDEN (DB@VERSION).
+
+    \b
+    retrieval:  recall@k, nDCG@k, P@k of each answer's retrieved_ids against the version
+    generation: correctness given a relevant chunk in the top k, and without one
+    faithfulness, and end-to-end correctness
+
+    Each value is a mean over questions with a 95% bootstrap interval and n. Verdicts are
+    people's; with --judge, that judge's where people gave none (the counts say how many came
+    from each). With two systems, each stage is compared paired, question by question (mean
+    difference, interval, randomisation-test p, minimum detectable difference), and one
+    sentence says which stage the change is in.
+
+    JSON keys: golden, version, content_hash, k, relevance_level, judge, systems {NAME:
+    {questions, no_relevant, unlinked, no_retrieved, abstained, mean_words, sources, stages
+    {KEY: {name, mean, low, high, n}}, per_question}}, comparison {baseline, system, sentence,
+    stages {KEY: {name, n, delta, low, high, p_value, mdd, ...}}} or null.
+    """
+    from labeler.stages import STAGE_NAMES, sources_text, stage_labels, to_html
+    from labeler.stages import stages as run
+    from labeler.store.access import OWNER
+
+    with _golden(golden) as (db, spec):
+        report = run(db, spec, list(systems), k=k, relevance_level=relevance_level, judge=judge, seed=seed, caller=OWNER)
+    if html_path:
+        with output_file(html_path) as handle:
+            handle.write(to_html(report))
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    labels = stage_labels(k)
+    click.echo(f"golden: {report.golden} (content hash {report.content_hash[:12]}); relevant: grade >= "
+               f"{relevance_level}; k = {k}")
+    width = max(len(v) for v in labels.values()) + 2
+    click.echo(f"{'stage':<{width}}" + "".join(f"{s.system:>34}" for s in report.systems))
+    for key in STAGE_NAMES:
+        cells = []
+        for s in report.systems:
+            v = s.stages[key]
+            cells.append(f"{_num(v.mean)} [{_num(v.low)}, {_num(v.high)}] n={v.n}")
+        click.echo(f"{labels[key]:<{width}}" + "".join(f"{c:>34}" for c in cells))
+    for s in report.systems:
+        notes = [f"{s.questions} questions of the version answered", f"{s.no_relevant} without a relevant chunk"]
+        if s.unlinked:
+            notes.append(f"{s.unlinked} answers not questions of the version (left out)")
+        if s.no_retrieved == s.questions:
+            notes.append("imported without retrieved_ids: no retrieval stage")
+        elif s.no_retrieved:
+            notes.append(f"{s.no_retrieved} answers without retrieved_ids (retrieval scores 0)")
+        notes.append(f"abstained {s.abstained}, mean answer length {s.mean_words:.1f} words")
+        click.echo(f"{s.system}: " + "; ".join(notes))
+        click.echo(f"  verdicts: correctness {sources_text(s.sources['correct'])}; faithfulness "
+                   f"{sources_text(s.sources['faithfulness'])}")
+    c = report.comparison
+    if c is None:
+        return
+    click.echo("")
+    click.echo(c.sentence)
+    click.echo(f"{'stage':<{width}}{'paired':>8}{'difference':>12}  {'95% interval':<20}{'p':>8}{'MDD':>8}")
+    for key in STAGE_NAMES:
+        x = c.stages[key]
+        if x is None:
+            click.echo(f"{labels[key]:<{width}}{0:>8}  (fewer than two paired questions)")
+            continue
+        click.echo(f"{labels[key]:<{width}}{x.n:>8}{x.delta:>+12.3f}  {f'[{x.low:+.3f}, {x.high:+.3f}]':<20}"
+                   f"{x.p_value:>8.4f}{_num(x.mdd) if x.mdd <= 1 else 'beyond':>8}")
+
+
+@click.command("gold-context")
+@click.argument("golden")
+@click.option("--system", required=True, help="The system whose wrong answers are tested.")
+@click.option("--base-url", required=True, help="The generator's OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--model", required=True, help="Model name the endpoint serves.")
+@click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False), default=None,
+              help="The team's prompt template: {question} and {contexts} are replaced, every other brace kept. "
+                   "Default: a built-in template.")
+@click.option("--all", "every", is_flag=True, help="Test every question, not only the wrong ones.")
+@_judge_option
+@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask at most N more questions this run.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
+@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@json_option
+@handles_errors
+def gold_context(golden: str, system: str, base_url: str, model: str, prompt_file: str | None, every: bool,
+                 judge: str | None, concurrency: int, limit: int | None, timeout: float, attempts: int, max_tokens: int,
+                 no_progress: bool, as_json: bool) -> None:
+    """The gold-context test of SYSTEM on GOLDEN (DB@VERSION).
+
+    For each question SYSTEM got wrong (people's verdict, else --judge's; every question with
+    --all), the generator receives the version's grade-3 chunks for the question (grade 2
+    where none is 3) as its only context, in the prompt template. The replies are stored as
+    answers of system SYSTEM+gold, with the original reference, so they become correctness
+    items for people or run-judge like any answer; `goldpool diagnose` reads them. Calls are
+    cached and each answer is committed as it arrives: an interrupted run resumes, a rerun
+    makes no call. The key is read from OPENAI_API_KEY (a local server needs none).
+
+    \b
+    Template placeholders: {question}  the question
+                           {contexts}  the chunks: "[n] title" (or "[n]"), a newline, the
+                                       text; chunks apart by a blank line
+
+    JSON keys: system, gold_system, version, prompt_hash, questions, selected, unjudged,
+    no_gold, already_done, stored, from_cache, calls, requests, errors, seconds, first_error.
+    """
+    from labeler.commands.judge import clear_text_warning
+    from labeler.gold_context import gold_context as run
+    from labeler.gold_context import read_template
+    from labeler.judge.client import Endpoint
+    from labeler.store.access import OWNER
+
+    prompt_text = read_template(prompt_file) if prompt_file is not None else None
+    warning = clear_text_warning(base_url)
+    if warning:
+        click.echo(warning, err=True)
+    with _golden(golden) as (db, spec), Endpoint(base_url, timeout=timeout, attempts=attempts,
+                                                 max_tokens=max_tokens) as endpoint:
+        try:
+            s = run(db, spec.version, system, model=model, endpoint=endpoint, prompt_text=prompt_text, judge=judge,
+                    every=every, concurrency=concurrency, limit=limit, progress=not no_progress, caller=OWNER)
+        except KeyboardInterrupt:
+            click.echo("\nInterrupted: the answers stored so far are kept; run the same command again to go on.",
+                       err=True)
+            raise click.exceptions.Exit(130) from None
+    if as_json:
+        echo_json(s.as_dict())
+    else:
+        by = "every question" if every else ("wrong by people" + (f", else by judge {judge}" if judge else ""))
+        click.echo(f"{s.gold_system} (prompt {s.prompt_hash}): {s.selected} of {s.questions} questions selected ({by}); "
+                   f"{s.no_gold} without a grade-3 or grade-2 chunk, {s.already_done} already done, "
+                   f"{plural(s.stored, 'answer')} stored ({s.from_cache} from the cache, {s.calls} calls), "
+                   f"{s.errors} errors")
+        if s.unjudged:
+            click.echo(f"{plural(s.unjudged, 'question')} without a correctness verdict left out (judge them, give "
+                       "--judge, or --all)")
+        if s.stored:
+            click.echo(f"next: judge the correctness of {s.gold_system}'s answers (people, or run-judge), then "
+                       f"`goldpool diagnose {golden} --system {system}`")
+    if s.calls and s.errors == s.calls:
+        raise click.ClickException(f"every call failed ({s.errors}); the first: {s.first_error}")
+    if s.errors:
+        click.echo(f"{s.errors} calls failed (a rerun asks them again); the first: {s.first_error}", err=True)
+
+
+@click.command("diagnose")
+@click.argument("golden")
+@click.option("--system", required=True, help="The system whose wrong answers are diagnosed.")
+@_k_option
+@_level_option
+@_judge_option
+@click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How deep the BM25 search of the whole corpus looks for each reference answer.")
+@click.option("--add-to-pool", is_flag=True,
+              help="Add the chunks outside the relevant set that hold an answer to the pool (source answer-search), "
+                   "so people label them.")
+@html_option
+@json_option
+@handles_errors
+def diagnose(golden: str, system: str, k: int, relevance_level: int, judge: str | None, depth: int, add_to_pool: bool,
+             html_path: str | None, as_json: bool) -> None:
+    """Why each wrong answer of SYSTEM on GOLDEN (DB@VERSION) is wrong: one outcome each.
+
+    \b
+    retrieval-miss     no relevant chunk in the top k; the gold-context answer is right
+    context-ignored    a relevant chunk was retrieved; the gold-context answer is right
+    generation         the gold-context answer is wrong too, and a relevant chunk holds the answer
+    knowledge-gap      no chunk of the corpus holds the reference's distinctive words
+                       (BM25 over the whole corpus, then a phrase / every-word check)
+    incomplete-labels  only chunks outside the relevant set hold the answer (or the system
+                       retrieved one of them): offered to the pool with --add-to-pool
+    pending            the fact is in a relevant chunk but no judged gold-context answer exists
+
+    The gold-context answers are SYSTEM+gold's (`goldpool gold-context`). Verdicts are
+    people's; with --judge, that judge's where people gave none. Prints counts per outcome,
+    what to fix first, and each question with its evidence.
+
+    JSON keys: golden, version, system, gold_system, k, relevance_level, judge, answers,
+    correct, wrong, unjudged, counts, first, advice, questions [...], offered {QUERY: [DOC]},
+    pool ({added, already_pooled}, or null without --add-to-pool).
+    """
+    from dataclasses import replace
+
+    from labeler.diagnose import ADVICE, OUTCOMES, PENDING, offer_to_pool, offered_count, to_html
+    from labeler.diagnose import diagnose as run
+    from labeler.store.access import OWNER
+
+    with _golden(golden) as (db, spec):
+        report = run(db, spec.label, spec.version, system, k=k, relevance_level=relevance_level, judge=judge,
+                     depth=depth, caller=OWNER)
+        if add_to_pool:
+            report = replace(report, pool=offer_to_pool(db, report, caller=OWNER))
+    if html_path:
+        with output_file(html_path) as handle:
+            handle.write(to_html(report))
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    source = "people" + (f", else judge {judge}" if judge else "")
+    click.echo(f"{report.system} on {report.golden}: {report.answers} answers, {report.correct} correct, "
+               f"{len(report.diagnoses)} wrong, {report.unjudged} without a verdict (verdicts: {source}); "
+               f"relevant: grade >= {relevance_level}; k = {k}")
+    for outcome in (*OUTCOMES, PENDING):
+        if outcome != PENDING or report.counts[outcome]:
+            click.echo(f"  {outcome:<18}{report.counts[outcome]:>6}")
+    if report.first:
+        click.echo(f"fix first: {ADVICE[report.first]}")
+    for d in report.diagnoses:
+        gold = "none" if d.gold_response is None else \
+            f"{'correct' if d.gold_correct else 'no verdict' if d.gold_correct is None else 'wrong'}"
+        click.echo(f"{d.query_id} [{d.outcome}] {d.why}; relevant in top {k}: {'yes' if d.relevant_in_top else 'no'}; "
+                   f"gold-context answer: {gold}; holders: {', '.join(d.holders[:5]) or 'none'}"
+                   f"{', ...' if len(d.holders) > 5 else ''}")
+    n = offered_count(report.offered)
+    if n:
+        if report.pool is None:
+            click.echo(f"{plural(n, 'chunk')} outside the relevant set {'holds' if n == 1 else 'hold'} an answer: add "
+                       f"{'it' if n == 1 else 'them'} to the pool with --add-to-pool so people label "
+                       f"{'it' if n == 1 else 'them'}")
+        else:
+            click.echo(f"pool: {report.pool['added']} new entries to label (source answer-search), "
+                       f"{report.pool['already_pooled']} already pooled")
+
+
+COMMANDS: list[click.Command] = [stages, gold_context, diagnose]

@@ -1,0 +1,293 @@
+"""The gold-context test: give the generator the chunks that hold the answer as its only
+context, and see whether it now answers.
+
+For each question a system got wrong (people's verdict, else a judge's), or every question
+with ``every=True``, the generator at an OpenAI-compatible endpoint receives the golden
+version's grade-3 chunks for that question (its grade-2 chunks where none is 3), in doc_id
+order, with the team's prompt template. A question without such chunks is skipped and counted:
+there is no gold context to give.
+
+The replies become answers of system ``NAME+gold`` (:data:`GOLD_SUFFIX`), stored through the
+answer store as ``import-answers`` stores a file's, with the original answer's reference, the
+gold chunks as contexts and their ids as retrieved_ids. So they become correctness items people
+label, or ``run-judge`` judges, like any answer. An answer's id is derived from the system, the
+query and the gold chunks (:func:`gold_answer_id`), so a rerun finds the answers it made, and
+a later version whose gold chunks for a question differ gets a new answer for it (diagnose
+reads the one made from the version's own chunks). Each answer is committed as its reply
+arrives and each call is cached (model, prompt hash, question and chunks), so an interrupted
+run resumes: a question that has its gold answer is done, whatever the prompt or model of a
+later run.
+
+The template is plain text with two placeholders, replaced as written: ``{question}`` (the
+question) and ``{contexts}`` (the chunks, each as ``[n] title`` on one line, when it has a
+title, then its text, chunks separated by a blank line). Every other brace is left as it is,
+so a template may hold JSON examples.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import sqlite_utils
+
+from labeler.store import StoreError
+from labeler.store.vocabulary import Caller
+
+if TYPE_CHECKING:
+    from labeler.golden_answers import AnswerValues
+    from labeler.judge.client import Endpoint
+
+#: The system name the gold-context answers of system NAME are stored under: NAME + this.
+GOLD_SUFFIX = "+gold"
+
+#: The placeholders a template must hold.
+PLACEHOLDERS = ("{question}", "{contexts}")
+
+DEFAULT_PROMPT = """\
+Answer the question using only the context below. Answer in one or two sentences. If the
+context does not hold the answer, reply "I don't know".
+
+Context:
+{contexts}
+
+Question: {question}
+
+Answer:"""
+
+
+def gold_system(system: str) -> str:
+    """The name the gold-context answers of ``system`` are stored under.
+
+    >>> gold_system("rag-1")
+    'rag-1+gold'
+    """
+    return system + GOLD_SUFFIX
+
+
+def check_template(text: str, path: str | Path | None = None) -> str:
+    """``text`` if it can be a prompt template: both placeholders present.
+
+    Raises:
+        StoreError: a placeholder missing (the file named).
+    """
+    missing = [p for p in PLACEHOLDERS if p not in text]
+    if missing:
+        raise StoreError(f"the prompt template has no {' and no '.join(missing)}; write them where the question and the "
+                         "golden chunks go (every other brace is kept as written)",
+                         path=str(path) if path is not None else None)
+    return text
+
+
+def read_template(path: str | Path) -> str:
+    """The template in file ``path`` (UTF-8), checked.
+
+    Raises:
+        StoreError: unreadable, not UTF-8, or a placeholder missing.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise StoreError("not UTF-8 text", path=str(path)) from None
+    except OSError as exc:
+        raise StoreError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+    return check_template(text, path)
+
+
+def render(template: str, question: str, contexts: Sequence[tuple[str, str]]) -> str:
+    """The message for one question: ``template`` with its two placeholders filled in.
+
+    >>> render("Q: {question} C: {contexts} {json}", "why?", [("T", "because"), ("", "so")])
+    'Q: why? C: [1] T\\nbecause\\n\\n[2]\\nso {json}'
+    """
+    chunks = "\n\n".join(f"[{n}] {title}\n{text}" if title else f"[{n}]\n{text}"
+                         for n, (title, text) in enumerate(contexts, start=1))
+    # One pass over the template: a question holding "{contexts}" stays as it was written.
+    out, i = [], 0
+    while i < len(template):
+        if template.startswith("{question}", i):
+            out.append(question)
+            i += len("{question}")
+        elif template.startswith("{contexts}", i):
+            out.append(chunks)
+            i += len("{contexts}")
+        else:
+            out.append(template[i])
+            i += 1
+    return "".join(out)
+
+
+def gold_answer_id(system: str, query_id: str, chunk_ids: Sequence[str]) -> str:
+    """The id of the gold-context answer of ``system`` (already ``NAME+gold``) to a question
+    given ``chunk_ids``: ``a`` and 16 hex digits of a sha256, blind to people as every derived id.
+
+    >>> gold_answer_id("rag+gold", "q1", ["d1"]) == gold_answer_id("rag+gold", "q1", ["d1"]) != gold_answer_id(
+    ...     "rag+gold", "q1", ["d1", "d2"])
+    True
+    """
+    import hashlib
+
+    key = "\x1f".join([system, "gold-context", query_id, *chunk_ids])
+    return "a" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def gold_chunk_ids(grades: Mapping[str, int]) -> list[str]:
+    """The gold context of one question: its grade-3 chunks, else its grade-2 ones, by doc_id.
+
+    >>> gold_chunk_ids({"b": 3, "a": 3, "c": 2}), gold_chunk_ids({"c": 2, "d": 1}), gold_chunk_ids({"d": 1})
+    (['a', 'b'], ['c'], [])
+    """
+    for grade in (3, 2):
+        ids = sorted(d for d, g in grades.items() if g == grade)
+        if ids:
+            return ids
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class GoldContextSummary:
+    """What one gold-context run did.
+
+    Attributes:
+        system: the system tested; ``gold_system`` the one its answers are stored under.
+        questions: the version's questions the system answered.
+        selected: those taken up (wrong ones, or all with ``every``).
+        unjudged: questions left out for want of a verdict (without ``every``).
+        no_gold: selected questions without a grade-3 or grade-2 chunk (nothing to give).
+        already_done: selected questions that had their gold answer before this run.
+        stored: answers stored this run (from the cache or from calls).
+    """
+
+    system: str
+    gold_system: str
+    version: str
+    prompt_hash: str
+    questions: int
+    selected: int
+    unjudged: int
+    no_gold: int
+    already_done: int
+    stored: int
+    from_cache: int
+    calls: int
+    requests: int
+    errors: int
+    seconds: float
+    first_error: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class _Ask(NamedTuple):
+    """One question to put to the generator."""
+
+    answer: AnswerValues  # the system's own answer (question, reference)
+    answer_id: str  # the gold-context answer's id
+    ids: list[str]  # the gold chunks
+    item_hash: str  # what the call is cached by
+    message: str
+
+
+def gold_context(
+    db: sqlite_utils.Database, version: str, system: str, *, model: str, endpoint: Endpoint,
+    prompt_text: str | None = None,
+    judge: str | None = None, every: bool = False, concurrency: int = 4, limit: int | None = None,
+    progress: bool = True, caller: Caller,
+) -> GoldContextSummary:
+    """Ask the generator each selected question with its gold context; store the replies as
+    answers of ``NAME+gold`` (admin only). See the module docstring.
+
+    Raises:
+        StoreError: no such version or system, a bad template, no model name.
+        JudgeError: the endpoint refuses the key, the model or the path (answers stored until
+            then are kept).
+    """
+    from tqdm import tqdm
+
+    from labeler.golden_answers import answer_values, by_question, version_qrels
+    from labeler.judge.prompts import prompt_hash
+    from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
+    from labeler.store import answers as store
+    from labeler.store.access import require_admin
+    from labeler.store.corpus import documents_by_id
+    from labeler.store.verdicts import CallResult, cached_call, content_hash
+    from pooling.types import search_text
+
+    require_admin(db, caller)
+    if not model.strip():
+        raise StoreError("give the generator's model name")
+    template = check_template(prompt_text if prompt_text is not None else DEFAULT_PROMPT)
+    version_hash = prompt_hash(template)
+    _, qrels = version_qrels(db, version, caller=caller)
+    answers = by_question(answer_values(db, system, judge=judge, caller=caller), set(qrels))
+    target = gold_system(system)
+    store.check_system_name(target)
+    selected = [a for a in answers.values() if every or a.correct is False]
+    unjudged = 0 if every else sum(a.correct is None for a in answers.values())
+    done = {a.answer_id for a in store.list_answers(db, target)}
+    todo, no_gold, already = [], 0, 0
+    for a in selected:
+        ids = gold_chunk_ids(qrels[a.query_id])
+        if not ids:
+            no_gold += 1
+            continue
+        answer_id = gold_answer_id(target, a.query_id, ids)
+        if answer_id in done:
+            already += 1
+            continue
+        todo.append((a, answer_id, ids))
+    if limit is not None:
+        todo = todo[:limit]
+    texts = documents_by_id(db, sorted({d for _, _, ids in todo for d in ids}))
+    start = time.perf_counter()
+    counts = {"stored": 0, "from_cache": 0, "calls": 0, "errors": 0}
+    first_error: list[str] = []
+    bar = tqdm(total=len(todo), desc=f"{target}", unit="answer", disable=not progress, file=sys.stderr)
+
+    def record(unit: _Ask, result: CallResult, fresh: bool) -> None:
+        a, answer_id, ids, item_hash = unit.answer, unit.answer_id, unit.ids, unit.item_hash
+        if result.error is not None:
+            counts["errors"] += 1
+            if not first_error:
+                first_error.append(result.error)
+            bar.update(1)
+            return
+        answer = {"answer_id": answer_id, "query_id": a.query_id, "question": a.question,
+                  "response": (result.raw or "").strip(), "contexts": [search_text(*texts[d]) for d in ids],
+                  "retrieved_ids": list(ids), "reference": a.reference,
+                  "meta": {"gold_context_of": a.answer_id, "version": version, "model": model,
+                           "prompt_hash": version_hash}}
+        counts["stored"] += store.record_generated_answer(
+            db, target, answer, source=f"gold-context of {system}", model=model, prompt_hash=version_hash,
+            item_hash=item_hash, result=result if fresh else None)
+        bar.update(1)
+
+    def sent() -> None:
+        counts["calls"] += 1
+
+    try:
+        with interrupts_at_safe_points() as interrupted:
+            to_call = []
+            for a, answer_id, ids in todo:
+                stop_if(interrupted)
+                chunks = [texts[d] for d in ids]
+                item_hash = content_hash([a.question, [list(c) for c in chunks]])
+                unit = _Ask(a, answer_id, ids, item_hash, render(template, a.question, chunks))
+                hit = cached_call(db, model, version_hash, item_hash, None)
+                if hit is None:
+                    to_call.append(unit)
+                else:
+                    counts["from_cache"] += 1
+                    record(unit, hit, False)
+            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u.message,
+                     lambda u, result: record(u, result, True), interrupted, sent)
+    finally:
+        bar.close()
+    return GoldContextSummary(system, target, version, version_hash, len(answers), len(selected), unjudged, no_gold,
+                              already, counts["stored"], counts["from_cache"], counts["calls"], endpoint.requests,
+                              counts["errors"], time.perf_counter() - start, first_error[0] if first_error else None)
