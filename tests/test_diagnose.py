@@ -138,6 +138,9 @@ def test_a_judge_fills_in_where_people_gave_no_verdict_and_says_so(tmp_path: Pat
     assert mixed["stages"]["correct"]["mean"] == 0.0
     text = invoke("stages", f"{db}@v1", "--system", "rag", "--judge", "j1")
     assert "correctness 5 by people, 1 by judge j1" in text
+    assert "judge j1: uncalibrated (no card)" in text.splitlines()  # numbers resting on a judge say how far it is trusted
+    diagnosed = json.loads(invoke("diagnose", f"{db}@v1", "--system", "rag", "--judge", "j1", "--json"))
+    assert diagnosed["judge_card"] == "judge j1: uncalibrated (no card)"
 
 
 def _two_systems(tmp_path: Path, n: int = 80) -> Path:

@@ -17,6 +17,15 @@ _k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, sho
 _level_option = click.option(
     "--relevance-level", "relevance_level", type=click.IntRange(min=1, max=3), default=2, show_default=True, metavar="N",
     help="Grade from which a chunk counts as relevant here (2: it at least partly answers the question).")
+def _card(db: Any, judge: str | None) -> str | None:
+    """The judge's calibration card line (correctness: the task these commands rest on)."""
+    if judge is None:
+        return None
+    from labeler.judge.card import card_line
+
+    return card_line(db, judge, "correctness")
+
+
 _judge_option = click.option("--judge", default=None,
                              help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
 
@@ -76,12 +85,15 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
 
     with _golden(golden) as (db, spec):
         report = run(db, spec, list(systems), k=k, relevance_level=relevance_level, judge=judge, seed=seed, caller=OWNER)
+        card = _card(db, judge)
     if html_path:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
     if as_json:
-        echo_json(report.as_dict())
+        echo_json({**report.as_dict(), "judge_card": card})
         return
+    if card:
+        click.echo(card)
     labels = stage_labels(k)
     click.echo(f"golden: {report.golden} (content hash {report.content_hash[:12]}); relevant: grade >= "
                f"{relevance_level}; k = {k}")
@@ -246,12 +258,15 @@ def diagnose(golden: str, system: str, k: int, relevance_level: int, judge: str 
                      depth=depth, caller=OWNER)
         if add_to_pool:
             report = replace(report, pool=offer_to_pool(db, report, caller=OWNER))
+        card = _card(db, judge)
     if html_path:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
     if as_json:
-        echo_json(report.as_dict())
+        echo_json({**report.as_dict(), "judge_card": card})
         return
+    if card:
+        click.echo(card)
     source = "people" + (f", else judge {judge}" if judge else "")
     click.echo(f"{report.system} on {report.golden}: {report.answers} answers, {report.correct} correct, "
                f"{len(report.diagnoses)} wrong, {report.unjudged} without a verdict (verdicts: {source}); "
