@@ -87,7 +87,8 @@ def wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
     denominator = 1.0 + z * z / n_eff
     centre = (p + z * z / (2.0 * n_eff)) / denominator
     half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n_eff + z * z / (4.0 * n_eff * n_eff)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # Rounding must not put an end on the wrong side of p (nor outside [0, 1]) when p is 0 or 1.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def effective_n(values: Sequence[float], units: Sequence[Hashable]) -> float:
@@ -96,7 +97,7 @@ def effective_n(values: Sequence[float], units: Sequence[Hashable]) -> float:
     x = np.asarray(values, dtype=np.float64)
     p = float(x.mean())
     variance = cluster_variance(x, units)
-    if p * (1.0 - p) <= 0.0 or variance <= 0.0:
+    if p * (1.0 - p) <= 0.0 or variance <= 1e-15 * max(p * (1.0 - p), 1e-300):
         return float(len(set(map(str, units))))
     return p * (1.0 - p) / variance
 
