@@ -371,6 +371,8 @@ def to_text(m: AnswerMetrics) -> str:
     for s in m.systems:
         words = "" if s.words is None else f", mean {s.words:.1f} words"
         lines += ["", f"{s.system}: {s.answers} answers{words}", *_table(_HEADER, _rows(s, m.judge is not None))]
+    if len(m.systems) > 1 and not m.pairs:
+        lines += ["", "No two systems answered 2 or more of the same questions: no paired comparison."]
     for (a, b), pairs in _pairs_by_systems(m.pairs).items():
         lines += ["", f"{a} - {b}, paired on the questions both answered (MDD: the smallest true difference "
                       "found 80% of the time at alpha 0.05)", *_table(_PAIR_HEADER, _pair_rows(pairs))]

@@ -115,6 +115,17 @@ def test_faithfulness_is_never_shown_without_correctness_and_abstention(project:
         assert "abstention" in part and ("correctness" in part or "answer relevance" in part), part
 
 
+def test_names_from_the_data_are_escaped_in_html(tmp_path: Path) -> None:
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    _run("import-answers", db, write_jsonl(tmp_path / "a.jsonl", A), "--system", "<i>sys</i>")
+    _run("import-answers", db, write_jsonl(tmp_path / "b.jsonl", B[:1]), "--system", "other")
+    text = _run("answer-metrics", db, "--html", str(tmp_path / "r.html"))
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "&lt;i&gt;sys&lt;/i&gt;" in html and "<i>" not in html
+    assert "no paired comparison" in text  # one shared question is not a comparison
+
+
 def test_estimate_of_faithfulness_says_abstention_and_correctness_beside_it(tmp_path: Path) -> None:
     db = str(tmp_path / "p.db")
     _run("init", db)
