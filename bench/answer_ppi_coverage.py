@@ -16,6 +16,13 @@ answers) to people, the judge labels everything, and answer-metrics' own code
 (``labeler.answer_metrics.system_metrics``) gives the three estimates. Prints, per metric, the
 coverage of the 95% intervals and their mean width, people-only against PPI++, and the
 judge-only bias.
+
+With ``--evouna`` the population is real: EVOUNA's answers of five systems (the proper NQ and
+TriviaQA questions, ../shared/external/evouna), people = the human correct/incorrect verdicts,
+judge = lexical match (a reference alias, lower-cased without punctuation and articles, inside
+the lower-cased response: the automatic check EVOUNA's paper measures, and biased). The truth
+is the people's correctness over all of a system's answers; each repetition keeps people's
+verdicts on a random ``--share`` of the questions only.
 """
 
 from __future__ import annotations
@@ -67,7 +74,11 @@ def main() -> None:
     parser.add_argument("--per-question", type=int, default=2)
     parser.add_argument("--share", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--evouna", type=Path, nargs="?", const=Path(__file__).resolve().parents[2] / "shared" / "external" / "evouna",
+                        default=None, help="Real population: EVOUNA's human verdicts against lexical match.")
     args = parser.parse_args()
+    if args.evouna is not None:
+        return evouna(args)
     rng = np.random.default_rng(args.seed)
     people, judged = population(rng, args.questions, args.per_question)
     full = system_metrics("sim", people, judged)
@@ -95,6 +106,47 @@ def main() -> None:
         print(f"{m:<17} {truth[m]:6.3f}  {hits[(m, 'people')] / args.reps:12.3f} {np.mean(widths[(m, 'people')]):7.4f}  "
               f"{hits[(m, 'ppi')] / args.reps:11.3f} {np.mean(widths[(m, 'ppi')]):7.4f}  "
               f"{hits[(m, 'judge')] / args.reps:11.3f} {np.mean(judge_values[m]) - truth[m]:+7.3f}")
+
+
+def evouna(args: argparse.Namespace) -> None:
+    import json
+
+    from bench.evouna_correctness import lexical
+    from labeler.answer_outcomes import is_abstention
+
+    questions = []
+    for name in ("NQ", "TQ"):
+        records = json.loads((args.evouna / f"{name}.json").read_text(encoding="utf-8"))
+        questions += [(f"{name}:{i}", r) for i, r in enumerate(records) if not r.get("improper")]
+    rng = np.random.default_rng(args.seed)
+    print(f"EVOUNA, {len(questions)} questions; people: the human verdicts on {args.share:.0%} of the questions; "
+          f"judge: lexical match on all; {args.reps} repetitions, 95% intervals of correctness")
+    print(f"{'system':<9} {'truth':>6} {'judge':>6}  {'people cover':>12} {'width':>7}  {'PPI++ cover':>11} {'width':>7}")
+    for system in ("fid", "gpt35", "chatgpt", "gpt4", "newbing"):
+        people, judged = [], []
+        for qid, r in questions:
+            response = r.get(f"answer_{system}") or ""
+            verdict = r.get(f"judge_{system}")
+            common = {"answer_id": f"{system}:{qid}", "query_id": qid, "question": r["question"],
+                      "words": len(response.split()), "abstained": is_abstention(response), "addresses": None,
+                      "claims": 0, "judged": 0, "supported": 0, "flagged": 0}
+            empty = not response.strip()
+            people.append(Outcome(**common, correct=False if empty else (None if verdict is None else bool(verdict))))
+            judged.append(Outcome(**common, correct=False if empty else lexical(response, r["golden_answer"])))
+        full = system_metrics(system, people, judged)
+        truth = full.rates["correctness"]["people"].value
+        hits = {"people": 0, "ppi": 0}
+        widths: dict[str, list[float]] = {"people": [], "ppi": []}
+        for _ in range(args.reps):
+            chosen = set(rng.choice(len(questions), size=int(args.share * len(questions)), replace=False).tolist())
+            seen = [o if i in chosen else hidden(o) for i, o in enumerate(people)]
+            got = system_metrics(system, seen, judged).rates["correctness"]
+            for s in hits:
+                hits[s] += got[s].low <= truth <= got[s].high
+                widths[s].append(got[s].high - got[s].low)
+        print(f"{system:<9} {truth:6.3f} {full.rates['correctness']['judge'].value:6.3f}  "
+              f"{hits['people'] / args.reps:12.3f} {np.mean(widths['people']):7.4f}  "
+              f"{hits['ppi'] / args.reps:11.3f} {np.mean(widths['ppi']):7.4f}")
 
 
 if __name__ == "__main__":

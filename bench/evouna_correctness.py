@@ -17,6 +17,13 @@ The count follows goldpool's one rule about empty responses: an empty answer (4 
 nothing, is an abstention, and is incorrect whatever the verdict; EVOUNA's annotators marked 2
 of them (newbing) correct, which the count reports apart (``empty_marked_correct``). An answer
 without a verdict (one newbing answer) is left out of the rate.
+
+With ``--judge-share S`` a second project gets people's verdicts on a random share S of the
+questions only and a judge's on every answer: lexical match (``lexical``: an alias of the
+reference, lower-cased without punctuation and articles, inside the response; biased against
+long answers), imported with ``import-verdicts --judge lexical``; ``answer-metrics --judge
+lexical`` then gives each system's correctness from people on the share, from the judge, and
+by PPI++, printed beside the people's value over every answer (the first project's).
 """
 
 from __future__ import annotations
@@ -59,12 +66,69 @@ def raw_value(record: dict, system: str) -> bool | None:
     return None if verdict is None else bool(verdict)
 
 
+def _normal(text: str) -> str:
+    import string
+
+    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
+    return " ".join(w for w in text.split() if w not in ("a", "an", "the"))
+
+
+def lexical(response: str, reference: str) -> bool:
+    """Whether an alias of the reference (split on ``/``) appears in the response, normalised.
+
+    >>> lexical("It was Wilhelm Röntgen, in 1901.", "Wilhelm Röntgen/Röntgen"), lexical("Paris", "Lyon")
+    (True, False)
+    """
+    said = f" {_normal(response)} "
+    return any(alias and f" {alias} " in said for alias in (_normal(a) for a in reference.split("/")))
+
+
+def with_judge(questions: list[tuple[str, int, dict]], folder: Path, share: float, seed: int, a: str, b: str) -> dict:
+    """People on ``share`` of the questions, lexical match on all, through answer-metrics --judge."""
+    import random
+
+    db = str(folder / "judged.db")
+    goldpool("init", db)
+    keys = sorted({(name, i) for name, i, _ in questions})
+    chosen = set(random.Random(seed).sample(keys, int(share * len(keys))))
+    people, judge = [], []
+    for system in SYSTEMS:
+        goldpool("import-answers", db, str(folder / f"{system}.jsonl"), "--system", system)
+        for name, i, r in questions:
+            response = r.get(f"answer_{system}") or ""
+            if not response.strip():
+                continue
+            answer_id = f"{system}:{name}:{i}"
+            judge.append({"item_id": answer_id, "verdict": "CORRECT" if lexical(response, r["golden_answer"]) else "INCORRECT"})
+            if (name, i) in chosen and r.get(f"judge_{system}") is not None:
+                people.append({"item_id": answer_id, "verdict": "CORRECT" if r[f"judge_{system}"] else "INCORRECT"})
+    for records, who in ((people, ["--annotator", "evouna"]), (judge, ["--judge", "lexical"])):
+        path = folder / f"judged-{who[1]}.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps(v) + "\n" for v in records)
+        goldpool("import-verdicts", db, str(path), *who)
+    measured = json.loads(goldpool("answer-metrics", db, "--judge", "lexical", "--json"))
+    (folder / "answer-metrics-judged.txt").write_text(goldpool("answer-metrics", db, "--judge", "lexical"), encoding="utf-8")
+    rows = {}
+    for system in SYSTEMS:
+        c = measured["systems"][system]["correctness"]
+        rows[system] = {source: [round(c[source][k], 4) for k in ("value", "low", "high")] + [c[source]["n"]]
+                        for source in ("people", "judge", "ppi")}
+        rows[system]["lambda"] = round(c["ppi"]["lambda"], 3)
+    pair = [p for p in measured["pairs"] if p["metric"] == "correctness" and {p["a"], p["b"]} == {a, b}]
+    return {"share": share, "people_verdicts": len(people), "judge_verdicts": len(judge), "correctness": rows,
+            "pair": pair}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "external" / "evouna")
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--a", default="gpt4")
     parser.add_argument("--b", default="chatgpt")
+    parser.add_argument("--judge-share", type=float, default=None,
+                        help="Also: people on this share of the questions, lexical match as the judge, PPI++.")
+    parser.add_argument("--seed", type=int, default=2026)
     options = parser.parse_args()
     questions = read(options.data)
     folder = options.keep or Path(tempfile.mkdtemp(prefix="goldpool-evouna-"))
@@ -115,7 +179,10 @@ def main() -> None:
         diffs = [sum(q[a]) / len(q[a]) - sum(q[b]) / len(q[b]) for q in by_question.values() if q[a] and q[b]]
         assert p["n"] == len(diffs) and abs(p["difference"] - sum(diffs) / len(diffs)) < 1e-12, (a, b, p)
     chosen = pairs.get((options.a, options.b)) or pairs[(options.b, options.a)]
+    judged = None if options.judge_share is None else with_judge(questions, folder, options.judge_share, options.seed,
+                                                                 options.a, options.b)
     print(json.dumps({
+        "with_judge": judged,
         "questions": len(questions), "answers": len(questions) * len(SYSTEMS), "verdicts": len(verdicts),
         "import_seconds": round(imported, 1), "answer_metrics_seconds": round(seconds, 1),
         "correctness": table, "pair": chosen,
