@@ -2,6 +2,7 @@
 whose people's values are known, with a judge biased towards praise.
 
     python bench/answer_ppi_coverage.py [--reps 300] [--questions 1500] [--per-question 2] [--share 0.1] [--seed 2026]
+        [--ignore-questions]
 
 One population, drawn once: ``--questions`` questions, each answered ``--per-question`` times
 by the system (sampled answers, so a question's answers share its difficulty: the clusters).
@@ -74,6 +75,8 @@ def main() -> None:
     parser.add_argument("--per-question", type=int, default=2)
     parser.add_argument("--share", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--ignore-questions", action="store_true",
+                        help="Give every answer a question of its own (the intervals then ignore the clusters).")
     parser.add_argument("--evouna", type=Path, nargs="?", const=Path(__file__).resolve().parents[2] / "shared" / "external" / "evouna",
                         default=None, help="Real population: EVOUNA's human verdicts against lexical match.")
     args = parser.parse_args()
@@ -81,6 +84,10 @@ def main() -> None:
         return evouna(args)
     rng = np.random.default_rng(args.seed)
     people, judged = population(rng, args.questions, args.per_question)
+    if args.ignore_questions:
+        from dataclasses import replace
+
+        people, judged = ([replace(o, query_id=o.answer_id) for o in found] for found in (people, judged))
     full = system_metrics("sim", people, judged)
     truth = {m: full.rates[m]["people"].value for m in METRICS}
     rows = ("people", "judge", "ppi")
@@ -89,7 +96,7 @@ def main() -> None:
     judge_values: dict[str, list[float]] = {m: [] for m in METRICS}
     for _ in range(args.reps):
         chosen = set(rng.choice(args.questions, size=int(args.share * args.questions), replace=False).tolist())
-        seen = [o if int(o.query_id[1:]) in chosen else hidden(o) for o in people]
+        seen = [o if int(o.answer_id[1:].split("-")[0]) in chosen else hidden(o) for o in people]
         got = system_metrics("sim", seen, judged)
         for m in METRICS:
             for s in rows:
