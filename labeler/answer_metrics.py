@@ -174,6 +174,8 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
     labelled = [o for o in judged if _value(o, metric) is not None and y.get(o.answer_id) is not None]
     unlabelled = [o for o in judged if _value(o, metric) is not None and y.get(o.answer_id) is None]
     left_out = sum(1 for o in people if y[o.answer_id] is not None) - len(labelled)
+    if not labelled and not unlabelled:
+        return _missing("no answer with a verdict")
     try:
         r = clustered_ppi([y[o.answer_id] for o in labelled], [_value(o, metric) for o in labelled],  # type: ignore[misc]
                           [o.unit for o in labelled], [_value(o, metric) for o in unlabelled],  # type: ignore[misc]
@@ -360,7 +362,8 @@ def _intro(m: AnswerMetrics) -> list[str]:
            if m.judge else "people (give --judge NAME for a judge's values and PPI++)")
     return [f"Generation metrics from {who}.",
             f"{m.ci:.0%} intervals, clustered by question: rates by a Wilson interval at the design-effect sample "
-            "size, PPI++ normal; all kept inside [0, 1]. Faithfulness is the mean over answers of supported / "
+            "size, PPI++ normal; all kept inside [0, 1]; the judge's interval is its sampling spread only (its bias "
+            "is unknown: compare it with people's). Faithfulness is the mean over answers of supported / "
             "judged claims; it is shown with correctness, answer relevance and the abstention rate, since an "
             "answer that declines is perfectly faithful; words: mean answer length of the answers counted."]
 
