@@ -171,21 +171,31 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
     from calibration.clustered import clustered_ppi
 
     y = {o.answer_id: _value(o, metric) for o in people}
-    labelled = [o for o in judged if _value(o, metric) is not None and y.get(o.answer_id) is not None]
-    unlabelled = [o for o in judged if _value(o, metric) is not None and y.get(o.answer_id) is None]
-    left_out = sum(1 for o in people if y[o.answer_id] is not None) - len(labelled)
-    if not labelled and not unlabelled:
+    # An empty response's value is fixed by its text for every source (no item to label), so it
+    # is no part of a random sample: PPI runs on the other answers, and the empty ones join by
+    # their known share. Left in, every empty answer would sit among the "labelled" ones, and
+    # the labelled set would no longer be a random sample of the answers.
+    fixed = [o for o in judged if o.words == 0 and _value(o, metric) is not None]
+    rest = [o for o in judged if o.words > 0 and _value(o, metric) is not None]
+    labelled = [o for o in rest if y.get(o.answer_id) is not None]
+    unlabelled = [o for o in rest if y.get(o.answer_id) is None]
+    left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - len(labelled)
+    if not rest and not fixed:
         return _missing("no answer with a verdict")
     try:
         r = clustered_ppi([y[o.answer_id] for o in labelled], [_value(o, metric) for o in labelled],  # type: ignore[misc]
                           [o.unit for o in labelled], [_value(o, metric) for o in unlabelled],  # type: ignore[misc]
                           [o.unit for o in unlabelled], ci=ci)
     except CalibrationError as exc:
-        return _missing(str(exc), len(labelled) + len(unlabelled))
+        return _missing(str(exc), len(rest) + len(fixed))
     e = r.estimate
-    return Rate(e.value, e.low, e.high, e.n, _mean_words([*labelled, *unlabelled]), e.n_groups or 0, e.method,
-                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "lambda": r.lam,
-                       "n_left_out": left_out})
+    share = len(rest) / (len(rest) + len(fixed))
+    known = sum(_value(o, metric) for o in fixed)  # type: ignore[misc]
+    mix = lambda v: share * v + known / (len(rest) + len(fixed))  # noqa: E731  (linear: stays inside [0, 1])
+    return Rate(mix(e.value), mix(e.low), mix(e.high), len(rest) + len(fixed), _mean_words([*rest, *fixed]),
+                len({o.unit for o in [*rest, *fixed]}), e.method,
+                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": len(fixed),
+                       "lambda": r.lam, "n_left_out": left_out})
 
 
 def system_metrics(system: str, people: Sequence[Outcome], judged: Sequence[Outcome] | None,
@@ -305,7 +315,9 @@ def _note(metric: str, source: str, r: Rate) -> str:
             notes.append(f"{x['flagged']} flagged not one claim ({x['flag_rate']:.1%})")
     if source == "ppi":
         x = r.extra
-        notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only")
+        empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
+        notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only"
+                     + empty)
     return "; ".join(notes)
 
 

@@ -172,6 +172,30 @@ def test_judge_values_and_ppi_through_the_command(tmp_path: Path) -> None:
     assert "PPI++" in text and "15 labelled by people, 25 by the judge only" in text
 
 
+def test_empty_answers_join_ppi_by_their_known_share_not_as_labelled_ones(tmp_path: Path) -> None:
+    from calibration.ppi import ppi_mean
+
+    rng = np.random.default_rng(5)
+    truth = rng.random(20) < 0.7
+    judge = np.where(rng.random(20) < 0.7, truth, True)
+    answers = [{"answer_id": f"s{i:02d}", "question": f"q{i}?", "response": f"answer {i}", "reference": "x"} for i in range(20)]
+    answers += [{"answer_id": f"e{i:02d}", "question": f"e{i}?", "response": "", "reference": "x"} for i in range(10)]
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    _run("import-answers", db, write_jsonl(tmp_path / "s.jsonl", answers), "--system", "S")
+    word = lambda ok: "CORRECT" if ok else "INCORRECT"  # noqa: E731
+    _run("import-verdicts", db, write_jsonl(tmp_path / "p.jsonl", [{"item_id": f"s{i:02d}", "verdict": word(truth[i])}
+                                                                   for i in range(8)]), "--annotator", "ann")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "j.jsonl", [{"item_id": f"s{i:02d}", "verdict": word(judge[i])}
+                                                                   for i in range(20)]), "--judge", "j")
+    ppi = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["S"]["correctness"]["ppi"]
+    inner = ppi_mean(truth[:8].astype(float), judge[:8].astype(float), judge[8:].astype(float), bounds=(0.0, 1.0)).ppi
+    # 20 of the 30 answers are estimated; the 10 empty ones are incorrect, known without a label.
+    assert ppi["value"] == pytest.approx(inner.value * 20 / 30)
+    assert (ppi["low"], ppi["high"]) == pytest.approx((inner.low * 20 / 30, inner.high * 20 / 30))
+    assert (ppi["n"], ppi["n_labelled"], ppi["n_unlabelled"], ppi["n_empty"]) == (30, 8, 12, 10)
+
+
 def test_unknown_system_and_silent_judge_are_refused(project: str) -> None:
     result = CliRunner().invoke(cli, ["answer-metrics", project, "--system", "C"])
     assert result.exit_code == 1 and "no system 'C'" in result.output
