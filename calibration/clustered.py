@@ -124,6 +124,51 @@ def clustered_rate(values: Sequence[float], units: Sequence[Hashable], *, ci: fl
     return Estimate(statistic, float(x.mean()), low, high, len(x), ci, "wilson", n_groups=groups)
 
 
+def with_known_part(estimate: float, variance: float, units: Sequence[Hashable], estimated: Sequence[bool],
+                    known: float) -> tuple[float, float]:
+    """A mean over a population of which a part has a known mean ``known`` and the rest is
+    estimated (``estimate``, of variance ``variance``): ``w·estimate + (1 − w)·known``, ``w``
+    the estimated part's share (``estimated``: per member of the population, its cluster in
+    ``units``). Its variance (delta method) counts the share as sampled with the questions:
+    ``w²·variance + (estimate − known)²·V(w)``. Returns (mean, variance).
+
+    With one member per cluster and the estimate a plain mean of 0/1 values over the whole
+    estimated part, the variance is ``θ(1 − θ)/N``, that of the plain mean over everything:
+
+    >>> mean, var = with_known_part(0.5, 0.25 / 4, "abcdef", [True] * 4 + [False] * 2, 0.0)
+    >>> round(mean, 4), round(var, 6), round(mean * (1 - mean) / 6, 6)
+    (0.3333, 0.037037, 0.037037)
+    """
+    share = float(np.mean(np.asarray(estimated, dtype=np.float64)))
+    mean = share * estimate + (1.0 - share) * known
+    return mean, share * share * variance + (estimate - known) ** 2 * cluster_variance(
+        np.asarray(estimated, dtype=np.float64), units)
+
+
+def stratified_rate(values: Sequence[float], units: Sequence[Hashable], population_units: Sequence[Hashable],
+                    estimated: Sequence[bool], known: float, *, ci: float = 0.95) -> Estimate:
+    """A rate over a population whose members marked not ``estimated`` have a value known
+    without a label (mean ``known``), the others estimated by the labelled ``values`` (a random
+    sample of them): the mean and variance of :func:`with_known_part`, with the design-effect
+    Wilson interval. Without a known part it is :func:`clustered_rate`.
+
+    >>> e = stratified_rate([1.0, 0.0], ["a", "b"], ["a", "b", "c", "d"], [True, True, True, False], 0.0)
+    >>> e.value, e.n
+    (0.375, 2)
+    """
+    if all(estimated):
+        return clustered_rate(values, units, ci=ci)
+    if len(values) == 0:
+        return Estimate("mean", float("nan"), float("nan"), float("nan"), 0, ci, "none", why="no value to average")
+    x = np.asarray(values, dtype=np.float64)
+    mean, variance = with_known_part(float(x.mean()), cluster_variance(x, units), population_units, estimated, known)
+    mean = min(max(mean, 0.0), 1.0)
+    groups = len(set(map(str, population_units)))
+    n_eff = mean * (1.0 - mean) / variance if mean * (1.0 - mean) > 0 and variance > 1e-15 else float(groups)
+    low, high = wilson(mean, n_eff, _z(ci))
+    return Estimate("mean", mean, low, high, len(x), ci, "wilson", n_groups=len(set(map(str, units))))
+
+
 @dataclass(frozen=True, slots=True)
 class PPIEstimate:
     """A prediction-powered mean: the estimate with its interval, its standard error and λ."""
@@ -133,6 +178,7 @@ class PPIEstimate:
     lam: float
     n_labelled: int
     n_unlabelled: int
+    value: float  # the estimate before clipping to the bounds
 
 
 def clustered_ppi(
@@ -173,7 +219,7 @@ def clustered_ppi(
         clip = lambda v: min(max(v, low_bound), high_bound)  # noqa: E731
         estimate = Estimate("ppi_mean", clip(value), clip(value - z * se), clip(value + z * se), n, ci, "analytic",
                             n_groups=groups)
-    return PPIEstimate(estimate, se, lam, len(yl), len(fu))
+    return PPIEstimate(estimate, se, lam, len(yl), len(fu), value)
 
 
 @dataclass(frozen=True, slots=True)

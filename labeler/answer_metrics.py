@@ -155,28 +155,49 @@ def _claims_extra(chosen: Sequence[Outcome], every: Sequence[Outcome]) -> dict[s
     }
 
 
-def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
-    from calibration.clustered import clustered_rate
+def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[Outcome]]:
+    """(the answers a verdict is asked of, those among them whose value the text fixes).
 
-    chosen = [o for o in found if _value(o, metric) is not None]
+    An empty response has no item to label: its correctness (with a reference) and relevance
+    are known without anyone's verdict. So it is no part of the sample people label: a rate
+    over answers some of which people labelled would otherwise hold every empty answer and
+    only a sample of the others. The known ones join by their share of the answers.
+    """
+    if metric not in ("correctness", "answer-relevance"):
+        return [o for o in found if _value(o, metric) is not None], []
+    asked = [o for o in found if metric != "correctness" or o.has_reference]
+    return asked, [o for o in asked if o.words == 0]
+
+
+def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
+    from calibration.clustered import stratified_rate
+
+    asked, fixed = _split(found, metric)
+    chosen = [o for o in asked if _value(o, metric) is not None]
     extra = _claims_extra(chosen, found) if metric == "faithfulness" else {}
-    if not chosen:
-        return Rate(None, None, None, 0, None, why="no answer with a verdict", extra=extra)
-    e = clustered_rate([_value(o, metric) for o in chosen], [o.unit for o in chosen], ci=ci)  # type: ignore[misc]
-    return Rate(e.value, _num(e.low), _num(e.high), e.n, _mean_words(chosen), e.n_groups or 0, e.method, extra=extra)
+    labelled = [o for o in chosen if o not in fixed] if fixed else chosen
+    if not labelled and len(fixed) < len(asked) or not chosen:
+        return Rate(None, None, None, len(chosen), None, why="no answer with a verdict", extra=extra)
+    known = sum(_value(o, metric) for o in fixed) / len(fixed) if fixed else 0.0  # type: ignore[misc]
+    if not labelled:  # every answer asked is empty
+        labelled, fixed = fixed, []
+    e = stratified_rate([_value(o, metric) for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
+                        [o.unit for o in asked], [o not in fixed for o in asked], known, ci=ci)
+    if fixed:
+        extra = {**extra, "n_empty": len(fixed), "n_answers": len(asked)}
+    return Rate(e.value, _num(e.low), _num(e.high), len(labelled) + len(fixed), _mean_words([*labelled, *fixed]),
+                len({o.unit for o in [*labelled, *fixed]}), e.method, extra=extra)
 
 
 def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float) -> Rate:
     from calibration import CalibrationError
-    from calibration.clustered import clustered_ppi
+    from calibration.clustered import _z, clustered_ppi, stratified_rate, with_known_part
 
     y = {o.answer_id: _value(o, metric) for o in people}
-    # An empty response's value is fixed by its text for every source (no item to label), so it
-    # is no part of a random sample: PPI runs on the other answers, and the empty ones join by
-    # their known share. Left in, every empty answer would sit among the "labelled" ones, and
-    # the labelled set would no longer be a random sample of the answers.
-    fixed = [o for o in judged if o.words == 0 and _value(o, metric) is not None]
-    rest = [o for o in judged if o.words > 0 and _value(o, metric) is not None]
+    # Empty responses have values fixed by their text (see _split): PPI runs on the other
+    # answers, and the empty ones join by their share.
+    fixed = [o for o in _split(judged, metric)[1] if _value(o, metric) is not None]
+    rest = [o for o in judged if o not in fixed and _value(o, metric) is not None]
     labelled = [o for o in rest if y.get(o.answer_id) is not None]
     unlabelled = [o for o in rest if y.get(o.answer_id) is None]
     left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - len(labelled)
@@ -189,11 +210,21 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
     except CalibrationError as exc:
         return _missing(str(exc), len(rest) + len(fixed))
     e = r.estimate
-    share = len(rest) / (len(rest) + len(fixed))
-    known = sum(_value(o, metric) for o in fixed)  # type: ignore[misc]
-    mix = lambda v: share * v + known / (len(rest) + len(fixed))  # noqa: E731  (linear: stays inside [0, 1])
-    return Rate(mix(e.value), mix(e.low), mix(e.high), len(rest) + len(fixed), _mean_words([*rest, *fixed]),
-                len({o.unit for o in [*rest, *fixed]}), e.method,
+    value, low, high, method = e.value, e.low, e.high, e.method
+    if fixed:
+        known = sum(_value(o, metric) for o in fixed) / len(fixed)  # type: ignore[misc]
+        everyone = [*rest, *fixed]
+        if r.lam == 0.0:  # the people's own rate (λ = 0 ignores the judge), placed among the known ones
+            s = stratified_rate([y[o.answer_id] for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
+                                [o.unit for o in everyone], [o not in fixed for o in everyone], known, ci=ci)
+            value, low, high, method = s.value, s.low, s.high, s.method
+        else:
+            value, variance = with_known_part(r.value, r.se ** 2,
+                                              [o.unit for o in everyone], [o not in fixed for o in everyone], known)
+            half = _z(ci) * math.sqrt(variance)
+            value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
+    return Rate(value, low, high, len(rest) + len(fixed), _mean_words([*rest, *fixed]),
+                len({o.unit for o in [*rest, *fixed]}), method,
                 extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": len(fixed),
                        "lambda": r.lam, "n_left_out": left_out})
 

@@ -75,8 +75,10 @@ def test_rates_by_hand_and_the_json_shape(project: str) -> None:
     # Correctness: the empty a3 with a reference is incorrect; b3 declines and was judged INCORRECT.
     assert a["correctness"]["people"]["value"] == pytest.approx(2 / 3) and a["correctness"]["people"]["n"] == 3
     assert b["correctness"]["people"]["value"] == pytest.approx(1 / 3)
-    # Answer relevance: a1 addresses, the empty a3 does not; b1 addresses (b2, b3 have no verdict).
-    assert (a["answer-relevance"]["people"]["value"], a["answer-relevance"]["people"]["n"]) == (0.5, 2)
+    # Answer relevance: a1 addresses (the one labelled of the two non-empty answers, a1 and a2);
+    # the empty a3 does not, known without a label: 2/3 · 1 + 1/3 · 0.
+    assert (a["answer-relevance"]["people"]["value"], a["answer-relevance"]["people"]["n"]) == (pytest.approx(2 / 3), 2)
+    assert (a["answer-relevance"]["people"]["n_empty"], a["answer-relevance"]["people"]["n_answers"]) == (1, 3)
     assert (a["abstention"]["people"]["value"], b["abstention"]["people"]["value"]) == (pytest.approx(1 / 3),) * 2
     assert a["faithfulness"]["people"]["words"] == 2.5 and out["answers"]["B"] == {"n": 3, "words": pytest.approx(10 / 3)}
     assert a["faithfulness"]["judge"]["value"] is None and a["faithfulness"]["ppi"]["undefined"] == "no judge given"
@@ -191,8 +193,13 @@ def test_empty_answers_join_ppi_by_their_known_share_not_as_labelled_ones(tmp_pa
     ppi = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["S"]["correctness"]["ppi"]
     inner = ppi_mean(truth[:8].astype(float), judge[:8].astype(float), judge[8:].astype(float), bounds=(0.0, 1.0)).ppi
     # 20 of the 30 answers are estimated; the 10 empty ones are incorrect, known without a label.
-    assert ppi["value"] == pytest.approx(inner.value * 20 / 30)
-    assert (ppi["low"], ppi["high"]) == pytest.approx((inner.low * 20 / 30, inner.high * 20 / 30))
+    # The variance adds the empty share's own: w² se² + θ² w (1 − w) / 30 (one answer per question).
+    w, z = 20 / 30, 1.959964
+    se = (inner.high - inner.low) / (2 * z)
+    half = z * math.sqrt(w * w * se * se + inner.value ** 2 * w * (1 - w) / 30)
+    assert 0 < inner.low and inner.high < 1  # not clipped: the interval gives the standard error back
+    assert ppi["value"] == pytest.approx(inner.value * w)
+    assert (ppi["low"], ppi["high"]) == pytest.approx((inner.value * w - half, inner.value * w + half), abs=1e-5)
     assert (ppi["n"], ppi["n_labelled"], ppi["n_unlabelled"], ppi["n_empty"]) == (30, 8, 12, 10)
 
 
@@ -243,6 +250,16 @@ def test_design_effect_wilson_by_hand() -> None:
     alone = clustered_rate([1.0, 1.0, 0.0, 0.0], ["q1", "q2", "q3", "q4"])
     assert alone.high - alone.low < e.high - e.low  # the same values as four questions: narrower
     assert wilson(0.8, 10, z) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+
+
+def test_with_empty_answers_labelled_in_full_the_rate_is_the_plain_one() -> None:
+    from calibration.clustered import stratified_rate
+
+    values = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0]  # the last two are empty answers (known 0)
+    units = [f"q{i}" for i in range(6)]
+    plain = clustered_rate(values, units)
+    split = stratified_rate(values[:4], units[:4], units, [True] * 4 + [False] * 2, 0.0)
+    assert (split.value, split.low, split.high) == pytest.approx((plain.value, plain.low, plain.high))
 
 
 @pytest.mark.parametrize("values", [[1.0] * 30, [0.0] * 30, [0.0] * 199 + [1.0], [1.0] * 199 + [0.0], [1.0, 0.98],
