@@ -2,16 +2,17 @@
 whose people's values are known, with a judge biased towards praise.
 
     python bench/answer_ppi_coverage.py [--reps 300] [--questions 1500] [--per-question 2] [--share 0.1] [--seed 2026]
-        [--ignore-questions]
+        [--empty 0.1] [--ignore-questions]
 
 One population, drawn once: ``--questions`` questions, each answered ``--per-question`` times
 by the system (sampled answers, so a question's answers share its difficulty: the clusters).
 An answer's quality q is drawn per question (Beta(4, 1.5)) and moved a little per answer; it
 has 1 + Poisson(3) claims, each SUPPORTED with probability q; it is CORRECT with probability q
-and ADDRESSES the question with probability 0.9. The judge is biased: it calls an unsupported
-claim SUPPORTED 40% of the time (and a supported one UNSUPPORTED 5%), an incorrect answer
-CORRECT 35% of the time (a correct one INCORRECT 5%), a missing answer ADDRESSES 50% of the
-time. The truth is the people's value over every answer (what people would say if they
+and ADDRESSES the question with probability 0.9; with ``--empty S`` a share S of the answers
+are empty (incorrect, missing the question, for people and judge alike). The judge is biased:
+it calls an unsupported claim SUPPORTED 40% of the time (and a supported one UNSUPPORTED 5%),
+an incorrect answer CORRECT 35% of the time (a correct one INCORRECT 5%), a missing answer
+ADDRESSES 50% of the time. The truth is the people's value over every answer (what people would say if they
 labelled all of it). Each repetition hands a random ``--share`` of the questions (all their
 answers) to people, the judge labels everything, and answer-metrics' own code
 (``labeler.answer_metrics.system_metrics``) gives the three estimates. Prints, per metric, the
@@ -42,12 +43,17 @@ from labeler.answer_outcomes import Outcome  # noqa: E402
 METRICS = ("faithfulness", "correctness", "answer-relevance")
 
 
-def population(rng: np.random.Generator, questions: int, per: int) -> tuple[list[Outcome], list[Outcome]]:
-    """Every answer as people judge it and as the judge does."""
+def population(rng: np.random.Generator, questions: int, per: int, empty: float = 0.0) -> tuple[list[Outcome], list[Outcome]]:
+    """Every answer as people judge it and as the judge does; a share ``empty`` are empty."""
     people, judged = [], []
     base = rng.beta(4.0, 1.5, size=questions)
     for q in range(questions):
         for k in range(per):
+            if rng.random() < empty:  # an abstention: incorrect, missing the question, for every source
+                nothing = Outcome(f"a{q}-{k}", f"q{q}", f"question {q}", 0, True, False, False, 0, 0, 0, 0)
+                people.append(nothing)
+                judged.append(nothing)
+                continue
             quality = float(np.clip(base[q] + rng.normal(0, 0.05), 0.0, 1.0))
             claims = 1 + int(rng.poisson(3))
             supported = rng.random(claims) < quality
@@ -64,7 +70,10 @@ def population(rng: np.random.Generator, questions: int, per: int) -> tuple[list
 
 
 def hidden(o: Outcome) -> Outcome:
-    """``o`` with no people's verdict (the question was not handed to people)."""
+    """``o`` with no people's verdict (the question was not handed to people); an empty answer
+    keeps its values, which its text fixes."""
+    if o.words == 0:
+        return o
     return Outcome(o.answer_id, o.query_id, o.question, o.words, o.abstained, None, None, o.claims, 0, 0, 0)
 
 
@@ -75,6 +84,7 @@ def main() -> None:
     parser.add_argument("--per-question", type=int, default=2)
     parser.add_argument("--share", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--empty", type=float, default=0.0, help="Share of empty answers (abstentions).")
     parser.add_argument("--ignore-questions", action="store_true",
                         help="Give every answer a question of its own (the intervals then ignore the clusters).")
     parser.add_argument("--evouna", type=Path, nargs="?", const=Path(__file__).resolve().parents[2] / "shared" / "external" / "evouna",
@@ -83,7 +93,7 @@ def main() -> None:
     if args.evouna is not None:
         return evouna(args)
     rng = np.random.default_rng(args.seed)
-    people, judged = population(rng, args.questions, args.per_question)
+    people, judged = population(rng, args.questions, args.per_question, args.empty)
     if args.ignore_questions:
         from dataclasses import replace
 

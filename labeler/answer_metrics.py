@@ -175,14 +175,15 @@ def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
     asked, fixed = _split(found, metric)
     chosen = [o for o in asked if _value(o, metric) is not None]
     extra = _claims_extra(chosen, found) if metric == "faithfulness" else {}
-    labelled = [o for o in chosen if o not in fixed] if fixed else chosen
+    empty = {o.answer_id for o in fixed}
+    labelled = [o for o in chosen if o.answer_id not in empty]
     if not labelled and len(fixed) < len(asked) or not chosen:
         return Rate(None, None, None, len(chosen), None, why="no answer with a verdict", extra=extra)
     known = sum(_value(o, metric) for o in fixed) / len(fixed) if fixed else 0.0  # type: ignore[misc]
     if not labelled:  # every answer asked is empty
-        labelled, fixed = fixed, []
+        labelled, fixed, empty = fixed, [], set()
     e = stratified_rate([_value(o, metric) for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
-                        [o.unit for o in asked], [o not in fixed for o in asked], known, ci=ci)
+                        [o.unit for o in asked], [o.answer_id not in empty for o in asked], known, ci=ci)
     if fixed:
         extra = {**extra, "n_empty": len(fixed), "n_answers": len(asked)}
     return Rate(e.value, _num(e.low), _num(e.high), len(labelled) + len(fixed), _mean_words([*labelled, *fixed]),
@@ -197,7 +198,8 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
     # Empty responses have values fixed by their text (see _split): PPI runs on the other
     # answers, and the empty ones join by their share.
     fixed = [o for o in _split(judged, metric)[1] if _value(o, metric) is not None]
-    rest = [o for o in judged if o not in fixed and _value(o, metric) is not None]
+    empty = {o.answer_id for o in fixed}
+    rest = [o for o in judged if o.answer_id not in empty and _value(o, metric) is not None]
     labelled = [o for o in rest if y.get(o.answer_id) is not None]
     unlabelled = [o for o in rest if y.get(o.answer_id) is None]
     left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - len(labelled)
@@ -216,11 +218,11 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
         everyone = [*rest, *fixed]
         if r.lam == 0.0:  # the people's own rate (λ = 0 ignores the judge), placed among the known ones
             s = stratified_rate([y[o.answer_id] for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
-                                [o.unit for o in everyone], [o not in fixed for o in everyone], known, ci=ci)
+                                [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known, ci=ci)
             value, low, high, method = s.value, s.low, s.high, s.method
         else:
             value, variance = with_known_part(r.value, r.se ** 2,
-                                              [o.unit for o in everyone], [o not in fixed for o in everyone], known)
+                                              [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known)
             half = _z(ci) * math.sqrt(variance)
             value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
     return Rate(value, low, high, len(rest) + len(fixed), _mean_words([*rest, *fixed]),

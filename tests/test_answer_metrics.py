@@ -280,3 +280,12 @@ def test_paired_difference_needs_two_shared_questions() -> None:
     assert paired_difference({"q1": 1.0}, {"q1": 0.0, "q2": 1.0}) is None
     d = paired_difference({"q1": 1.0, "q2": 0.0, "q3": 1.0}, {"q1": 0.0, "q2": 0.0, "q3": 0.0})
     assert d.difference == pytest.approx(2 / 3) and -1.0 <= d.low < d.high <= 1.0
+
+
+def test_a_system_of_empty_answers_only_is_incorrect_with_an_interval(tmp_path: Path) -> None:
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    answers = [{"answer_id": f"e{i}", "question": f"e{i}?", "response": "", "reference": "x"} for i in range(4)]
+    _run("import-answers", db, write_jsonl(tmp_path / "e.jsonl", answers), "--system", "E")
+    c = json.loads(_run("answer-metrics", db, "--json"))["systems"]["E"]["correctness"]["people"]
+    assert (c["value"], c["low"], c["n"]) == (0.0, 0.0, 4) and 0.0 < c["high"] < 1.0
