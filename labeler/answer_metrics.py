@@ -36,7 +36,7 @@ from typing import Any
 import sqlite_utils
 
 from labeler.answer_outcomes import Outcome, outcomes
-from labeler.store.vocabulary import Caller
+from labeler.store.vocabulary import ANSWER_TASKS, Caller
 
 #: The metrics, in the order they are always shown: faithfulness first, never without the others.
 METRICS = ("faithfulness", "correctness", "answer-relevance", "abstention")
@@ -163,7 +163,7 @@ def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[O
     over answers some of which people labelled would otherwise hold every empty answer and
     only a sample of the others. The known ones join by their share of the answers.
     """
-    if metric not in ("correctness", "answer-relevance"):
+    if metric not in ANSWER_TASKS:  # of the metrics, correctness and answer-relevance are tasks on answers
         return [o for o in found if _value(o, metric) is not None], []
     asked = [o for o in found if metric != "correctness" or o.has_reference]
     return asked, [o for o in asked if o.words == 0]
