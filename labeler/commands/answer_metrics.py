@@ -24,7 +24,9 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     Faithfulness (supported / judged claims, per answer) always comes with correctness, answer
     relevance, the abstention rate and the answers' mean length in words. Systems that answered
     the same questions are compared paired: the mean per-question difference, its interval and
-    the minimum detectable difference (MDD, 80% power at alpha 0.05).
+    the minimum detectable difference (MDD, 80% power at alpha 0.05). An empty response has
+    nothing to label: it is incorrect (with a reference) and misses the question, and counts
+    by its share of the answers when people labelled only some of the others.
 
     \b
     JSON: {"systems": {NAME: {METRIC: {"people" | "judge" | "ppi": {value, low, high, n,
