@@ -14,6 +14,22 @@ the same answers without their claims (system ``NAME-sent``) is cut by ``split-c
 and how many of ExpertQA's claims are, whitespace aside, one of its sentences
 (``expertqa_claims_among_sentences``), say how close the offline splitter comes to the
 upstream one (ExpertQA's claims skip some sentences and keep list items inside theirs).
+
+Then the experts' labels as people's verdicts, and ``answer-metrics`` on them (``faithfulness``
+in the JSON), each system's numbers asserted equal to an independent count from the raw files:
+
+- a claim is held to its answer when its ``worthiness`` is not ``"No"`` (as upstream's own
+  evaluation skips those) and it has a ``support`` label; ``support == "Complete"`` is
+  SUPPORTED, every other label (``Partial``, ``Incomplete``, ``Missing``, ``N/A``) is
+  UNSUPPORTED, upstream's binarisation. Claims not worth citing and the few unlabelled ones are
+  left out of the import, so each answer's faithfulness is over claims that all have a verdict;
+- the answer's ``usefulness`` stands in for answer relevance (``Useful`` and ``Partially
+  useful`` ADDRESSES, ``Not useful at all`` MISSES), so faithfulness is shown beside it;
+- ExpertQA has no "not one claim" label. The share people would flag is what ``answer-metrics``
+  reports as ``flag_rate`` (NOT_ONE_CLAIM verdicts over claims with a verdict) once people
+  label claims on the claims page; here a second project maps ``Partial`` support (the
+  evidence backs part of the claim, the symptom a compound claim gives) to NOT_ONE_CLAIM as a
+  proxy, and the flag rate per system is checked against the raw count of ``Partial`` labels.
 """
 
 from __future__ import annotations
@@ -110,7 +126,77 @@ def main() -> None:
                 "expertqa_claims_among_sentences": found,
             }
     total = {key: sum(r[key] for r in report.values()) for key in next(iter(report.values()))}
-    print(json.dumps({"systems": report, "total": total}, indent=2))
+    faithfulness = {mapping: expert_metrics(answers, folder, systems, mapping) for mapping in ("upstream", "partial-as-flag")}
+    print(json.dumps({"systems": report, "total": total, "faithfulness": faithfulness}, indent=2))
+
+
+#: The experts' support label as a verdict on the claim: upstream's binarisation, or with
+#: ``Partial`` read as "not one claim" (the proxy for a compound claim).
+VERDICTS = {
+    "upstream": {"Complete": "SUPPORTED", "Partial": "UNSUPPORTED", "Incomplete": "UNSUPPORTED",
+                 "Missing": "UNSUPPORTED", "N/A": "UNSUPPORTED"},
+    "partial-as-flag": {"Complete": "SUPPORTED", "Partial": "NOT_ONE_CLAIM", "Incomplete": "UNSUPPORTED",
+                        "Missing": "UNSUPPORTED", "N/A": "UNSUPPORTED"},
+}
+USEFUL = {"Useful": "ADDRESSES", "Partially useful": "ADDRESSES", "Not useful at all": "MISSES"}
+
+
+def held_claims(answer: dict) -> list[dict]:
+    """The claims an answer is held to: worth citing, labelled, not empty."""
+    return [c for c in answer.get("claims") or []
+            if c.get("worthiness") != "No" and c.get("support") is not None and (c.get("claim_string") or "").strip()]
+
+
+def expert_metrics(answers: dict[tuple[str, str], dict], folder: Path, systems: list[str], mapping: str) -> dict:
+    """Import every answer with its held claims and the experts' verdicts into a fresh project,
+    run ``answer-metrics --json``, and check each system against a count of the raw labels."""
+    db = str(folder / f"{mapping}.db")
+    goldpool("init", db)
+    verdicts = []
+    for system in systems:
+        path = folder / f"{mapping}-{system}.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            for i, ((question, s), answer) in enumerate(sorted(answers.items())):
+                if s != system:
+                    continue
+                answer_id = f"{system}:{i}"
+                claims = held_claims(answer)
+                record = {**to_record(question, answer, with_claims=False), "answer_id": answer_id,
+                          "claims": [c["claim_string"] for c in claims]}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                verdicts += [{"item_id": f"{answer_id}#{n}", "verdict": VERDICTS[mapping][c["support"]]}
+                             for n, c in enumerate(claims, 1)]
+                if answer.get("usefulness") in USEFUL:
+                    verdicts.append({"item_id": answer_id, "task": "answer-relevance", "verdict": USEFUL[answer["usefulness"]]})
+        goldpool("import-answers", db, str(path), "--system", system)
+    with (folder / f"{mapping}-verdicts.jsonl").open("w", encoding="utf-8") as out:
+        out.writelines(json.dumps(v) + "\n" for v in verdicts)
+    goldpool("import-verdicts", db, str(folder / f"{mapping}-verdicts.jsonl"), "--annotator", "expertqa-experts")
+    measured = json.loads(goldpool("answer-metrics", db, "--json"))
+    out: dict[str, dict] = {}
+    for system in systems:
+        mine = [a for (_, s), a in answers.items() if s == system]
+        labels = [[c["support"] for c in held_claims(a)] for a in mine]
+        flag = "Partial" if mapping == "partial-as-flag" else None
+        scored = [ls for ls in labels if any(x != flag for x in ls)]
+        raw = sum(ls.count("Complete") / sum(x != flag for x in ls) for ls in scored) / len(scored)
+        raw_flags = sum(ls.count(flag) for ls in labels) / sum(map(len, labels)) if flag else 0.0
+        useful = [USEFUL[a["usefulness"]] == "ADDRESSES" for a in mine if a.get("usefulness") in USEFUL]
+        got = measured["systems"][system]
+        people = got["faithfulness"]["people"]
+        assert people["n"] == len(scored) and abs(people["value"] - raw) < 1e-12, (system, people, raw)
+        assert abs(people["flag_rate"] - raw_flags) < 1e-12, (system, people["flag_rate"], raw_flags)
+        relevance = got["answer-relevance"]["people"]
+        assert relevance["n"] == len(useful) and abs(relevance["value"] - sum(useful) / len(useful)) < 1e-12
+        out[system] = {
+            "answers": len(mine), "answers_scored": people["n"], "faithfulness": people["value"], "faithfulness_raw": raw,
+            "interval": [people["low"], people["high"]], "claims": people["claims"],
+            "claims_per_answer": people["claims_per_answer"], "claim_weighted": people["claim_weighted"],
+            "flag_rate": people["flag_rate"], "flag_rate_raw": raw_flags, "words": people["words"],
+            "answer_relevance": relevance["value"], "abstention": got["abstention"]["people"]["value"],
+        }
+    pairs = [p for p in measured["pairs"] if p["metric"] == "faithfulness" and p["difference"] is not None]
+    return {"systems": out, "faithfulness_pairs": pairs}
 
 
 def _claims_by_question(conn: sqlite3.Connection, system: str) -> dict[str, list[str]]:

@@ -72,6 +72,7 @@ class Outcome:
     judged: int  # claims with a SUPPORTED or UNSUPPORTED verdict
     supported: int
     flagged: int  # claims flagged NOT_ONE_CLAIM
+    has_reference: bool = True  # correctness can be asked of it (a non-empty reference)
 
     @property
     def faithfulness(self) -> float | None:
@@ -130,5 +131,6 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
             judged=sum(v != NOT_ONE_CLAIM for v in claim_verdicts),
             supported=sum(v == "SUPPORTED" for v in claim_verdicts),
             flagged=sum(v == NOT_ONE_CLAIM for v in claim_verdicts),
+            has_reference=bool(reference),
         ))
     return result

@@ -12,6 +12,7 @@ import click
 
 from labeler.commands import backup as _backup
 from labeler.commands import adaptive as _adaptive
+from labeler.commands import answer_metrics as _answer_metrics
 from labeler.commands import answers as _answers
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import demo as _demo
@@ -31,8 +32,8 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers, _demo, _gate,
-                _diagnose):
+for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers,
+                _answer_metrics, _demo, _gate, _diagnose):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -121,6 +121,8 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag"], 0),
         (["split-claims", "p.db", "--system", "rag", "--sentences"], 0),
         (["split-claims", "p.db", "--system", "nobody", "--sentences"], 1),
+        (["answer-metrics", "p.db", "--system", "rag"], 0),
+        (["answer-metrics", "p.db", "--system", "nobody"], 1),
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag2"], 0),
         (["gate", "p.db", "--baseline", "rag", "--candidate", "rag2", "--metric", "correctness"], 2),  # no verdicts
         (["split-claims", "p.db", "--system", "rag2", "--judge", "j3", "--model", "m", "--base-url", server.url], 0),

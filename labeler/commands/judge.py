@@ -172,7 +172,8 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
     --json keys: judge, metric, threshold and relevance_level (the level, relevant-share only),
     ci, n_labelled, n_unlabelled, n_left_out, ppi, ppi_plus_plus, human_only (each {value, low,
     high, n}), lambda, judge_only, human_labels_worth, human_labels_worth_classic, judge_card
-    (the card's line); an undefined number is null.
+    (the card's line), abstention (faithfulness-rate: {abstained, items, rate}, the responses
+    that are empty or decline); an undefined number is null.
     """
     from calibration import fixed
     from labeler.judge.card import card_line
@@ -202,6 +203,12 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
     low, high = BOUNDS[metric]
     click.echo(f"The judge makes these {t.n_labelled} human labels worth about {t.worth:.0f} ({ci:.0%} intervals, "
                f"kept inside the metric's range [{low:g}, {high:g}]).")
+    if r.abstention is not None:
+        abstained, items = r.abstention
+        share = f" ({abstained / items:.1%})" if items else ""
+        click.echo(f"Beside it: abstention: {abstained} of {items} responses{share} are empty or decline, and each "
+                   "counts as faithful; correctness and answer relevance: not measured on faithfulness items "
+                   "(import the answers with import-answers and read them with answer-metrics).")
 
 
 COMMANDS: list[click.Command] = [run_judge, estimate]

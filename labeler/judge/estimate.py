@@ -51,6 +51,9 @@ class MetricEstimate:
     tuned: MeanEstimates
     n_left_out: int  # items with human labels but no usable judge label
     ci: float = 0.95
+    #: faithfulness-rate: (items whose response is empty or declines, items estimated over). An
+    #: abstention is perfectly faithful and useless, so the rate is never shown without it.
+    abstention: tuple[int, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The numbers for JSON; each interval is ``{value, low, high, n}`` (``null`` when undefined)."""
@@ -62,6 +65,9 @@ class MetricEstimate:
             "ppi": c.ppi.as_dict(), "ppi_plus_plus": t.ppi.as_dict(), "lambda": t.lam,
             "human_only": t.human_only.as_dict(), "judge_only": t.judge_only,
             "human_labels_worth": t.worth, "human_labels_worth_classic": c.worth,
+            "abstention": None if self.abstention is None else {
+                "abstained": self.abstention[0], "items": self.abstention[1],
+                "rate": self.abstention[0] / self.abstention[1] if self.abstention[1] else None},
         }
 
 
@@ -133,4 +139,15 @@ def estimate(
         tuned = ppi_mean(y, f, unlabelled, ci=ci, tuned=True, bounds=BOUNDS[metric])
     except CalibrationError as exc:
         raise JudgeError(f"judge {judge!r}, {metric}: {exc}") from None
-    return MetricEstimate(judge, metric, threshold, classic, tuned, sum(1 for k in human if k not in judged), ci)
+    abstention = _abstention(db, set(judged) | set(human)) if task == "faithfulness" else None
+    return MetricEstimate(judge, metric, threshold, classic, tuned, sum(1 for k in human if k not in judged), ci,
+                          abstention)
+
+
+def _abstention(db: sqlite_utils.Database, item_ids: set) -> tuple[int, int]:
+    """(items among ``item_ids`` whose response is empty or declines, items)."""
+    from labeler.answer_outcomes import is_abstention
+    from labeler.store.verdicts import list_items
+
+    responses = [i.response or "" for i in list_items(db, "faithfulness") if i.item_id in item_ids]
+    return sum(map(is_abstention, responses)), len(responses)

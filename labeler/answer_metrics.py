@@ -1,0 +1,452 @@
+"""Generation metrics per system, from people, from a judge, and from both (prediction-powered).
+
+Per system, four rates, each a mean over answers of a per-answer value
+(:mod:`labeler.answer_outcomes`):
+
+- ``faithfulness``: the answer's supported claims over its judged claims (answers whose every
+  claim has a verdict; flagged NOT_ONE_CLAIM claims left out of the ratio and counted apart).
+  Each answer weighs the same; the claim-weighted share (all supported claims over all judged
+  claims) is a different number, given apart as ``claim_weighted``. The judged claims are
+  logged beside it (``claims``): 0.9 over 2 claims and over 20 are different facts;
+- ``correctness``: CORRECT against the reference (answers with a reference and a verdict; an
+  empty response with a reference is incorrect);
+- ``answer-relevance``: ADDRESSES the question;
+- ``abstention``: the response is empty or declines (read from the text, so people, judge and
+  PPI give the same number).
+
+Faithfulness is never reported alone: an "I don't know" is perfectly faithful and useless, so
+correctness, answer relevance and the abstention rate come with it everywhere, and so does the
+mean length in words of the answers each rate is over (judges favour longer answers).
+
+Each rate three ways: ``people`` (their majority verdicts), ``judge`` (one judge's verdicts,
+sampling interval only: its bias is unknown) and ``ppi`` (PPI++: people on the answers they
+labelled, the judge everywhere). Intervals are clustered by question and stay inside [0, 1]
+(:mod:`calibration.clustered`). Systems that answered the same questions are compared paired:
+the mean per-question difference, its interval and the minimum detectable difference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import sqlite_utils
+
+from labeler.answer_outcomes import Outcome, outcomes
+from labeler.store.vocabulary import ANSWER_TASKS, Caller
+
+#: The metrics, in the order they are always shown: faithfulness first, never without the others.
+METRICS = ("faithfulness", "correctness", "answer-relevance", "abstention")
+#: Where a value comes from.
+SOURCES = ("people", "judge", "ppi")
+LABELS = {"faithfulness": "faithfulness", "correctness": "correctness", "answer-relevance": "answer relevance",
+          "abstention": "abstention"}
+
+
+def _value(o: Outcome, metric: str) -> float | None:
+    if metric == "faithfulness":
+        return o.faithfulness
+    if metric == "correctness":
+        return None if o.correct is None else float(o.correct)
+    if metric == "answer-relevance":
+        return None if o.addresses is None else float(o.addresses)
+    return float(o.abstained)
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """One metric of one system from one source: ``{value, low, high, n}`` and what it stands on."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int  # answers the value is a mean over
+    words: float | None  # mean length in words of those answers
+    questions: int = 0  # distinct questions among them (the clusters)
+    method: str = "none"  # the interval: wilson (design-effect), analytic (PPI, normal, clipped)
+    why: str | None = None  # why there is no value
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": self.value, "low": self.low, "high": self.high, "n": self.n,
+                               "words": self.words, "questions": self.questions, "interval": self.method}
+        if self.why:
+            out["undefined"] = self.why
+        out.update(self.extra)
+        return out
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def _missing(why: str, n: int = 0) -> Rate:
+    return Rate(None, None, None, n, None, why=why)
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two systems on one metric from one source: the mean per-question difference ``a − b``."""
+
+    a: str
+    b: str
+    metric: str
+    source: str
+    difference: float | None
+    low: float | None
+    high: float | None
+    mdd: float | None
+    n: int  # questions both systems have a value on
+    why: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"a": self.a, "b": self.b, "metric": self.metric, "source": self.source,
+                               "difference": self.difference, "low": self.low, "high": self.high, "mdd": self.mdd,
+                               "n": self.n}
+        if self.why:
+            out["undefined"] = self.why
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMetrics:
+    system: str
+    answers: int
+    words: float | None  # mean length in words of all its answers
+    rates: Mapping[str, Mapping[str, Rate]]  # metric -> source -> rate
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerMetrics:
+    """Every system's rates and every paired comparison."""
+
+    systems: Sequence[SystemMetrics]
+    pairs: Sequence[Pair]
+    judge: str | None
+    ci: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"systems": {NAME: {METRIC: {SOURCE: {value, low, high, n, ...}}}}, "pairs": [...]}``
+        and ``answers`` (per system: answers, mean words), ``judge``, ``ci``, ``metrics``."""
+        return {
+            "systems": {s.system: {m: {src: r.as_dict() for src, r in s.rates[m].items()} for m in METRICS}
+                        for s in self.systems},
+            "pairs": [p.as_dict() for p in self.pairs],
+            "answers": {s.system: {"n": s.answers, "words": s.words} for s in self.systems},
+            "judge": self.judge, "ci": self.ci, "metrics": list(METRICS),
+        }
+
+
+def _mean_words(chosen: Sequence[Outcome]) -> float | None:
+    return sum(o.words for o in chosen) / len(chosen) if chosen else None
+
+
+def _claims_extra(chosen: Sequence[Outcome], every: Sequence[Outcome]) -> dict[str, Any]:
+    judged = sum(o.judged for o in chosen)
+    flagged = sum(o.flagged for o in every)
+    seen = sum(o.judged + o.flagged for o in every)
+    return {
+        "claims": judged, "claims_per_answer": judged / len(chosen) if chosen else None,
+        "claim_weighted": sum(o.supported for o in chosen) / judged if judged else None,
+        "flagged": flagged, "flag_rate": flagged / seen if seen else None,
+    }
+
+
+def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[Outcome]]:
+    """(the answers a verdict is asked of, those among them whose value the text fixes).
+
+    An empty response has no item to label: its correctness (with a reference) and relevance
+    are known without anyone's verdict. So it is no part of the sample people label: a rate
+    over answers some of which people labelled would otherwise hold every empty answer and
+    only a sample of the others. The known ones join by their share of the answers.
+    """
+    if metric not in ANSWER_TASKS:  # of the metrics, correctness and answer-relevance are tasks on answers
+        return [o for o in found if _value(o, metric) is not None], []
+    asked = [o for o in found if metric != "correctness" or o.has_reference]
+    return asked, [o for o in asked if o.words == 0]
+
+
+def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
+    from calibration.clustered import stratified_rate
+
+    asked, fixed = _split(found, metric)
+    chosen = [o for o in asked if _value(o, metric) is not None]
+    extra = _claims_extra(chosen, found) if metric == "faithfulness" else {}
+    empty = {o.answer_id for o in fixed}
+    labelled = [o for o in chosen if o.answer_id not in empty]
+    if not labelled and len(fixed) < len(asked) or not chosen:
+        return Rate(None, None, None, len(chosen), None, why="no answer with a verdict", extra=extra)
+    known = sum(_value(o, metric) for o in fixed) / len(fixed) if fixed else 0.0  # type: ignore[misc]
+    if not labelled:  # every answer asked is empty
+        labelled, fixed, empty = fixed, [], set()
+    e = stratified_rate([_value(o, metric) for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
+                        [o.unit for o in asked], [o.answer_id not in empty for o in asked], known, ci=ci)
+    if fixed:
+        extra = {**extra, "n_empty": len(fixed), "n_answers": len(asked)}
+    return Rate(e.value, _num(e.low), _num(e.high), len(labelled) + len(fixed), _mean_words([*labelled, *fixed]),
+                len({o.unit for o in [*labelled, *fixed]}), e.method, extra=extra)
+
+
+def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float) -> Rate:
+    from calibration import CalibrationError
+    from calibration.clustered import _z, clustered_ppi, stratified_rate, with_known_part
+
+    y = {o.answer_id: _value(o, metric) for o in people}
+    # Empty responses have values fixed by their text (see _split): PPI runs on the other
+    # answers, and the empty ones join by their share.
+    fixed = [o for o in _split(judged, metric)[1] if _value(o, metric) is not None]
+    empty = {o.answer_id for o in fixed}
+    rest = [o for o in judged if o.answer_id not in empty and _value(o, metric) is not None]
+    labelled = [o for o in rest if y.get(o.answer_id) is not None]
+    unlabelled = [o for o in rest if y.get(o.answer_id) is None]
+    left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - len(labelled)
+    if not rest and not fixed:
+        return _missing("no answer with a verdict")
+    try:
+        r = clustered_ppi([y[o.answer_id] for o in labelled], [_value(o, metric) for o in labelled],  # type: ignore[misc]
+                          [o.unit for o in labelled], [_value(o, metric) for o in unlabelled],  # type: ignore[misc]
+                          [o.unit for o in unlabelled], ci=ci)
+    except CalibrationError as exc:
+        return _missing(str(exc), len(rest) + len(fixed))
+    e = r.estimate
+    value, low, high, method = e.value, e.low, e.high, e.method
+    if fixed:
+        known = sum(_value(o, metric) for o in fixed) / len(fixed)  # type: ignore[misc]
+        everyone = [*rest, *fixed]
+        if r.lam == 0.0:  # the people's own rate (λ = 0 ignores the judge), placed among the known ones
+            s = stratified_rate([y[o.answer_id] for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
+                                [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known, ci=ci)
+            value, low, high, method = s.value, s.low, s.high, s.method
+        else:
+            value, variance = with_known_part(r.value, r.se ** 2,
+                                              [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known)
+            half = _z(ci) * math.sqrt(variance)
+            value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
+    return Rate(value, low, high, len(rest) + len(fixed), _mean_words([*rest, *fixed]),
+                len({o.unit for o in [*rest, *fixed]}), method,
+                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": len(fixed),
+                       "lambda": r.lam, "n_left_out": left_out})
+
+
+def system_metrics(system: str, people: Sequence[Outcome], judged: Sequence[Outcome] | None,
+                   ci: float = 0.95) -> SystemMetrics:
+    """One system's rates from its outcomes by people and (optionally) by a judge."""
+    rates: dict[str, dict[str, Rate]] = {}
+    for metric in METRICS:
+        mine = {"people": _rate(people, metric, ci)}
+        if judged is None:
+            mine["judge"] = mine["ppi"] = _missing("no judge given")
+        elif metric == "abstention":
+            mine["judge"] = mine["ppi"] = mine["people"]  # read from the text: the same for every source
+        else:
+            mine["judge"] = _rate(judged, metric, ci)
+            mine["ppi"] = _ppi(people, judged, metric, ci)
+        rates[metric] = mine
+    return SystemMetrics(system, len(people), _mean_words(people), rates)
+
+
+def _by_unit(found: Sequence[Outcome], metric: str) -> dict[str, float]:
+    from calibration.clustered import unit_means
+
+    values = {o.answer_id: _value(o, metric) for o in found}
+    return unit_means({k: v for k, v in values.items() if v is not None}, {o.answer_id: o.unit for o in found})
+
+
+def compare(a: str, b: str, people: Mapping[str, Sequence[Outcome]], judged: Mapping[str, Sequence[Outcome]] | None,
+            ci: float = 0.95) -> list[Pair]:
+    """Systems ``a`` and ``b`` paired on the questions both answered, every metric, every source."""
+    from calibration.clustered import paired_difference, ppi_paired_difference
+
+    out = []
+    for metric in METRICS:
+        sides: dict[str, Callable[[], Any]] = {
+            "people": lambda m=metric: paired_difference(_by_unit(people[a], m), _by_unit(people[b], m), ci=ci)}
+        if judged is not None and metric != "abstention":
+            sides["judge"] = lambda m=metric: paired_difference(_by_unit(judged[a], m), _by_unit(judged[b], m), ci=ci)
+            sides["ppi"] = lambda m=metric: ppi_paired_difference(
+                _differences(people, a, b, m), _differences(judged, a, b, m), ci=ci)
+        for source, run in sides.items():
+            d = run()
+            if d is None:
+                out.append(Pair(a, b, metric, source, None, None, None, None, 0,
+                                why="fewer than 2 questions with a value for both systems"))
+            else:
+                out.append(Pair(a, b, metric, source, d.difference, d.low, d.high, d.mdd, d.n))
+    return out
+
+
+def _differences(found: Mapping[str, Sequence[Outcome]], a: str, b: str, metric: str) -> dict[str, float]:
+    left, right = _by_unit(found[a], metric), _by_unit(found[b], metric)
+    return {u: left[u] - right[u] for u in left if u in right}
+
+
+def shared_questions(people: Mapping[str, Sequence[Outcome]], a: str, b: str) -> int:
+    """How many questions both ``a`` and ``b`` answered."""
+    return len({o.unit for o in people[a]} & {o.unit for o in people[b]})
+
+
+def metrics_of(people: Mapping[str, Sequence[Outcome]], judged: Mapping[str, Sequence[Outcome]] | None, *,
+               judge: str | None = None, ci: float = 0.95) -> AnswerMetrics:
+    """Every system's rates, and every two systems that share questions compared paired."""
+    names = list(people)
+    systems = [system_metrics(s, people[s], None if judged is None else judged[s], ci) for s in names]
+    pairs = [p for a, b in combinations(names, 2) if shared_questions(people, a, b) >= 2
+             for p in compare(a, b, people, judged, ci)]
+    return AnswerMetrics(systems, pairs, judge, ci)
+
+
+def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, judge: str | None = None,
+                   ci: float = 0.95, caller: Caller) -> AnswerMetrics:
+    """The metrics of ``systems`` (every imported system when empty) in the project (admin only).
+
+    Raises:
+        StoreError: an unknown system or judge; the caller is not an admin; no system at all.
+    """
+    from labeler.store import StoreError
+    from labeler.store.answers import systems as known_systems
+
+    names = list(dict.fromkeys(systems)) or known_systems(db)
+    if not names:
+        raise StoreError("no answers in the project: import a system's answers with `goldpool import-answers`")
+    people = {s: outcomes(db, s, caller=caller) for s in names}
+    judged = None
+    if judge is not None:
+        judged = {s: outcomes(db, s, judge=judge, caller=caller) for s in names}
+        if not any(o.judged or o.flagged or o.correct is not None or o.addresses is not None
+                   for found in judged.values() for o in found if not (o.abstained and o.words == 0)):
+            raise StoreError(f"judge {judge!r} gave no verdict on the answers of {', '.join(names)}")
+    return metrics_of(people, judged, judge=judge, ci=ci)
+
+
+# --- text and HTML ---------------------------------------------------------------------------
+
+_SOURCE_LABEL = {"people": "people", "judge": "judge", "ppi": "PPI++"}
+
+
+def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
+    from calibration import fixed
+
+    return "-" if x is None else fixed(x, digits, sign=sign)
+
+
+def _interval(low: float | None, high: float | None, *, sign: bool = False) -> str:
+    return "" if low is None or high is None else f"[{_f(low, sign=sign)}, {_f(high, sign=sign)}]"
+
+
+def _note(metric: str, source: str, r: Rate) -> str:
+    if r.why:
+        return r.why
+    notes = []
+    if metric == "faithfulness":
+        x = r.extra
+        per = f" ({x['claims_per_answer']:.1f} per answer)" if x.get("claims_per_answer") is not None else ""
+        notes.append(f"{x['claims']} claims judged{per}, claim-weighted {_f(x.get('claim_weighted'))}")
+        if x.get("flag_rate") is not None:
+            notes.append(f"{x['flagged']} flagged not one claim ({x['flag_rate']:.1%})")
+    if source == "ppi":
+        x = r.extra
+        empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
+        notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only"
+                     + empty)
+    return "; ".join(notes)
+
+
+def _rows(s: SystemMetrics, judged: bool) -> list[list[str]]:
+    rows = []
+    for metric in METRICS:
+        sources = ("text",) if metric == "abstention" else SOURCES if judged else ("people",)
+        for i, source in enumerate(sources):
+            r = s.rates[metric]["people" if source == "text" else source]
+            rows.append([LABELS[metric] if i == 0 else "", _SOURCE_LABEL.get(source, source), _f(r.value),
+                         _interval(r.low, r.high), str(r.n), str(r.questions),
+                         "-" if r.words is None else f"{r.words:.1f}", _note(metric, source, r)])
+    return rows
+
+
+_HEADER = ["metric", "source", "value", "interval", "answers", "questions", "words", "beside it"]
+_PAIR_HEADER = ["metric", "source", "difference", "interval", "questions", "MDD", "reading"]
+
+
+def _pair_rows(pairs: Sequence[Pair]) -> list[list[str]]:
+    rows = []
+    last = None
+    for p in pairs:
+        if p.difference is None:
+            reading = p.why or ""
+        elif p.low is not None and p.high is not None and p.low <= 0.0 <= p.high:
+            reading = "no difference shown (one below the MDD would go unseen)"
+        else:
+            reading = f"{p.a if p.difference > 0 else p.b} higher"
+        rows.append([LABELS[p.metric] if p.metric != last else "", _SOURCE_LABEL[p.source],
+                     _f(p.difference, sign=True), _interval(p.low, p.high, sign=True), str(p.n), _f(p.mdd), reading])
+        last = p.metric
+    return rows
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append((indent + "  ".join(cells) + "  " + str(row[-1])).rstrip())
+    return lines
+
+
+def _pairs_by_systems(pairs: Sequence[Pair]) -> dict[tuple[str, str], list[Pair]]:
+    grouped: dict[tuple[str, str], list[Pair]] = {}
+    for p in pairs:
+        grouped.setdefault((p.a, p.b), []).append(p)
+    return grouped
+
+
+def _intro(m: AnswerMetrics) -> list[str]:
+    who = (f"people, judge {m.judge!r}, and PPI++ (people where they labelled, the judge everywhere)"
+           if m.judge else "people (give --judge NAME for a judge's values and PPI++)")
+    return [f"Generation metrics from {who}.",
+            f"{m.ci:.0%} intervals, clustered by question: rates by a Wilson interval at the design-effect sample "
+            "size, PPI++ normal; all kept inside [0, 1]; the judge's interval is its sampling spread only (its bias "
+            "is unknown: compare it with people's). Faithfulness is the mean over answers of supported / "
+            "judged claims; it is shown with correctness, answer relevance and the abstention rate, since an "
+            "answer that declines is perfectly faithful; words: mean answer length of the answers counted."]
+
+
+def to_text(m: AnswerMetrics) -> str:
+    """The metrics as plain text: one table per system, then the paired comparisons."""
+    lines = _intro(m)
+    for s in m.systems:
+        words = "" if s.words is None else f", mean {s.words:.1f} words"
+        lines += ["", f"{s.system}: {s.answers} answers{words}", *_table(_HEADER, _rows(s, m.judge is not None))]
+    if len(m.systems) > 1 and not m.pairs:
+        lines += ["", "No two systems answered 2 or more of the same questions: no paired comparison."]
+    for (a, b), pairs in _pairs_by_systems(m.pairs).items():
+        lines += ["", f"{a} - {b}, paired on the questions both answered (MDD: the smallest true difference "
+                      "found 80% of the time at alpha 0.05)", *_table(_PAIR_HEADER, _pair_rows(pairs))]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(m: AnswerMetrics, title: str = "Generation metrics") -> str:
+    """The metrics as one self-contained HTML page (every name from the data escaped)."""
+    from html import escape
+
+    from calibration.report_html import _STYLE, wide
+
+    def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+        head = "".join(f"<th>{escape(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+        return wide(f"<table><tr>{head}</tr>{body}</table>")
+
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
+             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>"]
+    parts += [f"<p class='note'>{escape(line)}</p>" for line in _intro(m)]
+    for s in m.systems:
+        words = "" if s.words is None else f", mean {s.words:.1f} words"
+        parts.append(f"<section><h2>{escape(s.system)}</h2><p>{s.answers} answers{escape(words)}</p>"
+                     f"{table(_HEADER, _rows(s, m.judge is not None))}</section>")
+    for (a, b), pairs in _pairs_by_systems(m.pairs).items():
+        parts.append(f"<section><h2>{escape(a)} &minus; {escape(b)}</h2><p>Paired on the questions both answered."
+                     f"</p>{table(_PAIR_HEADER, _pair_rows(pairs))}</section>")
+    parts.append("</body></html>")
+    return "".join(parts)

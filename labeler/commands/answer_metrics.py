@@ -1,0 +1,53 @@
+"""The generation metrics command: per system, from people, a judge and both."""
+
+from __future__ import annotations
+
+import click
+
+from labeler.commands.common import Project, echo_json, html_option, json_option, with_project
+
+
+@click.command("answer-metrics")
+@with_project
+@click.option("--system", "systems", multiple=True, help="A system to report (repeat for several; default: every one).")
+@click.option("--judge", default=None, help="The judge whose verdicts give the judge's values and, with people's, PPI++.")
+@click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
+@json_option
+@html_option
+def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None, ci: float, as_json: bool,
+                   html_path: str | None) -> None:
+    """Faithfulness, correctness, answer relevance and abstention rate of each system in DB.
+
+    Each rate is a mean over answers: from people (the majority of annotators), from --judge,
+    and by PPI++ (people on the answers they labelled, the judge everywhere; label a random
+    sample of questions). Intervals are clustered by question and stay inside [0, 1].
+    Faithfulness (supported / judged claims, per answer) always comes with correctness, answer
+    relevance, the abstention rate and the answers' mean length in words. Systems that answered
+    the same questions are compared paired: the mean per-question difference, its interval and
+    the minimum detectable difference (MDD, 80% power at alpha 0.05). An empty response has
+    nothing to label: it is incorrect (with a reference) and misses the question, and counts
+    by its share of the answers when people labelled only some of the others.
+
+    \b
+    JSON: {"systems": {NAME: {METRIC: {"people" | "judge" | "ppi": {value, low, high, n,
+    words, questions, interval, ...}}}}, "pairs": [{a, b, metric, source, difference, low,
+    high, mdd, n}], "answers": {NAME: {n, words}}, "judge", "ci", "metrics"}; METRIC is
+    faithfulness (with claims, claims_per_answer, claim_weighted, flagged, flag_rate),
+    correctness, answer-relevance, abstention; an undefined number is null.
+    """
+    from labeler.answer_metrics import answer_metrics as run
+    from labeler.answer_metrics import to_html, to_text
+    from labeler.commands.common import output_file
+    from labeler.store.access import OWNER
+
+    m = run(project.db, systems, judge=judge, ci=ci, caller=OWNER)
+    if html_path is not None:
+        with output_file(html_path) as handle:
+            handle.write(to_html(m))
+    if as_json:
+        echo_json(m.as_dict())
+    else:
+        click.echo(to_text(m), nl=False)
+
+
+COMMANDS: list[click.Command] = [answer_metrics]
