@@ -289,3 +289,14 @@ def test_a_system_of_empty_answers_only_is_incorrect_with_an_interval(tmp_path: 
     _run("import-answers", db, write_jsonl(tmp_path / "e.jsonl", answers), "--system", "E")
     c = json.loads(_run("answer-metrics", db, "--json"))["systems"]["E"]["correctness"]["people"]
     assert (c["value"], c["low"], c["n"]) == (0.0, 0.0, 4) and 0.0 < c["high"] < 1.0
+
+
+def test_numbers_from_a_judge_come_with_its_card_line(project: str, tmp_path: Path) -> None:
+    judged = [r for r in PEOPLE if r["verdict"] != "NOT_ONE_CLAIM"]  # a judge never flags a claim
+    _run("import-verdicts", project, write_jsonl(tmp_path / "j.jsonl", judged), "--judge", "<j>")
+    assert "judge <j>: uncalibrated (no card)" in _run("answer-metrics", project, "--judge", "<j>").splitlines()
+    out = json.loads(_run("answer-metrics", project, "--judge", "<j>", "--json"))
+    assert out["judge_card"] == "judge <j>: uncalibrated (no card)"
+    _run("answer-metrics", project, "--judge", "<j>", "--html", str(tmp_path / "r.html"))
+    assert "<p>judge &lt;j&gt;: uncalibrated (no card)</p>" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert json.loads(_run("answer-metrics", project, "--json"))["judge_card"] is None

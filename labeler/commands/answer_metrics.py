@@ -33,7 +33,8 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     words, questions, interval, ...}}}}, "pairs": [{a, b, metric, source, difference, low,
     high, mdd, n}], "answers": {NAME: {n, words}}, "judge", "ci", "metrics"}; METRIC is
     faithfulness (with claims, claims_per_answer, claim_weighted, flagged, flag_rate),
-    correctness, answer-relevance, abstention; an undefined number is null.
+    correctness, answer-relevance, abstention; "judge_card": the judge's calibration card line
+    (or that it is uncalibrated), null without --judge; an undefined number is null.
     """
     from labeler.answer_metrics import answer_metrics as run
     from labeler.answer_metrics import to_html, to_text
@@ -41,13 +42,25 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     from labeler.store.access import OWNER
 
     m = run(project.db, systems, judge=judge, ci=ci, caller=OWNER)
+    card = None
+    if judge is not None:
+        from labeler.judge.card import card_line
+
+        card = card_line(project.db, judge)  # how far the judge's numbers can be trusted
     if html_path is not None:
+        page = to_html(m)
+        if card:
+            import html
+
+            page = page.replace("</body>", f"<p>{html.escape(card)}</p>\n</body>", 1)
         with output_file(html_path) as handle:
-            handle.write(to_html(m))
+            handle.write(page)
     if as_json:
-        echo_json(m.as_dict())
+        echo_json({**m.as_dict(), "judge_card": card})
     else:
         click.echo(to_text(m), nl=False)
+        if card:
+            click.echo(card)
 
 
 COMMANDS: list[click.Command] = [answer_metrics]
