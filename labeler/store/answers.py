@@ -205,8 +205,9 @@ def item_hash(answer_hash: str, task: str, claim: str = "") -> str:
     return hashlib.sha256(f"{answer_hash}\x1f{task}\x1f{claim}".encode()).hexdigest()
 
 
-_INSERT_ITEM = ("INSERT INTO verdict_items (item_id, kind, question, contexts, response, content_hash, added_at, "
-                "answer_id, claim, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+# An answer's item holds no copy of the answer's texts (verdicts.get_item reads them from it).
+_INSERT_ITEM = ("INSERT INTO verdict_items (item_id, kind, question, content_hash, added_at, answer_id, claim) "
+                "VALUES (?, ?, '', ?, ?, ?, ?)")
 
 
 def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]],
@@ -223,14 +224,12 @@ def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]]
         for task in ANSWER_TASKS:
             if task == "claims" or (task == "correctness" and not answer["reference"]):
                 continue
-            items.append((answer_item(task, answer["answer_id"]), task, answer["question"], answer["contexts"],
-                          answer["response"], item_hash(answer["content_hash"], task), row[-1], answer["answer_id"],
-                          None, answer["reference"]))
+            items.append((answer_item(task, answer["answer_id"]), task, item_hash(answer["content_hash"], task),
+                          row[-1], answer["answer_id"], None))
     for claim_id, answer_id, _n, text, at in claims:
         answer = by_id[answer_id]
         if answer["response"] != "":
-            items.append((claim_id, "claims", answer["question"], answer["contexts"], answer["response"],
-                          item_hash(answer["content_hash"], "claims", text), at, answer_id, text, answer["reference"]))
+            items.append((claim_id, "claims", item_hash(answer["content_hash"], "claims", text), at, answer_id, text))
     _insert_items(db, items)
 
 
@@ -322,12 +321,10 @@ def _insert_claims(db: sqlite_utils.Database, answer_id: str, texts: Sequence[st
         "INSERT INTO claims (claim_id, answer_id, n, text, source, method, meta, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(f"{answer_id}#{n}", answer_id, n, text, source, method, meta_json, at) for n, text in enumerate(texts, start=1)],
     )
-    question, contexts, response, reference, answer_hash = db.conn.execute(
-        "SELECT question, contexts, response, reference, content_hash FROM answers WHERE answer_id = ?",
-        [answer_id]).fetchone()
+    response, answer_hash = db.conn.execute(
+        "SELECT response, content_hash FROM answers WHERE answer_id = ?", [answer_id]).fetchone()
     if response != "":
-        _insert_items(db, [(f"{answer_id}#{n}", "claims", question, contexts, response,
-                            item_hash(answer_hash, "claims", text), at, answer_id, text, reference)
+        _insert_items(db, [(f"{answer_id}#{n}", "claims", item_hash(answer_hash, "claims", text), at, answer_id, text)
                            for n, text in enumerate(texts, start=1)])
     return len(texts)
 

@@ -715,7 +715,8 @@ _M_ANSWERS = """
 # task of its item by a trigger. The old tables are renamed away first (which points the
 # other tables' references at them), the new ones filled from them, then the old dropped.
 # Answers and claims stored before this step get their items (``goldpool_sha256`` is
-# registered on the connection by :func:`migrate`). Replaying the step changes nothing.
+# registered on the connection by :func:`migrate`); an answer's item keeps no copy of the
+# answer's texts (``answer_id`` leads to them). Replaying the step changes nothing.
 _M_ANSWER_TASKS = """
         CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS task_verdicts (
@@ -784,23 +785,19 @@ _M_ANSWER_TASKS = """
                    model_b, content_hash, meta, added_at, NULL, NULL, NULL
             FROM old_verdict_items WHERE kind IN ('faithfulness', 'pairwise');
         CREATE INDEX verdict_items_answer ON verdict_items(answer_id, kind);
-        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, contexts, response, content_hash, added_at,
-                                             answer_id, claim, reference)
-            SELECT c.claim_id, 'claims', a.question, a.contexts, a.response,
+        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, content_hash, added_at, answer_id, claim)
+            SELECT c.claim_id, 'claims', '',
                    goldpool_sha256(a.content_hash || char(31) || 'claims' || char(31) || c.text), c.added_at,
-                   a.answer_id, c.text, a.reference
+                   a.answer_id, c.text
             FROM claims c JOIN answers a ON a.answer_id = c.answer_id WHERE a.response <> '';
-        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, contexts, response, content_hash, added_at,
-                                             answer_id, claim, reference)
-            SELECT a.answer_id || '@correctness', 'correctness', a.question, a.contexts, a.response,
-                   goldpool_sha256(a.content_hash || char(31) || 'correctness' || char(31)), a.added_at,
-                   a.answer_id, NULL, a.reference
+        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, content_hash, added_at, answer_id)
+            SELECT a.answer_id || '@correctness', 'correctness', '',
+                   goldpool_sha256(a.content_hash || char(31) || 'correctness' || char(31)), a.added_at, a.answer_id
             FROM answers a WHERE a.response <> '' AND a.reference IS NOT NULL AND a.reference <> '';
-        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, contexts, response, content_hash, added_at,
-                                             answer_id, claim, reference)
-            SELECT a.answer_id || '@answer-relevance', 'answer-relevance', a.question, a.contexts, a.response,
+        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, content_hash, added_at, answer_id)
+            SELECT a.answer_id || '@answer-relevance', 'answer-relevance', '',
                    goldpool_sha256(a.content_hash || char(31) || 'answer-relevance' || char(31)), a.added_at,
-                   a.answer_id, NULL, a.reference
+                   a.answer_id
             FROM answers a WHERE a.response <> '';
 
         CREATE TABLE human_verdicts (

@@ -186,17 +186,21 @@ def _item(row: tuple) -> VerdictItem:
     return VerdictItem(row[0], row[1], row[2], tuple(json.loads(row[3])), *row[4:])
 
 
+# The items of tasks on answers keep only what is theirs (the claim); their answer's texts are
+# read from the answer, stored once however many items an answer has.
 _ITEM_SELECT = (
-    "SELECT item_id, kind, question, contexts, context, response, response_a, response_b, model_a, model_b, "
-    "content_hash, answer_id, claim, reference FROM verdict_items"
+    "SELECT i.item_id, i.kind, coalesce(a.question, i.question), coalesce(a.contexts, i.contexts), i.context, "
+    "coalesce(a.response, i.response), i.response_a, i.response_b, i.model_a, i.model_b, i.content_hash, "
+    "i.answer_id, i.claim, coalesce(a.reference, i.reference) "
+    "FROM verdict_items i LEFT JOIN answers a ON a.answer_id = i.answer_id"
 )
 
 
 def list_items(db: sqlite_utils.Database, kind: str | None = None) -> list[VerdictItem]:
     """Every verdict item (of ``kind``), by item_id. Items hold no verdict: anyone may read them."""
     if kind is None:
-        return [_item(r) for r in db.execute(_ITEM_SELECT + " ORDER BY item_id")]
-    return [_item(r) for r in db.execute(_ITEM_SELECT + " WHERE kind = ? ORDER BY item_id", [kind])]
+        return [_item(r) for r in db.execute(_ITEM_SELECT + " ORDER BY i.item_id")]
+    return [_item(r) for r in db.execute(_ITEM_SELECT + " WHERE i.kind = ? ORDER BY i.item_id", [kind])]
 
 
 def get_item(db: sqlite_utils.Database, item_id: str) -> VerdictItem:
@@ -205,7 +209,7 @@ def get_item(db: sqlite_utils.Database, item_id: str) -> VerdictItem:
     Raises:
         StoreError: no such item.
     """
-    row = db.execute(_ITEM_SELECT + " WHERE item_id = ?", [item_id]).fetchone()
+    row = db.execute(_ITEM_SELECT + " WHERE i.item_id = ?", [item_id]).fetchone()
     if row is None:
         raise StoreError(f"no verdict item {shown(item_id)} (import items with `goldpool import-items DB FILE`)")
     return _item(row)
