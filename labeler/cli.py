@@ -16,6 +16,7 @@ from labeler.commands import answers as _answers
 from labeler.commands import calibrate as _calibrate
 from labeler.commands import demo as _demo
 from labeler.commands import judge as _judge
+from labeler.commands import judge_assisted as _judge_assisted
 from labeler.commands import golden_set as _golden_set
 from labeler.commands import label as _label
 from labeler.commands import pool as _pool
@@ -29,7 +30,8 @@ def cli() -> None:
     """goldpool: pool, label and calibrate a golden set for RAG evaluation."""
 
 
-for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers, _demo):
+for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers, _demo,
+                _judge_assisted):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 
