@@ -315,6 +315,24 @@ class _Totals:
         overall = overall / np.maximum(overall.sum(axis=2, keepdims=True), 1e-300)
         self.p = np.where(per_j > 0, mass / np.maximum(per_j, 1e-300), overall)
         self.sp = sp
+        # The same by (query, judge grade) stratum, shape (B+1, Q, J, G), for post-stratified counts.
+        q_count = design.n_queries
+        cell = (design.query[s] * g + self.js) * g + self.y
+        strata = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), cell)), shape=(len(s), q_count * g * g))
+        self.mass_qj = np.asarray(self.weights @ strata).reshape(-1, q_count, g, g)
+        self.pool_qj = np.bincount(design.query * g + design.judge, minlength=q_count * g).reshape(q_count, g)
+
+    def poststratified(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``(B+1, Q)`` estimates of ``Σ_{e in q} h(y_e)`` per query: within each (query, judge
+        grade) stratum, its size times the ``1/π``-weighted mean of ``h`` over its sampled
+        entries (the whole pool's calibration where a stratum has none sampled). Never negative
+        for ``h >= 0``, so an ideal DCG built from these counts cannot collapse or explode."""
+        mass = self.mass_qj  # (B+1, Q, J, G)
+        total = mass.sum(axis=3)
+        local = (mass @ h) / np.maximum(total, 1e-300)
+        fallback = (self.p @ h)[:, None, :]  # (B+1, 1, J)
+        mean = np.where(total > 0, local, fallback)
+        return (mean * self.pool_qj[None, :, :]).sum(axis=2)
 
     def total(self, columns: Sequence[tuple[NDArray[np.int_], NDArray[np.float64]]], h: NDArray[np.float64],
               judge: bool) -> NDArray[np.float64]:
@@ -378,38 +396,49 @@ def stratified_estimates(
     q_count = design.n_queries
     grade_ids = np.arange(design.grades)
     level = metric.level if metric.family != "nDCG" else 1
-    per_query = [(np.flatnonzero(design.query == q), np.ones(int((design.query == q).sum()))) for q in range(q_count)]
+    by_query = np.argsort(design.query, kind="stable")
+    cuts = np.searchsorted(design.query[by_query], np.arange(q_count + 1))
+    per_query = [(by_query[cuts[q]:cuts[q + 1]], np.ones(cuts[q + 1] - cuts[q])) for q in range(q_count)]
     relevant_h = (grade_ids >= level).astype(np.float64)
-    n_rel = t.total(per_query, relevant_h, judge)  # (B+1, Q)
+    count = t.poststratified if judge else (lambda h: t.total(per_query, h, False))
+    n_rel = count(relevant_h)  # (B+1, Q)
     included = n_rel >= 0.5
     if metric.family == "nDCG":
-        counts = np.stack([t.total(per_query, (grade_ids == g).astype(np.float64), judge)
-                           for g in range(design.grades)], axis=-1)
+        counts = np.stack([count((grade_ids == g).astype(np.float64)) for g in range(design.grades)], axis=-1)
         ideal = _ideal_dcg(counts, metric.gains, metric.k)
-    out: dict[str, NDArray[np.float64]] = {}
-    for name, (entries, ranks) in runs.items():
+    if metric.family == "nDCG":
+        h = np.asarray(metric.gains, dtype=np.float64)
+    else:
+        h = relevant_h
+    names = list(runs)
+    columns: list[tuple[NDArray[np.int_], NDArray[np.float64]]] = []
+    for name in names:  # one column per (run, query): every run's sums in one pass
+        entries, ranks = runs[name]
         keep = ranks <= metric.k
         e, r = entries[keep], ranks[keep]
         qs = design.query[e]
         if metric.family == "nDCG":
             coef = 1.0 / np.log2(r + 1.0)
-            h = np.asarray(metric.gains, dtype=np.float64)
         elif metric.family == "P":
             coef = np.full(len(e), 1.0 / metric.k)
-            h = relevant_h
         else:
             coef = np.ones(len(e))
-            h = relevant_h
-        columns = [(e[qs == q], coef[qs == q]) for q in range(q_count)]
-        top = t.total(columns, h, judge)  # (B+1, Q)
+        order = np.argsort(qs, kind="stable")
+        bounds_ = np.searchsorted(qs[order], np.arange(q_count + 1))
+        columns += [(e[order[bounds_[q]:bounds_[q + 1]]], coef[order[bounds_[q]:bounds_[q + 1]]]) for q in range(q_count)]
+    top_all = t.total(columns, h, judge).reshape(-1, len(names), q_count)  # (B+1, R, Q)
+    n_in = included.sum(axis=1)
+    out: dict[str, NDArray[np.float64]] = {}
+    for i, name in enumerate(names):
+        top = top_all[:, i, :]
         if metric.family == "nDCG":
             value = np.where(ideal > 1e-12, top / np.maximum(ideal, 1e-12), 0.0)
         elif metric.family == "R":
             value = np.where(n_rel > 1e-12, top / np.maximum(n_rel, 1e-12), 0.0)
         else:
             value = top
-        value = np.clip(value, 0.0, 1.0)
-        n_in = included.sum(axis=1)
+        # Per-query values are left unclipped: clipping a noisy value near 1 biases the mean
+        # down; only the mean (and its interval) is clipped to [0, 1].
         out[name] = np.where(n_in > 0, (value * included).sum(axis=1) / np.maximum(n_in, 1), np.nan)
     return out
 
