@@ -266,3 +266,24 @@ def test_plan_with_a_judge_needs_fewer_judgments_than_people_alone(tmp_path: Pat
     assert out["with_judge"] < out["people_alone"]
     missing = CliRunner().invoke(cli, ["plan", "--judge", "j1", "--width", "0.2"])
     assert missing.exit_code == 2 and "--judge, --width and --db go together" in missing.output
+
+
+def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
+    from app_fixtures import press, sign_in
+    from labeler import state
+    from labeler.store import connect
+
+    with connect(project.path) as db:
+        planned = plan_sample(db, "s", design="stratified", share=0.4, seed=3, caller=OWNER)
+        scheduling.set_settings(db, {"sample": "s", "overlap": 0}, caller=OWNER)
+    chosen = {(q, d) for q, d, _ in planned.items}
+    assert 0 < len(chosen) < project.n_items
+    at = sign_in(project.annotator_token)
+    shown = []
+    while state.CURRENT in at.session_state and at.session_state[state.CURRENT] and len(shown) <= project.n_items:
+        shown.append(tuple(at.session_state[state.CURRENT]))
+        press(at, state.grade_key(1))
+    assert set(shown) == chosen and len(shown) == len(chosen)
+    with connect(project.path) as db:
+        assert {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")} == chosen
+    assert not at.exception
