@@ -214,6 +214,32 @@ def query_level(
                     "ppi++ over queries", lam=r.lam)
 
 
+def query_level_columns(
+    people: NDArray[np.float64], judge_labelled: NDArray[np.float64], judge_unlabelled: NDArray[np.float64], *,
+    bounds: tuple[float, float] | None = (0.0, 1.0), ci: float = 0.95,
+) -> tuple[NDArray[np.float64], ...]:
+    """:func:`query_level` for many columns at once (runs, or pairs of runs), for repeated
+    simulations: ``people``/``judge_labelled`` are (n, K), ``judge_unlabelled`` (N, K).
+    Returns (value, low, high, people_only, people_low, people_high), each (K,). The same
+    numbers as :func:`calibration.ppi.ppi_mean` (PPI++) where the people's values are not all
+    0 or 1 (there :func:`query_level` gives the Wilson interval for people alone).
+    """
+    y, fl, fu = (np.asarray(a, dtype=np.float64) for a in (people, judge_labelled, judge_unlabelled))
+    n, big_n = y.shape[0], fu.shape[0]
+    cov = np.mean((y - y.mean(axis=0)) * (fl - fl.mean(axis=0)), axis=0)
+    var = np.var(np.concatenate([fl, fu]), axis=0, ddof=1)
+    lam = np.where(var > 0, np.clip(cov / ((1 + n / big_n) * np.where(var > 0, var, 1.0)), 0.0, 1.0), 0.0)
+    value = np.mean(lam * fu, axis=0) + np.mean(y - lam * fl, axis=0)
+    se = np.sqrt(np.var(lam * fu, axis=0) / big_n + np.var(y - lam * fl, axis=0) / n)
+    z = _z(ci)
+    human = y.mean(axis=0)
+    human_se = np.std(y, axis=0) / math.sqrt(n)
+    out = [value, value - z * se, value + z * se, human, human - z * human_se, human + z * human_se]
+    if bounds is not None:
+        out = [np.clip(a, bounds[0], bounds[1]) for a in out]
+    return tuple(out)
+
+
 # --- the stratified design --------------------------------------------------------------------
 
 
@@ -350,12 +376,13 @@ class _Totals:
         if not judge:
             return direct
         pred = self.p @ h  # (B+1, J): calibrated prediction of h per judge grade
-        out = direct.copy()
+        classes = sp.csr_array((np.ones(len(d.judge)), (d.judge, np.arange(len(d.judge)))), shape=(d.grades, len(d.judge)))
+        in_pool = np.asarray((classes @ coef).todense())  # (J, C): Σ_{e: judge=j} c
+        out = direct + pred @ in_pool
         for j in range(d.grades):
-            in_pool = np.asarray(coef[d.judge == j].sum(axis=0)).ravel()  # Σ_{e: judge=j} c
             mask = self.js == j
-            in_sample = np.asarray((self.weights[:, mask]) @ coef_s[mask]) if mask.any() else np.zeros_like(out)
-            out += pred[:, j : j + 1] * (in_pool[None, :] - in_sample)
+            if mask.any():
+                out -= pred[:, j : j + 1] * np.asarray(self.weights[:, mask] @ coef_s[mask])
         return out
 
 

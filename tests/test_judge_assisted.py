@@ -287,3 +287,16 @@ def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
     with connect(project.path) as db:
         assert {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")} == chosen
     assert not at.exception
+
+
+def test_query_level_columns_equal_query_level_one_by_one() -> None:
+    from calibration.judge_assisted import query_level_columns
+
+    rng = np.random.default_rng(8)
+    y = rng.uniform(0.2, 0.9, (7, 5))
+    fl = np.clip(y + rng.normal(0, 0.1, y.shape), 0, 1)
+    fu = rng.uniform(0.2, 0.9, (30, 5))
+    many = query_level_columns(y, fl, fu)
+    for k in range(5):
+        c = query_level(y[:, k], fl[:, k], fu[:, k])
+        assert [a[k] for a in many] == pytest.approx([c.value, c.low, c.high, c.people_only, c.people_low, c.people_high])
