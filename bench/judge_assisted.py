@@ -339,6 +339,7 @@ def main() -> None:
           "cov-pp = people only; width = mean width / people only on the same sample; w/q = / people labelling whole "
           "queries; tau = Kendall's tau to the full-label order (combined, people only, judge only); tuned = the "
           "judge-tuned runs' ranks (true / median estimated / judge only)")
+    print(f"dl23's judge: {args.dl23_judge}; *-sim: a judge simulated from DL19's UMBRELA-given-NIST confusion")
     print(HEADER)
     for name in args.collections:
         if name.startswith("dl"):
@@ -346,11 +347,11 @@ def main() -> None:
             people, judge = load_dl23(args.external, args.dl23_judge) if year == 23 else load_dl(args.external, year)
             people, judge = clip_grades(people), clip_grades(judge)
             runs, tuned = graded_runs(people, judge, rng)
-            label = name + (" (judge " + args.dl23_judge + ")" if year == 23 else "")
+            label = name
         else:
             people, judge, runs, tuned = classic(name, args.external, dl19, rng)
-            label = name + " (simulated judge)"
-        bench(label.split(" ")[0], people, judge, runs, tuned, args.reps, args.replicates,
+            label = name[:5] + "-sim"  # the judge is simulated
+        bench(label, people, judge, runs, tuned, args.reps, args.replicates,
               int(rng.integers(1 << 31)), args.designs)
 
 
