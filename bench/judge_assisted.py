@@ -144,7 +144,6 @@ def classic(name: str, external: Path, dl19: np.ndarray, rng: np.random.Generato
         grades = {q: {d: 1 for d in ds} for q, ds in binary.items()}
     queries_used = sorted(q for q in queries if any(g > 0 for g in grades.get(q, {}).values()))
     bm25, dense = rankings["bm25"], rankings["dense"]
-    pool_ids = sorted({d for q in queries_used for d in docs})
 
     def rrf(q: str) -> list[str]:
         score: dict[str, float] = {}
@@ -168,7 +167,6 @@ def classic(name: str, external: Path, dl19: np.ndarray, rng: np.random.Generato
         for slot, pick in zip(rng.choice(10, 3, replace=False), rng.choice(len(outside), 3, replace=False), strict=True):
             swapped[slot] = outside[pick]
         runs["rrf-swapped3"][q] = list(dict.fromkeys(swapped))
-    del pool_ids
     # People's grade of every pooled entry (the union of the runs' top 20), then the simulated judge.
     people: Qrels = {}
     for q in queries_used:
@@ -193,8 +191,7 @@ def classic(name: str, external: Path, dl19: np.ndarray, rng: np.random.Generato
                 if d not in people[q]:
                     people[q][d] = grades.get(q, {}).get(d, 0)
                     judge[q][d] = int(rng.choice(4, p=dl19[as_nist[people[q][d]]]))
-    gains_people = people if name == "cranfield" else people  # binary: grade 1, gain 1
-    return gains_people, judge, runs, tuned
+    return people, judge, runs, tuned
 
 
 def kendall(a: np.ndarray, b: np.ndarray) -> float:

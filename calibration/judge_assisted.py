@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -295,7 +295,6 @@ class Design:
     people: NDArray[np.int_]
     n_queries: int
     grades: int = 4
-    _cache: dict = field(default_factory=dict, repr=False)
 
 
 def run_positions(design: Design, index: Mapping[tuple[int, str], int], ranking: Mapping[int, Sequence[str]],

@@ -240,8 +240,15 @@ def _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge
 
 
 def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci):
-    from calibration.judge_assisted import Design, interval, refused, run_positions, stratified_estimates, stratified_metric
-    from calibration.judge_assisted import Combined
+    from calibration.judge_assisted import (
+        Combined,
+        Design,
+        interval,
+        refused,
+        run_positions,
+        stratified_estimates,
+        stratified_metric,
+    )
 
     queries = list(dict.fromkeys(q for q, _ in inputs.entries))
     qi = {q: i for i, q in enumerate(queries)}
