@@ -300,3 +300,47 @@ def test_query_level_columns_equal_query_level_one_by_one() -> None:
     for k in range(5):
         c = query_level(y[:, k], fl[:, k], fu[:, k])
         assert [a[k] for a in many] == pytest.approx([c.value, c.low, c.high, c.people_only, c.people_low, c.people_high])
+
+
+def test_the_whole_path_plan_label_in_the_app_judge_freeze_eval(project, tmp_path: Path) -> None:
+    """Plan a sample, label it in the app, judge the pool from the scripted server, freeze, and
+    eval with intervals."""
+    import re
+
+    from app_fixtures import QUERIES, press, sign_in
+    from judge_server import JudgeServer
+    from labeler import state
+
+    path = str(project.path)
+    runner = CliRunner()
+    server = JudgeServer(answer=lambda message: str(int((re.findall(r"number (\d)", message) or ["0"])[-1]) % 4))
+    try:
+        judged = runner.invoke(cli, ["run-judge", path, "--judge", "j", "--model", "m", "--base-url", server.url,
+                                     "--task", "relevance"], env={"OPENAI_API_KEY": "k"})
+    finally:
+        server.close()
+    assert judged.exit_code == 0, judged.output
+    planned = runner.invoke(cli, ["plan-sample", path, "--name", "s", "--share", "0.6", "--seed", "4", "--json"])
+    assert planned.exit_code == 0, planned.output
+    items = {(i["query_id"], i["doc_id"]) for i in json.loads(planned.output)["items"]}
+    assert len({q for q, _ in items}) == 2 and len(items) == 10
+    assert runner.invoke(cli, ["label-settings", path, "sample=s", "overlap=0"]).exit_code == 0
+    at = sign_in(project.annotator_token)
+    shown = []
+    while state.CURRENT in at.session_state and at.session_state[state.CURRENT] and len(shown) <= project.n_items:
+        query_id, doc_id = at.session_state[state.CURRENT]
+        shown.append((query_id, doc_id))
+        press(at, state.grade_key(int(doc_id[-1]) % 3))  # people agree with the judge on some entries only
+    assert set(shown) == items
+    assert runner.invoke(cli, ["freeze", path, "--version", "v1"]).exit_code == 0
+    for name, reverse in (("a.trec", False), ("b.trec", True)):
+        lines = [f"{q} Q0 {q}-d{n} {i + 1} {10 - i} {name}\n" for q in QUERIES
+                 for i, n in enumerate(sorted(range(1, 6), reverse=reverse))]
+        (tmp_path / name).write_text("".join(lines), encoding="utf-8")
+    result = runner.invoke(cli, ["eval", f"{path}@v1", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "--judge", "j",
+                                 "--sample", "s", "--metrics", "nDCG@5", "--json"])
+    assert result.exit_code == 0, result.output
+    cell = json.loads(result.output)["runs"]["b.trec"]["nDCG@5"]
+    assert set(cell) >= KEYS and (cell["n_people"], cell["n_judge"]) == (10, 15)
+    assert cell["low"] <= cell["value"] <= cell["high"]
+    assert not at.exception
