@@ -45,6 +45,11 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     click.echo(f"next: goldpool label-settings {project.path} sample={planned.name}")
 
 
+#: Below this many labelled queries, query-level intervals under-cover (bench/judge_assisted.py:
+#: 0.5-0.8 with 2-5 queries of TREC DL).
+_FEW_QUERIES = 10
+
+
 def _cell(value: float | None) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
@@ -87,6 +92,10 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
                        f"{_cell(c.judge_only):>11}  {c.method}" + (f" (λ {c.lam:.2f})" if c.lam is not None else ""))
     click.echo("judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
                "sample alone" + (" (Horvitz-Thompson)" if inputs.design == "stratified" else ""))
+    labelled = len({q for q, _ in inputs.people})
+    if inputs.design == "queries" and labelled < _FEW_QUERIES:
+        click.echo(f"warning: only {labelled} labelled queries; a normal interval over so few queries covers less "
+                   "than 95% (a stratified sample of entries spreads the same budget over every query)")
 
 
 COMMANDS = [plan_sample]
