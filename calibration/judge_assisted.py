@@ -13,25 +13,30 @@ Two designs decide which pool entries people label:
   where the judge is unsure (its middle grades), never below a floor (a share of the mean
   probability), so every entry can be drawn (statAP-like; Pavlu & Aslam; Yilmaz & Aslam).
 
-Under ``stratified`` a metric that is a sum of per-entry terms (DCG@k, P@k, a query's count of
-relevant entries per grade) is estimated by a **difference estimator** (the judge as control
+Under ``stratified`` a metric that is a sum of per-entry terms (DCG@k, P@k, the relevant
+entries in a run's top k) is estimated by a **difference estimator** (the judge as control
 variate): the judge's calibrated prediction summed over every entry, plus the ``1/π``-weighted
 people-minus-prediction residuals of the sampled entries. The prediction of an entry is the
 ``1/π``-weighted mean of the people's labels among sampled entries with the same judge grade
 (over the whole pool: four classes, so in-sample fitting costs a bias of order ``1/n``). Whatever
 the judge, the estimator stays nearly unbiased; a good judge makes the residuals small. Ratio
-metrics are ratios of such estimates: nDCG@k (DCG over the ideal DCG built from the estimated
-counts per grade, fractional counts filling positions continuously), R@k (relevant in the top k
-over the estimated relevant). RR and AP depend on the order of labels in a way no sum of
+metrics are ratios: nDCG@k divides DCG by the ideal DCG built from each query's counts per
+grade, R@k the relevant in the top k by the query's relevant count. Those counts are
+**post-stratified**: per (query, judge grade) stratum, its size times the ``1/π``-weighted mean
+of the people's labels over its sampled entries (the whole pool's calibration where a stratum
+has none sampled). Never negative, they keep the ideal DCG from collapsing or exploding as
+Horvitz-Thompson counts do (weights of 30 and more), and a ratio of noisy sums is then nearly
+unbiased at a few hundred labels. RR and AP depend on the order of labels in a way no sum of
 per-entry terms captures: under ``stratified`` they are refused (:data:`STRATIFIED_METRICS`).
 
 People-only estimates use the same sample: under ``queries`` the mean of the labelled queries;
-under ``stratified`` Horvitz-Thompson (every sum weighted by ``1/π``, no judge). Intervals
-under ``stratified`` come from a design bootstrap: each replicate perturbs every sampled entry's
-weight to ``w · (1 + ε √(1 − π))`` with ε = ±1 at random (its variance is the Poisson design's
-Horvitz-Thompson variance) and refits the calibration, and the interval is normal with the
-replicates' standard deviation. The query set is fixed (it is the golden set), so queries are
-not resampled. Every nDCG, P and R estimate is clipped to [0, 1] (its parameter space).
+under ``stratified`` Horvitz-Thompson (every sum and count weighted by ``1/π``, no judge).
+Intervals under ``stratified`` come from a design bootstrap: each replicate perturbs every
+sampled entry's weight to ``w · (1 + ε √(1 − π))`` with ε = ±1 at random (its variance is the
+Poisson design's Horvitz-Thompson variance) and refits the calibration, and the interval is
+normal with the replicates' standard deviation. The query set is fixed (it is the golden set),
+so queries are not resampled. Per-query values are not clipped (clipping a noisy value near 1
+would bias the mean down); the mean over queries and its interval are clipped to [0, 1].
 """
 
 from __future__ import annotations
