@@ -251,7 +251,8 @@ def query_level_columns(
 @dataclass(frozen=True, slots=True)
 class Metric:
     """A metric the stratified design estimates: ``family`` nDCG, P or R at cutoff ``k``;
-    ``gains`` grade -> gain (nDCG), ``level`` the relevance level (P, R)."""
+    ``gains`` grade -> gain (nDCG), ``level`` the relevance level (what P and R count as
+    relevant; for nDCG, a query without an entry at this grade is left out, as ``eval`` does)."""
 
     name: str
     family: str
@@ -276,7 +277,7 @@ def stratified_metric(name: str, measure: object, relevance_level: int) -> Metri
         if params.get("gains") is not None or dcg not in ("log2", "exp-log2") or params.get("judged_only"):
             return f"{name}: only nDCG@k with linear or exp-log2 gains is estimated under the stratified design"
         gains = (0.0, 1.0, 3.0, 7.0) if dcg == "exp-log2" else (0.0, 1.0, 2.0, 3.0)
-        return Metric(name, "nDCG", cutoff, gains=gains)
+        return Metric(name, "nDCG", cutoff, gains=gains, level=relevance_level)
     return Metric(name, family, cutoff, level=int(params.get("rel", relevance_level)))
 
 
@@ -426,7 +427,7 @@ def stratified_estimates(
     t = _Totals(design, replicates, rng)
     q_count = design.n_queries
     grade_ids = np.arange(design.grades)
-    level = metric.level if metric.family != "nDCG" else 1
+    level = metric.level  # nDCG: a query counts when it has an entry graded at least this (as in eval)
     by_query = np.argsort(design.query, kind="stable")
     cuts = np.searchsorted(design.query[by_query], np.arange(q_count + 1))
     per_query = [(by_query[cuts[q]:cuts[q + 1]], np.ones(cuts[q + 1] - cuts[q])) for q in range(q_count)]
