@@ -191,6 +191,7 @@ def test_stratified_eval_json_and_a_metric_it_cannot_estimate(tmp_path: Path) ->
     assert set(cell) >= KEYS and cell["low"] <= cell["value"] <= cell["high"]
     assert cell["people_low"] <= cell["people_only"] <= cell["people_high"]
     assert (cell["n_people"], cell["n_judge"]) == (len(planned.items), 96)
+    assert len(out["warnings"]) == 1 and "labelled entries per query" in out["warnings"][0]  # ~5 of 12 per query
     rr = out["runs"]["run1.trec"]["RR"]
     assert rr["value"] is None and rr["low"] is None and "not a sum of per-entry terms" in rr["why"]
     assert rr["judge_only"] is not None

@@ -48,6 +48,9 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
 #: Below this many labelled queries, query-level intervals under-cover (bench/judge_assisted.py:
 #: 0.5-0.8 with 2-5 queries of TREC DL).
 _FEW_QUERIES = 10
+#: Below this many labelled entries per query, stratified ratio estimates are biased
+#: (bench/judge_assisted.py: Cranfield with 2-4 per query covers 0.56-0.88; TREC DL with 10-40, 0.92-0.96).
+_FEW_PER_QUERY = 8
 
 
 def _cell(value: float | None) -> str:
@@ -65,10 +68,12 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
     inputs = gather(golden, list(runs), judge, sample, caller=OWNER)
     first = run_names(list(runs))[0] if baseline else None
     result = estimate(inputs, metrics, relevance_level=relevance_level, baseline=first, seed=seed)
+    warnings = _warnings(inputs)
     if as_json:
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,
-                               "sample": sample, "design": inputs.design, "relevance_level": relevance_level}
+                               "sample": sample, "design": inputs.design, "relevance_level": relevance_level,
+                               "warnings": warnings}
         if first:
             out["baseline"] = first
         echo_json(out)
@@ -92,10 +97,23 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
                        f"{_cell(c.judge_only):>11}  {c.method}" + (f" (λ {c.lam:.2f})" if c.lam is not None else ""))
     click.echo("judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
                "sample alone" + (" (Horvitz-Thompson)" if inputs.design == "stratified" else ""))
+    for warning in warnings:
+        click.echo(f"warning: {warning}")
+
+
+def _warnings(inputs: Any) -> list[str]:
+    """What makes these intervals less trustworthy than their 95% says."""
     labelled = len({q for q, _ in inputs.people})
+    queries = len({q for q, _ in inputs.entries})
     if inputs.design == "queries" and labelled < _FEW_QUERIES:
-        click.echo(f"warning: only {labelled} labelled queries; a normal interval over so few queries covers less "
-                   "than 95% (a stratified sample of entries spreads the same budget over every query)")
+        return [f"only {labelled} labelled queries; a normal interval over so few queries covers less than 95% "
+                "(a stratified sample of entries spreads the same budget over every query)"]
+    per_query = len(inputs.people) / max(queries, 1)
+    if inputs.design == "stratified" and per_query < _FEW_PER_QUERY:
+        return [f"{per_query:.1f} labelled entries per query: per-query ratios (nDCG's ideal DCG, recall's relevant "
+                "count) are biased low with so few, and their intervals cover less than 95%; label more, or use "
+                "--design queries when there are many queries"]
+    return []
 
 
 COMMANDS = [plan_sample]
