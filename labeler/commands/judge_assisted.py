@@ -42,6 +42,11 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     click.echo(f"sample {planned.name} ({planned.design}): {len(planned.items)} of {planned.pool_entries} pool entries "
                f"to label, in {planned.labelled_queries} of {planned.queries} queries; inclusion probability "
                f"{min(probabilities):.3f} to {max(probabilities):.3f}")
+    per_query = len(planned.items) / max(planned.queries, 1)
+    if planned.design == "stratified" and per_query < _FEW_PER_QUERY:
+        click.echo(f"warning: {per_query:.1f} entries per query to label; below {_FEW_PER_QUERY} the stratified "
+                   "estimates of nDCG and recall are biased low: give a larger budget, or use --design queries when "
+                   "the project has many queries")
     click.echo(f"next: goldpool label-settings {project.path} sample={planned.name}")
 
 
