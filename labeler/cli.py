@@ -19,6 +19,7 @@ from labeler.commands import demo as _demo
 from labeler.commands import diagnose as _diagnose
 from labeler.commands import gate as _gate
 from labeler.commands import judge as _judge
+from labeler.commands import judge_assisted as _judge_assisted
 from labeler.commands import golden_set as _golden_set
 from labeler.commands import label as _label
 from labeler.commands import pool as _pool
@@ -33,7 +34,7 @@ def cli() -> None:
 
 
 for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers,
-                _answer_metrics, _demo, _gate, _diagnose):
+                _answer_metrics, _demo, _gate, _diagnose, _judge_assisted):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -86,6 +86,7 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["import-queries", "p.db", "q.tsv"], 0),
         (["import-run", "p.db", "r.trec", "--name", "sys1"], 0),
         (["build-pool", "p.db", "--dense-depth", "0", "--no-progress"], 0),
+        (["plan-sample", "p.db", "--name", "s1", "--share", "0.5"], 0),
         (["stats", "p.db"], 0),
         (["export-pool", "p.db", "-o", "pool.jsonl"], 0),
         (["add-annotator", "p.db", "ada"], 0),

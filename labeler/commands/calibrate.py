@@ -210,6 +210,12 @@ def _compare_pairs(
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--judge-sensitivity", "se", type=float, default=None, help="Judge sensitivity against humans.")
 @click.option("--judge-specificity", "sp", type=float, default=None, help="Judge specificity against humans.")
+@click.option("--judge", "judge", default=None,
+              help="With --width and --db: human judgments for that width with this judge's relevance grades on the "
+                   "pool, against people alone, from the entries both have graded so far.")
+@click.option("--width", type=float, default=None, help="Full width of the 95%% interval wanted (0.1 = ±0.05).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+              help="The project holding the judge's grades and the people's labels (with --judge).")
 @json_option
 @handles_errors
 def plan_command(
@@ -223,6 +229,9 @@ def plan_command(
     alpha: float,
     se: float | None,
     sp: float | None,
+    judge: str | None,
+    width: float | None,
+    db_path: str | None,
     as_json: bool,
 ) -> None:
     """Half-widths, the minimum detectable difference, or the questions needed for a difference.
@@ -230,8 +239,17 @@ def plan_command(
     All inputs are proportions; output is in points (0.07 = 7 points). An imperfect binary judge
     (--judge-sensitivity/--judge-specificity) widens everything by 1/(Se+Sp-1). --json gives the
     numbers (half_width, mdd, n_required and the design).
+
+    With --judge J --width W --db DB: how many human judgments give a 95% interval of full width
+    W with judge J labelling the pool (a difference estimator on the people-minus-judge
+    residuals), against people alone; --json: {"judge", "width", "pairs", "sd_people",
+    "sd_residual", "people_alone", "with_judge", "ratio", "basis"}.
     """
     from calibration import plan_summary, plan_text
+
+    if judge or width is not None:
+        _plan_with_judge(judge, width, db_path, as_json)
+        return
 
     if paired and discordant is None:
         raise click.UsageError("--paired needs --discordant D, the share of questions on which the systems differ")
@@ -245,6 +263,31 @@ def plan_command(
         echo_json(summary.as_dict())
     else:
         click.echo("\n".join(plan_text(summary)))
+
+
+def _plan_with_judge(judge: str | None, width: float | None, db_path: str | None, as_json: bool) -> None:
+    """``plan --judge J --width W --db DB``: judgments needed with the judge and without."""
+    if not (judge and width is not None and db_path):
+        raise click.UsageError("--judge, --width and --db go together: the plan reads the judge's grades and the "
+                               "people's labels from the project")
+    from labeler.commands.common import Project
+    from labeler.judge_assisted import plan_budget
+    from labeler.store.access import OWNER
+
+    project = Project(db_path)
+    try:
+        result = plan_budget(project.db, judge, width, caller=OWNER)
+    finally:
+        project.close()
+    if as_json:
+        echo_json(result.as_dict())
+        return
+    click.echo(f"95% interval of full width {width:g} (±{width / 2:g}) on a mean grade, from {result.pairs} entries graded "
+               f"by both people and {judge}:")
+    click.echo(f"  people alone:            {result.people_alone} judgments (sd of a grade {result.sd_people:.3f})")
+    click.echo(f"  with {judge} on the pool: {result.with_judge} judgments (sd of people minus the calibrated judge "
+               f"{result.sd_residual:.3f}), {result.with_judge / result.people_alone:.0%} of people alone")
+    click.echo(f"  basis: {result.basis}")
 
 
 @click.command("calibrate")

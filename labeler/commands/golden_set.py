@@ -197,12 +197,16 @@ def _judged_note(scores) -> str:
                    "nDCG(dcg='exp-log2')@10, R@k, RR, P@k, Judged@k with k = --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
               help="k of the default R@k, P@k and Judged@k: how many chunks you feed downstream.")
+@click.option("--judge", default=None,
+              help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
+                   "people's labels on the sample (GOLDEN must be DB@VERSION).")
+@click.option("--sample", default=None, help="The designed sample people labelled (goldpool plan-sample); needs --judge.")
 @relevance_level_option
 @per_query_option
 @json_option
 @handles_errors
-def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, relevance_level: int, per_query: bool,
-          as_json: bool) -> None:
+def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, judge: str | None, sample: str | None,
+          relevance_level: int, per_query: bool, as_json: bool) -> None:
     """Score TREC runs RUNS against GOLDEN (DB@VERSION or a qrels file) exactly as trec_eval.
 
     Metrics are computed by ir-measures (pytrec_eval for the trec_eval measures); trec_eval
@@ -215,12 +219,27 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, r
     SCORES and its name ("run") also at the top level, for one run as for many. SCORES:
     metrics, per_query, excluded, missing, unknown, scored, relevance_level; an undefined value
     is null.
+
+    With --judge J --sample S: per run and metric, the judge-only value, the people-only value
+    (Horvitz-Thompson where the sample is not uniform) and the combined estimate (PPI++ over
+    queries for a `queries` sample, a difference estimator for a `stratified` one) with a 95%
+    interval; a metric the design cannot estimate says why instead of a number. --json:
+    {"runs": {RUN: {METRIC: {"value", "low", "high", "judge_only", "people_only", "n_people",
+    "n_judge", ...}}}, "design", "sample", "judge", "golden"}.
     """
     from calibration.metrics import default_metrics
+
+    names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
+    if judge or sample:
+        from labeler.commands.judge_assisted import judge_assisted
+
+        if not (judge and sample):
+            raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
+        judge_assisted(golden, runs, names, judge, sample, relevance_level, as_json, baseline=False)
+        return
     from labeler.golden_set import Evaluation, evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
-    names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
     gold = load_golden(golden, caller=OWNER)
     scores = evaluate_runs(gold, list(runs), names, relevance_level=relevance_level)
     if as_json:
@@ -279,13 +298,17 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool, relevance_level: 
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--metric", default="nDCG@10", show_default=True,
               help="The metric to compare on: an ir-measures name (nDCG@10) or a trec_eval one (ndcg_cut_10).")
+@click.option("--judge", default=None,
+              help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
+                   "people's labels on the sample (GOLDEN must be DB@VERSION).")
+@click.option("--sample", default=None, help="The designed sample people labelled (goldpool plan-sample); needs --judge.")
 @relevance_level_option
 @html_option
 @seed_option
 @json_option
 @handles_errors
-def compare(golden: str, runs: tuple[str, ...], metric: str, relevance_level: int, html_path: str | None, seed: int,
-            as_json: bool) -> None:
+def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, sample: str | None, relevance_level: int,
+            html_path: str | None, seed: int, as_json: bool) -> None:
     """Compare runs RUN_A RUN_B [RUN...] on GOLDEN, each against the first, query by query.
 
     Gives the mean difference with a query-bootstrap interval, a paired randomisation-test p
@@ -296,6 +319,11 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, relevance_level: in
 
     --json prints {"metric", "relevance_level", "comparisons": [...]}; each comparison has
     "dropped": {RUN: queries dropped because RUN lacks them} for both runs of the pair.
+
+    With --judge J --sample S: each run's difference from the first, estimated from the
+    judge's grades on the pool and the people's on the sample, as `eval --judge --sample`
+    estimates a metric; --json: {"baseline", "runs": {RUN: {METRIC: {"value", "low", "high",
+    "judge_only", "people_only", "n_people", "n_judge", ...}}}}.
     """
     from calibration import CalibrationError, fixed
     from calibration.compare import Comparisons, compare_runs, to_html
@@ -305,6 +333,13 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, relevance_level: in
 
     if len(runs) < 2:
         raise CalibrationError("compare needs at least two runs: RUN_A RUN_B [RUN...]")
+    if judge or sample:
+        from labeler.commands.judge_assisted import judge_assisted
+
+        if not (judge and sample):
+            raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
+        judge_assisted(golden, runs, [metric], judge, sample, relevance_level, as_json, baseline=True, seed=seed)
+        return
     measures = list(parse_metrics([metric], relevance_level))  # a trec_eval name becomes its ir-measures name
     if len(measures) != 1:
         raise CalibrationError(f"--metric {metric!r} stands for {len(measures)} measures ({', '.join(measures)}): give one")

@@ -118,6 +118,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     stop_recall          stop offering a query's entries once the stopping rule says
                          this share of its relevant chunks is found (off)
     stop_confidence      ... with this confidence (0.9)
+    sample               hand out only the entries of this designed sample
+                         (goldpool plan-sample), blind as ever; off: the whole pool
 
     Changes apply to work handed out from now on.
     """
@@ -142,6 +144,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
             value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
         if key == "stop_recall" and value is None:
             value = "off"
+        if key == "sample" and value is None:
+            continue  # shown only when set: the whole pool is handed out
         click.echo(f"{key} = {value}")
 
 

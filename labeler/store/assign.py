@@ -44,6 +44,7 @@ class Settings:
     strategy: str = "depth"  # adaptive pooling strategy (labeler.adaptive); depth: pool order
     stop_recall: float | None = None  # stop offering a query's candidates at this recall; None: off
     stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
+    sample: str | None = None  # hand out only this designed sample's entries (plan-sample); None: the whole pool
 
 
 _FRONTIER = "state.frontier"
@@ -114,6 +115,10 @@ def validate_settings(values: dict[str, object], strategies: Collection[str] = (
     rules.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
     clean: dict[str, object] = {}
     for key, raw in values.items():
+        if key == "sample":
+            name = str(raw).strip()
+            clean[key] = None if name.lower() in ("off", "none", "") else name
+            continue
         if key in ("tasks", "strategy"):
             clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw, strategies)
             continue
@@ -121,7 +126,7 @@ def validate_settings(values: dict[str, object], strategies: Collection[str] = (
             clean[key] = None
             continue
         if key not in rules:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*rules, 'tasks', 'strategy'])}")
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*rules, 'tasks', 'strategy', 'sample'])}")
         kind, low, high = rules[key]
         try:
             if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
@@ -321,12 +326,16 @@ SELECT p.doc_id, r.annotator_id, CASE WHEN h.active THEN r.expires_at ELSE '' EN
        EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = p.query_id AND j.doc_id = p.doc_id)
 FROM pool p LEFT JOIN reservations r ON r.query_id = p.query_id AND r.doc_id = p.doc_id
 LEFT JOIN annotators h ON h.id = r.annotator_id
-WHERE p.query_id = :query ORDER BY p.position
+WHERE p.query_id = :query
+  AND (:sample IS NULL OR EXISTS (SELECT 1 FROM sample_items s WHERE s.sample = :sample
+                                  AND s.query_id = p.query_id AND s.doc_id = p.doc_id))
+ORDER BY p.position
 """
 
 
-def _entries(db: sqlite_utils.Database, query_id: str, annotator_id: int) -> list[Entry]:
-    rows = db.execute(_ENTRIES, {"query": query_id, "annotator": annotator_id}).fetchall()
+def _entries(db: sqlite_utils.Database, query_id: str, annotator_id: int, sample: str | None = None) -> list[Entry]:
+    """The query's pool entries (only those of ``sample`` when one is set) as the annotator finds them."""
+    rows = db.execute(_ENTRIES, {"query": query_id, "annotator": annotator_id, "sample": sample}).fetchall()
     return [Entry(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5])) for r in rows]
 
 
@@ -376,7 +385,7 @@ def assign_batch(
     build, start = _frontier(db)
     frontier, advancing, taken = start, True, 0
     for rowid, query_id in db.execute("SELECT rowid, query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start]):
-        offer = planner.offer(db, request, query_id, _entries(db, query_id, annotator_id))
+        offer = planner.offer(db, request, query_id, _entries(db, query_id, annotator_id, settings.sample))
         if offer.additions:
             add_to_pool(db, query_id, offer.additions)
         if advancing and offer.finished:

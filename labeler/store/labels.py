@@ -447,9 +447,19 @@ def set_settings(
     """
     require_admin(db, caller)
     clean = assign.validate_settings(values, strategies)
+    if clean.get("sample") is not None:
+        from labeler.store.samples import check_sample
+
+        check_sample(db, str(clean["sample"]))
+    merged = {**{k: getattr(get_settings(db), k) for k in ("strategy", "stop_recall", "sample")}, **clean}
+    if merged["sample"] is not None and (merged["strategy"] != "depth" or merged["stop_recall"] is not None):
+        # A designed sample fixes which entries people label, with known probabilities; an
+        # adaptive strategy would choose others and break the design.
+        raise StoreError("setting sample: a designed sample is handed out as drawn, so it cannot be combined with an "
+                         "adaptive strategy or a stopping rule (set strategy=depth stop_recall=off first)")
     with transaction(db):
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
-        if clean.keys() & {"strategy", "stop_recall", "stop_confidence"}:
+        if clean.keys() & {"strategy", "stop_recall", "stop_confidence", "sample"}:
             assign.forget_frontier(db)  # a query finished under the old rule may have work again
     return get_settings(db)

@@ -86,6 +86,11 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   source (``file`` | ``judge`` | ``sentence``), method (the splitter's version or the judge
   prompt's hash; '' for claims from the file), meta (JSON: the judge's name and model),
   added_at. One decomposition per answer; no UPDATE or DELETE (triggers).
+- ``samples``: name, design (``queries`` | ``stratified``), judge (whose grades shaped the
+  strata, or NULL), seed, params (JSON: share, budget, pool size, queries), created_at.
+- ``sample_items``: sample, query_id, doc_id, probability (the entry's inclusion probability,
+  in (0, 1]): the pool entries people label under the sample. Neither table changes once
+  written (triggers).
 
 Views: ``current_judgments``, ``current_adjudications``, ``current_human_verdicts`` and
 ``current_judge_verdicts`` hold the current row of each append-only table: its highest id per
@@ -952,13 +957,40 @@ _M_JUDGE_CARDS = """
             BEGIN SELECT RAISE(ABORT, 'judge cards are append-only: save a new one'); END;
         CREATE TRIGGER IF NOT EXISTS judge_cards_no_delete BEFORE DELETE ON judge_cards
             BEGIN SELECT RAISE(ABORT, 'judge cards are append-only: save a new one'); END;
+# Designed samples of the pool for people to label, with each entry's inclusion probability
+# (what a judge-assisted estimate weighs it by). A sample never changes once planned.
+# IF NOT EXISTS: replaying the step changes nothing.
+_M_SAMPLES = """
+        CREATE TABLE IF NOT EXISTS samples (
+            name TEXT PRIMARY KEY,
+            design TEXT NOT NULL CHECK (design IN ('queries', 'stratified')),
+            judge TEXT,
+            seed INTEGER NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS sample_items (
+            sample TEXT NOT NULL REFERENCES samples(name),
+            query_id TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            probability REAL NOT NULL CHECK (probability > 0 AND probability <= 1),
+            PRIMARY KEY (sample, query_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER IF NOT EXISTS samples_no_update BEFORE UPDATE ON samples
+            BEGIN SELECT RAISE(ABORT, 'a sample does not change; plan a new one under another name'); END;
+        CREATE TRIGGER IF NOT EXISTS samples_no_delete BEFORE DELETE ON samples
+            BEGIN SELECT RAISE(ABORT, 'a sample does not change; plan a new one under another name'); END;
+        CREATE TRIGGER IF NOT EXISTS sample_items_no_update BEFORE UPDATE ON sample_items
+            BEGIN SELECT RAISE(ABORT, 'a sample does not change; plan a new one under another name'); END;
+        CREATE TRIGGER IF NOT EXISTS sample_items_no_delete BEFORE DELETE ON sample_items
+            BEGIN SELECT RAISE(ABORT, 'a sample does not change; plan a new one under another name'); END;
 """
 
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
     _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_REPLY_LENGTH, _M_CURRENT_ROWS, _M_ANSWERS,
-    _M_ANSWER_TASKS, _M_JUDGE_CARDS,
+    _M_ANSWER_TASKS, _M_JUDGE_CARDS, _M_SAMPLES,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

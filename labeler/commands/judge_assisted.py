@@ -1,0 +1,124 @@
+"""Judge-assisted evaluation commands: plan-sample; the --judge/--sample paths of eval and compare."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+from labeler.commands.common import Project, echo_json, json_option, seed_option, with_project
+
+
+@click.command("plan-sample")
+@with_project
+@click.option("--name", required=True, help="Name of the sample (a sample never changes: a new plan gets a new name).")
+@click.option("--share", type=float, default=None, help="Share of the pool people label (0.1 = a tenth).")
+@click.option("--budget", type=int, default=None, help="Judgments people can make (instead of --share).")
+@click.option("--design", type=click.Choice(["queries", "stratified"]), default="queries", show_default=True,
+              help="queries: a random share of the queries, every entry of each; stratified: entries drawn within "
+                   "(query, judge grade, best rank) strata, more where ranks are high and the judge unsure.")
+@click.option("--judge", default=None, help="The judge whose relevance grades shape the strata (stratified).")
+@seed_option
+@json_option
+def plan_sample(project: Project, name: str, share: float | None, budget: int | None, design: str, judge: str | None,
+                seed: int, as_json: bool) -> None:
+    """Choose which pool entries of DB people label, and record each one's inclusion probability.
+
+    Then `goldpool label-settings DB sample=NAME` makes the app hand out only the sample (blind
+    as ever), the judge labels the whole pool (run-judge --task relevance), and after freezing,
+    `goldpool eval DB@VERSION RUN... --judge J --sample NAME` gives every run's metrics with
+    intervals. --json: {"sample", "design", "judgments", "items": [{"query_id", "doc_id",
+    "probability"}], "judge", "pool_entries", "queries", "labelled_queries"}.
+    """
+    from labeler.judge_assisted import plan_sample as run
+    from labeler.store.access import OWNER
+
+    planned = run(project.db, name, design=design, share=share, budget=budget, judge=judge, seed=seed, caller=OWNER)
+    if as_json:
+        echo_json(planned.as_dict())
+        return
+    probabilities = [p for _, _, p in planned.items]
+    click.echo(f"sample {planned.name} ({planned.design}): {len(planned.items)} of {planned.pool_entries} pool entries "
+               f"to label, in {planned.labelled_queries} of {planned.queries} queries; inclusion probability "
+               f"{min(probabilities):.3f} to {max(probabilities):.3f}")
+    per_query = len(planned.items) / max(planned.queries, 1)
+    if planned.design == "stratified" and per_query < _FEW_PER_QUERY:
+        click.echo(f"warning: {per_query:.1f} entries per query to label; below {_FEW_PER_QUERY} the stratified "
+                   "estimates of nDCG and recall are biased low: give a larger budget, or use --design queries when "
+                   "the project has many queries")
+    click.echo(f"next: goldpool label-settings {project.path} sample={planned.name}")
+
+
+#: Below this many labelled queries, query-level intervals under-cover (bench/judge_assisted.py:
+#: 0.5-0.8 with 2-5 queries of TREC DL).
+_FEW_QUERIES = 10
+#: Below this many labelled entries per query, stratified ratio estimates are biased
+#: (bench/judge_assisted.py: Cranfield with 2-4 per query covers 0.56-0.88; TREC DL with 10-40, 0.92-0.96).
+_FEW_PER_QUERY = 8
+
+
+def _cell(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge: str, sample: str,
+                   relevance_level: int, as_json: bool, *, baseline: bool, seed: int = 0) -> None:
+    """Print (or --json) the judge-assisted estimates of ``eval`` (``baseline`` False) or
+    ``compare`` (differences from the first run)."""
+    from labeler.golden_set import run_names
+    from labeler.judge_assisted import estimate, gather
+    from labeler.store.access import OWNER
+
+    inputs = gather(golden, list(runs), judge, sample, caller=OWNER)
+    first = run_names(list(runs))[0] if baseline else None
+    result = estimate(inputs, metrics, relevance_level=relevance_level, baseline=first, seed=seed)
+    warnings = _warnings(inputs)
+    if as_json:
+        out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
+                               "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,
+                               "sample": sample, "design": inputs.design, "relevance_level": relevance_level,
+                               "warnings": warnings}
+        if first:
+            out["baseline"] = first
+        echo_json(out)
+        return
+    any_cell = next(iter(next(iter(result.values())).values()))
+    click.echo(f"golden: {golden}; judge {judge} on the pool ({any_cell.n_judge} entries graded); sample {sample} "
+               f"({inputs.design}, {any_cell.n_people} entries labelled by people); relevance level {relevance_level}")
+    if first:
+        click.echo(f"differences from {first} (run minus {first}), paired on the same queries and entries")
+    click.echo(f"{'run':<24}{'metric':<14}{'estimate':>10}  {'95% interval':<20}{'people only':>12}  "
+               f"{'95% interval':<20}{'judge only':>11}  method")
+    for run, cells in result.items():
+        for metric, c in cells.items():
+            if c.why:
+                click.echo(f"{run:<24}{metric:<14}{'n/a':>10}  {'':<20}{'n/a':>12}  {'':<20}{_cell(c.judge_only):>11}  "
+                           f"not estimated: {c.why}")
+                continue
+            ci = f"[{_cell(c.low)}, {_cell(c.high)}]"
+            pi = f"[{_cell(c.people_low)}, {_cell(c.people_high)}]"
+            click.echo(f"{run:<24}{metric:<14}{_cell(c.value):>10}  {ci:<20}{_cell(c.people_only):>12}  {pi:<20}"
+                       f"{_cell(c.judge_only):>11}  {c.method}" + (f" (λ {c.lam:.2f})" if c.lam is not None else ""))
+    click.echo("judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
+               "sample alone" + (" (Horvitz-Thompson)" if inputs.design == "stratified" else ""))
+    for warning in warnings:
+        click.echo(f"warning: {warning}")
+
+
+def _warnings(inputs: Any) -> list[str]:
+    """What makes these intervals less trustworthy than their 95% says."""
+    labelled = len({q for q, _ in inputs.people})
+    queries = len({q for q, _ in inputs.entries})
+    if inputs.design == "queries" and labelled < _FEW_QUERIES:
+        return [f"only {labelled} labelled queries; a normal interval over so few queries covers less than 95% "
+                "(a stratified sample of entries spreads the same budget over every query)"]
+    per_query = len(inputs.people) / max(queries, 1)
+    if inputs.design == "stratified" and per_query < _FEW_PER_QUERY:
+        return [f"{per_query:.1f} labelled entries per query: per-query ratios (nDCG's ideal DCG, recall's relevant "
+                "count) are biased low with so few, and their intervals cover less than 95%; label more, or use "
+                "--design queries when there are many queries"]
+    return []
+
+
+COMMANDS = [plan_sample]

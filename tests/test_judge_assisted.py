@@ -1,0 +1,347 @@
+"""Judge-assisted evaluation: designed samples, their hand-out, and the estimates of run metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+ppi_py = pytest.importorskip("ppi_py")
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # noqa: E402
+
+from calibration.judge_assisted import (  # noqa: E402
+    Design,
+    Metric,
+    interval,
+    query_level,
+    run_positions,
+    stratified_estimates,
+    stratified_probabilities,
+)
+from calibration.metrics import evaluate_many  # noqa: E402
+from labels_fixtures import label_all, make_project, query_ids, write_jsonl  # noqa: E402
+from labeler import scheduling  # noqa: E402
+from labeler.cli import cli  # noqa: E402
+from labeler.judge_assisted import plan_sample  # noqa: E402
+from labeler.store import labels  # noqa: E402
+from labeler.store.access import OWNER  # noqa: E402
+from labeler.store.schema import StoreError  # noqa: E402
+from labeler.verdict_files import import_verdicts  # noqa: E402
+
+KEYS = {"value", "low", "high", "judge_only", "people_only", "n_people", "n_judge"}
+
+
+def _project(tmp_path: Path, n_queries: int = 8, per_query: int = 12, seed: int = 3):
+    """A project whose pool people and a judge (who errs by one grade a third of the time)
+    have both graded in full, and three runs of decreasing quality over it."""
+    db = make_project(tmp_path / "p.db", n_queries=n_queries, per_query=per_query)
+    rng = random.Random(seed)
+    pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY query_id, doc_id").fetchall()
+    people = {(q, d): rng.choice([0, 0, 0, 1, 2, 3]) for q, d in pool}
+    judge = {k: max(0, min(3, g + rng.choice([-1, 0, 0, 1]))) for k, g in people.items()}
+    runs = []
+    for r in range(3):
+        lines = []
+        for q in query_ids(n_queries):
+            docs = sorted((d for qq, d in pool if qq == q), key=lambda d: -(people[(q, d)] + rng.gauss(0, 1 + 2 * r)))
+            lines += [f"{q} Q0 {d} {i + 1} {100 - i} run{r}\n" for i, d in enumerate(docs)]
+        path = tmp_path / f"run{r}.trec"
+        path.write_text("".join(lines), encoding="utf-8")
+        runs.append(str(path))
+    import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", [{"query_id": q, "doc_id": d, "relevance": g}
+                                                           for (q, d), g in judge.items()]), judge="j1", caller=OWNER)
+    return db, people, judge, runs
+
+
+def _label_and_freeze(tmp_path: Path, db, people, items) -> str:
+    """People label exactly ``items`` (as imported labels), then the project is frozen as v1."""
+    labels.add_annotator(db, "ann")
+    import_verdicts(db, write_jsonl(tmp_path / "h.jsonl", [{"query_id": q, "doc_id": d, "relevance": people[(q, d)]}
+                                                           for q, d in items]), annotator="ann", caller=OWNER)
+    result = CliRunner().invoke(cli, ["freeze", str(tmp_path / "p.db"), "--version", "v1"])
+    assert result.exit_code == 0, result.output
+    return f"{tmp_path / 'p.db'}@v1"
+
+
+def test_query_design_equals_ppi_python_on_per_query_metrics(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
+    assert planned.labelled_queries == 4 and {p for _, _, p in planned.items} == {0.5}
+    golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items])
+    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s1", "--metrics",
+                                      "nDCG@10,P@5", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["design"] == "queries" and set(out["runs"]) == {"run0.trec", "run1.trec", "run2.trec"}
+    labelled = {q for q, _, _ in planned.items}
+    people_qrels: dict = {}
+    for q, d, _ in planned.items:
+        people_qrels.setdefault(q, {})[d] = people[(q, d)]
+    judge_qrels: dict = {}
+    for (q, d), g in judge.items():
+        judge_qrels.setdefault(q, {})[d] = g
+    ranked = {Path(r).name: {q: [line.split()[2] for line in Path(r).read_text().splitlines() if line.split()[0] == q]
+                             for q in query_ids(8)} for r in runs}
+    by_people = evaluate_many(people_qrels, ranked, ["nDCG@10", "P@5"])
+    by_judge = evaluate_many(judge_qrels, ranked, ["nDCG@10", "P@5"])
+    compared = 0
+    for run in ranked:
+        for metric in ("nDCG@10", "P@5"):
+            y = np.array([by_people[run].per_query[q][metric] for q in sorted(labelled)])
+            f = np.array([by_judge[run].per_query[q][metric] for q in sorted(labelled)])
+            fu = np.array([by_judge[run].per_query[q][metric] for q in sorted(set(query_ids(8)) - labelled)])
+            cell = out["runs"][run][metric]
+            assert set(cell) >= KEYS and (cell["n_people"], cell["n_judge"]) == (48, 96)
+            if y.std() == 0:  # every labelled query scores the same: λ is 0, the interval the people's own
+                continue
+            compared += 1
+            # The estimate and interval of PPI++ (power-tuned λ), as ppi-python computes them.
+            assert cell["value"] == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]))
+            low, high = (float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05))
+            assert (cell["low"], cell["high"]) == pytest.approx((max(low, 0.0), min(high, 1.0)))
+            assert cell["people_only"] == pytest.approx(float(y.mean()))
+            assert cell["judge_only"] == pytest.approx(by_judge[run].metrics[metric])
+    assert compared >= 4
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_query_level_equals_ppi_python_classic_and_tuned(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    y = rng.uniform(0.3, 0.7, 12)
+    f = np.clip(y + rng.normal(0, 0.05, 12), 0, 1)
+    fu = rng.uniform(0.3, 0.7, 60)
+    c = query_level(y, f, fu)
+    low, high = (float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05))
+    assert (c.value, c.low, c.high) == pytest.approx((float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]), low, high))
+    # λ = 1 is classic PPI; ppi-python's estimate at the λ used equals ours.
+    assert c.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=c.lam))[0]))
+
+
+def test_horvitz_thompson_and_difference_estimator_by_hand() -> None:
+    """One query, four pool entries ranked d1..d4 by the run; P@4 at relevance level 1.
+
+    People labelled d1 (π 0.8, grade 1) and d2 (π 0.5, grade 0); the judge graded d1, d2, d4
+    relevant and d3 not. Horvitz-Thompson: relevant in the top 4 = 1/0.8 = 1.25, so P@4 =
+    1.25/4 = 0.3125. Difference estimator: P(relevant | judge says relevant) =
+    1.25 / (1.25 + 2) = 5/13 (no sampled entry has judge grade 0: the overall weighted share, also
+    5/13, stands in); the four predictions sum to 20/13 and the weighted residuals
+    1.25·(1 − 5/13) + 2·(0 − 5/13) are 0, so P@4 = (20/13)/4 = 5/13.
+    """
+    design = Design(query=np.zeros(4, dtype=int), judge=np.array([1, 1, 0, 1]),
+                    sampled=np.array([True, True, False, False]), probability=np.array([0.8, 0.5, 1.0, 1.0]),
+                    people=np.array([1, 0, 0, 0]), n_queries=1)
+    runs = {"r": (np.arange(4), np.arange(1, 5))}
+    metric = Metric("P@4", "P", 4)
+    ht = stratified_estimates(design, runs, metric, replicates=50, judge=False)["r"]
+    assert ht[0] == pytest.approx(0.3125)
+    # Each design-bootstrap replicate weighs d1 by 1.25·(1 ± √0.2): two values only.
+    assert set(np.round(ht[1:], 9)) <= {round(0.3125 * (1 + s * math.sqrt(0.2)), 9) for s in (-1, 1)}
+    combined = stratified_estimates(design, runs, metric, replicates=50, judge=True)["r"]
+    assert combined[0] == pytest.approx(5 / 13)
+
+
+def test_stratified_estimates_equal_ir_measures_when_everything_is_labelled() -> None:
+    rng = np.random.default_rng(4)
+    n_q, per = 5, 14
+    entries = [(q, f"d{i}") for q in range(n_q) for i in range(per)]
+    index = {e: i for i, e in enumerate(entries)}
+    people = rng.integers(0, 4, len(entries))
+    judge = np.clip(people + rng.integers(-1, 2, len(entries)), 0, 3)
+    design = Design(np.array([q for q, _ in entries]), judge, np.ones(len(entries), bool), np.ones(len(entries)),
+                    people, n_q)
+    rankings = {f"r{r}": {q: list(rng.permutation([d for qq, d in entries if qq == q])) for q in range(n_q)}
+                for r in range(2)}
+    qrels = {str(q): {d: int(people[index[(q, d)]]) for qq, d in entries if qq == q} for q in range(n_q)}
+    truth = evaluate_many(qrels, {n: {str(q): v for q, v in r.items()} for n, r in rankings.items()},
+                          ["nDCG@10", "nDCG(dcg='exp-log2')@10", "P@5", "R@5"])
+    positions = {n: run_positions(design, index, r, 10) for n, r in rankings.items()}
+    for metric, key in [(Metric("nDCG@10", "nDCG", 10), "nDCG@10"), (Metric("e", "nDCG", 10, gains=(0, 1, 3, 7)),
+                        "nDCG(dcg='exp-log2')@10"), (Metric("P@5", "P", 5), "P@5"), (Metric("R@5", "R", 5), "R@5")]:
+        found = stratified_estimates(design, positions, metric, replicates=20)
+        for name in rankings:
+            assert found[name][0] == pytest.approx(truth[name].metrics[key])
+            assert interval(found[name])[1:] == pytest.approx((truth[name].metrics[key],) * 2)
+
+
+def test_probabilities_sum_to_the_budget_and_never_reach_zero() -> None:
+    rank = np.array([1, 2, 3, 10, 11, 0] * 20)
+    grade = np.array([0, 1, 2, 3, 1, 0] * 20)
+    p = stratified_probabilities(grade, rank, 24.0)
+    assert p.sum() == pytest.approx(24.0) and p.min() > 0 and p.max() <= 1
+    # The same (grade, best rank) stratum gets the same probability; high ranks and unsure grades more.
+    assert len({round(float(x), 12) for x in p[rank == 2]}) == 1
+    assert p[1] > p[0] and p[0] > p[4]
+
+
+def test_stratified_eval_json_and_a_metric_it_cannot_estimate(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    planned = plan_sample(db, "s2", design="stratified", share=0.4, judge="j1", seed=2, caller=OWNER)
+    golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items])
+    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s2", "--metrics",
+                                      "nDCG@10,RR,R@5", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    cell = out["runs"]["run1.trec"]["nDCG@10"]
+    assert set(cell) >= KEYS and cell["low"] <= cell["value"] <= cell["high"]
+    assert cell["people_low"] <= cell["people_only"] <= cell["people_high"]
+    assert (cell["n_people"], cell["n_judge"]) == (len(planned.items), 96)
+    assert len(out["warnings"]) == 1 and "labelled entries per query" in out["warnings"][0]  # ~5 of 12 per query
+    rr = out["runs"]["run1.trec"]["RR"]
+    assert rr["value"] is None and rr["low"] is None and "not a sum of per-entry terms" in rr["why"]
+    assert rr["judge_only"] is not None
+    text = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s2", "--metrics", "RR"])
+    assert "not estimated: RR" in text.output
+    compared = CliRunner().invoke(cli, ["compare", golden, *runs, "--judge", "j1", "--sample", "s2", "--json"])
+    assert compared.exit_code == 0, compared.output
+    diff = json.loads(compared.output)
+    assert diff["baseline"] == "run0.trec" and set(diff["runs"]) == {"run1.trec", "run2.trec"}
+    assert set(diff["runs"]["run2.trec"]["nDCG@10"]) >= KEYS
+
+
+def test_eval_refuses_a_sample_people_have_not_finished(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
+    golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items][:-3])
+    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s1"])
+    assert result.exit_code == 1 and "3 of the 48 entries of sample 's1' have no label" in result.output
+
+
+def test_plan_sample_json_and_bad_input_leaves_the_project_unchanged(tmp_path: Path) -> None:
+    db, *_ = _project(tmp_path)
+    path = str(tmp_path / "p.db")
+    result = CliRunner().invoke(cli, ["plan-sample", path, "--name", "s", "--budget", "30", "--design", "stratified",
+                                      "--judge", "j1", "--seed", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert set(out) >= {"sample", "design", "judgments", "items"} and out["judgments"] == len(out["items"])
+    assert set(out["items"][0]) == {"query_id", "doc_id", "probability"}
+    assert all(0 < i["probability"] <= 1 for i in out["items"])
+    stored = db.execute("SELECT count(*) FROM sample_items WHERE sample = 's'").fetchone()[0]
+    assert stored == out["judgments"]
+    for bad, message in [(["--name", "s", "--share", "0.2"], "exists already"),
+                         (["--name", "t", "--share", "1.5"], "give a share in (0, 1]"),
+                         (["--name", "t", "--share", "0.2", "--judge", "nobody"], "judge 'nobody' has no relevance"),
+                         (["--name", "t"], "give either a share")]:
+        refused = CliRunner().invoke(cli, ["plan-sample", path, *bad])
+        assert refused.exit_code == 1 and message in refused.output, refused.output
+    assert db.execute("SELECT count(*) FROM samples").fetchone()[0] == 1
+    with pytest.raises(sqlite3.IntegrityError, match="a sample does not change"):
+        db.execute("DELETE FROM sample_items WHERE sample = 's'")
+
+
+def test_the_app_hands_out_only_the_sample(tmp_path: Path) -> None:
+    db, *_ = _project(tmp_path)
+    planned = plan_sample(db, "s", design="stratified", share=0.3, judge="j1", seed=7, caller=OWNER)
+    chosen = {(q, d) for q, d, _ in planned.items}
+    assert 0 < len(chosen) < 96
+    with pytest.raises(StoreError, match="no sample 'nope'"):
+        scheduling.set_settings(db, {"sample": "nope"}, caller=OWNER)
+    with pytest.raises(StoreError, match="cannot be combined with an adaptive strategy"):
+        scheduling.set_settings(db, {"sample": "s", "strategy": "rrf"}, caller=OWNER)
+    result = CliRunner().invoke(cli, ["label-settings", str(tmp_path / "p.db"), "sample=s", "overlap=0"])
+    assert result.exit_code == 0, result.output
+    a, _ = labels.add_annotator(db, "a")
+    b, _ = labels.add_annotator(db, "b")
+    assert label_all(db, [a.id, b.id]) == len(chosen)
+    labelled = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")}
+    assert labelled == chosen
+    # Off again: the rest of the pool is handed out.
+    scheduling.set_settings(db, {"sample": "off"}, caller=OWNER)
+    assert label_all(db, [a.id]) == 96 - len(chosen)
+
+
+def test_plan_with_a_judge_needs_fewer_judgments_than_people_alone(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    _label_and_freeze(tmp_path, db, people, list(people)[:60])
+    result = CliRunner().invoke(cli, ["plan", "--judge", "j1", "--width", "0.2", "--db", str(tmp_path / "p.db"), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    y = np.array([people[k] for k in list(people)[:60]], dtype=float)
+    assert out["pairs"] == 60 and out["people_alone"] == math.ceil((2 * 1.959964 * y.std(ddof=1) / 0.2) ** 2)
+    assert out["with_judge"] < out["people_alone"]
+    missing = CliRunner().invoke(cli, ["plan", "--judge", "j1", "--width", "0.2"])
+    assert missing.exit_code == 2 and "--judge, --width and --db go together" in missing.output
+
+
+def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
+    from app_fixtures import press, sign_in
+    from labeler import state
+    from labeler.store import connect
+
+    with connect(project.path) as db:
+        planned = plan_sample(db, "s", design="stratified", share=0.4, seed=3, caller=OWNER)
+        scheduling.set_settings(db, {"sample": "s", "overlap": 0}, caller=OWNER)
+    chosen = {(q, d) for q, d, _ in planned.items}
+    assert 0 < len(chosen) < project.n_items
+    at = sign_in(project.annotator_token)
+    shown = []
+    while state.CURRENT in at.session_state and at.session_state[state.CURRENT] and len(shown) <= project.n_items:
+        shown.append(tuple(at.session_state[state.CURRENT]))
+        press(at, state.grade_key(1))
+    assert set(shown) == chosen and len(shown) == len(chosen)
+    with connect(project.path) as db:
+        assert {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")} == chosen
+    assert not at.exception
+
+
+def test_query_level_columns_equal_query_level_one_by_one() -> None:
+    from calibration.judge_assisted import query_level_columns
+
+    rng = np.random.default_rng(8)
+    y = rng.uniform(0.2, 0.9, (7, 5))
+    fl = np.clip(y + rng.normal(0, 0.1, y.shape), 0, 1)
+    fu = rng.uniform(0.2, 0.9, (30, 5))
+    many = query_level_columns(y, fl, fu)
+    for k in range(5):
+        c = query_level(y[:, k], fl[:, k], fu[:, k])
+        assert [a[k] for a in many] == pytest.approx([c.value, c.low, c.high, c.people_only, c.people_low, c.people_high])
+
+
+def test_the_whole_path_plan_label_in_the_app_judge_freeze_eval(project, tmp_path: Path) -> None:
+    """Plan a sample, label it in the app, judge the pool from the scripted server, freeze, and
+    eval with intervals."""
+    import re
+
+    from app_fixtures import QUERIES, press, sign_in
+    from judge_server import JudgeServer
+    from labeler import state
+
+    path = str(project.path)
+    runner = CliRunner()
+    server = JudgeServer(answer=lambda message: str(int((re.findall(r"number (\d)", message) or ["0"])[-1]) % 4))
+    try:
+        judged = runner.invoke(cli, ["run-judge", path, "--judge", "j", "--model", "m", "--base-url", server.url,
+                                     "--task", "relevance"], env={"OPENAI_API_KEY": "k"})
+    finally:
+        server.close()
+    assert judged.exit_code == 0, judged.output
+    planned = runner.invoke(cli, ["plan-sample", path, "--name", "s", "--share", "0.6", "--seed", "4", "--json"])
+    assert planned.exit_code == 0, planned.output
+    items = {(i["query_id"], i["doc_id"]) for i in json.loads(planned.output)["items"]}
+    assert len({q for q, _ in items}) == 2 and len(items) == 10
+    assert runner.invoke(cli, ["label-settings", path, "sample=s", "overlap=0"]).exit_code == 0
+    at = sign_in(project.annotator_token)
+    shown = []
+    while state.CURRENT in at.session_state and at.session_state[state.CURRENT] and len(shown) <= project.n_items:
+        query_id, doc_id = at.session_state[state.CURRENT]
+        shown.append((query_id, doc_id))
+        press(at, state.grade_key(int(doc_id[-1]) % 3))  # people agree with the judge on some entries only
+    assert set(shown) == items
+    assert runner.invoke(cli, ["freeze", path, "--version", "v1"]).exit_code == 0
+    for name, reverse in (("a.trec", False), ("b.trec", True)):
+        lines = [f"{q} Q0 {q}-d{n} {i + 1} {10 - i} {name}\n" for q in QUERIES
+                 for i, n in enumerate(sorted(range(1, 6), reverse=reverse))]
+        (tmp_path / name).write_text("".join(lines), encoding="utf-8")
+    result = runner.invoke(cli, ["eval", f"{path}@v1", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "--judge", "j",
+                                 "--sample", "s", "--metrics", "nDCG@5", "--json"])
+    assert result.exit_code == 0, result.output
+    cell = json.loads(result.output)["runs"]["b.trec"]["nDCG@5"]
+    assert set(cell) >= KEYS and (cell["n_people"], cell["n_judge"]) == (10, 15)
+    assert cell["low"] <= cell["value"] <= cell["high"]
+    assert not at.exception
