@@ -957,6 +957,8 @@ _M_JUDGE_CARDS = """
             BEGIN SELECT RAISE(ABORT, 'judge cards are append-only: save a new one'); END;
         CREATE TRIGGER IF NOT EXISTS judge_cards_no_delete BEFORE DELETE ON judge_cards
             BEGIN SELECT RAISE(ABORT, 'judge cards are append-only: save a new one'); END;
+"""
+
 # Designed samples of the pool for people to label, with each entry's inclusion probability
 # (what a judge-assisted estimate weighs it by). A sample never changes once planned.
 # IF NOT EXISTS: replaying the step changes nothing.
