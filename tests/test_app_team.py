@@ -84,14 +84,13 @@ def test_marking_query_words_is_switched_off_per_annotator_and_stays_off(project
 def test_progress_shows_this_batch_and_the_whole_project(project: Project) -> None:
     at = sign_in(project.annotator_token)
     texts = [p.proto.text for p in at.get("progress")]
-    assert texts == [
-        "This batch: 0 of 5 labelled · item 1 of 5",
-        "Project: 0 of 15 pool items labelled (0%) · you: 0 labelled",
-    ]
+    assert texts == ["Project: 0 of 15 pool items labelled (0%) · you: 0 labelled"]
+    # The batch line is the item's counter: drawn with its query and chunk, in one element.
+    assert '<div class="gp-counter">This batch: 0 of 5 labelled · item 1 of 5<' in _chunk_html(at)
     at.button(key=state.grade_key(1)).click().run()
     texts = [p.proto.text for p in at.get("progress")]
-    assert texts[0].startswith("This batch: 1 of 5 labelled · item ")
-    assert texts[1] == "Project: 1 of 15 pool items labelled (7%) · you: 1 labelled"
+    assert '<div class="gp-counter">This batch: 1 of 5 labelled · item ' in _chunk_html(at)
+    assert texts == ["Project: 1 of 15 pool items labelled (7%) · you: 1 labelled"]
 
 
 def test_the_progress_table_shows_a_dash_for_missing_figures(project: Project) -> None:
