@@ -9,6 +9,7 @@ item is on screen, since when, what a key press does) is ``labeler.flow``.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, MutableMapping
 from typing import Any
@@ -263,17 +264,36 @@ def project_counts(
     """(pool entries, pool entries labelled by anyone) for the progress line.
 
     Counting every label takes tens of milliseconds on a large project, too slow for every
-    key press: the count is taken at most every ``PROJECT_REFRESH`` seconds, and in between
-    the annotator's own new labels are added to it (a second copy of an overlap item counts
-    once more until the next count).
+    key press and for every one of a team signing in at once: the count is taken at most every
+    ``PROJECT_REFRESH`` seconds per served project (every session of the process shares it),
+    and in between the annotator's own new labels are added to it (a second copy of an
+    overlap item counts once more until the next count).
     """
     cached = session.get(PROJECT)
     if cached is None or clock() - cached[0] > PROJECT_REFRESH or own_done < cached[3]:
-        size, labelled = labels.pool_progress(db)
-        session[PROJECT] = (clock(), size, labelled, own_done)
+        at, size, labelled = _pool_counts(db, clock)
+        session[PROJECT] = (at, size, labelled, own_done)
         return size, labelled
     _, size, labelled, done_then = cached
     return size, min(size, labelled + own_done - done_then)
+
+
+_POOL_COUNTS: dict[str, tuple[float, int, int]] = {}  # database file: (clock reading, pool size, labelled)
+_POOL_COUNTS_LOCK = threading.Lock()
+
+
+def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, int]:
+    """(clock reading, pool size, labelled) of the project's last count if it is at most
+    ``PROJECT_REFRESH`` seconds old, else of a new count, kept for the other sessions."""
+    key = str(db.execute("PRAGMA database_list").fetchone()[2])
+    with _POOL_COUNTS_LOCK:
+        shared = _POOL_COUNTS.get(key)
+    at = clock()
+    if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
+        shared = (at, *labels.pool_progress(db))
+        with _POOL_COUNTS_LOCK:
+            _POOL_COUNTS[key] = shared
+    return shared
 
 
 def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:

@@ -171,3 +171,18 @@ def test_the_project_figure_is_counted_now_and_then_and_adds_own_labels_between(
         assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 2)  # own two added
         now[0] += state.PROJECT_REFRESH + 1
         assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 1)  # counted afresh
+
+
+def test_sessions_signing_in_together_share_one_count_of_the_project(project: Project, monkeypatch) -> None:  # noqa: ANN001
+    counts = []
+    real = labels.pool_progress
+    monkeypatch.setattr(labels, "pool_progress", lambda db: counts.append(1) or real(db))
+    now = [5000.0]
+    with connect(project.path) as db:
+        team = [{} for _ in range(16)]
+        assert all(state.project_counts(s, db, 0, clock=lambda: now[0]) == (15, 0) for s in team)
+        assert len(counts) == 1  # one count for the sixteen
+        add_judgments(project.path, project.admin_id, {("q2", "q2-d1"): 1})
+        now[0] += state.PROJECT_REFRESH + 1
+        assert state.project_counts(team[0], db, 0, clock=lambda: now[0]) == (15, 1)  # counted afresh
+        assert state.project_counts(team[1], db, 0, clock=lambda: now[0]) == (15, 1) and len(counts) == 2
