@@ -136,9 +136,9 @@ def sign_in(
     the app keeps in the browser's cookie (``SESSION_SECRET``), so a reload or a link typed
     in the address bar finds the annotator signed in.
 
-    Every check costs the server a slow hash, so a browser session that typed
-    ``FREE_ATTEMPTS`` wrong tokens in a row is refused sign-in, without any check, for
-    ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
+    A check can cost the server a slow hash (a token stored with scrypt), so a browser
+    session that typed ``FREE_ATTEMPTS`` wrong tokens in a row is refused sign-in, without any
+    check, for ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
     ``LONGEST_WAIT``). Nothing sleeps: other sessions are served meanwhile.
     """
     at = clock()
