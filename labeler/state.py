@@ -286,13 +286,11 @@ def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, i
     """(clock reading, pool size, labelled) of the project's last count if it is at most
     ``PROJECT_REFRESH`` seconds old, else of a new count, kept for the other sessions."""
     key = str(db.execute("PRAGMA database_list").fetchone()[2])
-    with _POOL_COUNTS_LOCK:
+    with _POOL_COUNTS_LOCK:  # held while counting: sessions arriving meanwhile take that count
         shared = _POOL_COUNTS.get(key)
-    at = clock()
-    if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
-        shared = (at, *labels.pool_progress(db))
-        with _POOL_COUNTS_LOCK:
-            _POOL_COUNTS[key] = shared
+        at = clock()
+        if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
+            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db))
     return shared
 
 
