@@ -46,7 +46,7 @@ PAGE_STYLE = """<style>
 .gp-frame { display: flex; flex-direction: column; gap: 0.5rem; height: calc(100vh - 9.5rem); min-height: 22rem; }
 .gp-counter { flex: none; font-size: 0.875rem; }
 .gp-bar { height: 0.25rem; border-radius: 2px; background: rgba(128, 128, 128, 0.2); margin-top: 0.25rem; }
-.gp-bar > div { height: 100%; border-radius: 2px; background: #ff4b4b; }
+.gp-bar > div { height: 100%; border-radius: 2px; background: #b8860b; }
 .gp-ask { flex: none; max-height: 22%; overflow: auto; }
 .gp-judged { flex: 0 1 auto; display: flex; gap: 0.75rem; min-height: 5rem; max-height: 45%; }
 .gp-judged.gp-fill { flex: 1 1 0; max-height: none; }
@@ -144,7 +144,8 @@ def item_frame(question: str, judged: Sequence[Box], reading: Sequence[Box] = ()
 
 def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: str, choices: Sequence[Choice],
                 draw: Callable[[Card], None], shown: Callable[[str | None], str]) -> None:
-    """Draw the annotator's current item of ``task`` with ``draw``, then the keys, or a thank-you."""
+    """Draw the annotator's current item of ``task`` with ``draw`` (which calls :func:`item_frame`
+    once), the keys beside it, or a thank-you."""
     if user.role != "admin" and task not in enabled_tasks(db):
         st.info(f"The {title.lower()} task is not open in this project.")
         return
