@@ -18,6 +18,7 @@ import sqlite_utils
 
 from labeler.store import StoreBusy, StoreError
 from labeler.store import labels, sessions
+from labeler.store.corpus import database_file
 from labeler.store.labels import Annotator
 from labeler.store.schema import StoreReadOnly
 from labeler.store.vocabulary import TASKS
@@ -285,7 +286,7 @@ _POOL_COUNTS_LOCK = threading.Lock()
 def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, int]:
     """(clock reading, pool size, labelled) of the project's last count if it is at most
     ``PROJECT_REFRESH`` seconds old, else of a new count, kept for the other sessions."""
-    key = str(db.execute("PRAGMA database_list").fetchone()[2])
+    key = str(database_file(db))
     with _POOL_COUNTS_LOCK:  # held while counting: sessions arriving meanwhile take that count
         shared = _POOL_COUNTS.get(key)
         at = clock()
