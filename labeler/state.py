@@ -9,6 +9,7 @@ item is on screen, since when, what a key press does) is ``labeler.flow``.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, MutableMapping
 from typing import Any
@@ -17,6 +18,7 @@ import sqlite_utils
 
 from labeler.store import StoreBusy, StoreError
 from labeler.store import labels, sessions
+from labeler.store.corpus import database_file
 from labeler.store.labels import Annotator
 from labeler.store.schema import StoreReadOnly
 from labeler.store.vocabulary import TASKS
@@ -135,9 +137,9 @@ def sign_in(
     the app keeps in the browser's cookie (``SESSION_SECRET``), so a reload or a link typed
     in the address bar finds the annotator signed in.
 
-    Every check costs the server a slow hash, so a browser session that typed
-    ``FREE_ATTEMPTS`` wrong tokens in a row is refused sign-in, without any check, for
-    ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
+    A check can cost the server a slow hash (a token stored with scrypt), so a browser
+    session that typed ``FREE_ATTEMPTS`` wrong tokens in a row is refused sign-in, without any
+    check, for ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
     ``LONGEST_WAIT``). Nothing sleeps: other sessions are served meanwhile.
     """
     at = clock()
@@ -263,17 +265,34 @@ def project_counts(
     """(pool entries, pool entries labelled by anyone) for the progress line.
 
     Counting every label takes tens of milliseconds on a large project, too slow for every
-    key press: the count is taken at most every ``PROJECT_REFRESH`` seconds, and in between
-    the annotator's own new labels are added to it (a second copy of an overlap item counts
-    once more until the next count).
+    key press and for every one of a team signing in at once: the count is taken at most every
+    ``PROJECT_REFRESH`` seconds per served project (every session of the process shares it),
+    and in between the annotator's own new labels are added to it (a second copy of an
+    overlap item counts once more until the next count).
     """
     cached = session.get(PROJECT)
     if cached is None or clock() - cached[0] > PROJECT_REFRESH or own_done < cached[3]:
-        size, labelled = labels.pool_progress(db)
-        session[PROJECT] = (clock(), size, labelled, own_done)
+        at, size, labelled = _pool_counts(db, clock)
+        session[PROJECT] = (at, size, labelled, own_done)
         return size, labelled
     _, size, labelled, done_then = cached
     return size, min(size, labelled + own_done - done_then)
+
+
+_POOL_COUNTS: dict[str, tuple[float, int, int]] = {}  # database file: (clock reading, pool size, labelled)
+_POOL_COUNTS_LOCK = threading.Lock()
+
+
+def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, int]:
+    """(clock reading, pool size, labelled) of the project's last count if it is at most
+    ``PROJECT_REFRESH`` seconds old, else of a new count, kept for the other sessions."""
+    key = str(database_file(db))
+    with _POOL_COUNTS_LOCK:  # held while counting: sessions arriving meanwhile take that count
+        shared = _POOL_COUNTS.get(key)
+        at = clock()
+        if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
+            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db))
+    return shared
 
 
 def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:

@@ -543,7 +543,7 @@ def test_run_app_starts_streamlit_headless_on_the_database(project: Project, mon
     assert serve.run_app(project.path.name, "0.0.0.0", 8765, extra_env={"EXTRA": "1"}) == 0
     [(cmd, env)] = calls
     assert cmd[1:5] == ["-m", "streamlit", "run", str(APP)]
-    for option in ("--server.headless=true", "--browser.gatherUsageStats=false",
+    for option in ("--server.headless=true", "--browser.gatherUsageStats=false", "--runner.postScriptGC=false",
                    "--server.address=0.0.0.0", "--server.port=8765"):
         assert option in cmd
     assert env[state.DB_ENV_VAR] == str(project.path.resolve())

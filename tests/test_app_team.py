@@ -84,14 +84,13 @@ def test_marking_query_words_is_switched_off_per_annotator_and_stays_off(project
 def test_progress_shows_this_batch_and_the_whole_project(project: Project) -> None:
     at = sign_in(project.annotator_token)
     texts = [p.proto.text for p in at.get("progress")]
-    assert texts == [
-        "This batch: 0 of 5 labelled · item 1 of 5",
-        "Project: 0 of 15 pool items labelled (0%) · you: 0 labelled",
-    ]
+    assert texts == ["Project: 0 of 15 pool items labelled (0%) · you: 0 labelled"]
+    # The batch line is the item's counter: drawn with its query and chunk, in one element.
+    assert '<div class="gp-counter">This batch: 0 of 5 labelled · item 1 of 5<' in _chunk_html(at)
     at.button(key=state.grade_key(1)).click().run()
     texts = [p.proto.text for p in at.get("progress")]
-    assert texts[0].startswith("This batch: 1 of 5 labelled · item ")
-    assert texts[1] == "Project: 1 of 15 pool items labelled (7%) · you: 1 labelled"
+    assert '<div class="gp-counter">This batch: 1 of 5 labelled · item ' in _chunk_html(at)
+    assert texts == ["Project: 1 of 15 pool items labelled (7%) · you: 1 labelled"]
 
 
 def test_the_progress_table_shows_a_dash_for_missing_figures(project: Project) -> None:
@@ -172,3 +171,18 @@ def test_the_project_figure_is_counted_now_and_then_and_adds_own_labels_between(
         assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 2)  # own two added
         now[0] += state.PROJECT_REFRESH + 1
         assert state.project_counts(session, db, 2, clock=lambda: now[0]) == (15, 1)  # counted afresh
+
+
+def test_sessions_signing_in_together_share_one_count_of_the_project(project: Project, monkeypatch) -> None:  # noqa: ANN001
+    counts = []
+    real = labels.pool_progress
+    monkeypatch.setattr(labels, "pool_progress", lambda db: counts.append(1) or real(db))
+    now = [5000.0]
+    with connect(project.path) as db:
+        team = [{} for _ in range(16)]
+        assert all(state.project_counts(s, db, 0, clock=lambda: now[0]) == (15, 0) for s in team)
+        assert len(counts) == 1  # one count for the sixteen
+        add_judgments(project.path, project.admin_id, {("q2", "q2-d1"): 1})
+        now[0] += state.PROJECT_REFRESH + 1
+        assert state.project_counts(team[0], db, 0, clock=lambda: now[0]) == (15, 1)  # counted afresh
+        assert state.project_counts(team[1], db, 0, clock=lambda: now[0]) == (15, 1) and len(counts) == 2

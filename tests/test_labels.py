@@ -48,7 +48,7 @@ def _labellers(db) -> dict[tuple[str, str], set[str]]:
 # --- tokens and sign-in ----------------------------------------------------------------------
 
 
-def test_only_a_salted_scrypt_hash_of_the_token_is_stored(tmp_path: Path) -> None:
+def test_only_a_salted_hash_of_the_token_is_stored(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
     ada, token = labels.add_annotator(db, "ada", role="admin")
     bob, token_b = labels.add_annotator(db, "bob")
@@ -56,8 +56,7 @@ def test_only_a_salted_scrypt_hash_of_the_token_is_stored(tmp_path: Path) -> Non
     salt, stored = db.execute("SELECT token_salt, token_hash FROM annotators WHERE id = ?", [ada.id]).fetchone()
     assert annotator_id == ada.id and len(secret) >= 40
     assert secret not in stored and secret not in salt
-    expected = hashlib.scrypt(secret.encode(), salt=bytes.fromhex(salt), n=2**14, r=8, p=1, dklen=32).hex()
-    assert stored.endswith(":" + expected)
+    assert stored == "sha256:" + hashlib.sha256(bytes.fromhex(salt) + secret.encode()).hexdigest()
     assert len(bytes.fromhex(salt)) == 16
     assert salt != db.execute("SELECT token_salt FROM annotators WHERE id = ?", [bob.id]).fetchone()[0]
     assert (ada.role, bob.role) == ("admin", "annotator")

@@ -1,31 +1,33 @@
-"""What a wrong access token costs: the same slow hash whether its id exists or not, and a
-browser session that keeps typing wrong tokens waits longer and longer (no sleep anywhere)."""
+"""What a token check costs: one hash, the same whether its id exists or not, a fast one for
+the project's 256-bit secrets; and a browser session that keeps typing wrong tokens waits
+longer and longer (no sleep anywhere)."""
 
 from __future__ import annotations
 
-import hashlib
+import secrets
 
 import pytest
 
 from app_fixtures import Project, press, sign_in
 from labeler import state
-from labeler.store import connect
+from labeler.store import access, connect
 from labeler.store.access import authenticate
 
 WRONG_SECRET = "x" * 43
 
 
 @pytest.fixture
-def scrypts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int]]:
-    """Every scrypt the process runs from now on, as its (n, r, p)."""
-    calls: list[tuple[int, int, int]] = []
-    real = hashlib.scrypt
+def checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every token check the process makes from now on, as the scheme it hashed with
+    (``sha256``, or ``scrypt:n:r:p``)."""
+    calls: list[str] = []
+    real = access._matches
 
-    def counting(password: bytes, **kwargs: object) -> bytes:
-        calls.append((kwargs["n"], kwargs["r"], kwargs["p"]))
-        return real(password, **kwargs)
+    def counting(secret: str, salt: bytes, stored: str) -> bool:
+        calls.append(stored.rsplit(":", 1)[0])
+        return real(secret, salt, stored)
 
-    monkeypatch.setattr(hashlib, "scrypt", counting)
+    monkeypatch.setattr(access, "_matches", counting)
     return calls
 
 
@@ -37,22 +39,32 @@ class Clock:
         return self.now
 
 
-def test_an_unknown_token_id_costs_the_same_scrypt_as_a_known_one(
-    project: Project, scrypts: list[tuple[int, int, int]]
-) -> None:
+def test_an_unknown_token_id_costs_the_same_hash_as_a_known_one(project: Project, checks: list[str]) -> None:
     with connect(project.path) as db:
         known = authenticate(db, f"gp{project.annotator_id}.{WRONG_SECRET}")
-        stored = scrypts[:]
         unknown = authenticate(db, f"gp{project.annotator_id + 1000}.{WRONG_SECRET}")
         assert authenticate(db, project.annotator_token) is not None
-    assert known is None and unknown is None
-    assert stored == [(2**14, 8, 1)]
-    assert scrypts == [(2**14, 8, 1)] * 3  # the wrong, the unknown and the right token: one each
+        assert known is None and unknown is None
+        assert checks == ["sha256"] * 3  # the wrong, the unknown and the right token: one fast hash each
+        stored = db.execute("SELECT token_hash FROM annotators WHERE id = ?", [project.annotator_id]).fetchone()[0]
+        assert stored.startswith("sha256:") and len(stored) == len("sha256:") + 64
 
 
-def test_wrong_tokens_from_one_session_make_it_wait_longer_and_longer(
-    project: Project, scrypts: list[tuple[int, int, int]]
+def test_a_token_stored_with_scrypt_still_signs_in_and_unknown_ids_cost_as_much(
+    project: Project, checks: list[str]
 ) -> None:
+    secret, salt = secrets.token_urlsafe(32), secrets.token_bytes(16)
+    with connect(project.path) as db:
+        db.execute("UPDATE annotators SET token_salt = ?, token_hash = ? WHERE id = ?",
+                   [salt.hex(), access._scrypt_hash(secret, salt, 2**14, 8, 1), project.admin_id])
+        assert authenticate(db, f"gp{project.admin_id}.{secret}").id == project.admin_id
+        assert authenticate(db, f"gp{project.admin_id}.{WRONG_SECRET}") is None
+        assert authenticate(db, f"gp{project.admin_id + 1000}.{secret}") is None
+        assert authenticate(db, project.annotator_token) is not None  # a fast one beside it
+    assert checks == ["scrypt:16384:8:1"] * 3 + ["sha256"]
+
+
+def test_wrong_tokens_from_one_session_make_it_wait_longer_and_longer(project: Project, checks: list[str]) -> None:
     clock = Clock()
     session: dict = {}
     wrong = f"gp{project.annotator_id}.{WRONG_SECRET}"
@@ -61,12 +73,12 @@ def test_wrong_tokens_from_one_session_make_it_wait_longer_and_longer(
             assert state.sign_in(session, db, wrong, clock) is None
             assert session[state.LOGIN_ERROR].startswith("That access token was not recognised.")
         assert session[state.LOGIN_ERROR].endswith("try again in 5 s.")
-        assert len(scrypts) == state.FREE_ATTEMPTS
+        assert len(checks) == state.FREE_ATTEMPTS
         # While it waits, even the right token is refused, unchecked: no hash is computed.
         clock.now += 4.5
         assert state.sign_in(session, db, project.annotator_token, clock) is None
         assert session[state.LOGIN_ERROR] == "Too many wrong access tokens from this browser: try again in 1 s."
-        assert len(scrypts) == state.FREE_ATTEMPTS and state.USER not in session
+        assert len(checks) == state.FREE_ATTEMPTS and state.USER not in session
         # Each further wrong token doubles the wait.
         clock.now += 0.5
         assert state.sign_in(session, db, wrong, clock) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ def project(project: Project) -> Project:
 
 
 def _html(at: AppTest, css_class: str) -> list[str]:
-    return [h.proto.body for h in at.html if f'class="{css_class}"' in h.proto.body]
+    """Every element of class ``css_class`` the page draws, as its HTML (texts are escaped, so
+    none holds a ``</div>`` of its own)."""
+    return [m for h in at.html for m in re.findall(f'<div class="{css_class}".*?</div>', h.proto.body, re.DOTALL)]
 
 
 def _verdicts(project: Project) -> list[tuple]:

@@ -1,8 +1,13 @@
 """Annotators, their access tokens and roles.
 
 A token is ``gp<id>.<secret>``: the id finds the row without hashing every row, and only a
-salted scrypt hash of the secret is stored. Deactivated annotators cannot sign in, and every
-write checks that its author is still active.
+salted hash of the secret is stored. The secret is 32 random bytes (256 bits) that the
+project makes, never a password a person chose: there is nothing to guess, so a fast hash
+(SHA-256) guards it as well as a slow one would, as it does the session secrets
+(``labeler.store.sessions``), and a sign-in costs the server microseconds, not the tens to
+thousands of milliseconds of a slow hash when a team signs in at once. Tokens stored with
+scrypt (older projects) still sign in, at scrypt's cost, until they are replaced. Deactivated
+annotators cannot sign in, and every write checks that its author is still active.
 """
 
 from __future__ import annotations
@@ -20,21 +25,33 @@ from labeler.store.schema import StoreError, now, transaction
 from labeler.store.vocabulary import OWNER, Annotator, Caller, Owner, Role
 
 _TOKEN = re.compile(r"gp(\d{1,12})\.([A-Za-z0-9_-]{20,200})")
-# The scrypt paper's parameters for interactive logins (Percival 2009): tens of ms per sign-in.
-# They are written into the stored hash so a later change can still verify old tokens.
+# Tokens stored with scrypt carry its parameters in the stored hash (``scrypt:n:r:p:hex``).
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 
-def _token_hash(
-    secret: str, salt: bytes, n: int = _SCRYPT["n"], r: int = _SCRYPT["r"], p: int = _SCRYPT["p"]
-) -> str:
+def _token_hash(secret: str, salt: bytes) -> str:
+    return f"sha256:{hashlib.sha256(salt + secret.encode()).hexdigest()}"
+
+
+def _scrypt_hash(secret: str, salt: bytes, n: int, r: int, p: int) -> str:
     digest = hashlib.scrypt(secret.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=256 * 2**20)
     return f"scrypt:{n}:{r}:{p}:{digest.hex()}"
 
 
+def _matches(secret: str, salt: bytes, stored: str) -> bool:
+    """Whether ``secret`` hashes to ``stored`` (either scheme; constant-time comparison)."""
+    if stored.startswith("scrypt:"):
+        _, n, r, p, _ = stored.split(":")
+        given = _scrypt_hash(secret, salt, int(n), int(r), int(p))
+    else:
+        given = _token_hash(secret, salt)
+    return hmac.compare_digest(given.encode(), stored.encode())
+
+
 #: What a token of an id nobody holds is checked against: no secret hashes to it.
 _NO_SALT = bytes(16)
-_NO_HASH = f"scrypt:{_SCRYPT['n']}:{_SCRYPT['r']}:{_SCRYPT['p']}:{'0' * 64}"
+_NO_HASH = "sha256:" + "0" * 64
+_NO_SCRYPT = f"scrypt:{_SCRYPT['n']}:{_SCRYPT['r']}:{_SCRYPT['p']}:{'0' * 64}"
 
 
 def _annotator(row: sqlite3.Row | tuple) -> Annotator:
@@ -82,7 +99,7 @@ def add_annotator(db: sqlite_utils.Database, name: str, role: Role = "annotator"
     """Create an annotator; return it and its one-time access token (only a salted hash is kept).
 
     The token is ``gp<id>.<secret>``: the id finds the row without hashing every row, and only
-    the secret's scrypt hash is stored.
+    the secret's salted hash is stored.
 
     Raises:
         StoreError: an empty or taken name, or an unknown role.
@@ -166,13 +183,15 @@ def authenticate(db: sqlite_utils.Database, token: str) -> Annotator | None:
     row = db.execute(
         "SELECT id, name, role, active, token_salt, token_hash FROM annotators WHERE id = ?", [int(match[1])]
     ).fetchone()
-    if row is None:
-        # As slow as a wrong secret for a known id: the time taken must not tell which ids exist.
-        hmac.compare_digest(_token_hash(match[2], _NO_SALT).encode(), _NO_HASH.encode())
+    if row is None or not row[4]:  # no such id, or one made without a usable token (an imported name)
+        # As slow as a wrong secret for a known id: the time taken must not tell which ids
+        # exist (while some tokens are still stored with scrypt, as slow as those).
+        slow = db.execute(
+            "SELECT 1 FROM annotators WHERE token_hash LIKE 'scrypt:%' AND token_salt != '' LIMIT 1"
+        ).fetchone()
+        _matches(match[2], _NO_SALT, _NO_SCRYPT if slow else _NO_HASH)
         return None
-    _, n, r, p, _ = row[5].split(":")
-    given = _token_hash(match[2], bytes.fromhex(row[4]), int(n), int(r), int(p))
-    if not hmac.compare_digest(given.encode(), row[5].encode()) or not row[3]:
+    if not _matches(match[2], bytes.fromhex(row[4]), row[5]) or not row[3]:
         return None
     return _annotator(row)
 

@@ -11,10 +11,13 @@ sees the query, the chunk and their own work only: no retriever, rank, score, pr
 anyone else's label. The layout is the same for every item (messages are toasts), because a
 button that moves on the page re-binds its key and can miss a press meanwhile.
 
-Layout (wide): the chunk on the left in a box of fixed height that scrolls on its own, so
-the grade buttons on the right stay in view however long the chunk; the chunk's title above
-it; its text with whitespace kept, in a monospace font when it holds code or aligned
-columns. Query words are marked faintly, and each annotator can switch that off.
+Layout (wide): the item on the left, the keys on the right. The item (counter, query with
+its fields, chunk) is ONE element, so the browser swaps them together and never shows a
+chunk under another item's query (``verdict_page.item_frame`` says why). It is as tall as
+the window; the chunk's text scrolls in a box of its own, so the grade buttons stay in view
+however long the chunk; the chunk's title above it; its text with whitespace kept, in a
+monospace font when it holds code or aligned columns. Query words are marked faintly, and
+each annotator can switch that off.
 """
 
 from __future__ import annotations
@@ -33,13 +36,14 @@ from labeler.store import labels, sessions
 from labeler.store.vocabulary import GRADE_HELP, GRADES
 from labeler.store.labels import Annotator, Item
 from labeler.views import busy_wait, on_item_key
+from labeler.views.verdict_page import PAGE_STYLE, counter_html
 
 # Style only (no script): st.html sends it without taking room on the page.
 _STYLE = """<style>
-.block-container { padding-top: 2.5rem; }
-.gp-chunk { border: 1px solid #ddd; border-radius: 6px; }
-.gp-title { font-weight: 600; padding: 0.5rem 1rem; border-bottom: 1px solid #eee; overflow-wrap: anywhere; }
-.gp-body { height: calc(100vh - 19rem); min-height: 10rem; overflow: auto; padding: 0.75rem 1rem;
+.gp-ask { max-height: 30%; }
+.gp-chunk { flex: 1 1 0; min-height: 8rem; display: flex; flex-direction: column; border: 1px solid #ddd; border-radius: 6px; }
+.gp-title { flex: none; font-weight: 600; padding: 0.5rem 1rem; border-bottom: 1px solid #eee; overflow-wrap: anywhere; }
+.gp-body { flex: 1 1 0; min-height: 0; overflow: auto; padding: 0.75rem 1rem;
            white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.5; }
 .gp-body.gp-mono { white-space: pre; overflow-wrap: normal; font-size: 0.88rem;
                    font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
@@ -63,15 +67,12 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         st.progress(1.0, text=project_line(overall, project))
         st.success("Nothing left to label. Thank you!")
         return
-    st.html(_STYLE)
-    _progress(overall, project, item)
-    st.html(
-        f'<div class="gp-query" style="font-size:1.15rem">{query_html(item.query_text)}</div>'
-        + query_fields_html(item.query_meta)
-    )
+    marks = state.highlighting(db, user.id)
+    st.html(PAGE_STYLE + _STYLE)
+    st.progress(min(project[1] / max(project[0], 1), 1.0), text=project_line(overall, project))
     text, keys = st.columns([3, 1], gap="medium")
     with text:
-        _chunk(item, state.highlighting(db, user.id))
+        st.html(_frame(overall, item, marks))
     with keys:
         _grade_buttons(db, user, item)
         _other_keys(db, user, item)
@@ -83,7 +84,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         )
         st.toggle(
             "Mark query words",
-            value=state.highlighting(db, user.id),
+            value=marks,
             key=state.HIGHLIGHT,
             on_change=_on_highlight,
             args=(db, user),
@@ -106,18 +107,17 @@ def project_line(overall: labels.Progress, project: tuple[int, int]) -> str:
     return f"Project: {labelled:,} of {size:,} pool items labelled{share} · you: {overall.done:,} labelled"
 
 
-def _progress(overall: labels.Progress, project: tuple[int, int], item: Item) -> None:
-    batch, whole = st.columns(2)
-    batch.progress(min(overall.query_done / max(overall.query_total, 1), 1.0), text=batch_line(overall, item))
-    whole.progress(min(project[1] / max(project[0], 1), 1.0), text=project_line(overall, project))
-
-
-def _chunk(item: Item, marks: bool) -> None:
+def _frame(overall: labels.Progress, item: Item, marks: bool) -> str:
+    """The item as one HTML block: counter, query with its fields, chunk."""
     # Corpus and query text are untrusted: everything is escaped before it becomes HTML.
+    counter = counter_html(batch_line(overall, item), overall.query_done / max(overall.query_total, 1))
+    query = (f'<div class="gp-query" style="font-size:1.15rem">{query_html(item.query_text)}</div>'
+             + query_fields_html(item.query_meta))
     mono = " gp-mono" if preformatted(item.doc_text) else ""
     title = f'<div class="gp-title">{html.escape(item.doc_title)}</div>' if item.doc_title.strip() else ""
     body = chunk_body_html(item.doc_text, item.query_text, marks)
-    st.html(f'<div class="gp-chunk">{title}<div class="gp-body{mono}">{body}</div></div>')
+    chunk = f'<div class="gp-chunk">{title}<div class="gp-body{mono}">{body}</div></div>'
+    return f'<div class="gp-frame">{counter}<div class="gp-ask">{query}</div>{chunk}</div>'
 
 
 def _grade_buttons(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:

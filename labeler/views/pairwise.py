@@ -2,17 +2,18 @@
 
 The two responses stand side by side in a left/right order fixed per (annotator, item) by a
 hash (``verdict_queue.slot_order``); the keys name the slots as shown, and the store records
-the response a key stands for together with the order. Model names are never shown.
+the response a key stands for together with the order. Model names are never shown. Each
+response scrolls in a box of its own, the context (if any) below them, so both responses and
+the keys stay in view (``verdict_page.item_frame``).
 """
 
 from __future__ import annotations
 
 import sqlite_utils
-import streamlit as st
 
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
-from labeler.views.verdict_page import EMPTY_RESPONSE, Choice, render_task, text_box
+from labeler.views.verdict_page import EMPTY_RESPONSE, Box, Choice, item_frame, render_task
 
 CHOICES = (Choice("left", "a · Left is better", "a"), Choice("right", "b · Right is better", "b"),
            Choice("tie", "t · Tie", "t"))
@@ -20,14 +21,10 @@ _SHOWN = {None: "not judged yet", "left": "left is better", "right": "right is b
 
 
 def _draw(card: Card) -> None:
-    text_box(card.question, "gp-question", "Question")
-    if card.context:
-        text_box(card.context, "gp-context", "Context")
-    left, right = st.columns(2)
-    with left:
-        text_box(card.left or "", "gp-left", "Left (a)", empty=EMPTY_RESPONSE)
-    with right:
-        text_box(card.right or "", "gp-right", "Right (b)", empty=EMPTY_RESPONSE)
+    answers = [Box("Left (a)", card.left or "", "gp-left", EMPTY_RESPONSE),
+               Box("Right (b)", card.right or "", "gp-right", EMPTY_RESPONSE)]
+    item_frame(card.question, answers, [Box("Context", card.context)] if card.context else [],
+               position=card.position, batch_size=card.batch_size)
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
