@@ -164,6 +164,6 @@ def _card(response: str, claim: str) -> Card:
 
 def test_a_claim_marked_too_far_down_a_long_response_is_also_shown_above_it() -> None:
     near, far = claims.boxes(_card("Claim. " + "x " * 2000, "Claim.")), claims.boxes(_card("x " * 2000 + "Claim.", "Claim."))
-    assert [b.heading for b in near[0]] == ["Question", "Response"]
-    assert [b.heading for b in far[0]] == ["Question", claims.CLAIM_FURTHER, "Response"]
-    assert '<mark class="gp-claim">Claim.</mark>' in far[0][-1].body and [b.heading for b in far[1]] == ["Contexts"]
+    assert [b.heading for b in near[0]] == ["Response"]  # the frame draws the question above them
+    assert [b.heading for b in far[0]] == [claims.CLAIM_FURTHER, "Response"]
+    assert '<mark class="gp-claim">Claim.</mark>' in far[0][-1].html and [b.heading for b in far[1]] == ["Contexts"]

@@ -80,8 +80,8 @@ def _claims(page, project: Project, url: str) -> None:  # noqa: ANN001
             n, box = (2, "mark.gp-claim") if marked.startswith("It") else (1, "mark.gp-claim")
             if XSS_PAYLOAD in marked:  # shown as text
                 assert marked.startswith("River 1 is long <script>")
-        _in_view(page, "claims", ".gp-response", ".gp-contexts", box)
-        _scrolls(page, ".gp-contexts")
+        _in_view(page, "claims", ".gp-response", ".gp-reading", box)  # the contexts' box scrolls in the frame
+        _scrolls(page, ".gp-reading")
         if done == 1:
             page.screenshot(path=str(ARTIFACTS / "claims-1400x900.png"), animations="disabled")
         if n == 3 and not apart:
@@ -121,8 +121,8 @@ def _correctness(page, project: Project, url: str) -> None:  # noqa: ANN001
     expect(page.get_by_text("Correctness: judged 0 of 3")).to_be_visible()
     idle(page)
     _shown(page)
-    _in_view(page, "correctness", ".gp-question", ".gp-response", ".gp-reference")
-    _scrolls(page, ".gp-reference")
+    _in_view(page, "correctness", ".gp-question", ".gp-response", ".gp-reading")
+    _scrolls(page, ".gp-reading")
     _scrolls(page, ".gp-response")
     page.screenshot(path=str(ARTIFACTS / "correctness-1400x900.png"), animations="disabled")
     first = _question(page)

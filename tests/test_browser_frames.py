@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app_fixtures import Project, build_project
+from app_fixtures import Project, add_answers, build_project
 from browser_helpers import BROWSER, UI_TIMEOUT_MS, WIDE, idle, launch, new_page, serving, settle, sign_in
 from labeler import state
 from labeler.store import connect, now
@@ -168,7 +168,8 @@ def _long(word: str) -> str:
 @pytest.fixture
 def long_texts(tmp_path: Path):  # noqa: ANN201 - a generator fixture
     """The fixture's project with every chunk 5,000 characters long, a faithfulness item with
-    two contexts of 5,000 characters and a pairwise item with two answers as long."""
+    two contexts of 5,000 characters, a pairwise item with two answers as long, and answers
+    whose contexts and references are as long (claims, correctness, answer relevance)."""
     project = build_project(tmp_path)
     records = [
         {"item_id": "f1", "kind": "faithfulness", "question": "Is the response supported by the contexts?",
@@ -181,6 +182,7 @@ def long_texts(tmp_path: Path):  # noqa: ANN201 - a generator fixture
     with connect(project.path) as db:
         db.execute("UPDATE documents SET text = ?", [_long("Chunk")])
         import_items(db, items, caller=OWNER)
+    add_answers(project.path, n=2, long_texts=True, judge=False)  # claims, correctness, answer relevance
     with serving(project, tmp_path / "serve.log") as url:
         yield project, url
 
@@ -195,7 +197,8 @@ def test_the_judged_text_and_the_keys_stay_in_view_beside_long_texts(long_texts:
     keys = ['[class*="st-key-gp_"][class*="_choice_"] button', '[class*="st-key-gp_"][class*="_back"] button',
             '[class*="st-key-gp_"][class*="_skip"] button', '[class*="st-key-gp_"][class*="_note"] input']
     pages = (("labelling", [".gp-query", ".gp-body"]), ("faithfulness", [".gp-question", ".gp-response"]),
-             ("pairwise", [".gp-question", ".gp-left", ".gp-right"]))
+             ("pairwise", [".gp-question", ".gp-left", ".gp-right"]), ("claims", [".gp-question", ".gp-response"]),
+             ("correctness", [".gp-question", ".gp-response"]), ("answer-relevance", [".gp-question", ".gp-response"]))
     outside = []
     with sync_playwright() as playwright:
         browser = launch(playwright)

@@ -9,7 +9,7 @@ import sqlite_utils
 
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
-from labeler.views.answer_page import Box, question_box, render_answer_task, response_box
+from labeler.views.answer_page import Box, render_answer_task, response_box
 from labeler.views.verdict_page import Choice
 
 CHOICES = (Choice("ADDRESSES", "1 · Addresses the question", "1"), Choice("MISSES", "0 · Misses the question", "0"))
@@ -17,8 +17,8 @@ SHOWN = {None: "not judged yet", "ADDRESSES": "addresses the question", "MISSES"
 
 
 def boxes(card: Card) -> tuple[list[Box], list[Box]]:
-    """The question and the response, across the page."""
-    return [question_box(card), response_box(card)], []
+    """The response alone under the question."""
+    return [response_box(card)], []
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:

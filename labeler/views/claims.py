@@ -5,8 +5,8 @@ checkable claim (two facts joined, vague, a question), which flags how the answe
 rather than the answer. The claim is marked inside the full response
 (``highlight.claim_span``: word for word, else ignoring white space and case); a claim not
 found there is shown on its own above the response, which then has no mark; so is a claim
-whose mark starts too far down a long response to be in view. The contexts stand beside it
-in a box that scrolls on its own.
+whose mark starts too far down a long response to be in view. The contexts stand below it
+below, in a box that scrolls on its own.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from labeler.highlight import claim_html
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.store.vocabulary import NOT_ONE_CLAIM
-from labeler.views.answer_page import Box, question_box, render_answer_task, response_box, text
+from labeler.views.answer_page import Box, box, render_answer_task, response_box, text
 from labeler.views.verdict_page import Choice
 
 CHOICES = (Choice("SUPPORTED", "1 · Supported", "1"), Choice("UNSUPPORTED", "0 · Unsupported", "0"),
@@ -42,12 +42,12 @@ def contexts_html(contexts: tuple[str, ...]) -> str:
 
 def boxes(card: Card) -> tuple[list[Box], list[Box]]:
     """The question, the response with the claim marked (or the claim apart), and the contexts."""
-    main = [question_box(card)]
+    judged = []
     marked, span = claim_html(card.response or "", card.claim or "")
     if span is None or span[0] > IN_VIEW:
-        main.append(Box(CLAIM_APART if span is None else CLAIM_FURTHER, text(card.claim), "gp-claim-apart"))
-    main.append(response_box(card, None if span is None else marked))
-    return main, [Box("Contexts", contexts_html(card.contexts), "gp-contexts", "gp-side")]
+        judged.append(box(CLAIM_APART if span is None else CLAIM_FURTHER, text(card.claim), "gp-claim-apart"))
+    judged.append(response_box(card, None if span is None else marked))
+    return judged, [box("Contexts", contexts_html(card.contexts), "gp-contexts")]
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:

@@ -1,6 +1,6 @@
 """The correctness page: does the response give the reference's answer? Keys ``1`` CORRECT, ``0`` INCORRECT.
 
-The question and the response on the left, the reference answer beside them; no contexts
+The question on top, the response under it, the reference answer below; no contexts
 (correctness is weighed against the reference only).
 """
 
@@ -10,7 +10,7 @@ import sqlite_utils
 
 from labeler.store.labels import Annotator
 from labeler.store.verdict_queue import Card
-from labeler.views.answer_page import Box, question_box, render_answer_task, response_box, text
+from labeler.views.answer_page import Box, box, render_answer_task, response_box, text
 from labeler.views.verdict_page import Choice
 
 CHOICES = (Choice("CORRECT", "1 · Correct", "1"), Choice("INCORRECT", "0 · Incorrect", "0"))
@@ -18,8 +18,8 @@ SHOWN = {None: "not judged yet", "CORRECT": "correct", "INCORRECT": "incorrect"}
 
 
 def boxes(card: Card) -> tuple[list[Box], list[Box]]:
-    """The question and the response, and the reference beside them."""
-    return [question_box(card), response_box(card)], [Box("Reference answer", text(card.reference), "gp-reference", "gp-side")]
+    """The response, and the reference below it."""
+    return [response_box(card)], [box("Reference answer", text(card.reference), "gp-reference")]
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:

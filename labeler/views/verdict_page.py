@@ -94,6 +94,7 @@ class Box:
     text: str
     css_class: str = "gp-context"
     empty: str | None = None
+    html: str | None = None  # the body as HTML the caller escaped (a text with a mark), instead of ``text``
 
 
 def counter_html(text: str, done: float) -> str:
@@ -103,7 +104,9 @@ def counter_html(text: str, done: float) -> str:
 
 
 def _box_html(box: Box) -> str:
-    if box.empty is not None and not box.text.strip():
+    if box.html is not None:
+        body = box.html
+    elif box.empty is not None and not box.text.strip():
         body = f'<em class="gp-empty" style="color:#888">{escape(box.empty)}</em>'
     else:
         body = escape(box.text)
@@ -137,9 +140,15 @@ def item_frame(question: str, judged: Sequence[Box], reading: Sequence[Box] = ()
     Call it once per run, in the page's ``draw`` (``render_task``), with nothing else drawn
     around it: any element of the item drawn apart from it could show beside another item.
     """
+    st.html(item_frame_html(question, judged, reading, position=position, batch_size=batch_size))
+
+
+def item_frame_html(question: str, judged: Sequence[Box], reading: Sequence[Box] = (), *,
+                    position: int, batch_size: int) -> str:
+    """The HTML :func:`item_frame` draws."""
     counter = counter_html(f"This batch: item {position} of {batch_size}", position / max(batch_size, 1))
     ask = f'<div class="gp-heading">Question</div><div class="gp-question" style="{BOX}">{escape(question)}</div>'
-    st.html(frame_html(counter, ask, judged, reading))
+    return frame_html(counter, ask, judged, reading)
 
 
 def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: str, choices: Sequence[Choice],
