@@ -5,7 +5,6 @@ each item is one element, and nothing names the system, a judge or another perso
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
