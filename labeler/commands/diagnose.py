@@ -26,6 +26,20 @@ def _card(db: Any, judge: str | None) -> str | None:
     return card_line(db, judge, "correctness")
 
 
+def _written(report: Any, to_html: Any, html_path: str | None, as_json: bool, card: str | None) -> bool:
+    """Write the report's HTML page when asked; print its JSON (True: nothing more to print),
+    else the judge's card line, which the text report goes on under."""
+    if html_path:
+        with output_file(html_path) as handle:
+            handle.write(to_html(report))
+    if as_json:
+        echo_json({**report.as_dict(), "judge_card": card})
+        return True
+    if card:
+        click.echo(card)
+    return False
+
+
 _judge_option = click.option("--judge", default=None,
                              help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
 
@@ -86,14 +100,8 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
     with _golden(golden) as (db, spec):
         report = run(db, spec, list(systems), k=k, relevance_level=relevance_level, judge=judge, seed=seed, caller=OWNER)
         card = _card(db, judge)
-    if html_path:
-        with output_file(html_path) as handle:
-            handle.write(to_html(report))
-    if as_json:
-        echo_json({**report.as_dict(), "judge_card": card})
+    if _written(report, to_html, html_path, as_json, card):
         return
-    if card:
-        click.echo(card)
     labels = stage_labels(k)
     click.echo(f"golden: {report.golden} (content hash {report.content_hash[:12]}); relevant: grade >= "
                f"{relevance_level}; k = {k}")
@@ -259,14 +267,8 @@ def diagnose(golden: str, system: str, k: int, relevance_level: int, judge: str 
         if add_to_pool:
             report = replace(report, pool=offer_to_pool(db, report, caller=OWNER))
         card = _card(db, judge)
-    if html_path:
-        with output_file(html_path) as handle:
-            handle.write(to_html(report))
-    if as_json:
-        echo_json({**report.as_dict(), "judge_card": card})
+    if _written(report, to_html, html_path, as_json, card):
         return
-    if card:
-        click.echo(card)
     source = "people" + (f", else judge {judge}" if judge else "")
     click.echo(f"{report.system} on {report.golden}: {report.answers} answers, {report.correct} correct, "
                f"{len(report.diagnoses)} wrong, {report.unjudged} without a verdict (verdicts: {source}); "
