@@ -15,6 +15,13 @@ not yet judged are *pending*: never picked twice, and no evidence either way.
 
 A project whose pool was built before candidate lists were kept has its pool provenance
 (``{source: rank}``) as its candidate lists.
+
+The stopping rule is the project's ``stop_rule`` (:data:`pooling.stopping.RULES`). Under
+``sample``, once the quantile model's point estimate says the target is reached, the query's
+candidates not judged or handed out become its check sample's urn (recorded in the hand-out
+that begins it); from then on the query's fresh entries are the urn's, in a random order
+fixed in advance, handed out like any other entry: in the annotator's shuffle, beside other
+queries' work, nothing on screen telling them apart, every one a judgment of the budget.
 """
 
 from __future__ import annotations
@@ -92,10 +99,12 @@ class ChunkPlan:
         additions: ``(doc_id, sources, priority)`` of every chosen candidate, to append to the
             query's pool (after its last position) where it is not there yet; sources are the
             candidate lists' ranks, priority their reciprocal-rank fusion.
+        check_urn: the urn of the check sample this hand-out begins (None: none begins).
     """
 
     doc_ids: tuple[str, ...]
     additions: tuple[tuple[str, dict[str, int], float], ...] = ()
+    check_urn: tuple[str, ...] | None = None
 
 
 def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Settings) -> ChunkPlan:
@@ -108,11 +117,12 @@ def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Setting
     """
     from pooling.pool import rrf_priority
 
-    cands, chosen = choose_next_chunks(db, query_id, settings)
+    cands, chosen, begins = _choose_next(db, query_id, settings)
+    urn = tuple(sorted(begins)) if begins is not None else None
     if settings.strategy == "depth" or not chosen:
-        return ChunkPlan(tuple(chosen))
+        return ChunkPlan(tuple(chosen), check_urn=urn)
     provenance = _provenance(cands)
-    return ChunkPlan(tuple(chosen), tuple((d, provenance[d], rrf_priority(provenance[d])) for d in chosen))
+    return ChunkPlan(tuple(chosen), tuple((d, provenance[d], rrf_priority(provenance[d])) for d in chosen), urn)
 
 
 class _LruCache:
@@ -155,23 +165,35 @@ def choose_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Setti
     transaction and :func:`plan_next_chunks` finds it inside. Chunk texts (``active``) are
     read only when the answer is computed.
     """
+    cands, chosen, _ = _choose_next(db, query_id, settings)
+    return cands, chosen
+
+
+def _choose_next(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tuple[Candidates, list[str], frozenset[str] | None]:
+    """:func:`choose_next_chunks`, and the urn of the check sample the hand-out would begin."""
     cands = load_candidates(db, query_id)
     labels = store.labels(db, query_id)
     pending = store.pending(db, query_id)
+    urn = store.check_urn(db, query_id) if _sampling(settings) else None
+    order = tuple(store.judged_order(db, query_id)) if settings.stop_rule == "knee" else ()
     # depth: pool order, as without a stopping rule
     ordered = list(store.pool_sources(db, query_id)) if settings.strategy == "depth" else None
     key = (
         _identity(db), query_id, settings.strategy, settings.batch_size, settings.stop_recall,
-        settings.stop_confidence, _rankings_key(cands), cands.pool_depth, frozenset(labels.items()),
-        frozenset(pending), tuple(ordered or ()),
+        settings.stop_confidence, settings.stop_rule, _rankings_key(cands), cands.pool_depth, frozenset(labels.items()),
+        frozenset(pending), tuple(ordered or ()), urn, order,
     )
-    chosen = _CHOICES.get(key)
-    if chosen is None:
+    answer = _CHOICES.get(key)
+    if answer is None:
         if settings.strategy == "active":
             cands = _with_texts(db, cands)
-        chosen = _choose(cands, labels, pending, settings, ordered)
-        _CHOICES.put(key, chosen)
-    return cands, list(chosen)
+        answer = _choose(cands, labels, pending, settings, ordered, urn, order)
+        _CHOICES.put(key, answer)
+    return cands, list(answer[0]), answer[1]
+
+
+def _sampling(settings: Settings) -> bool:
+    return settings.stop_recall is not None and settings.stop_rule == "sample"
 
 
 def _rankings_key(cands: Candidates) -> tuple:
@@ -179,15 +201,25 @@ def _rankings_key(cands: Candidates) -> tuple:
 
 
 def _choose(
-    cands: Candidates, labels: dict[str, bool], pending: set[str], settings: Settings, ordered: list[str] | None
-) -> list[str]:
+    cands: Candidates, labels: dict[str, bool], pending: set[str], settings: Settings, ordered: list[str] | None,
+    urn: frozenset[str] | None = None, order: Sequence[str] = (),
+) -> tuple[list[str], frozenset[str] | None]:
+    from pooling.stopping import check_order, sample_begins
     from pooling.strategies import next_chunks
 
-    if settings.stop_recall is not None and _estimate(cands, labels, settings).stop:
-        return []
+    if settings.stop_recall is not None and _estimate(cands, labels, settings, urn, order).stop:
+        return [], None
+    begins = None
+    if _sampling(settings) and urn is None:
+        scores = _scores(cands, labels, settings)
+        if sample_begins(cands, labels, scores=scores, target=settings.stop_recall or 0.8):
+            urn = begins = frozenset(cands.doc_ids - set(labels) - pending)
+    if urn is not None:
+        draws = [d for d in check_order(cands.query_id, urn) if d not in labels and d not in pending]
+        return draws[: settings.batch_size], begins
     if ordered is not None:
-        return [d for d in ordered if d not in labels and d not in pending][: settings.batch_size]
-    return next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending)
+        return [d for d in ordered if d not in labels and d not in pending][: settings.batch_size], None
+    return next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending), None
 
 
 def _identity(db: sqlite_utils.Database) -> object:
@@ -221,15 +253,34 @@ def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
     return found
 
 
-def _estimate(cands: Candidates, labels: dict[str, bool], settings: Settings) -> Estimate:
-    """The stopping rule's estimate (a pure function of its inputs, so kept by them)."""
-    from pooling.stopping import TARGET, estimate
+def _scores(cands: Candidates, labels: dict[str, bool], settings: Settings) -> dict[str, float] | None:
+    """The strategy's own scores for the quantile model (``active``'s classifier), if any."""
+    from pooling.stopping import strategy_scores
+
+    return strategy_scores(settings.strategy, cands, labels) if cands.texts else None
+
+
+def _estimate(
+    cands: Candidates, labels: dict[str, bool], settings: Settings, urn: frozenset[str] | None = None,
+    order: Sequence[str] = (),
+) -> Estimate:
+    """The project's stopping rule's estimate (a pure function of its inputs, so kept by them).
+
+    Under ``active`` the candidates must carry their texts: the strategy's scores are part
+    of the model (:func:`pooling.stopping.strategy_scores`).
+    """
+    from pooling.stopping import TARGET, CheckSample, decide
 
     target = settings.stop_recall if settings.stop_recall is not None else TARGET
-    key = (cands.query_id, _rankings_key(cands), frozenset(labels.items()), target, settings.stop_confidence)
+    key = (cands.query_id, _rankings_key(cands), frozenset(labels.items()), target, settings.stop_confidence,
+           settings.stop_rule, settings.strategy, bool(cands.texts), urn, tuple(order))
     found = _ESTIMATES.get(key)
     if found is None:
-        found = estimate(cands, labels, target=target, confidence=settings.stop_confidence)
+        check = CheckSample(urn) if urn is not None else None
+        drawn = check is not None and any(d in labels for d in urn or ())
+        found = decide(settings.stop_rule, cands, labels, order=order, check=check,
+                       scores=None if drawn or settings.stop_rule == "knee" else _scores(cands, labels, settings),
+                       target=target, confidence=settings.stop_confidence)
         _ESTIMATES.put(key, found)
     return found
 
@@ -253,14 +304,19 @@ def query_status(db: sqlite_utils.Database, *, caller: Caller) -> list[QueryStat
     """The stopping rule's estimate for every pooled query, in import order (admin only).
 
     With no ``stop_recall`` set, the estimate uses the default target (0.8) and the
-    project's ``stop_confidence``, and decides nothing.
+    project's ``stop_confidence`` and ``stop_rule``, and decides nothing. The interval is
+    the check sample's where the ``sample`` rule has drawn one, else the quantile model's
+    (with ``active``'s own scores under ``active``).
     """
     require_admin(db, caller)
     settings = get_settings(db)
     out = []
     for query_id in store.candidate_queries(db):
-        cands = load_candidates(db, query_id)
-        out.append(QueryStatus(query_id, _estimate(cands, store.labels(db, query_id), settings), settings.stop_recall is not None))
+        labels = store.labels(db, query_id)
+        cands = load_candidates(db, query_id, with_texts=settings.strategy == "active" and bool(labels))
+        urn = store.check_urn(db, query_id) if settings.stop_rule == "sample" else None
+        order = store.judged_order(db, query_id) if settings.stop_rule == "knee" else ()
+        out.append(QueryStatus(query_id, _estimate(cands, labels, settings, urn, order), settings.stop_recall is not None))
     return out
 
 

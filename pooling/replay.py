@@ -20,7 +20,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pooling import PoolingError
-from pooling.stopping import CONFIDENCE, RULES, TARGET, CheckSample, check_order, decide, estimate, oracle_judgments, strategy_scores
+from pooling.stopping import (
+    CONFIDENCE,
+    RULES,
+    TARGET,
+    CheckSample,
+    check_order,
+    decide,
+    oracle_judgments,
+    sample_begins,
+    strategy_scores,
+)
 from pooling.strategies import STRATEGIES, Candidates, next_chunks
 
 
@@ -39,6 +49,7 @@ class QueryTrace:
         stops: rule -> judgments after which it first said stop, for the replayed rule and
             any others asked on the same judgments (``also``).
         check_at: judgments before the ``sample`` rule's check sample began (None: never).
+        interval_judged: judgments when ``final_interval`` was computed (None: after the last).
     """
 
     query_id: str
@@ -49,6 +60,7 @@ class QueryTrace:
     final_interval: tuple[float, float] | None = None
     stops: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
     check_at: int | None = None
+    interval_judged: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +127,8 @@ def replay_query(
     until_stop: bool = False,
     rule: str = "quantile",
     also: Sequence[str] = (),
+    until_settled: bool = False,
+    interval_at: int | None = None,
 ) -> QueryTrace:
     """Replay one query judgment by judgment until its candidates or ``budget`` run out.
 
@@ -122,10 +136,13 @@ def replay_query(
     is asked again. The stopping rule is asked whenever the judgments pass a multiple of
     ``stop_every`` (0: never); with ``until_stop`` the query ends where it first says stop,
     as it does in a project whose stopping rule is on. Rules in ``also`` that do not change
-    what is judged (``quantile``, ``knee``) are asked at the same points.
+    what is judged (``quantile``, ``knee``) are asked at the same points. With
+    ``until_settled`` the query ends once every rule has said stop, the order has reached
+    the target recall (so the oracle is known) and ``interval_at`` judgments are done: the
+    least a comparison of the rules needs. ``interval_at``: the final interval is the one
+    after that many judgments (or the last, if fewer), not after the last.
 
-    Under ``sample``, once the quantile model's point estimate of recall reaches the target
-    the unjudged candidates become the check sample's urn, and from then on the query's
+    Under ``sample``, once :func:`pooling.stopping.sample_begins` says so the unjudged candidates become the check sample's urn, and from then on the query's
     judgments are its draws, in :func:`pooling.stopping.check_order`, as in a project.
 
     >>> c = Candidates("q", {"a": ["x", "y"], "b": ["y", "z"]}, pool_depth=1)
@@ -139,6 +156,9 @@ def replay_query(
         raise PoolingError(f"cannot replay stopping rule {(unknown or ['sample'])[0]!r} here; rules are {', '.join(RULES)}")
     labels: dict[str, bool] = {}
     order: list[str] = []
+    findable = len(candidates.doc_ids & set(relevant))
+    interval: tuple[float, float] | None = None
+    interval_judged: int | None = None
     stops: dict[str, int | None] = {r: None for r in rules}
     check: CheckSample | None = None
     check_at: int | None = None
@@ -154,8 +174,10 @@ def replay_query(
         return memo[len(order)]
 
     def ask(name: str) -> object:
+        # knee reads no model; a begun check sample's interval is the sample's own
+        plain = name == "knee" or (name == "sample" and check is not None)
         return decide(name, candidates, labels, order=order, check=check,
-                      scores=scores() if name != "knee" else None, target=target, confidence=confidence, seed=seed)
+                      scores=None if plain else scores(), target=target, confidence=confidence, seed=seed)
 
     while len(order) < limit:
         before = len(order)
@@ -174,26 +196,33 @@ def replay_query(
             if stops[name] is None and ask(name).stop:  # type: ignore[attr-defined]
                 stops[name] = len(order)
         if rule == "sample" and check is None and stops[rule] is None:
-            e = estimate(candidates, labels, target=target, confidence=confidence, seed=seed,
-                         scores=scores())  # type: ignore[arg-type]
-            if e.recall is not None and e.recall >= target:
+            if sample_begins(candidates, labels, scores=scores(), target=target, seed=seed):  # type: ignore[arg-type]
                 check = CheckSample(frozenset(candidates.doc_ids - set(labels)))
                 check_at = len(order)
                 draws = check_order(candidates.query_id, check.urn)
+        if interval_at is not None and interval_judged is None and len(order) >= interval_at:
+            interval, interval_judged = _interval(ask(rule)), len(order)
         if until_stop and stops[rule] is not None:
             break
-    findable = len(candidates.doc_ids & set(relevant))
-    interval = None
-    if stop_every:
-        final = ask(rule)
-        if final.recall_low is not None and final.recall_high is not None:  # type: ignore[attr-defined]
-            interval = (final.recall_low, final.recall_high)  # type: ignore[attr-defined]
+        if until_settled and all(v is not None for v in stops.values()) and (interval_at is None or interval_judged is not None):
+            found = sum(labels.values())
+            if found >= target * findable - 1e-9:
+                break
+    if stop_every and interval_judged is None:
+        interval = _interval(ask(rule))
     return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable, stops[rule],
-                      interval, MappingProxyType(stops), check_at)
+                      interval, MappingProxyType(stops), check_at, interval_judged)
+
+
+def _interval(e: object) -> tuple[float, float] | None:
+    low, high = getattr(e, "recall_low", None), getattr(e, "recall_high", None)
+    return None if low is None or high is None else (low, high)
 
 
 def interval_coverage(traces: Sequence[QueryTrace]) -> tuple[int, int]:
     """(queries whose final recall interval holds the true recall, queries with an interval).
+
+    The true recall is the one when the interval was computed (``interval_judged``).
 
     >>> t = QueryTrace("q", ("a", "b"), (1, 0), 2, None, (0.4, 0.6))
     >>> interval_coverage([t, QueryTrace("r", ("c",), (1,), 1, None, (0.2, 0.9))])
@@ -203,7 +232,7 @@ def interval_coverage(traces: Sequence[QueryTrace]) -> tuple[int, int]:
     for t in traces:
         if t.findable and t.final_interval is not None:
             total += 1
-            recall = sum(t.relevant) / t.findable
+            recall = sum(t.relevant[: t.interval_judged]) / t.findable
             inside += t.final_interval[0] - 1e-12 <= recall <= t.final_interval[1] + 1e-12
     return inside, total
 
@@ -306,6 +335,8 @@ def replay(
     until_stop: bool = False,
     rule: str = "quantile",
     also: Sequence[str] = (),
+    until_settled: bool = False,
+    interval_at: int | None = None,
 ) -> Replay:
     """Replay ``strategies`` over every query of ``candidates`` (see the module doc).
 
@@ -321,6 +352,7 @@ def replay(
         until_stop: end each query where the rule first says stop (:func:`replay_query`).
         rule: the stopping rule (:data:`pooling.stopping.RULES`); ``also``: rules asked on
             the same judgments beside it (not ``sample``, which changes what is judged).
+        until_settled, interval_at: see :func:`replay_query`.
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
@@ -334,7 +366,8 @@ def replay(
     for name in strategies:
         traces = [
             replay_query(name, c, qrels.get(c.query_id, ()), budget=cap, stop_every=stop_every,
-                         target=target, confidence=confidence, seed=seed, until_stop=until_stop, rule=rule, also=also)
+                         target=target, confidence=confidence, seed=seed, until_stop=until_stop, rule=rule, also=also,
+                         until_settled=until_settled, interval_at=interval_at)
             for c in ordered
         ]
         curve = round_robin(traces)

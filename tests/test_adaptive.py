@@ -12,6 +12,7 @@ from app_fixtures import Project, open_page
 from labeler import adaptive, scheduling
 from labeler.store import StoreError, connect, labels
 from labeler.store.access import OWNER
+from pooling.stopping import RULES
 from pooling.strategies import next_chunks
 
 
@@ -92,7 +93,7 @@ def test_the_stopping_rule_stops_offering_a_query(project: Project) -> None:
     for doc_id in first:  # the top of both lists relevant, the rest not
         labels.record_judgment(db, project.annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
     status = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}
-    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5, "stop_rule": "quantile"}, caller=OWNER, rules=RULES)
     now_status = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}
     assert now_status["q1"].estimate.stop, adaptive.stop_line(now_status["q1"])
     assert not status["q1"].stopping and now_status["q1"].stopping
@@ -120,7 +121,7 @@ def test_stats_prints_each_labelled_query_estimate(project: Project) -> None:
 
     db = connect(project.path)
     _label_q1(db, project.annotator_id)
-    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5, "stop_rule": "quantile"}, caller=OWNER, rules=RULES)
     line = adaptive.stop_line(adaptive.query_status(db, caller=OWNER)[0])
     e = adaptive.query_status(db, caller=OWNER)[0].estimate
     assert line == f"q1: ~{round(100 * e.recall)}% of relevant found [{round(100 * e.recall_low)}, {round(100 * e.recall_high)}]; stop"
@@ -143,7 +144,8 @@ def test_progress_page_shows_the_estimate(project: Project, monkeypatch: pytest.
 
 def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project) -> None:
     db = connect(project.path)
-    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.6}, caller=OWNER)
+    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.6, "stop_rule": "quantile"},
+                        caller=OWNER, rules=RULES)
     first = _batch(db, project.annotator_id)
     assert sorted(first) == ["q1-d1", "q1-d2"]  # pool order, nothing added to the pool
     for doc_id in first:
