@@ -119,8 +119,10 @@ def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Setting
 
     cands, chosen, begins = _choose_next(db, query_id, settings)
     urn = tuple(sorted(begins)) if begins is not None else None
-    if settings.strategy == "depth" or not chosen:
-        return ChunkPlan(tuple(chosen), check_urn=urn)
+    if not chosen:
+        return ChunkPlan((), check_urn=urn)
+    # check sample draws may lie outside the pool whatever the strategy; entries already
+    # there (all of ``depth``'s own choices) are left as they are
     provenance = _provenance(cands)
     return ChunkPlan(tuple(chosen), tuple((d, provenance[d], rrf_priority(provenance[d])) for d in chosen), urn)
 
@@ -207,13 +209,12 @@ def _choose(
     from pooling.stopping import check_order, sample_begins
     from pooling.strategies import next_chunks
 
-    if settings.stop_recall is not None and _estimate(cands, labels, settings, urn, order).stop:
+    now = _estimate(cands, labels, settings, urn, order) if settings.stop_recall is not None else None
+    if now is not None and now.stop:
         return [], None
     begins = None
-    if _sampling(settings) and urn is None:
-        scores = _scores(cands, labels, settings)
-        if sample_begins(cands, labels, scores=scores, target=settings.stop_recall or 0.8):
-            urn = begins = frozenset(cands.doc_ids - set(labels) - pending)
+    if _sampling(settings) and urn is None and now is not None and sample_begins(now):
+        urn = begins = frozenset(cands.doc_ids - set(labels) - pending)
     if urn is not None:
         draws = [d for d in check_order(cands.query_id, urn) if d not in labels and d not in pending]
         return draws[: settings.batch_size], begins
@@ -345,6 +346,7 @@ def simulate(
     *,
     budgets: Sequence[int] = (),
     stop_every: int = 10,
+    rules: Sequence[str] = (),
 ) -> dict:
     """Replay ``strategies`` over the project's candidate lists against full qrels.
 
@@ -360,22 +362,32 @@ def simulate(
         budgets: total judgments per strategy; the largest caps the replay (default:
             :data:`BUDGET_FACTOR` times the baseline's judgments) and each is reported under
             ``found_at_budget``.
-        stop_every: ask the stopping rule after every n-th judgment of a query (0: never).
+        stop_every: ask the stopping rules after every n-th judgment of a query (0: never).
+        rules: stopping rules (:data:`pooling.stopping.RULES`) to replay, the first reported
+            under ``stopping`` (default: the project's ``stop_rule``, then the others). The
+            curve is the strategy's own order; ``sample``, whose check sample changes what
+            is judged, is replayed apart for its figures.
 
     Returns:
         :func:`pooling.replay.to_json`'s shape, plus ``queries``, ``budget`` and, per
-        strategy, ``found_at_budget`` ({budget: relevant found}).
+        strategy, ``found_at_budget`` ({budget: relevant found}) and ``stopping_by_rule``
+        ({rule: the ``stopping`` figures of that rule}).
 
     Raises:
-        PoolingError: a bad qrels file, an unknown strategy, a budget below 1, or no pooled
-            query in the qrels.
+        PoolingError: a bad qrels file, an unknown strategy or rule, a budget below 1, or
+            no pooled query in the qrels.
     """
     from pooling import PoolingError
     from pooling.qrels import read_qrels
-    from pooling.replay import found_at, replay, to_json
+    from pooling.replay import found_at, replay, stopping_figures, to_json
+    from pooling.stopping import RULES
 
     if any(b < 1 for b in budgets):
         raise PoolingError(f"a budget must be 1 or more, got {min(budgets)}")
+    chosen = list(dict.fromkeys(rules)) or list(dict.fromkeys([get_settings(db).stop_rule, *RULES]))
+    unknown = [r for r in chosen if r not in RULES]
+    if unknown:
+        raise PoolingError(f"unknown stopping rule {unknown[0]!r}; choose from {', '.join(RULES)}")
     graded = read_qrels(qrels_path)
     queries = [q for q in store.candidate_queries(db) if q in graded]
     if not queries:
@@ -384,10 +396,21 @@ def simulate(
     qrels = {q: {d for d, g in graded[q].items() if g >= 1} for q in queries}
     baseline = replay(cands, qrels, [], stop_every=0).baseline_judgments
     budget = max(budgets) if budgets else max(1, round(BUDGET_FACTOR * baseline))
-    result = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every)
+    passive = [r for r in chosen if r != "sample"] or ["quantile"]
+    result = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every, rule=passive[0], also=passive[1:])
+    sampled = None
+    if "sample" in chosen and stop_every:
+        sampled = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every, rule="sample")
     out = to_json(result)
     out["queries"] = len(queries)
     out["budget"] = budget
     for name, r in result.strategies.items():
-        out["strategies"][name]["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
+        entry = out["strategies"][name]
+        entry["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
+        by_rule = {rule: stopping_figures(r.traces, rule, result.target, result.confidence) for rule in passive}
+        if sampled is not None:
+            by_rule["sample"] = stopping_figures(sampled.strategies[name].traces, "sample", result.target, result.confidence)
+        entry["stopping_by_rule"] = {rule: by_rule[rule] for rule in chosen if rule in by_rule}
+        entry["stopping"] = entry["stopping_by_rule"].get(chosen[0], entry["stopping"])
+        entry.pop("stopping_also", None)
     return out

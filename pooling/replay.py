@@ -25,8 +25,10 @@ from pooling.stopping import (
     RULES,
     TARGET,
     CheckSample,
+    Estimate,
     check_order,
     decide,
+    estimate,
     oracle_judgments,
     sample_begins,
     strategy_scores,
@@ -173,11 +175,19 @@ def replay_query(
             memo[len(order)] = strategy_scores(strategy, candidates, labels, seed)
         return memo[len(order)]
 
-    def ask(name: str) -> object:
-        # knee reads no model; a begun check sample's interval is the sample's own
-        plain = name == "knee" or (name == "sample" and check is not None)
-        return decide(name, candidates, labels, order=order, check=check,
-                      scores=None if plain else scores(), target=target, confidence=confidence, seed=seed)
+    bases: dict[tuple[int, bool], Estimate] = {}
+
+    def ask(name: str) -> Estimate:
+        # the quantile model once per point for every rule; once a check sample has draws
+        # its interval is the sample's own, and the model needs no classifier
+        plain = name == "sample" and check is not None and any(d in labels for d in check.urn)
+        key = (len(order), plain)
+        if key not in bases:
+            bases.clear()
+            bases[key] = estimate(candidates, labels, target=target, confidence=confidence, seed=seed,
+                                  scores=None if plain else scores())  # type: ignore[arg-type]
+        return decide(name, candidates, labels, order=order, check=check, target=target, confidence=confidence,
+                      seed=seed, base=bases[key])
 
     while len(order) < limit:
         before = len(order)
@@ -193,10 +203,10 @@ def replay_query(
         if not stop_every or len(order) // stop_every == before // stop_every:
             continue
         for name in rules:
-            if stops[name] is None and ask(name).stop:  # type: ignore[attr-defined]
+            if stops[name] is None and ask(name).stop:
                 stops[name] = len(order)
         if rule == "sample" and check is None and stops[rule] is None:
-            if sample_begins(candidates, labels, scores=scores(), target=target, seed=seed):  # type: ignore[arg-type]
+            if sample_begins(ask(rule)):
                 check = CheckSample(frozenset(candidates.doc_ids - set(labels)))
                 check_at = len(order)
                 draws = check_order(candidates.query_id, check.urn)

@@ -291,16 +291,9 @@ class CheckSample:
     urn: frozenset[str]
 
 
-def sample_begins(
-    candidates: Candidates,
-    labels: Mapping[str, bool],
-    *,
-    scores: Mapping[str, float] | None = None,
-    target: float = TARGET,
-    seed: int = 0,
-) -> bool:
+def sample_begins(e: Estimate) -> bool:
     """Whether the ``sample`` rule's check sample should begin: the quantile model's point
-    estimate of recall has reached ``target``.
+    estimate of recall (``e``, before any check sample) has reached its target.
 
     Begun too early, the random draws must find what the strategy would have found faster;
     too late, the strategy's judgments past the target are wasted. Beginning at even odds
@@ -308,8 +301,7 @@ def sample_begins(
     development subset (12 queries of CISI: 2.09 against 1.81 times the oracle's). The
     test's validity does not depend on when it begins.
     """
-    e = estimate(candidates, labels, target=target, confidence=0.5, seed=seed, scores=scores)
-    return e.recall is not None and e.recall >= target
+    return e.recall is not None and e.recall >= e.target
 
 
 def check_order(query_id: str, doc_ids: Iterable[str]) -> list[str]:
@@ -451,6 +443,7 @@ def decide(
     target: float = TARGET,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    base: Estimate | None = None,
 ) -> Estimate:
     """Where a query stands under ``rule`` (:data:`RULES`).
 
@@ -458,6 +451,7 @@ def decide(
         order: the judged doc_ids in judgment order (the knee method reads its gain curve).
         check: the query's check sample, once begun (``sample``).
         scores: the strategy's logits (:func:`strategy_scores`) for the quantile model.
+        base: the quantile model's estimate with these labels and settings, if already made.
 
     The estimate and interval are the quantile model's, except under ``sample`` once the
     check sample has draws: then the recall interval is the sample's (:func:`sample_interval`),
@@ -465,7 +459,8 @@ def decide(
     """
     if rule not in RULES:
         raise PoolingError(f"unknown stopping rule {rule!r}; choose one of {', '.join(RULES)}")
-    base = estimate(candidates, labels, target=target, confidence=confidence, seed=seed, scores=scores)
+    if base is None:
+        base = estimate(candidates, labels, target=target, confidence=confidence, seed=seed, scores=scores)
     everything = base.judged == len(candidates.doc_ids)
     if rule == "quantile":
         return base
