@@ -107,17 +107,28 @@ def _table(rows: list[dict]) -> str:
 
 
 def _verdict(rows: list[dict]) -> str:
+    """Per rule, whether each part of the goal holds on every row where it can be measured
+    (``depth`` cannot leave the depth-50 union and mostly runs out before any rule stops)."""
     lines = []
     for rule in ("quantile", "sample", "knee"):
         mine = [r for r in rows if r["rule"] == rule]
+        stopped = [r for r in mine if r["stopped"]]
+        paired = [r for r in mine if r["oracle_there"]]
+        covered = [r for r in mine if r["intervals"]]
         if not mine:
             continue
-        reliable = all(r["stopped"] and r["at_or_above"] / r["stopped"] >= 0.9 for r in mine)
-        cheap = all(r["oracle_there"] and r["judgments_at_stop"] <= 1.5 * r["oracle_there"] for r in mine)
-        covered = all(r["intervals"] and r["covers"] / r["intervals"] >= 0.85 for r in mine)
-        lines.append(f"{rule}: reliability >= 0.9 everywhere: {reliable}; judgments <= 1.5x oracle everywhere: {cheap}; "
-                     f"interval coverage >= 85% everywhere: {covered}")
+        worst_share = min((r["at_or_above"] / r["stopped"] for r in stopped), default=None)
+        worst_cost = max((r["judgments_at_stop"] / r["oracle_there"] for r in paired), default=None)
+        worst_cover = min((r["covers"] / r["intervals"] for r in covered), default=None)
+        lines.append(
+            f"{rule}: worst reliability {_share(worst_share)} (goal >= 90%), worst judgments at stop / oracle "
+            f"{'-' if worst_cost is None else f'{worst_cost:.2f}x'} (goal <= 1.5x), worst interval coverage "
+            f"{_share(worst_cover)} (goal >= 85%); rows with no stop: {len(mine) - len(stopped)}")
     return "\n".join(lines)
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
 
 
 def main() -> None:
