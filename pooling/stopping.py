@@ -262,14 +262,15 @@ def _decide(query_id: str, judged: int, found: int, p: Sequence[float] | np.ndar
 #:   active learner's probabilities to it).
 #: - ``sample``: Callaghan and Müller-Hansen (2020). Once the quantile model's point
 #:   estimate of recall reaches the target (:func:`sample_begins`), the query's unjudged
-#:   candidates become an urn
-#:   and are judged in a random order fixed in advance (:func:`check_order`); after each
-#:   draw a hypergeometric test of "recall below target" (:func:`sample_p_value`); stop when
+#:   candidates become an urn and are judged in a random order fixed in advance
+#:   (:func:`check_order`); after each draw a hypergeometric test of "recall below target" (:func:`sample_p_value`); stop when
 #:   it is rejected at 1 - confidence. Valid by construction at any fixed number of draws,
 #:   whatever chose the judgments before the urn was formed.
 #: - ``knee``: the knee method (Cormack and Grossman 2016), a heuristic without a stated
 #:   confidence (:func:`knee_stop`).
 RULES = ("quantile", "sample", "knee")
+#: The rule a project uses until it chooses one (``labeler.store.assign.Settings``): the one
+#: whose promise holds by construction (``bench/stopping_rules.py``).
 DEFAULT_RULE = "sample"
 #: The knee method's slope ratio and the fewest judgments before it may stop. Cormack and
 #: Grossman ask for 150 judgments over whole collections; a query's candidates here number
@@ -381,7 +382,7 @@ def knee_stop(relevant: Sequence[int], *, ratio: float = KNEE_RATIO, min_judged:
         return False
     i = np.arange(1, n + 1)
     # distance to the line from (0, 0) to (n, f_n), up to a constant factor
-    distance = np.abs(found[-1] * i - n * found) if found[-1] else found
+    distance = np.abs(found[-1] * i - n * found)
     knee = int(np.argmax(distance[:-1])) + 1
     before = found[knee - 1] / knee
     after = (found[-1] - found[knee - 1] + 1) / (n - knee)

@@ -196,7 +196,10 @@ def test_the_oracle_is_the_first_judgment_reaching_the_target():
 
 
 def test_every_rule_by_name():
-    from pooling.stopping import CheckSample, check_order, decide
+    from labeler.store.assign import Settings
+    from pooling.stopping import DEFAULT_RULE, RULES, CheckSample, check_order, decide
+
+    assert Settings().stop_rule == DEFAULT_RULE and DEFAULT_RULE in RULES
 
     c = _ranked(60)
     labels = {f"d{i:03d}": i < 8 for i in range(20)}
