@@ -48,7 +48,7 @@ CONFIDENCE = 0.9
 ORDER = ["depth", "rrf", "mtf", "bandit", "hedge", "active"]
 
 
-def run(name: str, strategies: list[str], targets: list[float], stop_every: int, queries: int | None) -> list[dict]:
+def run(name: str, strategies: list[str], targets: list[float], stop_every: int, queries: int | None, stem: str) -> list[dict]:
     """Replay ``strategies`` on the collection; one row per strategy, rule and target."""
     from pooling.replay import interval_coverage, replay, replay_query
     from pooling.stopping import oracle_judgments
@@ -87,7 +87,7 @@ def run(name: str, strategies: list[str], targets: list[float], stop_every: int,
                     "sample_started": sum(t.check_at is not None for t in traces) if rule == "sample" else None,
                 })
             print(f"  {name} {strategy} target {target}: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
-            (OUT / f"{name}.partial.json").write_text(json.dumps(rows))  # a run cut short keeps what it did
+            (OUT / f"{stem}.partial").write_text(json.dumps(rows))  # a run cut short keeps what it did
     return rows
 
 
@@ -145,12 +145,16 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
     for name in options.collections:
-        path = OUT / f"{name}.json"
-        if options.report:
-            rows += json.loads(path.read_text())
+        if options.report:  # every run's results, each target from its latest run
+            found = {}
+            for path in sorted(OUT.glob(f"{name}*.json"), key=lambda p: p.stat().st_mtime):
+                found.update({(r["strategy"], r["rule"], r["target"]): r for r in json.loads(path.read_text())})
+            rows += found.values()
             continue
-        fresh = run(name, options.strategies, options.targets, options.stop_every, options.queries)
-        path.write_text(json.dumps(fresh))
+        # one file per collection and set of targets, so runs of different targets can run at once
+        stem = name + ("" if options.targets == [0.8, 0.9] else "-" + "-".join(map(str, options.targets)))
+        fresh = run(name, options.strategies, options.targets, options.stop_every, options.queries, stem)
+        (OUT / f"{stem}.json").write_text(json.dumps(fresh))
         rows += fresh
     for target in sorted({r["target"] for r in rows}):
         mine = sorted((r for r in rows if r["target"] == target),
