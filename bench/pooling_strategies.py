@@ -15,7 +15,7 @@ depth-50 union judged in full, in RRF order. Rankings and embeddings are cached 
 bench/out/pooling_strategies/, so a rerun only replays. The qrels are read here and handed
 to the replay only: strategies and the stopping rule never see them.
 
-Collections (from ``../shared/external`` relative to the checkout):
+Collections (from ``../shared/external`` relative to the checkout, or ``$GOLDPOOL_EXTERNAL``):
 
 - Vaswani (NPL): TREC SGML corpus and topics, binary qrels.
 - Cranfield: SMART ``.I/.T/.W`` files; qrels number queries 1..225 in file order (not by
@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTERNAL = ROOT.parent / "shared" / "external"
+EXTERNAL = Path(os.environ.get("GOLDPOOL_EXTERNAL") or ROOT.parent / "shared" / "external")
 OUT = ROOT / "bench" / "out" / "pooling_strategies"
 sys.path.insert(0, str(ROOT))
 

@@ -15,6 +15,13 @@ not yet judged are *pending*: never picked twice, and no evidence either way.
 
 A project whose pool was built before candidate lists were kept has its pool provenance
 (``{source: rank}``) as its candidate lists.
+
+The stopping rule is the project's ``stop_rule`` (:data:`pooling.stopping.RULES`). Under
+``sample``, once the quantile model's point estimate says the target is reached, the query's
+candidates not judged or handed out become its check sample's urn (recorded in the hand-out
+that begins it); from then on the query's fresh entries are the urn's, in a random order
+fixed in advance, handed out like any other entry: in the annotator's shuffle, beside other
+queries' work, nothing on screen telling them apart, every one a judgment of the budget.
 """
 
 from __future__ import annotations
@@ -92,10 +99,12 @@ class ChunkPlan:
         additions: ``(doc_id, sources, priority)`` of every chosen candidate, to append to the
             query's pool (after its last position) where it is not there yet; sources are the
             candidate lists' ranks, priority their reciprocal-rank fusion.
+        check_urn: the urn of the check sample this hand-out begins (None: none begins).
     """
 
     doc_ids: tuple[str, ...]
     additions: tuple[tuple[str, dict[str, int], float], ...] = ()
+    check_urn: tuple[str, ...] | None = None
 
 
 def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Settings) -> ChunkPlan:
@@ -108,11 +117,14 @@ def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Setting
     """
     from pooling.pool import rrf_priority
 
-    cands, chosen = choose_next_chunks(db, query_id, settings)
-    if settings.strategy == "depth" or not chosen:
-        return ChunkPlan(tuple(chosen))
+    cands, chosen, begins = _choose_next(db, query_id, settings)
+    urn = tuple(sorted(begins)) if begins is not None else None
+    if not chosen:
+        return ChunkPlan((), check_urn=urn)
+    # check sample draws may lie outside the pool whatever the strategy; entries already
+    # there (all of ``depth``'s own choices) are left as they are
     provenance = _provenance(cands)
-    return ChunkPlan(tuple(chosen), tuple((d, provenance[d], rrf_priority(provenance[d])) for d in chosen))
+    return ChunkPlan(tuple(chosen), tuple((d, provenance[d], rrf_priority(provenance[d])) for d in chosen), urn)
 
 
 class _LruCache:
@@ -155,23 +167,35 @@ def choose_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Setti
     transaction and :func:`plan_next_chunks` finds it inside. Chunk texts (``active``) are
     read only when the answer is computed.
     """
+    cands, chosen, _ = _choose_next(db, query_id, settings)
+    return cands, chosen
+
+
+def _choose_next(db: sqlite_utils.Database, query_id: str, settings: Settings) -> tuple[Candidates, list[str], frozenset[str] | None]:
+    """:func:`choose_next_chunks`, and the urn of the check sample the hand-out would begin."""
     cands = load_candidates(db, query_id)
     labels = store.labels(db, query_id)
     pending = store.pending(db, query_id)
+    urn = store.check_urn(db, query_id) if _sampling(settings) else None
+    order = tuple(store.judged_order(db, query_id)) if settings.stop_rule == "knee" else ()
     # depth: pool order, as without a stopping rule
     ordered = list(store.pool_sources(db, query_id)) if settings.strategy == "depth" else None
     key = (
         _identity(db), query_id, settings.strategy, settings.batch_size, settings.stop_recall,
-        settings.stop_confidence, _rankings_key(cands), cands.pool_depth, frozenset(labels.items()),
-        frozenset(pending), tuple(ordered or ()),
+        settings.stop_confidence, settings.stop_rule, _rankings_key(cands), cands.pool_depth, frozenset(labels.items()),
+        frozenset(pending), tuple(ordered or ()), urn, order,
     )
-    chosen = _CHOICES.get(key)
-    if chosen is None:
+    answer = _CHOICES.get(key)
+    if answer is None:
         if settings.strategy == "active":
             cands = _with_texts(db, cands)
-        chosen = _choose(cands, labels, pending, settings, ordered)
-        _CHOICES.put(key, chosen)
-    return cands, list(chosen)
+        answer = _choose(cands, labels, pending, settings, ordered, urn, order)
+        _CHOICES.put(key, answer)
+    return cands, list(answer[0]), answer[1]
+
+
+def _sampling(settings: Settings) -> bool:
+    return settings.stop_recall is not None and settings.stop_rule == "sample"
 
 
 def _rankings_key(cands: Candidates) -> tuple:
@@ -179,15 +203,24 @@ def _rankings_key(cands: Candidates) -> tuple:
 
 
 def _choose(
-    cands: Candidates, labels: dict[str, bool], pending: set[str], settings: Settings, ordered: list[str] | None
-) -> list[str]:
+    cands: Candidates, labels: dict[str, bool], pending: set[str], settings: Settings, ordered: list[str] | None,
+    urn: frozenset[str] | None = None, order: Sequence[str] = (),
+) -> tuple[list[str], frozenset[str] | None]:
+    from pooling.stopping import check_order, sample_begins
     from pooling.strategies import next_chunks
 
-    if settings.stop_recall is not None and _estimate(cands, labels, settings).stop:
-        return []
+    now = _estimate(cands, labels, settings, urn, order) if settings.stop_recall is not None else None
+    if now is not None and now.stop:
+        return [], None
+    begins = None
+    if _sampling(settings) and urn is None and now is not None and sample_begins(now):
+        urn = begins = frozenset(cands.doc_ids - set(labels) - pending)
+    if urn is not None:
+        draws = [d for d in check_order(cands.query_id, urn) if d not in labels and d not in pending]
+        return draws[: settings.batch_size], begins
     if ordered is not None:
-        return [d for d in ordered if d not in labels and d not in pending][: settings.batch_size]
-    return next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending)
+        return [d for d in ordered if d not in labels and d not in pending][: settings.batch_size], None
+    return next_chunks(settings.strategy, cands, labels, settings.batch_size, pending=pending), None
 
 
 def _identity(db: sqlite_utils.Database) -> object:
@@ -221,15 +254,34 @@ def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
     return found
 
 
-def _estimate(cands: Candidates, labels: dict[str, bool], settings: Settings) -> Estimate:
-    """The stopping rule's estimate (a pure function of its inputs, so kept by them)."""
-    from pooling.stopping import TARGET, estimate
+def _scores(cands: Candidates, labels: dict[str, bool], settings: Settings) -> dict[str, float] | None:
+    """The strategy's own scores for the quantile model (``active``'s classifier), if any."""
+    from pooling.stopping import strategy_scores
+
+    return strategy_scores(settings.strategy, cands, labels) if cands.texts else None
+
+
+def _estimate(
+    cands: Candidates, labels: dict[str, bool], settings: Settings, urn: frozenset[str] | None = None,
+    order: Sequence[str] = (),
+) -> Estimate:
+    """The project's stopping rule's estimate (a pure function of its inputs, so kept by them).
+
+    Under ``active`` the candidates must carry their texts: the strategy's scores are part
+    of the model (:func:`pooling.stopping.strategy_scores`).
+    """
+    from pooling.stopping import TARGET, CheckSample, decide
 
     target = settings.stop_recall if settings.stop_recall is not None else TARGET
-    key = (cands.query_id, _rankings_key(cands), frozenset(labels.items()), target, settings.stop_confidence)
+    key = (cands.query_id, _rankings_key(cands), frozenset(labels.items()), target, settings.stop_confidence,
+           settings.stop_rule, settings.strategy, bool(cands.texts), urn, tuple(order))
     found = _ESTIMATES.get(key)
     if found is None:
-        found = estimate(cands, labels, target=target, confidence=settings.stop_confidence)
+        check = CheckSample(urn) if urn is not None else None
+        drawn = check is not None and any(d in labels for d in urn or ())
+        found = decide(settings.stop_rule, cands, labels, order=order, check=check,
+                       scores=None if drawn or settings.stop_rule == "knee" else _scores(cands, labels, settings),
+                       target=target, confidence=settings.stop_confidence)
         _ESTIMATES.put(key, found)
     return found
 
@@ -253,14 +305,19 @@ def query_status(db: sqlite_utils.Database, *, caller: Caller) -> list[QueryStat
     """The stopping rule's estimate for every pooled query, in import order (admin only).
 
     With no ``stop_recall`` set, the estimate uses the default target (0.8) and the
-    project's ``stop_confidence``, and decides nothing.
+    project's ``stop_confidence`` and ``stop_rule``, and decides nothing. The interval is
+    the check sample's where the ``sample`` rule has drawn one, else the quantile model's
+    (with ``active``'s own scores under ``active``).
     """
     require_admin(db, caller)
     settings = get_settings(db)
     out = []
     for query_id in store.candidate_queries(db):
-        cands = load_candidates(db, query_id)
-        out.append(QueryStatus(query_id, _estimate(cands, store.labels(db, query_id), settings), settings.stop_recall is not None))
+        labels = store.labels(db, query_id)
+        cands = load_candidates(db, query_id, with_texts=settings.strategy == "active" and bool(labels))
+        urn = store.check_urn(db, query_id) if settings.stop_rule == "sample" else None
+        order = store.judged_order(db, query_id) if settings.stop_rule == "knee" else ()
+        out.append(QueryStatus(query_id, _estimate(cands, labels, settings, urn, order), settings.stop_recall is not None))
     return out
 
 
@@ -289,6 +346,7 @@ def simulate(
     *,
     budgets: Sequence[int] = (),
     stop_every: int = 10,
+    rules: Sequence[str] = (),
 ) -> dict:
     """Replay ``strategies`` over the project's candidate lists against full qrels.
 
@@ -304,22 +362,32 @@ def simulate(
         budgets: total judgments per strategy; the largest caps the replay (default:
             :data:`BUDGET_FACTOR` times the baseline's judgments) and each is reported under
             ``found_at_budget``.
-        stop_every: ask the stopping rule after every n-th judgment of a query (0: never).
+        stop_every: ask the stopping rules after every n-th judgment of a query (0: never).
+        rules: stopping rules (:data:`pooling.stopping.RULES`) to replay, the first reported
+            under ``stopping`` (default: the project's ``stop_rule``, then the others). The
+            curve is the strategy's own order; ``sample``, whose check sample changes what
+            is judged, is replayed apart for its figures.
 
     Returns:
         :func:`pooling.replay.to_json`'s shape, plus ``queries``, ``budget`` and, per
-        strategy, ``found_at_budget`` ({budget: relevant found}).
+        strategy, ``found_at_budget`` ({budget: relevant found}) and ``stopping_by_rule``
+        ({rule: the ``stopping`` figures of that rule}).
 
     Raises:
-        PoolingError: a bad qrels file, an unknown strategy, a budget below 1, or no pooled
-            query in the qrels.
+        PoolingError: a bad qrels file, an unknown strategy or rule, a budget below 1, or
+            no pooled query in the qrels.
     """
     from pooling import PoolingError
     from pooling.qrels import read_qrels
-    from pooling.replay import found_at, replay, to_json
+    from pooling.replay import found_at, replay, stopping_figures, to_json
+    from pooling.stopping import RULES
 
     if any(b < 1 for b in budgets):
         raise PoolingError(f"a budget must be 1 or more, got {min(budgets)}")
+    chosen = list(dict.fromkeys(rules)) or list(dict.fromkeys([get_settings(db).stop_rule, *RULES]))
+    unknown = [r for r in chosen if r not in RULES]
+    if unknown:
+        raise PoolingError(f"unknown stopping rule {unknown[0]!r}; choose from {', '.join(RULES)}")
     graded = read_qrels(qrels_path)
     queries = [q for q in store.candidate_queries(db) if q in graded]
     if not queries:
@@ -328,10 +396,21 @@ def simulate(
     qrels = {q: {d for d, g in graded[q].items() if g >= 1} for q in queries}
     baseline = replay(cands, qrels, [], stop_every=0).baseline_judgments
     budget = max(budgets) if budgets else max(1, round(BUDGET_FACTOR * baseline))
-    result = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every)
+    passive = [r for r in chosen if r != "sample"] or ["quantile"]
+    result = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every, rule=passive[0], also=passive[1:])
+    sampled = None
+    if "sample" in chosen and stop_every:
+        sampled = replay(cands, qrels, list(strategies), budget=budget, stop_every=stop_every, rule="sample")
     out = to_json(result)
     out["queries"] = len(queries)
     out["budget"] = budget
     for name, r in result.strategies.items():
-        out["strategies"][name]["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
+        entry = out["strategies"][name]
+        entry["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
+        by_rule = {rule: stopping_figures(r.traces, rule, result.target, result.confidence) for rule in passive}
+        if sampled is not None:
+            by_rule["sample"] = stopping_figures(sampled.strategies[name].traces, "sample", result.target, result.confidence)
+        entry["stopping_by_rule"] = {rule: by_rule[rule] for rule in chosen if rule in by_rule}
+        entry["stopping"] = entry["stopping_by_rule"].get(chosen[0], entry["stopping"])
+        entry.pop("stopping_also", None)
     return out

@@ -142,7 +142,7 @@ class Scheduler:
             for d in plan.doc_ids
             if d in fresh or d not in pooled
         ]
-        return Offer(tuple((started + chosen)[: settings.batch_size]), finished and not chosen, plan.additions)
+        return Offer(tuple((started + chosen)[: settings.batch_size]), finished and not chosen, plan.additions, plan.check_urn)
 
     def hand_out(self, request: Request, query_id: str, batch: Sequence[Entry], load: Mapping[int, int]) -> HandOut:
         """Shuffle the batch for the annotator, hold its single-label entries for them, and send
@@ -193,11 +193,12 @@ def next_item(db: sqlite_utils.Database, annotator_id: int) -> labels.Item | Non
 
 def set_settings(db: sqlite_utils.Database, values: dict[str, object], *, caller: Caller) -> Settings:
     """Change assignment settings (admin only), ``strategy`` being any pooling strategy; see
-    :func:`labeler.store.labels.set_settings`.
+    :func:`labeler.store.labels.set_settings`; ``stop_rule`` any of :data:`pooling.stopping.RULES`.
 
     Raises:
         StoreError: an unknown setting or strategy, or a value out of range; nothing is changed.
     """
+    from pooling.stopping import RULES
     from pooling.strategies import STRATEGIES
 
-    return labels.set_settings(db, values, caller=caller, strategies=STRATEGIES)
+    return labels.set_settings(db, values, caller=caller, strategies=STRATEGIES, rules=RULES)

@@ -16,10 +16,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from pooling import PoolingError
-from pooling.stopping import CONFIDENCE, TARGET, estimate
+from pooling.stopping import (
+    CONFIDENCE,
+    RULES,
+    TARGET,
+    CheckSample,
+    Estimate,
+    check_order,
+    decide,
+    estimate,
+    oracle_judgments,
+    sample_begins,
+    strategy_scores,
+)
 from pooling.strategies import STRATEGIES, Candidates, next_chunks
 
 
@@ -35,6 +48,10 @@ class QueryTrace:
         stop_at: judgments after which the rule first said stop (None: never did).
         final_interval: the rule's recall interval after the last judgment (None when it
             had no model; not computed when ``stop_every`` is 0).
+        stops: rule -> judgments after which it first said stop, for the replayed rule and
+            any others asked on the same judgments (``also``).
+        check_at: judgments before the ``sample`` rule's check sample began (None: never).
+        interval_judged: judgments when ``final_interval`` was computed (None: after the last).
     """
 
     query_id: str
@@ -43,6 +60,9 @@ class QueryTrace:
     findable: int
     stop_at: int | None
     final_interval: tuple[float, float] | None = None
+    stops: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
+    check_at: int | None = None
+    interval_judged: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +80,7 @@ class StrategyResult:
         stop_judgments: judgments spent by those queries up to the stop.
         findable_queries: queries with a findable relevant candidate.
         traces: the per-query replays.
+        rule: the stopping rule replayed (:data:`pooling.stopping.RULES`).
     """
 
     strategy: str
@@ -70,6 +91,7 @@ class StrategyResult:
     stop_judgments: tuple[int, ...]
     findable_queries: int
     traces: tuple[QueryTrace, ...]
+    rule: str = "quantile"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,47 +127,112 @@ def replay_query(
     confidence: float = CONFIDENCE,
     seed: int = 0,
     until_stop: bool = False,
+    rule: str = "quantile",
+    also: Sequence[str] = (),
+    until_settled: bool = False,
+    interval_at: int | None = None,
 ) -> QueryTrace:
     """Replay one query judgment by judgment until its candidates or ``budget`` run out.
 
     The strategy is asked for :func:`batch_size` chunks at a time, all are judged, then it
     is asked again. The stopping rule is asked whenever the judgments pass a multiple of
     ``stop_every`` (0: never); with ``until_stop`` the query ends where it first says stop,
-    as it does in a project whose stopping rule is on.
+    as it does in a project whose stopping rule is on. Rules in ``also`` that do not change
+    what is judged (``quantile``, ``knee``) are asked at the same points. With
+    ``until_settled`` the query ends once every rule has said stop, the order has reached
+    the target recall (so the oracle is known) and ``interval_at`` judgments are done: the
+    least a comparison of the rules needs. ``interval_at``: the final interval is the one
+    after that many judgments (or the last, if fewer), not after the last.
+
+    Under ``sample``, once :func:`pooling.stopping.sample_begins` says so the unjudged candidates become the check sample's urn, and from then on the query's
+    judgments are its draws, in :func:`pooling.stopping.check_order`, as in a project.
 
     >>> c = Candidates("q", {"a": ["x", "y"], "b": ["y", "z"]}, pool_depth=1)
     >>> t = replay_query("depth", c, {"y", "z"}, stop_every=0)
     >>> t.judged, t.relevant, t.findable
     (('x', 'y'), (0, 1), 2)
     """
+    rules = [rule, *(r for r in also if r != rule)]
+    unknown = [r for r in rules if r not in RULES]
+    if unknown or "sample" in rules[1:]:
+        raise PoolingError(f"cannot replay stopping rule {(unknown or ['sample'])[0]!r} here; rules are {', '.join(RULES)}")
     labels: dict[str, bool] = {}
     order: list[str] = []
-    stop_at = None
+    findable = len(candidates.doc_ids & set(relevant))
+    interval: tuple[float, float] | None = None
+    interval_judged: int | None = None
+    stops: dict[str, int | None] = {r: None for r in rules}
+    check: CheckSample | None = None
+    check_at: int | None = None
+    draws: list[str] = []
     limit = len(candidates.doc_ids) if budget is None else budget
+
+    memo: dict[int, object] = {}
+
+    def scores() -> object:
+        if len(order) not in memo:  # one classifier fit per point, whichever rules ask
+            memo.clear()
+            memo[len(order)] = strategy_scores(strategy, candidates, labels, seed)
+        return memo[len(order)]
+
+    bases: dict[tuple[int, bool], Estimate] = {}
+
+    def ask(name: str) -> Estimate:
+        # the quantile model once per point for every rule; once a check sample has draws
+        # its interval is the sample's own, and the model needs no classifier
+        plain = name == "sample" and check is not None and any(d in labels for d in check.urn)
+        key = (len(order), plain)
+        if key not in bases:
+            bases.clear()
+            bases[key] = estimate(candidates, labels, target=target, confidence=confidence, seed=seed,
+                                  scores=None if plain else scores())  # type: ignore[arg-type]
+        return decide(name, candidates, labels, order=order, check=check, target=target, confidence=confidence,
+                      seed=seed, base=bases[key])
+
     while len(order) < limit:
         before = len(order)
-        picked = next_chunks(strategy, candidates, labels, min(batch_size(strategy, before), limit - before), seed=seed)
+        if check is None:
+            picked = next_chunks(strategy, candidates, labels, min(batch_size(strategy, before), limit - before), seed=seed)
+        else:
+            picked = [d for d in draws if d not in labels][:1]
         if not picked:
             break
         for doc_id in picked:
             labels[doc_id] = doc_id in relevant
             order.append(doc_id)
-        if stop_at is None and stop_every and len(order) // stop_every > before // stop_every:
-            if estimate(candidates, labels, target=target, confidence=confidence, seed=seed).stop:
-                stop_at = len(order)
-                if until_stop:
-                    break
-    findable = len(candidates.doc_ids & set(relevant))
-    interval = None
-    if stop_every:
-        final = estimate(candidates, labels, target=target, confidence=confidence, seed=seed)
-        if final.recall_low is not None and final.recall_high is not None:
-            interval = (final.recall_low, final.recall_high)
-    return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable, stop_at, interval)
+        if not stop_every or len(order) // stop_every == before // stop_every:
+            continue
+        for name in rules:
+            if stops[name] is None and ask(name).stop:
+                stops[name] = len(order)
+        if rule == "sample" and check is None and stops[rule] is None:
+            if sample_begins(ask(rule)):
+                check = CheckSample(frozenset(candidates.doc_ids - set(labels)))
+                check_at = len(order)
+                draws = check_order(candidates.query_id, check.urn)
+        if interval_at is not None and interval_judged is None and len(order) >= interval_at:
+            interval, interval_judged = _interval(ask(rule)), len(order)
+        if until_stop and stops[rule] is not None:
+            break
+        if until_settled and all(v is not None for v in stops.values()) and (interval_at is None or interval_judged is not None):
+            found = sum(labels.values())
+            if found >= target * findable - 1e-9:
+                break
+    if stop_every and interval_judged is None:
+        interval = _interval(ask(rule))
+    return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable, stops[rule],
+                      interval, MappingProxyType(stops), check_at, interval_judged)
+
+
+def _interval(e: object) -> tuple[float, float] | None:
+    low, high = getattr(e, "recall_low", None), getattr(e, "recall_high", None)
+    return None if low is None or high is None else (low, high)
 
 
 def interval_coverage(traces: Sequence[QueryTrace]) -> tuple[int, int]:
     """(queries whose final recall interval holds the true recall, queries with an interval).
+
+    The true recall is the one when the interval was computed (``interval_judged``).
 
     >>> t = QueryTrace("q", ("a", "b"), (1, 0), 2, None, (0.4, 0.6))
     >>> interval_coverage([t, QueryTrace("r", ("c",), (1,), 1, None, (0.2, 0.9))])
@@ -155,7 +242,7 @@ def interval_coverage(traces: Sequence[QueryTrace]) -> tuple[int, int]:
     for t in traces:
         if t.findable and t.final_interval is not None:
             total += 1
-            recall = sum(t.relevant) / t.findable
+            recall = sum(t.relevant[: t.interval_judged]) / t.findable
             inside += t.final_interval[0] - 1e-12 <= recall <= t.final_interval[1] + 1e-12
     return inside, total
 
@@ -197,14 +284,52 @@ def found_at(curve: Sequence[tuple[int, int]], budget: int) -> int:
     return reached[-1] if reached else 0
 
 
-def _stop_figures(traces: Sequence[QueryTrace]) -> tuple[tuple[float, ...], tuple[int, ...]]:
+def _stop_figures(traces: Sequence[QueryTrace], rule: str | None = None) -> tuple[tuple[float, ...], tuple[int, ...]]:
     recall, spent = [], []
     for t in traces:
-        if t.findable == 0 or t.stop_at is None:
+        at = t.stops[rule] if rule in t.stops else t.stop_at
+        if t.findable == 0 or at is None:
             continue
-        recall.append(sum(t.relevant[: t.stop_at]) / t.findable)
-        spent.append(t.stop_at)
+        recall.append(sum(t.relevant[:at]) / t.findable)
+        spent.append(at)
     return tuple(recall), tuple(spent)
+
+
+def stopping_figures(traces: Sequence[QueryTrace], rule: str, target: float, confidence: float) -> dict:
+    """A rule's figures on replayed queries (``simulate-pooling --json``'s ``stopping``).
+
+    Beside where the rule said stop, the oracle: per query with a findable relevant
+    candidate, the first judgment at which recall reached the target in the replayed order
+    (:func:`pooling.stopping.oracle_judgments`); summed over the queries that reached it
+    (``oracle_judgments``, with their count and mean), and over the queries where the rule
+    stopped and the order reached the target (``oracle_judgments_where_stopped``, against
+    ``judgments_at_stop_where_oracle``, the rule's own judgments on those queries).
+    """
+    recall, spent = _stop_figures(traces, rule)
+    stopped = [x >= target - 1e-12 for x in recall]
+    oracle = {t.query_id: oracle_judgments(t.relevant, t.findable, target) for t in traces if t.findable}
+    reached = [n for n in oracle.values() if n is not None]
+    said = {t.query_id: t.stops[rule] if rule in t.stops else t.stop_at for t in traces}
+    pairs = [(said[t.query_id], oracle[t.query_id]) for t in traces
+             if t.findable and said[t.query_id] is not None and oracle[t.query_id] is not None]
+    covers, intervals = interval_coverage(traces)
+    return {
+        "rule": rule,
+        "target": target,
+        "confidence": confidence,
+        "queries": sum(1 for t in traces if t.findable),
+        "stopped": len(recall),
+        "share_at_or_above_target": sum(stopped) / len(stopped) if stopped else None,
+        "mean_recall_at_stop": sum(recall) / len(recall) if recall else None,
+        "judgments_at_stop": sum(spent),
+        "final_interval_covers": covers,
+        "final_intervals": intervals,
+        "oracle_judgments": sum(reached),
+        "oracle_judgments_mean": sum(reached) / len(reached) if reached else None,
+        "oracle_queries": len(reached),
+        "oracle_judgments_where_stopped": sum(o for _, o in pairs),
+        "judgments_at_stop_where_oracle": sum(s for s, _ in pairs),
+    }
 
 
 def replay(
@@ -218,6 +343,10 @@ def replay(
     confidence: float = CONFIDENCE,
     seed: int = 0,
     until_stop: bool = False,
+    rule: str = "quantile",
+    also: Sequence[str] = (),
+    until_settled: bool = False,
+    interval_at: int | None = None,
 ) -> Replay:
     """Replay ``strategies`` over every query of ``candidates`` (see the module doc).
 
@@ -231,6 +360,9 @@ def replay(
         target, confidence: the stopping rule's settings.
         seed: passed to the strategies and the rule.
         until_stop: end each query where the rule first says stop (:func:`replay_query`).
+        rule: the stopping rule (:data:`pooling.stopping.RULES`); ``also``: rules asked on
+            the same judgments beside it (not ``sample``, which changes what is judged).
+        until_settled, interval_at: see :func:`replay_query`.
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
@@ -244,7 +376,8 @@ def replay(
     for name in strategies:
         traces = [
             replay_query(name, c, qrels.get(c.query_id, ()), budget=cap, stop_every=stop_every,
-                         target=target, confidence=confidence, seed=seed, until_stop=until_stop)
+                         target=target, confidence=confidence, seed=seed, until_stop=until_stop, rule=rule, also=also,
+                         until_settled=until_settled, interval_at=interval_at)
             for c in ordered
         ]
         curve = round_robin(traces)
@@ -253,7 +386,7 @@ def replay(
         recall, spent = _stop_figures(traces)
         results[name] = StrategyResult(
             name, tuple(curve), judgments_to(curve, 0.9 * base_found),
-            found_at(curve, base_judgments), recall, spent, sum(1 for t in traces if t.findable), tuple(traces),
+            found_at(curve, base_judgments), recall, spent, sum(1 for t in traces if t.findable), tuple(traces), rule,
         )
     return Replay(results, base_judgments, base_found, target, confidence)
 
@@ -266,24 +399,18 @@ def to_json(result: Replay, *, points: int = 200) -> dict:
         curve = [list(p) for p in r.curve[step - 1 :: step]]
         if r.curve and (not curve or curve[-1] != list(r.curve[-1])):
             curve.append(list(r.curve[-1]))
-        stopped = [x >= result.target - 1e-12 for x in r.stop_recall]
         out["strategies"][name] = {
             "curve": curve,
             "judgments_to_90": r.judgments_to_90,
             "found_at_baseline_budget": r.found_at_baseline_budget,
-            "stopping": {
-                "target": result.target,
-                "confidence": result.confidence,
-                "queries": r.findable_queries,
-                "stopped": len(r.stop_recall),
-                "share_at_or_above_target": sum(stopped) / len(stopped) if stopped else None,
-                "mean_recall_at_stop": sum(r.stop_recall) / len(r.stop_recall) if r.stop_recall else None,
-                "judgments_at_stop": sum(r.stop_judgments),
-                "final_interval_covers": interval_coverage(r.traces)[0],
-                "final_intervals": interval_coverage(r.traces)[1],
-            },
+            "stopping": stopping_figures(r.traces, r.rule, result.target, result.confidence),
         }
+        others = [rule for rule in (r.traces[0].stops if r.traces else {}) if rule != r.rule]
+        if others:
+            out["strategies"][name]["stopping_also"] = {
+                rule: stopping_figures(r.traces, rule, result.target, result.confidence) for rule in others
+            }
     return out
 
 
-__all__ = ["QueryTrace", "Replay", "StrategyResult", "replay", "replay_query", "round_robin", "to_json"]
+__all__ = ["QueryTrace", "Replay", "StrategyResult", "replay", "replay_query", "round_robin", "stopping_figures", "to_json"]

@@ -12,6 +12,7 @@ from app_fixtures import Project, open_page
 from labeler import adaptive, scheduling
 from labeler.store import StoreError, connect, labels
 from labeler.store.access import OWNER
+from pooling.stopping import RULES
 from pooling.strategies import next_chunks
 
 
@@ -92,7 +93,7 @@ def test_the_stopping_rule_stops_offering_a_query(project: Project) -> None:
     for doc_id in first:  # the top of both lists relevant, the rest not
         labels.record_judgment(db, project.annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
     status = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}
-    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5, "stop_rule": "quantile"}, caller=OWNER, rules=RULES)
     now_status = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}
     assert now_status["q1"].estimate.stop, adaptive.stop_line(now_status["q1"])
     assert not status["q1"].stopping and now_status["q1"].stopping
@@ -120,7 +121,7 @@ def test_stats_prints_each_labelled_query_estimate(project: Project) -> None:
 
     db = connect(project.path)
     _label_q1(db, project.annotator_id)
-    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5}, caller=OWNER)
+    labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5, "stop_rule": "quantile"}, caller=OWNER, rules=RULES)
     line = adaptive.stop_line(adaptive.query_status(db, caller=OWNER)[0])
     e = adaptive.query_status(db, caller=OWNER)[0].estimate
     assert line == f"q1: ~{round(100 * e.recall)}% of relevant found [{round(100 * e.recall_low)}, {round(100 * e.recall_high)}]; stop"
@@ -143,7 +144,8 @@ def test_progress_page_shows_the_estimate(project: Project, monkeypatch: pytest.
 
 def test_depth_with_a_stopping_rule_keeps_pool_order_and_stops(project: Project) -> None:
     db = connect(project.path)
-    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.6}, caller=OWNER)
+    labels.set_settings(db, {"batch_size": 2, "overlap": 0, "stop_recall": 0.5, "stop_confidence": 0.6, "stop_rule": "quantile"},
+                        caller=OWNER, rules=RULES)
     first = _batch(db, project.annotator_id)
     assert sorted(first) == ["q1-d1", "q1-d2"]  # pool order, nothing added to the pool
     for doc_id in first:
@@ -185,3 +187,39 @@ def test_models_run_before_the_write_lock_not_under_it(project: Project, monkeyp
     kept = {q: adaptive.choose_next_chunks(db, q, settings)[1] for q in ("q1", "q2", "q3")}
     adaptive._CHOICES.clear()
     assert {q: adaptive.choose_next_chunks(db, q, settings)[1] for q in kept} == kept
+
+
+def test_the_check_sample_is_handed_out_like_any_entry_and_decides_the_stop(project: Project) -> None:
+    from pooling.stopping import check_order, sample_p_value
+
+    from labeler.store import candidates as store
+
+    db = connect(project.path)
+    scheduling.set_settings(db, {"batch_size": 2, "overlap": 0, "strategy": "rrf", "stop_recall": 0.5,
+                                 "stop_confidence": 0.6, "stop_rule": "sample"}, caller=OWNER)
+    judged: list[str] = []
+    while store.check_urn(db, "q1") is None:
+        batch = _batch(db, project.annotator_id)
+        assert batch and {d.split("-")[0] for d in batch} == {"q1"}, "q1 ran out before its check sample began"
+        for doc_id in batch:
+            labels.record_judgment(db, project.annotator_id, "q1", doc_id, 3 if doc_id in ("q1-d1", "q1-d8") else 0, 3.0)
+            judged.append(doc_id)
+        scheduling.next_item(db, project.annotator_id)  # the hand-out that may begin it
+    urn = store.check_urn(db, "q1")
+    assert urn == {f"q1-d{n}" for n in range(1, 9)} - set(judged)  # every candidate not judged when it began
+    draws = _batch(db, project.annotator_id)
+    # the draws go out like any entry, in the annotator's shuffle: the first two of the fixed random order
+    assert set(draws) == set(check_order("q1", urn)[:2])
+    assert draws == scheduling.SCHEDULER.shown_order(project.annotator_id, "q1", draws)
+    for doc_id in draws:
+        labels.record_judgment(db, project.annotator_id, "q1", doc_id, 0, 3.0)
+    e = {s.query_id: s for s in adaptive.query_status(db, caller=OWNER)}["q1"].estimate
+    # d1 and d8 found among 4 judged; recall below 0.5 would need 3 relevant in the urn of 4,
+    # but 2 of its 4 were drawn and not relevant: the test rejects (p = 0), the rule says stop
+    assert (len(judged), len(urn), sample_p_value(2, 4, 2, 0, 0.5)) == (4, 4, 0.0)
+    assert e.rule == "sample" and e.stop
+    # the interval is the sample's: one relevant left among the two undrawn has P(none drawn)
+    # = C(3, 2) / C(4, 2) = 0.5 >= 0.2, two have 1/6 < 0.2, so recall is in [2/3, 1]
+    assert (e.recall_low, e.recall_high) == (2 / 3, 1.0)
+    assert adaptive.stop_line(adaptive.query_status(db, caller=OWNER)[0]) == "q1: ~100% of relevant found [67, 100]; stop"
+    assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}  # q1 is done

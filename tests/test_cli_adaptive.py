@@ -82,3 +82,21 @@ def test_simulate_pooling_errors_are_one_line(tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "unknown strategy 'best'" in bad.output and len(bad.output.splitlines()) == 1
     text = _run("simulate-pooling", str(db), "--qrels", str(tmp_path / "qrels"), "--strategy", "depth")
     assert text.exit_code == 0 and text.output.startswith("baseline: 4 judgments, 2 relevant found (2 queries, budget 5)")
+
+
+def test_simulate_pooling_reports_each_rule_beside_the_oracle(tmp_path: Path) -> None:
+    db = _project(tmp_path / "p.db")
+    (tmp_path / "qrels").write_text(QRELS, encoding="utf-8")
+    result = _run("simulate-pooling", str(db), "--qrels", str(tmp_path / "qrels"), "--strategy", "rrf", "--budget", "8",
+                  "--stop-every", "1", "--stop-rule", "knee", "--stop-rule", "quantile", "--stop-rule", "sample", "--json")
+    assert result.exit_code == 0, result.output
+    rrf = json.loads(result.output)["strategies"]["rrf"]
+    assert rrf["stopping"]["rule"] == "knee" and list(rrf["stopping_by_rule"]) == ["knee", "quantile", "sample"]
+    # rrf: q1 x3 x1 x2 x4 (x3, x4 relevant: 80% of 2 at the 4th), q2 y1 y2 (y2 at the 2nd)
+    for figures in rrf["stopping_by_rule"].values():
+        assert (figures["oracle_judgments"], figures["oracle_judgments_mean"], figures["oracle_queries"]) == (6, 3.0, 2)
+    assert rrf["curve"] == [[1, 1], [2, 1], [3, 1], [4, 2], [5, 2], [6, 3]]  # the strategy's own order
+    text = _run("simulate-pooling", str(db), "--qrels", str(tmp_path / "qrels"), "--strategy", "rrf", "--stop-rule", "knee")
+    assert text.exit_code == 0 and "  knee: stopped " in text.output
+    bad = _run("simulate-pooling", str(db), "--qrels", str(tmp_path / "qrels"), "--stop-rule", "best")
+    assert bad.exit_code == 1 and "unknown stopping rule 'best'" in bad.output

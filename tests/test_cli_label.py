@@ -87,13 +87,16 @@ def test_label_settings_shows_and_changes(tmp_path: Path) -> None:
     assert _run("label-settings", str(path)).output == (
         "overlap = 0.2\noverlap_k = 2\nreservation_minutes = 30.0\nbatch_size = 10\n"
         "tasks = relevance (not chosen: every task with items)\n"
-        "strategy = depth\nstop_recall = off\nstop_confidence = 0.9\n"
+        "strategy = depth\nstop_recall = off\nstop_confidence = 0.9\nstop_rule = sample\n"
     )
     assert _run("label-settings", str(path), "overlap=0.3", "batch_size=5").output == (
         "overlap = 0.3\noverlap_k = 2\nreservation_minutes = 30.0\nbatch_size = 5\n"
         "tasks = relevance (not chosen: every task with items)\n"
-        "strategy = depth\nstop_recall = off\nstop_confidence = 0.9\n"
+        "strategy = depth\nstop_recall = off\nstop_confidence = 0.9\nstop_rule = sample\n"
     )
+    assert _run("label-settings", str(path), "stop_rule=knee").output.endswith("stop_rule = knee\n")
+    rule = _run("label-settings", str(path), "stop_rule=best")
+    assert rule.exit_code == 1 and rule.output == "Error: setting stop_rule: unknown rule 'best'; rules are: quantile, sample, knee\n"
     changed = _run("label-settings", str(path), "strategy=mtf", "stop_recall=0.9").output
     assert "strategy = mtf\nstop_recall = 0.9\nstop_confidence = 0.9\n" in changed
     assert "stop_recall = off\n" in _run("label-settings", str(path), "stop_recall=off", "strategy=depth").output

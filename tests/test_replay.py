@@ -88,3 +88,37 @@ def test_until_stop_ends_each_query_where_the_rule_first_says_stop():
     cut = replay_query("rrf", c, relevant, stop_every=5, target=0.5, confidence=0.5, until_stop=True)
     assert cut.stop_at == full.stop_at == len(cut.judged)
     assert cut.judged == full.judged[: cut.stop_at]  # the same order, only shorter
+
+
+def test_the_oracle_and_the_rule_in_the_json():
+    # rrf: q1 b r1 a c r2 r3 (relevant 2nd, 5th, 6th of 3 findable): 80% needs 3 found, at 6;
+    # q2 x y z r4: its one relevant at 4. Half needs 2 of q1's (at 5) and q2's one (at 4).
+    out = to_json(replay([Q1, Q2], QRELS, ["rrf"], stop_every=1, rule="quantile", also=["knee"]))
+    stopping = out["strategies"]["rrf"]["stopping"]
+    assert stopping["rule"] == "quantile"
+    assert (stopping["oracle_judgments"], stopping["oracle_judgments_mean"], stopping["oracle_queries"]) == (10, 5.0, 2)
+    assert {"queries", "stopped", "share_at_or_above_target", "mean_recall_at_stop", "judgments_at_stop",
+            "final_interval_covers", "final_intervals", "target", "confidence"} <= set(stopping)
+    assert out["strategies"]["rrf"]["stopping_also"]["knee"]["rule"] == "knee"
+    half = to_json(replay([Q1, Q2], QRELS, ["rrf"], stop_every=1, target=0.5))["strategies"]["rrf"]["stopping"]
+    assert (half["oracle_judgments"], half["oracle_queries"]) == (9, 2)
+
+
+def test_the_sample_rule_judges_its_draws_in_check_order_and_stops_by_the_test():
+    from pooling.stopping import check_order, sample_p_value
+
+    docs = [f"d{i:02d}" for i in range(40)]
+    c = Candidates("q", {"bm25": docs, "dense": docs[:20][::-1] + docs[20:]}, pool_depth=10)
+    relevant = {f"d{i:02d}" for i in (0, 1, 2, 3, 5, 8, 13, 30)}
+    t = replay_query("rrf", c, relevant, stop_every=1, rule="sample")
+    assert t.check_at is not None and t.stop_at is not None and t.check_at < t.stop_at
+    urn = set(docs) - set(t.judged[: t.check_at])
+    drawn = t.judged[t.check_at : t.stop_at]
+    assert list(drawn) == check_order("q", urn)[: len(drawn)]  # the draws, in the fixed random order
+    found_outside = sum(t.relevant[: t.check_at])
+    k = sum(d in relevant for d in drawn)
+    # it stopped at the first draw where the test rejected "recall below 0.8" at 0.1
+    assert sample_p_value(found_outside, len(urn), len(drawn), k, 0.8) < 0.1
+    assert sample_p_value(found_outside, len(urn), len(drawn) - 1, k - (drawn[-1] in relevant), 0.8) >= 0.1
+    with pytest.raises(PoolingError, match="cannot replay stopping rule 'sample'"):
+        replay_query("rrf", c, relevant, rule="quantile", also=["sample"])

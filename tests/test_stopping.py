@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -122,3 +123,129 @@ def test_parameter_uncertainty_widens_the_interval():
     point = _decide("q", 40, sum(labels.values()), draws.mean(axis=0), 0.8, 0.9)
     assert e.remaining == pytest.approx(point.remaining)
     assert e.remaining_high - e.remaining_low > point.remaining_high - point.remaining_low
+
+
+# --------------------------------------------------------------------------- named rules
+
+
+def test_the_sample_test_is_the_hypergeometric_tail_at_the_least_favourable_urn():
+    from scipy.stats import hypergeom
+
+    from pooling.stopping import sample_p_value
+
+    # 16 found outside an urn of 200; 60 drawn, 1 relevant among them: 17 found. Recall below
+    # 0.8 means the urn holds K > 17 / 0.8 - 16 = 5.25, so K >= 6: p = P(X <= 1), X ~ H(200, 6, 60).
+    assert sample_p_value(16, 200, 60, 1, 0.8) == pytest.approx(hypergeom.cdf(1, 200, 6, 60))
+    # by counting: (C(194, 60) + 6 C(194, 59)) / C(200, 60)
+    assert sample_p_value(16, 200, 60, 1, 0.8) == pytest.approx(
+        (math.comb(194, 60) + 6 * math.comb(194, 59)) / math.comb(200, 60), rel=1e-9)
+    # 20 found outside, none drawn: 20 / 0.8 - 20 = 5 exactly, so K >= 6 as well (not 5)
+    assert sample_p_value(20, 200, 100, 0, 0.8) == pytest.approx(hypergeom.cdf(0, 200, 6, 100))
+    # an urn that cannot hold K relevant (100 of 104 drawn, none relevant): recall is reached
+    assert sample_p_value(20, 104, 100, 0, 0.8) == 0.0
+
+
+def test_the_sample_test_stops_below_target_no_more_often_than_its_level():
+    """For urns of every kind: over every possible sample, the probability of rejecting
+    "recall below target" at 0.1 while recall (with the drawn relevant found) is below the
+    target is at most 0.1 (exact, from the hypergeometric)."""
+    from scipy.stats import hypergeom
+
+    from pooling.stopping import sample_p_value
+
+    worst = 0.0
+    for found, urn, relevant, drawn in itertools.product([4, 8, 16, 30], [30, 80], [1, 2, 3, 5, 8, 12], [10, 25]):
+        wrong = sum(hypergeom.pmf(k, urn, relevant, drawn) for k in range(min(drawn, relevant) + 1)
+                    if sample_p_value(found, urn, drawn, k, 0.8) < 0.1 and (found + k) / (found + relevant) < 0.8)
+        worst = max(worst, wrong)
+    assert 0.0 < worst <= 0.1 + 1e-12
+
+
+def test_the_sample_interval_by_hand():
+    from scipy.stats import hypergeom
+
+    from pooling.stopping import sample_interval
+
+    assert sample_interval(10, 10, 3, 0.9) == (3, 3)  # all drawn: known
+    low, high = sample_interval(50, 20, 2, 0.9)
+    # the largest K whose lower tail still holds 5%, the smallest whose upper tail does
+    assert hypergeom.cdf(2, 50, high, 20) >= 0.05 > hypergeom.cdf(2, 50, high + 1, 20)
+    assert hypergeom.sf(1, 50, low, 20) >= 0.05 > hypergeom.sf(1, 50, low - 1, 20)
+    assert (low, high) == (2, 12)
+
+
+def test_the_knee_by_hand():
+    from pooling.stopping import knee_stop
+
+    # 10 relevant in the first 10, none in the next 30: knee at 10, (10/10) / (1/30) = 30
+    assert knee_stop([1] * 10 + [0] * 30)
+    # the same curve before the floor of 30 judgments: no
+    assert not knee_stop([1] * 10 + [0] * 15)
+    # 6 of the first 10, then 2 in 20: knee at 10, (6/10) / (3/20) = 4 < 6
+    assert not knee_stop([1, 0] * 3 + [1] * 3 + [0] + [0] * 9 + [1] + [0] * 9 + [1])
+    assert not knee_stop([0] * 40)  # nothing found
+
+
+def test_the_oracle_is_the_first_judgment_reaching_the_target():
+    from pooling.stopping import oracle_judgments
+
+    assert oracle_judgments([0, 1, 1, 0, 1, 1], 5, 0.8) == 6  # 4 of 5 at the 6th
+    assert oracle_judgments([1, 1, 1, 1], 5, 0.8) == 4
+    assert oracle_judgments([1, 0, 0], 2, 0.8) is None  # never reached
+    assert oracle_judgments([], 0, 0.8) is None
+
+
+def test_every_rule_by_name():
+    from labeler.store.assign import Settings
+    from pooling.stopping import DEFAULT_RULE, RULES, CheckSample, check_order, decide
+
+    assert Settings().stop_rule == DEFAULT_RULE and DEFAULT_RULE in RULES
+
+    c = _ranked(60)
+    labels = {f"d{i:03d}": i < 8 for i in range(20)}
+    with pytest.raises(PoolingError, match="unknown stopping rule 'best'"):
+        decide("best", c, labels)
+    assert decide("quantile", c, labels) == estimate(c, labels)
+    knee = decide("knee", c, labels, order=sorted(labels))
+    assert knee.rule == "knee" and knee.stop is False  # 20 judged: below the floor
+    # sample: no check sample yet, no stop; the model's estimate meanwhile
+    before = decide("sample", c, labels)
+    assert before.rule == "sample" and not before.stop and before.recall == estimate(c, labels).recall
+    # the urn is the 40 unjudged; 30 drawn in check order, none relevant: 8 found, urn must hold
+    # K >= 3 for recall < 0.8, and no relevant in 30 of 40 then has P = C(37,30)/C(40,30)
+    urn = frozenset(c.doc_ids - set(labels))
+    drawn = check_order("q", urn)[:30]
+    sampled = decide("sample", c, {**labels, **{d: False for d in drawn}}, check=CheckSample(urn))
+    from scipy.stats import hypergeom
+
+    assert hypergeom.cdf(0, 40, 3, 30) == pytest.approx(0.0121, abs=1e-4)
+    assert sampled.stop and sampled.judged == 50 and sampled.found == 8
+    # the urn's relevant: at most K = 2, as none in 30 of 40 has P = (10 * 9) / (40 * 39) = 0.058
+    # >= 0.05 at K = 2 and 0.012 < 0.05 at K = 3; so recall is in [8 / 10, 8 / 8]
+    assert (sampled.recall_low, sampled.recall_high) == (0.8, 1.0)
+
+
+def test_the_check_order_is_random_but_fixed_and_query_specific():
+    from pooling.stopping import check_order
+
+    ids = [f"d{i:03d}" for i in range(50)]
+    assert check_order("q", ids) == check_order("q", list(reversed(ids)))
+    assert check_order("q", ids) != ids and check_order("q", ids) != check_order("r", ids)
+
+
+def test_strategy_scores_only_under_active_and_cross_fitted():
+    from pooling.stopping import strategy_scores
+    from pooling.strategies import relevance_scores
+
+    docs = [f"d{i}" for i in range(12)]
+    texts = {d: ("solar panel efficiency" if i % 3 == 0 else "river fish migration") + f" note {i}" for i, d in enumerate(docs)}
+    c = Candidates("q", {"bm25": docs, "dense": docs[::-1]}, "solar panel", texts)
+    labels = {d: i % 3 == 0 for i, d in enumerate(docs[:8])}
+    assert strategy_scores("rrf", c, labels) is None
+    scores = strategy_scores("active", c, labels)
+    assert set(scores) == set(docs)
+    full = relevance_scores(c, labels)
+    unjudged = [d for d in docs if d not in labels]
+    assert all(scores[d] == pytest.approx(np.log(full[d] / (1 - full[d]))) for d in unjudged)
+    # a judged chunk is scored by a classifier that never saw it, not by the full one
+    assert any(abs(scores[d] - np.log(full[d] / (1 - full[d]))) > 1e-6 for d in labels)

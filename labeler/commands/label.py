@@ -118,6 +118,9 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     stop_recall          stop offering a query's entries once the stopping rule says
                          this share of its relevant chunks is found (off)
     stop_confidence      ... with this confidence (0.9)
+    stop_rule            which rule decides (sample): sample (a random check sample of
+                         the unjudged candidates, a hypergeometric test), quantile (a
+                         model of the unjudged) or knee (a heuristic, no confidence)
     sample               hand out only the entries of this designed sample
                          (goldpool plan-sample), blind as ever; off: the whole pool
 

@@ -27,7 +27,7 @@ from typing import Protocol
 
 import sqlite_utils
 
-from labeler.store.candidates import add_to_pool
+from labeler.store.candidates import add_to_pool, begin_check
 from labeler.store.schema import StoreError, transaction
 from labeler.store.vocabulary import TASKS
 
@@ -45,6 +45,7 @@ class Settings:
     stop_recall: float | None = None  # stop offering a query's candidates at this recall; None: off
     stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
     sample: str | None = None  # hand out only this designed sample's entries (plan-sample); None: the whole pool
+    stop_rule: str = "sample"  # which stopping rule (pooling.stopping.RULES) decides
 
 
 _FRONTIER = "state.frontier"
@@ -97,22 +98,25 @@ def _strategy(raw: object, strategies: Collection[str]) -> str:
     return name
 
 
-def validate_settings(values: dict[str, object], strategies: Collection[str] = ("depth",)) -> dict[str, object]:
+def validate_settings(
+    values: dict[str, object], strategies: Collection[str] = ("depth",), rules: Collection[str] = ("sample",)
+) -> dict[str, object]:
     """Check setting values, converting numeric strings (from the CLI); return them typed.
 
     ``strategies`` are the valid ``strategy`` names (the pooling strategies the caller can
-    run; :func:`labeler.scheduling.set_settings` passes them all).
+    run; :func:`labeler.scheduling.set_settings` passes them all), ``rules`` the valid
+    ``stop_rule`` names (likewise).
 
     Raises:
         StoreError: an unknown setting or a value out of range, saying which.
     """
-    rules: dict[str, tuple[type, float, float]] = {
+    checks: dict[str, tuple[type, float, float]] = {
         "overlap": (float, 0.0, 1.0),
         "overlap_k": (int, 2, 100),
         "reservation_minutes": (float, 0.01, 7 * 24 * 60),
         "batch_size": (int, 1, 10_000),
     }
-    rules.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
+    checks.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
     clean: dict[str, object] = {}
     for key, raw in values.items():
         if key == "sample":
@@ -122,12 +126,18 @@ def validate_settings(values: dict[str, object], strategies: Collection[str] = (
         if key in ("tasks", "strategy"):
             clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw, strategies)
             continue
+        if key == "stop_rule":
+            name = str(raw).strip()
+            if name not in rules:
+                raise StoreError(f"setting stop_rule: unknown rule {name!r}; rules are: {', '.join(rules)}")
+            clean[key] = name
+            continue
         if key == "stop_recall" and str(raw).strip().lower() in ("off", "none", ""):
             clean[key] = None
             continue
-        if key not in rules:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*rules, 'tasks', 'strategy', 'sample'])}")
-        kind, low, high = rules[key]
+        if key not in checks:
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*checks, 'tasks', 'strategy', 'stop_rule', 'sample'])}")
+        kind, low, high = checks[key]
         try:
             if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
                 raise ValueError
@@ -270,11 +280,14 @@ class Offer:
             An entry added by ``additions`` is fresh: no hold, no copy.
         finished: whether the query has nothing left to hand out to anyone.
         additions: ``(doc_id, sources, priority)`` to append to the query's pool first.
+        check_urn: the query's check sample begins with this urn (the ``sample`` stopping
+            rule; recorded once, never changed).
     """
 
     batch: tuple[Entry, ...]
     finished: bool
     additions: tuple[tuple[str, Mapping[str, int], float], ...] = ()
+    check_urn: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +401,8 @@ def assign_batch(
         offer = planner.offer(db, request, query_id, _entries(db, query_id, annotator_id, settings.sample))
         if offer.additions:
             add_to_pool(db, query_id, offer.additions)
+        if offer.check_urn is not None:
+            begin_check(db, query_id, offer.check_urn)
         if advancing and offer.finished:
             frontier = rowid + 1
         advancing = advancing and offer.finished

@@ -16,6 +16,9 @@ from labeler.store.schema import now
 
 __all__ = [
     "add_to_pool",
+    "begin_check",
+    "check_urn",
+    "judged_order",
     "candidate_queries",
     "labels",
     "pending",
@@ -110,6 +113,39 @@ def labels(db: sqlite_utils.Database, query_id: str) -> dict[str, bool]:
     ).fetchall()
     found.update((d, r >= 1) for d, r in adjudicated)
     return found
+
+
+def judged_order(db: sqlite_utils.Database, query_id: str) -> list[str]:
+    """The query's judged doc_ids in the order they were first judged (adjudicated-only last)."""
+    sql = """
+    SELECT doc_id FROM (
+        SELECT doc_id, min(id) AS first, 0 AS late FROM judgments WHERE query_id = :q GROUP BY doc_id
+        UNION ALL
+        SELECT doc_id, min(id), 1 FROM adjudications WHERE query_id = :q
+            AND doc_id NOT IN (SELECT doc_id FROM judgments WHERE query_id = :q) GROUP BY doc_id
+    ) ORDER BY late, first
+    """
+    return [r[0] for r in db.execute(sql, {"q": query_id})]
+
+
+def _check_key(query_id: str) -> str:
+    return f"check_sample.{query_id}"
+
+
+def check_urn(db: sqlite_utils.Database, query_id: str) -> frozenset[str] | None:
+    """The urn of the query's random check sample (the ``sample`` stopping rule), if begun.
+
+    Kept in the ``settings`` table under ``check_sample.<query_id>``: unlike the hand-out's
+    bookkeeping it cannot be rebuilt from the labels (which judgments were draws depends on
+    when the sample began), so it is written once and never changed.
+    """
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [_check_key(query_id)]).fetchone()
+    return None if row is None else frozenset(json.loads(row[0]))
+
+
+def begin_check(db: sqlite_utils.Database, query_id: str, urn: Iterable[str]) -> None:
+    """Record the query's check sample urn, unless one is recorded. Call inside a write transaction."""
+    db.conn.execute("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)", [_check_key(query_id), json.dumps(sorted(urn))])
 
 
 def pending(db: sqlite_utils.Database, query_id: str) -> set[str]:

@@ -436,17 +436,18 @@ def set_settings(
     *,
     caller: Caller,
     strategies: Collection[str] = ("depth",),
+    rules: Collection[str] = ("sample",),
 ) -> Settings:
     """Change assignment settings (admin only); return them all. Applies to work handed out next.
 
-    ``strategies`` are the valid ``strategy`` names (:func:`labeler.scheduling.set_settings`
-    passes every pooling strategy).
+    ``strategies`` are the valid ``strategy`` names, ``rules`` the valid ``stop_rule`` names
+    (:func:`labeler.scheduling.set_settings` passes every pooling strategy and stopping rule).
 
     Raises:
         StoreError: an unknown setting or a value out of range; nothing is changed.
     """
     require_admin(db, caller)
-    clean = assign.validate_settings(values, strategies)
+    clean = assign.validate_settings(values, strategies, rules)
     if clean.get("sample") is not None:
         from labeler.store.samples import check_sample
 
@@ -460,6 +461,6 @@ def set_settings(
     with transaction(db):
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
-        if clean.keys() & {"strategy", "stop_recall", "stop_confidence", "sample"}:
+        if clean.keys() & {"strategy", "stop_recall", "stop_confidence", "stop_rule", "sample"}:
             assign.forget_frontier(db)  # a query finished under the old rule may have work again
     return get_settings(db)

@@ -70,8 +70,9 @@ def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
     st.text("\n".join(stop_line(s) for s in statuses))
     st.caption(
         "Estimated share of each query's relevant chunks found so far, within the candidate lists, "
-        "with its interval (quantile method). On public test collections it errs on the safe side: "
-        "where it said stop, recall was at or above the target for 99% of queries, usually well above."
+        "with its interval at the stopping confidence. Once the 'sample' rule has judged part of its "
+        "random check sample, the interval is the sample's, which holds whatever chose the judgments; "
+        "before that it is the quantile model's (under 'active', with the classifier's own scores)."
     )
 
 
