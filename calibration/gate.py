@@ -115,6 +115,8 @@ class GateResult:
         missing: questions each run lacked (scored 0), ``{"baseline": k, "candidate": j}``.
         left_out: questions left out of the pair, by reason (e.g. an answer without a verdict).
         source: where the per-question values came from, one line ('' for run files).
+        beside: for faithfulness, the abstention, correctness and answer relevance rates of
+            both sides, one line: faithfulness is never reported alone ('' otherwise).
     """
 
     metric: str
@@ -137,6 +139,7 @@ class GateResult:
     missing: dict[str, int] = field(default_factory=dict)
     left_out: dict[str, int] = field(default_factory=dict)
     source: str = ""
+    beside: str = ""
 
     @property
     def failed(self) -> bool:

@@ -196,6 +196,31 @@ def _generation_values(db: Any, sides: dict[str, str], metric: str, judge: str |
     return values, questions, dict(left), source
 
 
+def _beside(db: Any, sides: dict[str, str], judge: str | None, *, caller: Caller) -> str:
+    """The abstention, correctness and answer relevance rates of both sides, one line: an "I
+    don't know" is perfectly faithful, so faithfulness is never reported without them."""
+    from labeler.answer_outcomes import outcomes
+
+    def rate(values: list[bool | None]) -> str:
+        known = [v for v in values if v is not None]
+        return f"{sum(known) / len(known):.3f}" if known else "n/a"
+
+    rates: dict[str, dict[str, str]] = {}
+    for role, system in sides.items():
+        people = outcomes(db, system, caller=caller)
+        by_judge = {o.answer_id: o for o in outcomes(db, system, judge=judge, caller=caller)} if judge else {}
+
+        def value(o: Any, attribute: str) -> bool | None:
+            own = getattr(o, attribute)
+            return getattr(by_judge[o.answer_id], attribute) if own is None and o.answer_id in by_judge else own
+
+        rates[role] = {"abstention": rate([o.abstained for o in people]),
+                       "correctness": rate([value(o, "correct") for o in people]),
+                       "answer relevance": rate([value(o, "addresses") for o in people])}
+    return "beside faithfulness, baseline → candidate: " + ", ".join(
+        f"{name} {rates['baseline'][name]} → {rates['candidate'][name]}" for name in rates["baseline"])
+
+
 # --- the gate --------------------------------------------------------------------------------
 
 def run_gate(
@@ -260,8 +285,9 @@ def run_gate(
         for m in generation:
             by_side, questions, left, source = _generation_values(db, sides, m, judge, caller=caller)
             a, b, missing = paired_values(by_side["baseline"], by_side["candidate"], questions)
+            beside = _beside(db, sides, judge, caller=caller) if m == "faithfulness" else ""
             raw.append(_with(gate_metric(a, b, m, alpha=alpha, tolerance=tolerance, seed=seed),
-                             missing=missing, left_out=left, source=source))
+                             missing=missing, left_out=left, source=source, beside=beside))
         if judge is not None and db is not None:
             from labeler.judge.card import card_line
 
@@ -327,6 +353,8 @@ def _details(r: GateResult) -> list[str]:
     out = []
     if r.source:
         out.append(f"values from {r.source}")
+    if r.beside:
+        out.append(r.beside)
     if any(r.missing.values()):
         out.append("questions a side does not answer score 0 there (as trec_eval -c): "
                    + ", ".join(f"{role} lacks {n}" for role, n in r.missing.items()))
@@ -367,6 +395,8 @@ def markdown(gate: Gate) -> str:
     lines.append("")
     for r in gate.results:
         lines.append(f"- **Warning** {_md(r.reason)}" if r.warning else f"- {_md(r.reason)}")
+        if r.beside:
+            lines.append(f"  {_md(r.beside)}")
         lines.extend(f"  - {_md(d)}" for d in _details(r))
     lines += ["", _md(_method(gate)) + ".", ""]
     if gate.judge_card:

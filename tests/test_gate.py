@@ -356,3 +356,28 @@ def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(projec
     scored = runner.invoke(cli, ["eval", str(out), str(project / "a.trec"), "--metrics", "nDCG@10", "--json"])
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["content_hash"] == from_db.content_hash
+
+
+def test_faithfulness_is_gated_with_abstention_and_correctness_beside_it(tmp_path: Path) -> None:
+    """One claim per answer; sys-b abstains on q4 and its other claims are unsupported."""
+    db = str(tmp_path / "p.db")
+    a = [{"answer_id": f"a{i}", "question": f"question {i}", "response": f"answer {i}.", "reference": "r",
+          "claims": [f"answer {i}."]} for i in range(1, 5)]
+    b = [{"answer_id": f"b{i}", "question": f"question {i}", "response": "" if i == 4 else f"other {i}.",
+          "reference": "r", "claims": [] if i == 4 else [f"other {i}."]} for i in range(1, 5)]
+    people = ([{"item_id": f"a{i}#1", "verdict": "SUPPORTED"} for i in range(1, 5)]
+              + [{"item_id": f"b{i}#1", "verdict": "UNSUPPORTED"} for i in range(1, 4)]
+              + [{"item_id": f"a{i}", "verdict": "CORRECT"} for i in range(1, 5)]
+              + [{"item_id": f"b{i}", "verdict": "CORRECT"} for i in (1, 2)] + [{"item_id": "b3", "verdict": "INCORRECT"}])
+    runner = CliRunner()
+    for args in (["init", db], ["import-answers", db, str(write_jsonl(tmp_path / "a.jsonl", a)), "--system", "sys-a"],
+                 ["import-answers", db, str(write_jsonl(tmp_path / "b.jsonl", b)), "--system", "sys-b"],
+                 ["import-verdicts", db, str(write_jsonl(tmp_path / "v.jsonl", people)), "--annotator", "ada"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, (args, result.output)
+    result = _gate(db, "--baseline", "sys-a", "--candidate", "sys-b", "--metric", "faithfulness",
+                   "--summary", str(tmp_path / "s.md"))
+    beside = ("beside faithfulness, baseline → candidate: abstention 0.000 → 0.250, correctness 1.000 → 0.500, "
+              "answer relevance n/a → 0.000")  # the empty answer misses the question; nobody judged the rest
+    assert beside in [line.strip() for line in result.stdout.splitlines()]
+    assert beside in (tmp_path / "s.md").read_text(encoding="utf-8").replace("\\", "")
