@@ -211,11 +211,11 @@ def gold_context(
 
     from labeler.golden_answers import answer_values, by_question, version_qrels
     from labeler.judge.prompts import prompt_hash
-    from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
+    from labeler.judge.run import ask_all
     from labeler.store import answers as store
     from labeler.store.access import require_admin
     from labeler.store.corpus import documents_by_id
-    from labeler.store.verdicts import CallResult, cached_call, content_hash
+    from labeler.store.verdicts import CallResult, content_hash
     from pooling.types import search_text
 
     require_admin(db, caller)
@@ -251,6 +251,7 @@ def gold_context(
 
     def record(unit: _Ask, result: CallResult, fresh: bool) -> None:
         a, answer_id, ids, item_hash = unit.answer, unit.answer_id, unit.ids, unit.item_hash
+        counts["from_cache"] += not fresh
         if result.error is not None:
             counts["errors"] += 1
             if not first_error:
@@ -270,22 +271,14 @@ def gold_context(
     def sent() -> None:
         counts["calls"] += 1
 
+    def ask(a: AnswerValues, answer_id: str, ids: list[str]) -> _Ask:
+        chunks = [texts[d] for d in ids]
+        return _Ask(a, answer_id, ids, content_hash([a.question, [list(c) for c in chunks]]),
+                    render(template, a.question, chunks))
+
     try:
-        with interrupts_at_safe_points() as interrupted:
-            to_call = []
-            for a, answer_id, ids in todo:
-                stop_if(interrupted)
-                chunks = [texts[d] for d in ids]
-                item_hash = content_hash([a.question, [list(c) for c in chunks]])
-                unit = _Ask(a, answer_id, ids, item_hash, render(template, a.question, chunks))
-                hit = cached_call(db, model, version_hash, item_hash, None)
-                if hit is None:
-                    to_call.append(unit)
-                else:
-                    counts["from_cache"] += 1
-                    record(unit, hit, False)
-            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u.message,
-                     lambda u, result: record(u, result, True), interrupted, sent)
+        ask_all(db, endpoint, model, version_hash, (ask(*t) for t in todo), concurrency,
+                key=lambda u: (u.item_hash, None), message=lambda u: u.message, record=record, sent=sent)
     finally:
         bar.close()
     return GoldContextSummary(system, target, version, version_hash, len(answers), len(selected), unjudged, no_gold,

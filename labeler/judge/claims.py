@@ -25,10 +25,10 @@ import sqlite_utils
 from labeler.judge import JudgeError
 from labeler.judge.client import Endpoint
 from labeler.judge.prompts import prompt_hash
-from labeler.judge.run import call_all, interrupts_at_safe_points, stop_if
+from labeler.judge.run import ask_all
 from labeler.store import answers as store
 from labeler.store.access import require_admin
-from labeler.store.verdicts import CallResult, cached_call, content_hash
+from labeler.store.verdicts import CallResult, content_hash
 from labeler.store.vocabulary import Caller
 
 SPLIT_PROMPT = """\
@@ -113,7 +113,9 @@ def split_with_judge(
     counts = {"answers": 0, "claims": 0, "from_cache": 0, "calls": 0, "errors": 0, "unparseable": 0}
     bar = tqdm(total=len(todo), desc=f"{judge} claims", unit="answer", disable=not progress, file=sys.stderr)
 
-    def record(answer_id: str, item_hash: str, result: CallResult, fresh: bool) -> None:
+    def record(unit: tuple[str, str, str], result: CallResult, fresh: bool) -> None:
+        answer_id, item_hash, _ = unit
+        counts["from_cache"] += not fresh
         texts = parse_claims(result.raw) if result.error is None else None
         counts["errors"] += result.error is not None
         counts["unparseable"] += result.error is None and texts is None
@@ -126,20 +128,12 @@ def split_with_judge(
     def sent() -> None:
         counts["calls"] += 1
 
+    units = ((answer_id, content_hash([question, response]),
+              SPLIT_PROMPT.format_map({"question": question, "response": response}))
+             for answer_id, question, response in todo)
     try:
-        with interrupts_at_safe_points() as interrupted:
-            to_call = []
-            for answer_id, question, response in todo:
-                stop_if(interrupted)
-                item_hash = content_hash([question, response])
-                hit = cached_call(db, model, version, item_hash, None)
-                if hit is None:
-                    to_call.append((answer_id, item_hash, SPLIT_PROMPT.format_map({"question": question, "response": response})))
-                else:
-                    counts["from_cache"] += 1
-                    record(answer_id, item_hash, hit, False)
-            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u[2],
-                     lambda u, result: record(u[0], u[1], result, True), interrupted, sent)
+        ask_all(db, endpoint, model, version, units, concurrency, key=lambda u: (u[1], None), message=lambda u: u[2],
+                record=record, sent=sent)
     finally:
         bar.close()
     return SplitSummary(version, total, counts["answers"], counts["claims"], total - len(pending), abstentions,

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -224,6 +224,7 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
     bar = tqdm(total=len(todo), desc=f"{judge} {prompt.task}", unit="verdict", disable=not progress, file=sys.stderr)
 
     def record(unit: Unit, result: CallResult, cache: bool) -> None:
+        tally.from_cache += not cache
         result = _verdict(prompt.task, unit.target.shown_order, result)
         record_judge_call(db, judge, unit.target, model, prompt.hash, unit.item_hash, result, cache=cache)
         tally.add(result, called=cache)
@@ -234,18 +235,8 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
                                  endpoint.requests, tally.errors, tally.unparseable, tally.tokens_in, tally.tokens_out,
                                  time.perf_counter() - start, tally.first_error, tally.recorded)
     try:
-        with interrupts_at_safe_points() as interrupted:
-            to_call = []
-            for unit in todo:
-                stop_if(interrupted)
-                hit = cached_call(db, model, prompt.hash, unit.item_hash, unit.target.shown_order)
-                if hit is None:
-                    to_call.append(unit)
-                else:
-                    tally.from_cache += 1
-                    record(unit, hit, cache=False)
-            call_all(endpoint, model, to_call, max(1, concurrency), lambda u: u.message,
-                     lambda u, result: record(u, result, cache=True), interrupted, tally.count_call)
+        ask_all(db, endpoint, model, prompt.hash, todo, concurrency, key=lambda u: (u.item_hash, u.target.shown_order),
+                message=lambda u: u.message, record=record, sent=tally.count_call)
     except KeyboardInterrupt:
         raise RunInterrupted(summary()) from None
     finally:
@@ -278,6 +269,30 @@ def interrupts_at_safe_points() -> Iterator[threading.Event]:
 def stop_if(interrupted: threading.Event) -> None:
     if interrupted.is_set():
         raise KeyboardInterrupt
+
+
+def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_hash: str, units: Iterable[U],
+            concurrency: int, *, key: Callable[[U], tuple[str, str | None]], message: Callable[[U], str],
+            record: Callable[[U, CallResult, bool], None], sent: Callable[[], None]) -> None:
+    """Record every unit's reply, in order of arrival: from the cache when the model already
+    answered this prompt on the same text (``key``: the text's hash and the order shown),
+    else from the endpoint with ``concurrency`` calls in flight. ``record(unit, result,
+    fresh)`` stores it (``fresh``: a call was made and its reply is to be cached).
+
+    Ctrl-C stops at the next safe point (:func:`interrupts_at_safe_points`); what was recorded
+    until then stays, so the next run resumes.
+    """
+    with interrupts_at_safe_points() as interrupted:
+        to_call = []
+        for unit in units:
+            stop_if(interrupted)
+            hit = cached_call(db, model, prompt_hash, *key(unit))
+            if hit is None:
+                to_call.append(unit)
+            else:
+                record(unit, hit, False)
+        call_all(endpoint, model, to_call, max(1, concurrency), message, lambda u, result: record(u, result, True),
+                 interrupted, sent)
 
 
 def call_all(endpoint: Endpoint, model: str, units: list[U], concurrency: int, message: Callable[[U], str],
