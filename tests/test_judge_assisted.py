@@ -290,6 +290,26 @@ def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
     assert not at.exception
 
 
+def test_with_a_sample_handed_out_the_progress_line_counts_the_samples_entries(project) -> None:
+    from app_fixtures import add_judgments, sign_in
+    from labeler import state
+    from labeler.store import connect
+
+    with connect(project.path) as db:
+        planned = plan_sample(db, "s", design="queries", share=0.6, seed=4, caller=OWNER)
+        scheduling.set_settings(db, {"sample": "s", "overlap": 0}, caller=OWNER)
+    chosen = sorted((q, d) for q, d, _ in planned.items)
+    assert len(chosen) == 10 and project.n_items == 15
+    outside = next((q, d) for q, d in [(f"q{i}", f"q{i}-d1") for i in (1, 2, 3)] if (q, d) not in chosen)
+    # A label outside the sample (given before the sample was set) is no part of the sample's work.
+    add_judgments(project.path, project.admin_id, {outside: 1, chosen[0]: 2})
+    at = sign_in(project.annotator_token)
+    assert [p.proto.text for p in at.get("progress")] == ["Project: 1 of 10 sample items labelled (10%) · you: 0 labelled"]
+    at.button(key=state.grade_key(1)).click().run()
+    assert [p.proto.text for p in at.get("progress")] == ["Project: 2 of 10 sample items labelled (20%) · you: 1 labelled"]
+    assert not at.exception
+
+
 def test_query_level_columns_equal_query_level_one_by_one() -> None:
     from calibration.judge_assisted import query_level_columns
 
