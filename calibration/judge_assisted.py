@@ -195,7 +195,13 @@ def query_level(
 ) -> Combined:
     """PPI++ over queries: ``people``/``judge_labelled`` are the per-query values of the
     labelled queries (people's labels, the judge's), ``judge_unlabelled`` the judge's values on
-    the other queries. Equals ``ppi_py.ppi_mean_ci`` with its tuned λ (clipped to [0, 1]).
+    the other queries. The estimate and its standard error are ``ppi_py.ppi_mean_ci``'s with its
+    tuned λ (clipped to [0, 1]); the interval takes Student's t quantile with Welch-Satterthwaite
+    degrees of freedom instead of the normal one (:func:`calibration.ppi.ppi_mean`,
+    ``small_sample``), as a handful of labelled queries cannot size a normal interval, so it is
+    ``t_df / z`` times ppi-python's width. Where the labelled queries all give the same people's
+    value less λ times the judge's, the spread that sizes the interval is unknown: no number is
+    given, the reason instead.
 
     With every query labelled the people's mean is exact (a zero-width interval).
     """
@@ -213,8 +219,14 @@ def query_level(
     if len(y) < 2:
         return refused("one labelled query: no interval can be made from one", judge_only, n_people, n_judge,
                        "ppi++ over queries")
-    r = ppi_mean(y, fl, fu, ci=ci, tuned=True, bounds=bounds)
+    r = ppi_mean(y, fl, fu, ci=ci, tuned=True, bounds=bounds, small_sample=True)
     h = r.human_only
+    if math.isnan(r.ppi.low):
+        what = "value" if r.lam == 0 else f"people's value less {r.lam:.2f} times the judge's"
+        return refused(f"no interval: the {len(y)} labelled queries all give the same {what} "
+                       f"({float(np.mean(y - r.lam * fl)):.4f}), so the spread that sizes the interval is unknown; "
+                       "label more queries, or use --design stratified", judge_only, n_people, n_judge,
+                       "ppi++ over queries")
     return Combined(r.ppi.value, r.ppi.low, r.ppi.high, judge_only, h.value, h.low, h.high, n_people, n_judge,
                     "ppi++ over queries", lam=r.lam)
 
@@ -226,20 +238,30 @@ def query_level_columns(
     """:func:`query_level` for many columns at once (runs, or pairs of runs), for repeated
     simulations: ``people``/``judge_labelled`` are (n, K), ``judge_unlabelled`` (N, K).
     Returns (value, low, high, people_only, people_low, people_high), each (K,). The same
-    numbers as :func:`calibration.ppi.ppi_mean` (PPI++) where the people's values are not all
-    0 or 1 (there :func:`query_level` gives the Wilson interval for people alone).
+    numbers as :func:`calibration.ppi.ppi_mean` (PPI++, ``small_sample``) where the people's
+    values are not all 0 or 1 (there :func:`query_level` gives the Wilson interval for people
+    alone); ``nan`` bounds where no interval can be given.
     """
+    from calibration.ppi import SAME
+
     y, fl, fu = (np.asarray(a, dtype=np.float64) for a in (people, judge_labelled, judge_unlabelled))
     n, big_n = y.shape[0], fu.shape[0]
     cov = np.mean((y - y.mean(axis=0)) * (fl - fl.mean(axis=0)), axis=0)
     var = np.var(np.concatenate([fl, fu]), axis=0, ddof=1)
     lam = np.where(var > 0, np.clip(cov / ((1 + n / big_n) * np.where(var > 0, var, 1.0)), 0.0, 1.0), 0.0)
     value = np.mean(lam * fu, axis=0) + np.mean(y - lam * fl, axis=0)
-    se = np.sqrt(np.var(lam * fu, axis=0) / big_n + np.var(y - lam * fl, axis=0) / n)
-    z = _z(ci)
+    a, b = np.var(lam * fu, axis=0) / big_n, np.var(y - lam * fl, axis=0) / n
+    se = np.sqrt(a + b)
+    from scipy.stats import t
+
+    den = (a * a / (big_n - 1) if big_n > 1 else 0.0) + b * b / (n - 1)
+    df = np.where(lam == 0, n - 1.0, (a + b) ** 2 / np.where(den > 0, den, 1.0))
+    spread = np.ptp(y - lam * fl, axis=0) > SAME
+    q = np.where(spread, t.ppf(0.5 + ci / 2, np.where(spread, df, 1.0)), np.nan)
     human = y.mean(axis=0)
     human_se = np.std(y, axis=0) / math.sqrt(n)
-    out = [value, value - z * se, value + z * se, human, human - z * human_se, human + z * human_se]
+    human_q = np.where(np.ptp(y, axis=0) > SAME, t.ppf(0.5 + ci / 2, n - 1.0), np.nan)
+    out = [value, value - q * se, value + q * se, human, human - human_q * human_se, human + human_q * human_se]
     if bounds is not None:
         out = [np.clip(a, bounds[0], bounds[1]) for a in out]
     return tuple(out)

@@ -99,28 +99,69 @@ def test_query_design_equals_ppi_python_on_per_query_metrics(tmp_path: Path) -> 
             cell = out["runs"][run][metric]
             assert set(cell) >= KEYS and (cell["n_people"], cell["n_judge"]) == (48, 96)
             if y.std() == 0:  # every labelled query scores the same: λ is 0, the interval the people's own
+                if set(y) <= {0.0, 1.0}:  # the Wilson interval of 0/1 values
+                    assert cell["low"] < cell["high"]
+                else:  # no spread to size an interval with
+                    assert cell["value"] is None and "no interval" in cell["why"]
                 continue
             compared += 1
-            # The estimate and interval of PPI++ (power-tuned λ), as ppi-python computes them.
+            # The estimate of PPI++ (power-tuned λ) as ppi-python computes it; its interval
+            # widened by t_df / z, clipped to [0, 1].
             assert cell["value"] == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]))
             low, high = (float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05))
-            assert (cell["low"], cell["high"]) == pytest.approx((max(low, 0.0), min(high, 1.0)))
+            half = (high - low) / 2 * _t_over_z(y, f, fu, cell.get("lambda", 0.0))
+            assert (low + high) / 2 == pytest.approx(cell["value"])
+            assert (cell["low"], cell["high"]) == pytest.approx((max(cell["value"] - half, 0.0),
+                                                                 min(cell["value"] + half, 1.0)))
             assert cell["people_only"] == pytest.approx(float(y.mean()))
             assert cell["judge_only"] == pytest.approx(by_judge[run].metrics[metric])
     assert compared >= 4
 
 
+def _t_over_z(y: np.ndarray, f: np.ndarray, fu: np.ndarray, lam: float) -> float:
+    """Student's t quantile with the Welch-Satterthwaite degrees of freedom of PPI's two
+    variance terms, over the normal quantile: how much wider than ppi-python's our interval is."""
+    from scipy.stats import norm, t
+
+    n, big_n = len(y), len(fu)
+    a, b = np.var(lam * fu) / big_n, np.var(y - lam * f) / n
+    df = (a + b) ** 2 / (a**2 / (big_n - 1) + b**2 / (n - 1))
+    return float(t.ppf(0.975, df) / norm.ppf(0.975))
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_query_level_equals_ppi_python_classic_and_tuned(seed: int) -> None:
+@pytest.mark.parametrize("n", [3, 12, 400])
+def test_query_level_equals_ppi_python_but_for_the_t_quantile(seed: int, n: int) -> None:
     rng = np.random.default_rng(seed)
-    y = rng.uniform(0.3, 0.7, 12)
-    f = np.clip(y + rng.normal(0, 0.05, 12), 0, 1)
-    fu = rng.uniform(0.3, 0.7, 60)
+    y = rng.uniform(0.3, 0.7, n)
+    f = np.clip(y + rng.normal(0, 0.05, n), 0, 1)
+    fu = rng.uniform(0.3, 0.7, 60 + n)
     c = query_level(y, f, fu)
     low, high = (float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05))
-    assert (c.value, c.low, c.high) == pytest.approx((float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]), low, high))
+    # The estimate and standard error are ppi-python's (PPI++); only the quantile differs.
+    assert c.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]))
+    assert (c.low + c.high) / 2 == pytest.approx((low + high) / 2)
+    ratio = _t_over_z(y, f, fu, c.lam)
+    assert (c.high - c.low) / (high - low) == pytest.approx(ratio, rel=1e-9)
+    assert ratio > {3: 1.5, 12: 1.01, 400: 1.0}[n] and (n < 400 or ratio < 1.003)
     # λ = 1 is classic PPI; ppi-python's estimate at the λ used equals ours.
     assert c.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=c.lam))[0]))
+
+
+@pytest.mark.parametrize(("people", "judge", "bounds"), [
+    ([0.5, 0.5, 0.5], [0.4, 0.7, 0.6], (0.0, 1.0)),  # the same nDCG on every labelled query
+    ([0.0, 0.0, 0.0, 0.0], [0.1, -0.2, 0.0, 0.3], (-1.0, 1.0)),  # two runs tied on every labelled query
+    ([0.2, 0.5, 0.8], [0.1, 0.4, 0.7], (0.0, 1.0)),  # λ 1, the judge off by the same on every labelled query
+])
+def test_query_level_gives_no_interval_where_the_labelled_queries_show_no_spread(people, judge, bounds) -> None:
+    from calibration.judge_assisted import query_level_columns
+
+    unlabelled = [0.4] * 6 if people[0] == 0.2 else [0.2, 0.9, 0.4, 0.6, 0.1, 0.8]
+    c = query_level(people, judge, unlabelled, bounds=bounds)
+    assert math.isnan(c.value) and math.isnan(c.low) and math.isnan(c.high) and c.low != c.high
+    assert c.why.startswith(f"no interval: the {len(people)} labelled queries all give the same")
+    many = query_level_columns(np.array([people]).T, np.array([judge]).T, np.array([unlabelled]).T, bounds=bounds)
+    assert math.isnan(many[1][0]) and math.isnan(many[2][0])
 
 
 def test_horvitz_thompson_and_difference_estimator_by_hand() -> None:
@@ -351,7 +392,8 @@ def test_the_whole_path_plan_label_in_the_app_judge_freeze_eval(project, tmp_pat
     while state.CURRENT in at.session_state and at.session_state[state.CURRENT] and len(shown) <= project.n_items:
         query_id, doc_id = at.session_state[state.CURRENT]
         shown.append((query_id, doc_id))
-        press(at, state.grade_key(int(doc_id[-1]) % 3))  # people agree with the judge on some entries only
+        # People agree with the judge on some entries only, and grade each query differently.
+        press(at, state.grade_key((int(doc_id[-1]) + int(query_id[-1])) % 3))
     assert set(shown) == items
     assert runner.invoke(cli, ["freeze", path, "--version", "v1"]).exit_code == 0
     for name, reverse in (("a.trec", False), ("b.trec", True)):
