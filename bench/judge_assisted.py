@@ -288,7 +288,7 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
                     pair_hit = (pl <= truth_pairs) & (truth_pairs <= ph)
                 else:
                     sampled = poisson_sample(probability, rng)
-                    design_ = Design(query_of, grade_judge, sampled, probability, grade_people, n_queries)
+                    design_ = Design(query_of, grade_judge, sampled, probability, grade_people, n_queries, rank=best)
                     spec = Metric(METRIC, "nDCG", 10)
                     seed_ = int(rng.integers(1 << 31))
                     combined = stratified_estimates(design_, positions, spec, replicates=replicates, seed=seed_)

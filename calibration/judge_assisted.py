@@ -22,11 +22,14 @@ people-minus-prediction residuals of the sampled entries. The prediction of an e
 the judge, the estimator stays nearly unbiased; a good judge makes the residuals small. Ratio
 metrics are ratios: nDCG@k divides DCG by the ideal DCG built from each query's counts per
 grade, R@k the relevant in the top k by the query's relevant count. Those counts are
-**post-stratified**: per (query, judge grade) stratum, its size times the ``1/π``-weighted mean
-of the people's labels over its sampled entries (the whole pool's calibration where a stratum
-has none sampled). Never negative, they keep the ideal DCG from collapsing or exploding as
-Horvitz-Thompson counts do (weights of 30 and more), and a ratio of noisy sums is then nearly
-unbiased at a few hundred labels. RR and AP depend on the order of labels in a way no sum of
+**model-assisted and post-stratified**: a model of the people's grade given the judge's grade
+and the entry's best rank (the sampling design's own strata, pooled over queries) predicts
+every entry, and per (query, judge grade) stratum its size times the ``1/π``-weighted mean
+residual of its sampled entries corrects the prediction; a count is never below what people
+saw. They keep the ideal DCG from collapsing or exploding as Horvitz-Thompson counts do
+(weights of 30 and more). With a few labels a query the ratio is still biased (a query's count
+is pulled toward the pooled model, and a query whose estimated relevant count is below 0.5 is
+left out): ``bench/judge_assisted.py`` measures it. RR and AP depend on the order of labels in a way no sum of
 per-entry terms captures: under ``stratified`` they are refused (:data:`STRATIFIED_METRICS`).
 
 People-only estimates use the same sample: under ``queries`` the mean of the labelled queries;
@@ -61,6 +64,9 @@ _SURE = 0.5
 FLOOR = 0.3
 #: Design-bootstrap replicates.
 N_REPLICATES = 400
+#: Best ranks that are cells of their own in the relevant counts' model (the sampling design's
+#: depth: deeper ranks share one cell with entries no run ranks).
+RANK_CELLS = 10
 
 
 def _z(ci: float) -> float:
@@ -314,6 +320,9 @@ class Design:
         probability: per entry, its inclusion probability (used for sampled entries).
         people: per entry, the people's grade (read for sampled entries only).
         n_queries: Q.
+        rank: per entry, the best rank any run gives it (0: none within the top
+            :data:`RANK_CELLS`), a cell of the model the relevant counts are estimated with;
+            None: no rank is known (the judge grade alone).
     """
 
     query: NDArray[np.int_]
@@ -323,6 +332,7 @@ class Design:
     people: NDArray[np.int_]
     n_queries: int
     grades: int = 4
+    rank: NDArray[np.int_] | None = None
 
 
 def run_positions(design: Design, index: Mapping[tuple[int, str], int], ranking: Mapping[int, Sequence[str]],
@@ -368,24 +378,47 @@ class _Totals:
         overall = overall / np.maximum(overall.sum(axis=2, keepdims=True), 1e-300)
         self.p = np.where(per_j > 0, mass / np.maximum(per_j, 1e-300), overall)
         self.sp = sp
-        # The same by (query, judge grade) stratum, shape (B+1, Q, J, G), for post-stratified counts.
+        # The counts' model: P(people grade | judge grade, best rank), pooled over queries, per
+        # weight vector, shape (B+1, K, G); a cell with no sampled entry takes its judge grade's.
         q_count = design.n_queries
-        cell = (design.query[s] * g + self.js) * g + self.y
-        strata = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), cell)), shape=(len(s), q_count * g * g))
-        self.mass_qj = np.asarray(self.weights @ strata).reshape(-1, q_count, g, g)
-        self.pool_qj = np.bincount(design.query * g + design.judge, minlength=q_count * g).reshape(q_count, g)
+        rank = np.zeros(len(design.judge), dtype=np.int64) if design.rank is None else np.asarray(design.rank)
+        rank = np.where((rank >= 1) & (rank <= RANK_CELLS), rank, 0)
+        self.cell = design.judge * (RANK_CELLS + 1) + rank
+        self.k = g * (RANK_CELLS + 1)
+        by_cell = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), self.cell[s] * g + self.y)),
+                               shape=(len(s), self.k * g))
+        cell_mass = np.asarray(self.weights @ by_cell).reshape(-1, self.k, g)
+        cell_total = cell_mass.sum(axis=2, keepdims=True)
+        of_judge = np.repeat(self.p, RANK_CELLS + 1, axis=1)
+        self.p_cell = np.where(cell_total > 0, cell_mass / np.maximum(cell_total, 1e-300), of_judge)
+        # (query, judge grade) strata: each one's sampled weight, size, and membership.
+        self.q_count = q_count
+        self.qj_s = design.query[s] * g + self.js
+        self.in_qj = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), self.qj_s)), shape=(len(s), q_count * g))
+        self.weight_qj = np.asarray(self.weights @ self.in_qj)  # (B+1, Q·J)
+        self.size_qj = np.bincount(design.query * g + design.judge, minlength=q_count * g)
+        self.cells_q = sp.csr_array((np.ones(len(design.judge)), (design.query, self.cell)), shape=(q_count, self.k))
 
     def poststratified(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``(B+1, Q)`` estimates of ``Σ_{e in q} h(y_e)`` per query: within each (query, judge
-        grade) stratum, its size times the ``1/π``-weighted mean of ``h`` over its sampled
-        entries (the whole pool's calibration where a stratum has none sampled). Never negative
-        for ``h >= 0``, so an ideal DCG built from these counts cannot collapse or explode."""
-        mass = self.mass_qj  # (B+1, Q, J, G)
-        total = mass.sum(axis=3)
-        local = (mass @ h) / np.maximum(total, 1e-300)
-        fallback = (self.p @ h)[:, None, :]  # (B+1, 1, J)
-        mean = np.where(total > 0, local, fallback)
-        return (mean * self.pool_qj[None, :, :]).sum(axis=2)
+        """``(B+1, Q)`` estimates of ``Σ_{e in q} h(y_e)`` per query (h >= 0), model-assisted:
+        the model's prediction of every entry of the query (the ``1/π``-weighted mean of ``h``
+        in its (judge grade, best rank) cell over the whole sample), plus, per (query, judge
+        grade) stratum, its size times the ``1/π``-weighted mean residual of its sampled
+        entries; at least the sum of ``h`` over the query's sampled entries (what people saw).
+
+        The model has the best rank in it because inclusion probabilities and relevance both
+        grow toward the top ranks: a stratum's few sampled entries are mostly its top-ranked
+        ones, and their plain mean (or the judge grade's pooled mean, for a stratum with none
+        sampled) overstates the relevance of the rest. The floor keeps an ideal DCG built from
+        these counts from collapsing."""
+        pred = self.p_cell @ h  # (B+1, K)
+        model = np.asarray(self.cells_q @ pred.T).T  # (B+1, Q)
+        residual = h[self.y][None, :] - pred[:, self.cell[self.s]]
+        summed = np.asarray((self.weights * residual) @ self.in_qj)  # (B+1, Q·J)
+        mean = np.where(self.weight_qj > 0, summed / np.maximum(self.weight_qj, 1e-300), 0.0)
+        out = model + (mean * self.size_qj[None, :]).reshape(-1, self.q_count, self.d.grades).sum(axis=2)
+        seen = np.bincount(self.d.query[self.s], weights=h[self.y], minlength=self.q_count)
+        return np.maximum(out, seen[None, :])
 
     def total(self, columns: Sequence[tuple[NDArray[np.int_], NDArray[np.float64]]], h: NDArray[np.float64],
               judge: bool) -> NDArray[np.float64]:

@@ -187,6 +187,32 @@ def test_horvitz_thompson_and_difference_estimator_by_hand() -> None:
     assert combined[0] == pytest.approx(5 / 13)
 
 
+def test_relevant_counts_by_hand_with_the_best_rank_in_the_model() -> None:
+    """Two queries of four entries, the judge grading every one 1: each query's top-ranked
+    entry is drawn for sure (π 1), the three deeper ones with π 0.5. People found both top
+    entries relevant and query 1's two deeper sampled entries (weight 2 each) not relevant.
+
+    The model P(relevant | judge 1, best rank): rank 1 → 2/2 = 1, unranked → 0/4 = 0. Query 0:
+    predictions 1 + 0 + 0 + 0 = 1, and its one sampled entry's residual 1 − 1 = 0, so 1.
+    Query 1: predictions 1, residuals 0, so 1. Without the rank, query 0's one top-ranked label
+    stands for its three deeper entries and its count is 4.
+    """
+    from calibration.judge_assisted import _Totals
+
+    query = np.repeat([0, 1], 4)
+    sampled = np.array([1, 0, 0, 0, 1, 1, 1, 0], dtype=bool)
+    probability = np.array([1.0, 0.5, 0.5, 0.5] * 2)
+    people = np.array([1, 0, 0, 0, 1, 0, 0, 0])
+    rank = np.array([1, 0, 0, 0] * 2)
+    relevant = np.array([0.0, 1.0, 1.0, 1.0])
+    with_rank = Design(query, np.ones(8, dtype=int), sampled, probability, people, 2, rank=rank)
+    assert _Totals(with_rank, 0, None).poststratified(relevant)[0].tolist() == pytest.approx([1.0, 1.0])
+    alone = Design(query, np.ones(8, dtype=int), sampled, probability, people, 2)
+    # The judge grade alone: P = (1 + 1) / (1 + 1 + 2 + 2) = 1/3; query 0: 4/3 + (1 − 1/3) · 4 = 4;
+    # query 1: 4/3 + 4 · ((1 − 1/3) + 2 · (−1/3) · 2) / 5 = 4/5, below the 1 people saw, so 1.
+    assert _Totals(alone, 0, None).poststratified(relevant)[0].tolist() == pytest.approx([4.0, 1.0])
+
+
 def test_stratified_estimates_equal_ir_measures_when_everything_is_labelled() -> None:
     rng = np.random.default_rng(4)
     n_q, per = 5, 14
