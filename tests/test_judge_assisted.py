@@ -79,6 +79,8 @@ def test_query_design_equals_ppi_python_on_per_query_metrics(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["design"] == "queries" and set(out["runs"]) == {"run0.trec", "run1.trec", "run2.trec"}
+    assert len(out["warnings"]) == 1 and out["warnings"][0].startswith("only 4 labelled queries")
+    assert "--design stratified" in out["warnings"][0]
     labelled = {q for q, _, _ in planned.items}
     people_qrels: dict = {}
     for q, d, _ in planned.items:
@@ -291,13 +293,16 @@ def test_plan_sample_json_and_bad_input_leaves_the_project_unchanged(tmp_path: P
     assert all(0 < i["probability"] <= 1 for i in out["items"])
     stored = db.execute("SELECT count(*) FROM sample_items WHERE sample = 's'").fetchone()[0]
     assert stored == out["judgments"]
+    few = CliRunner().invoke(cli, ["plan-sample", path, "--name", "q", "--share", "0.25", "--seed", "5"])
+    assert few.exit_code == 0 and "warning: only 2 labelled queries" in few.output, few.output
+    assert "--design stratified" in few.output
     for bad, message in [(["--name", "s", "--share", "0.2"], "exists already"),
                          (["--name", "t", "--share", "1.5"], "give a share in (0, 1]"),
                          (["--name", "t", "--share", "0.2", "--judge", "nobody"], "judge 'nobody' has no relevance"),
                          (["--name", "t"], "give either a share")]:
         refused = CliRunner().invoke(cli, ["plan-sample", path, *bad])
         assert refused.exit_code == 1 and message in refused.output, refused.output
-    assert db.execute("SELECT count(*) FROM samples").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM samples").fetchone()[0] == 2
     with pytest.raises(sqlite3.IntegrityError, match="a sample does not change"):
         db.execute("DELETE FROM sample_items WHERE sample = 's'")
 
