@@ -24,8 +24,9 @@ of freedom of the two variance terms, ``a = var_N(λf)/N`` and ``b = var_n(y −
 
 (``n − 1`` when the people's term dominates, large when the judge's does), so the estimate
 and standard error are still ppi-python's and only the width grows, by ``t_df / z``. When
-``b`` is 0 (every labelled unit gives the same ``y − λf``, to 1e-12) no interval can be given: the spread
-that would size it is unknown, and a zero-width interval would claim certainty.
+``b`` is 0 (every labelled unit gives the same ``y − λf``, to 1e-12) no interval can be
+given: the spread that would size it is unknown, and a zero-width interval would claim
+certainty.
 
 A bounded metric (a rate in [0, 1], a grade mean in [0, 3]) passes its ``bounds``: the PPI
 estimate and interval are then clipped to them. The normal interval can cross a bound with few
@@ -60,6 +61,7 @@ class MeanEstimates:
         n_labelled: items with human labels (and the judge's).
         n_unlabelled: items with the judge's labels only.
         worth: human labels the judge-assisted interval is worth: ``n · (w_human / w_ppi)²``.
+        df: the degrees of freedom of the interval's quantile (infinite: the normal one).
     """
 
     ppi: Estimate
