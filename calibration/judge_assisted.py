@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -480,15 +480,16 @@ def stratified_estimates(
     (the full-label mean leaves out queries without a relevant entry).
     """
     rng = np.random.default_rng(seed)
+    if not judge:
+        # People alone: the relevant counts' model sees no judge grade (one class), only the best
+        # rank, which the runs give; the sums stay Horvitz-Thompson, which never read a grade.
+        design = replace(design, judge=np.zeros_like(design.judge))
     t = _Totals(design, replicates, rng)
     q_count = design.n_queries
     grade_ids = np.arange(design.grades)
     level = metric.level  # nDCG: a query counts when it has an entry graded at least this (as in eval)
-    by_query = np.argsort(design.query, kind="stable")
-    cuts = np.searchsorted(design.query[by_query], np.arange(q_count + 1))
-    per_query = [(by_query[cuts[q]:cuts[q + 1]], np.ones(cuts[q + 1] - cuts[q])) for q in range(q_count)]
     relevant_h = (grade_ids >= level).astype(np.float64)
-    count = t.poststratified if judge else (lambda h: t.total(per_query, h, False))
+    count = t.poststratified
     n_rel = count(relevant_h)  # (B+1, Q)
     included = n_rel >= 0.5
     if metric.family == "nDCG":
