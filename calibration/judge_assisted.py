@@ -481,9 +481,15 @@ def stratified_estimates(
     """
     rng = np.random.default_rng(seed)
     if not judge:
-        # People alone: the relevant counts' model sees no judge grade (one class), only the best
-        # rank, which the runs give; the sums stay Horvitz-Thompson, which never read a grade.
-        design = replace(design, judge=np.zeros_like(design.judge))
+        # People alone: the relevant counts are estimated as with the judge, but with no judge
+        # grade: in its place (one class per query's stratum) whether some run ranks the entry
+        # within the top RANK_CELLS, the sampling design's own boundary (probabilities well
+        # above the floor there, at the floor below), which the runs give. A query's few labels
+        # below it (weights of 10 and more) then correct only its deep entries, not its top.
+        # The sums stay Horvitz-Thompson: they never read a judge grade.
+        ranked = np.zeros(len(design.judge), dtype=np.int64) if design.rank is None else np.asarray(design.rank)
+        ranked = ((ranked >= 1) & (ranked <= RANK_CELLS)).astype(np.int64)
+        design = replace(design, judge=ranked)
     t = _Totals(design, replicates, rng)
     q_count = design.n_queries
     grade_ids = np.arange(design.grades)

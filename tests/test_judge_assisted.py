@@ -19,6 +19,7 @@ from calibration.judge_assisted import (  # noqa: E402
     Design,
     Metric,
     interval,
+    poisson_sample,
     query_level,
     run_positions,
     stratified_estimates,
@@ -213,6 +214,73 @@ def test_relevant_counts_by_hand_with_the_best_rank_in_the_model() -> None:
     # The judge grade alone: P = (1 + 1) / (1 + 1 + 2 + 2) = 1/3; query 0: 4/3 + (1 − 1/3) · 4 = 4;
     # query 1: 4/3 + 4 · ((1 − 1/3) + 2 · (−1/3) · 2) / 5 = 4/5, below the 1 people saw, so 1.
     assert _Totals(alone, 0, None).poststratified(relevant)[0].tolist() == pytest.approx([4.0, 1.0])
+
+
+def test_people_only_ndcg_by_hand_from_relevant_counts_of_the_best_rank() -> None:
+    """Two queries of four entries; every run ranks the first entry of each first, the others
+    below the top 10; people labelled the first entries (π 1, relevant) and query 1's e5
+    (relevant) and e6 (not), each with π 0.5 (weight 2).
+
+    People-only relevant counts: the model P(relevant | best rank) is 2/2 = 1 at rank 1 and
+    (2·1 + 2·0)/4 = 1/2 below the top 10, so each query's prediction is 1 + 3/2 = 2.5; the
+    residuals, per (query, ranked within the top 10 or not), are 0 (query 1's below: weights
+    2·(1 − 1/2) + 2·(0 − 1/2) = 0). Ideal DCG@10 of 2.5 relevant entries: 1 + 1/log2 3 + 0.5/2.
+    The run ranks e0..e3 and e4..e7 at 1..4; Horvitz-Thompson DCG@10: query 0 finds e0 (1),
+    query 1 e4 (1) and e5 at rank 2 (2/log2 3). The judge's grades play no part.
+    """
+    query = np.repeat([0, 1], 4)
+    sampled = np.array([1, 0, 0, 0, 1, 1, 1, 0], dtype=bool)
+    probability = np.array([1.0, 0.5, 0.5, 0.5] * 2)
+    people = np.array([1, 0, 0, 0, 1, 1, 0, 0])
+    rank = np.array([1, 0, 0, 0] * 2)
+    runs = {"r": (np.arange(8), np.array([1, 2, 3, 4] * 2))}
+    ideal = 1 + 1 / math.log2(3) + 0.5 / 2
+    expected = (1 / ideal + (1 + 2 / math.log2(3)) / ideal) / 2
+    metric = Metric("nDCG@10", "nDCG", 10)
+    for judge in (np.array([3, 0, 1, 2, 0, 3, 2, 1]), np.zeros(8, dtype=int)):
+        design = Design(query, judge, sampled, probability, people, 2, rank=rank)
+        assert stratified_estimates(design, runs, metric, replicates=0, judge=False)["r"][0] == pytest.approx(expected)
+
+
+def test_people_only_intervals_cover_where_few_labels_a_query_see_no_relevant_entry() -> None:
+    """A pool of 40 queries of 20 entries, relevance falling with the rank and varying by query,
+    every query with a relevant entry; people label a fifth of it (about 4 entries a query,
+    mostly the top-ranked). Over 100 samples (fixed seeds) the people-only 95% intervals of two
+    runs' nDCG@10 cover the full-label value in at least 80% of them and the estimates are
+    within 0.06 of it on average: counted per query by Horvitz-Thompson, most queries' relevant
+    count would be 0 or one deep label's weight, and a query would count only where people
+    happened to find a relevant entry."""
+    rng = np.random.default_rng(7)
+    n_q, per = 40, 20
+    query = np.repeat(np.arange(n_q), per)
+    position = np.tile(np.arange(1, per + 1), n_q)
+    rank = np.where(position <= 10, position, 0)
+    share_relevant = rng.uniform(0.1, 1.0, n_q)[query] / np.sqrt(position)
+    people = (rng.random(len(query)) < share_relevant).astype(int)
+    for q in range(n_q):
+        if not people[query == q].any():
+            people[q * per + rng.integers(per)] = 1
+    judge = np.clip(people * 2 + rng.integers(-1, 2, len(query)), 0, 3)
+    runs = {"a": (np.arange(len(query)), position),
+            "b": (np.arange(len(query)), np.where(position <= 10, 11 - position, position))}
+    qrels = {str(q): {str(e): int(people[e]) for e in np.flatnonzero(query == q)} for q in range(n_q)}
+    rankings = {name: {str(q): [str(e) for e in sorted(np.flatnonzero(query == q), key=lambda e: ranks[e])]
+                       for q in range(n_q)} for name, (_, ranks) in runs.items()}
+    truth = evaluate_many(qrels, rankings, ["nDCG@10"])
+    probability = stratified_probabilities(judge, rank, 0.2 * len(query))
+    sample_rng = np.random.default_rng(1)
+    hits = {name: 0 for name in runs}
+    values: dict[str, list[float]] = {name: [] for name in runs}
+    for i in range(100):
+        design = Design(query, judge, poisson_sample(probability, sample_rng), probability, people, n_q, rank=rank)
+        found = stratified_estimates(design, runs, Metric("nDCG@10", "nDCG", 10), replicates=100, seed=i, judge=False)
+        for name in runs:
+            value, low, high = interval(found[name])
+            values[name].append(value)
+            hits[name] += low <= truth[name].metrics["nDCG@10"] <= high
+    for name in runs:
+        assert hits[name] >= 80, (name, hits[name])
+        assert abs(np.mean(values[name]) - truth[name].metrics["nDCG@10"]) < 0.06, name
 
 
 def test_stratified_estimates_equal_ir_measures_when_everything_is_labelled() -> None:
