@@ -9,7 +9,7 @@ computed by ir-measures); each repetition hides all but a designed sample of the
 and 20% of the pool, and estimates every run's nDCG@10 and every paired difference three ways:
 judge-assisted (``calibration.judge_assisted``: PPI++ over queries for the ``queries``
 design, the difference estimator with a design bootstrap for ``stratified``), people only (the
-same sample; Horvitz-Thompson under ``stratified``) and judge only (the judge's labels
+same sample; under ``stratified`` Horvitz-Thompson sums over relevant counts of the best rank) and judge only (the judge's labels
 everywhere, by ir-measures). Reported per collection, design and budget: coverage of the 95%
 intervals of runs and of pairs, the mean width against people only on the same sample
 (``width``) and against people labelling whole queries at the same budget (``w/q``), Kendall's

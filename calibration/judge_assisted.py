@@ -34,7 +34,11 @@ a way no sum of per-entry terms captures: under ``stratified`` they are refused
 (:data:`STRATIFIED_METRICS`).
 
 People-only estimates use the same sample: under ``queries`` the mean of the labelled queries;
-under ``stratified`` Horvitz-Thompson (every sum and count weighted by ``1/π``, no judge).
+under ``stratified`` Horvitz-Thompson sums (``1/π``-weighted, no judge) over relevant counts
+estimated as above with no judge grade: the model's cells are the best rank alone, and its
+strata (query, whether some run ranks the entry within the top :data:`RANK_CELLS`). Per-query
+Horvitz-Thompson counts would be 0 for most queries when each has a few labels, and the mean
+would run over the queries where people happened to see a relevant entry (biased up).
 Intervals under ``stratified`` come from a design bootstrap: each replicate perturbs every
 sampled entry's weight to ``w · (1 + ε √(1 − π))`` with ε = ±1 at random (its variance is the
 Poisson design's Horvitz-Thompson variance) and refits the calibration, and the interval is
@@ -473,8 +477,9 @@ def stratified_estimates(
     replicates: int = N_REPLICATES, seed: int = 0, judge: bool = True,
 ) -> dict[str, NDArray[np.float64]]:
     """Run -> ``(B+1,)`` estimates of the mean over queries of ``metric`` (row 0 the estimate,
-    rows 1.. design-bootstrap replicates), by the difference estimator (``judge``) or
-    Horvitz-Thompson. ``runs``: run -> :func:`run_positions` at ``metric.k`` or deeper.
+    rows 1.. design-bootstrap replicates), by the difference estimator (``judge``) or from
+    people alone (Horvitz-Thompson sums, relevant counts of the best rank: see the module's
+    docstring). ``runs``: run -> :func:`run_positions` at ``metric.k`` or deeper.
 
     A query counts in the mean when its estimated number of relevant entries is at least 0.5
     (the full-label mean leaves out queries without a relevant entry).

@@ -109,8 +109,9 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
             pi = f"[{_cell(c.people_low)}, {_cell(c.people_high)}]"
             click.echo(f"{run:<24}{metric:<14}{_cell(c.value):>10}  {ci:<20}{_cell(c.people_only):>12}  {pi:<20}"
                        f"{_cell(c.judge_only):>11}  {c.method}" + (f" (λ {c.lam:.2f})" if c.lam is not None else ""))
+    alone = " (Horvitz-Thompson sums, relevant counts of the best rank)" if inputs.design == "stratified" else ""
     click.echo("judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
-               "sample alone" + (" (Horvitz-Thompson)" if inputs.design == "stratified" else ""))
+               "sample alone" + alone)
     for warning in warnings:
         click.echo(f"warning: {warning}")
 
