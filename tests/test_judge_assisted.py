@@ -300,10 +300,11 @@ def test_stratified_estimates_equal_ir_measures_when_everything_is_labelled() ->
     positions = {n: run_positions(design, index, r, 10) for n, r in rankings.items()}
     for metric, key in [(Metric("nDCG@10", "nDCG", 10), "nDCG@10"), (Metric("e", "nDCG", 10, gains=(0, 1, 3, 7)),
                         "nDCG(dcg='exp-log2')@10"), (Metric("P@5", "P", 5), "P@5"), (Metric("R@5", "R", 5), "R@5")]:
-        found = stratified_estimates(design, positions, metric, replicates=20)
-        for name in rankings:
-            assert found[name][0] == pytest.approx(truth[name].metrics[key])
-            assert interval(found[name])[1:] == pytest.approx((truth[name].metrics[key],) * 2)
+        for judge in (True, False):
+            found = stratified_estimates(design, positions, metric, replicates=20, judge=judge)
+            for name in rankings:
+                assert found[name][0] == pytest.approx(truth[name].metrics[key])
+                assert interval(found[name])[1:] == pytest.approx((truth[name].metrics[key],) * 2)
 
 
 def test_probabilities_sum_to_the_budget_and_never_reach_zero() -> None:
