@@ -9,12 +9,14 @@ computed by ir-measures); each repetition hides all but a designed sample of the
 and 20% of the pool, and estimates every run's nDCG@10 and every paired difference three ways:
 judge-assisted (``calibration.judge_assisted``: PPI++ over queries for the ``queries``
 design, the difference estimator with a design bootstrap for ``stratified``), people only (the
-same sample; Horvitz-Thompson under ``stratified``) and judge only (the judge's labels
+same sample; under ``stratified`` Horvitz-Thompson sums over relevant counts of the best rank) and judge only (the judge's labels
 everywhere, by ir-measures). Reported per collection, design and budget: coverage of the 95%
 intervals of runs and of pairs, the mean width against people only on the same sample
 (``width``) and against people labelling whole queries at the same budget (``w/q``), Kendall's
 τ between the estimated and the true ordering of runs (mean over repetitions), and where the
-judge-tuned runs are placed (true rank / median estimated rank / judge-only rank, 1 = best).
+judge-tuned runs are placed (true rank / median estimated rank / judge-only rank, 1 = best), and
+the share of run intervals not given (``no-ci``: under ``queries``, where the labelled queries
+show no spread; such a repetition counts as not covering).
 
 Collections and runs:
 
@@ -271,6 +273,7 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
             widths, widths_people = [], []
             tau_c, tau_p = [], []
             tuned_ranks = []
+            refused_ = []
             if design == "stratified":
                 probability = stratified_probabilities(grade_judge, best, budget)
             for _ in range(reps):
@@ -285,7 +288,7 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
                     pair_hit = (pl <= truth_pairs) & (truth_pairs <= ph)
                 else:
                     sampled = poisson_sample(probability, rng)
-                    design_ = Design(query_of, grade_judge, sampled, probability, grade_people, n_queries)
+                    design_ = Design(query_of, grade_judge, sampled, probability, grade_people, n_queries, rank=best)
                     spec = Metric(METRIC, "nDCG", 10)
                     seed_ = int(rng.integers(1 << 31))
                     combined = stratified_estimates(design_, positions, spec, replicates=replicates, seed=seed_)
@@ -305,20 +308,24 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
                 cover_runs.append(np.mean((low <= truth) & (truth <= high)))
                 cover_pairs.append(np.mean(pair_hit))
                 cover_people.append(np.mean((p_low <= truth) & (truth <= p_high)))
-                widths.append(np.mean(high - low))
-                widths_people.append(np.mean(p_high - p_low))
+                # An interval the estimator cannot give (nan: no spread among the labelled queries)
+                # counts as not covering; widths are those of the intervals given.
+                refused_.append(np.mean(np.isnan(low)))
+                widths.append(np.nanmean(high - low) if not np.isnan(low).all() else np.nan)
+                widths_people.append(np.nanmean(p_high - p_low) if not np.isnan(p_low).all() else np.nan)
                 tau_c.append(kendall(est, truth))
                 tau_p.append(kendall(p_est, truth))
                 tuned_ranks.append(ranks(est)[tuned_idx])
-            width_people = float(np.mean(widths_people))
+            width_people = float(np.nanmean(widths_people))
             if design == "queries":
                 people_query_width = width_people
             rows.append({
                 "collection": label, "design": design, "share": share, "queries": n_queries, "entries": n_entries,
                 "coverage_runs": float(np.mean(cover_runs)), "coverage_pairs": float(np.mean(cover_pairs)),
                 "coverage_people": float(np.mean(cover_people)), "width": float(np.mean(widths)),
-                "width_ratio": float(np.mean(widths)) / width_people if width_people else math.nan,
-                "width_vs_query_people": (float(np.mean(widths)) / people_query_width) if people_query_width else math.nan,
+                "width_ratio": float(np.nanmean(widths)) / width_people if width_people else math.nan,
+                "width_vs_query_people": (float(np.nanmean(widths)) / people_query_width) if people_query_width else math.nan,
+                "no_interval": float(np.mean(refused_)),
                 "tau": float(np.mean(tau_c)), "tau_people": float(np.nanmean(tau_p)),
                 "tau_judge": kendall(judge_only, truth),
                 "tuned": "; ".join(f"{int(true_rank[k])}/{int(np.median([t[n] for t in tuned_ranks]))}/"
@@ -328,13 +335,14 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
             r = rows[-1]
             print(f"{label:<10}{design:<11}{share:>5.0%}{r['coverage_runs']:>7.3f}{r['coverage_pairs']:>7.3f}"
                   f"{r['coverage_people']:>7.3f}{r['width_ratio']:>7.2f}{r['width_vs_query_people']:>7.2f}"
-                  f"{r['tau']:>7.2f}{r['tau_people']:>7.2f}{r['tau_judge']:>7.2f}  {r['tuned']:<16}{r['seconds']:>6.0f}s",
+                  f"{r['tau']:>7.2f}{r['tau_people']:>7.2f}{r['tau_judge']:>7.2f}  {r['tuned']:<16}{r['no_interval']:>7.3f}"
+                  f"{r['seconds']:>6.0f}s",
                   flush=True)
     return rows
 
 
 HEADER = (f"{'collection':<10}{'design':<11}{'budget':>5}{'cov':>7}{'cov-pr':>7}{'cov-pp':>7}{'width':>7}{'w/q':>7}"
-          f"{'tau':>7}{'tau-pp':>7}{'tau-j':>7}  {'tuned true/est/judge':<16}")
+          f"{'tau':>7}{'tau-pp':>7}{'tau-j':>7}  {'tuned true/est/judge':<16}{'no-ci':>7}")
 
 
 def main() -> None:
@@ -356,7 +364,8 @@ def main() -> None:
     print(f"{args.reps} repetitions per figure, metric {METRIC}; cov = coverage of runs, cov-pr = of paired differences, "
           "cov-pp = people only; width = mean width / people only on the same sample; w/q = / people labelling whole "
           "queries; tau = Kendall's tau to the full-label order (combined, people only, judge only); tuned = the "
-          "judge-tuned runs' ranks (true / median estimated / judge only)")
+          "judge-tuned runs' ranks (true / median estimated / judge only); no-ci = share of run intervals not given "
+          "(no spread among the labelled queries; counted as not covering)")
     print(f"dl23's judge: {args.dl23_judge}; *-sim: a judge simulated from DL19's UMBRELA-given-NIST confusion")
     print(HEADER)
     for name in args.collections:

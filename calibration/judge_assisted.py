@@ -22,15 +22,23 @@ people-minus-prediction residuals of the sampled entries. The prediction of an e
 the judge, the estimator stays nearly unbiased; a good judge makes the residuals small. Ratio
 metrics are ratios: nDCG@k divides DCG by the ideal DCG built from each query's counts per
 grade, R@k the relevant in the top k by the query's relevant count. Those counts are
-**post-stratified**: per (query, judge grade) stratum, its size times the ``1/π``-weighted mean
-of the people's labels over its sampled entries (the whole pool's calibration where a stratum
-has none sampled). Never negative, they keep the ideal DCG from collapsing or exploding as
-Horvitz-Thompson counts do (weights of 30 and more), and a ratio of noisy sums is then nearly
-unbiased at a few hundred labels. RR and AP depend on the order of labels in a way no sum of
-per-entry terms captures: under ``stratified`` they are refused (:data:`STRATIFIED_METRICS`).
+**model-assisted and post-stratified**: a model of the people's grade given the judge's grade
+and the entry's best rank (the sampling design's own strata, pooled over queries) predicts
+every entry, and per (query, judge grade) stratum its size times the ``1/π``-weighted mean
+residual of its sampled entries corrects the prediction; a count is never below what people
+saw. They keep the ideal DCG from collapsing or exploding as Horvitz-Thompson counts do
+(weights of 30 and more). With a few labels a query the ratio is still biased (a query's count
+is pulled toward the pooled model, and a query whose estimated relevant count is below 0.5 is
+left out): ``bench/judge_assisted.py`` measures it. RR and AP depend on the order of labels in
+a way no sum of per-entry terms captures: under ``stratified`` they are refused
+(:data:`STRATIFIED_METRICS`).
 
 People-only estimates use the same sample: under ``queries`` the mean of the labelled queries;
-under ``stratified`` Horvitz-Thompson (every sum and count weighted by ``1/π``, no judge).
+under ``stratified`` Horvitz-Thompson sums (``1/π``-weighted, no judge) over relevant counts
+estimated as above with no judge grade: the model's cells are the best rank alone, and its
+strata (query, whether some run ranks the entry within the top :data:`RANK_CELLS`). Per-query
+Horvitz-Thompson counts would be 0 for most queries when each has a few labels, and the mean
+would run over the queries where people happened to see a relevant entry (biased up).
 Intervals under ``stratified`` come from a design bootstrap: each replicate perturbs every
 sampled entry's weight to ``w · (1 + ε √(1 − π))`` with ε = ±1 at random (its variance is the
 Poisson design's Horvitz-Thompson variance) and refits the calibration, and the interval is
@@ -43,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,6 +69,9 @@ _SURE = 0.5
 FLOOR = 0.3
 #: Design-bootstrap replicates.
 N_REPLICATES = 400
+#: Best ranks that are cells of their own in the relevant counts' model (the sampling design's
+#: depth: deeper ranks share one cell with entries no run ranks).
+RANK_CELLS = 10
 
 
 def _z(ci: float) -> float:
@@ -195,7 +206,13 @@ def query_level(
 ) -> Combined:
     """PPI++ over queries: ``people``/``judge_labelled`` are the per-query values of the
     labelled queries (people's labels, the judge's), ``judge_unlabelled`` the judge's values on
-    the other queries. Equals ``ppi_py.ppi_mean_ci`` with its tuned λ (clipped to [0, 1]).
+    the other queries. The estimate and its standard error are ``ppi_py.ppi_mean_ci``'s with its
+    tuned λ (clipped to [0, 1]); the interval takes Student's t quantile with Welch-Satterthwaite
+    degrees of freedom instead of the normal one (:func:`calibration.ppi.ppi_mean`,
+    ``small_sample``), as a handful of labelled queries cannot size a normal interval, so it is
+    ``t_df / z`` times ppi-python's width. Where the labelled queries all give the same people's
+    value less λ times the judge's, the spread that sizes the interval is unknown: no number is
+    given, the reason instead.
 
     With every query labelled the people's mean is exact (a zero-width interval).
     """
@@ -213,8 +230,14 @@ def query_level(
     if len(y) < 2:
         return refused("one labelled query: no interval can be made from one", judge_only, n_people, n_judge,
                        "ppi++ over queries")
-    r = ppi_mean(y, fl, fu, ci=ci, tuned=True, bounds=bounds)
+    r = ppi_mean(y, fl, fu, ci=ci, tuned=True, bounds=bounds, small_sample=True)
     h = r.human_only
+    if math.isnan(r.ppi.low):
+        what = "value" if r.lam == 0 else f"people's value less {r.lam:.2f} times the judge's"
+        return refused(f"no interval: the {len(y)} labelled queries all give the same {what} "
+                       f"({float(np.mean(y - r.lam * fl)):.4f}), so the spread that sizes the interval is unknown; "
+                       "label more queries, or use --design stratified", judge_only, n_people, n_judge,
+                       "ppi++ over queries")
     return Combined(r.ppi.value, r.ppi.low, r.ppi.high, judge_only, h.value, h.low, h.high, n_people, n_judge,
                     "ppi++ over queries", lam=r.lam)
 
@@ -226,20 +249,30 @@ def query_level_columns(
     """:func:`query_level` for many columns at once (runs, or pairs of runs), for repeated
     simulations: ``people``/``judge_labelled`` are (n, K), ``judge_unlabelled`` (N, K).
     Returns (value, low, high, people_only, people_low, people_high), each (K,). The same
-    numbers as :func:`calibration.ppi.ppi_mean` (PPI++) where the people's values are not all
-    0 or 1 (there :func:`query_level` gives the Wilson interval for people alone).
+    numbers as :func:`calibration.ppi.ppi_mean` (PPI++, ``small_sample``) where the people's
+    values are not all 0 or 1 (there :func:`query_level` gives the Wilson interval for people
+    alone); ``nan`` bounds where no interval can be given.
     """
+    from calibration.ppi import SAME
+
     y, fl, fu = (np.asarray(a, dtype=np.float64) for a in (people, judge_labelled, judge_unlabelled))
     n, big_n = y.shape[0], fu.shape[0]
     cov = np.mean((y - y.mean(axis=0)) * (fl - fl.mean(axis=0)), axis=0)
     var = np.var(np.concatenate([fl, fu]), axis=0, ddof=1)
     lam = np.where(var > 0, np.clip(cov / ((1 + n / big_n) * np.where(var > 0, var, 1.0)), 0.0, 1.0), 0.0)
     value = np.mean(lam * fu, axis=0) + np.mean(y - lam * fl, axis=0)
-    se = np.sqrt(np.var(lam * fu, axis=0) / big_n + np.var(y - lam * fl, axis=0) / n)
-    z = _z(ci)
+    a, b = np.var(lam * fu, axis=0) / big_n, np.var(y - lam * fl, axis=0) / n
+    se = np.sqrt(a + b)
+    from scipy.stats import t
+
+    den = (a * a / (big_n - 1) if big_n > 1 else 0.0) + b * b / (n - 1)
+    df = np.where(lam == 0, n - 1.0, (a + b) ** 2 / np.where(den > 0, den, 1.0))
+    spread = np.ptp(y - lam * fl, axis=0) > SAME
+    q = np.where(spread, t.ppf(0.5 + ci / 2, np.where(spread, df, 1.0)), np.nan)
     human = y.mean(axis=0)
     human_se = np.std(y, axis=0) / math.sqrt(n)
-    out = [value, value - z * se, value + z * se, human, human - z * human_se, human + z * human_se]
+    human_q = np.where(np.ptp(y, axis=0) > SAME, t.ppf(0.5 + ci / 2, n - 1.0), np.nan)
+    out = [value, value - q * se, value + q * se, human, human - human_q * human_se, human + human_q * human_se]
     if bounds is not None:
         out = [np.clip(a, bounds[0], bounds[1]) for a in out]
     return tuple(out)
@@ -292,6 +325,9 @@ class Design:
         probability: per entry, its inclusion probability (used for sampled entries).
         people: per entry, the people's grade (read for sampled entries only).
         n_queries: Q.
+        rank: per entry, the best rank any run gives it (0: none within the top
+            :data:`RANK_CELLS`), a cell of the model the relevant counts are estimated with;
+            None: no rank is known (the judge grade alone).
     """
 
     query: NDArray[np.int_]
@@ -301,6 +337,7 @@ class Design:
     people: NDArray[np.int_]
     n_queries: int
     grades: int = 4
+    rank: NDArray[np.int_] | None = None
 
 
 def run_positions(design: Design, index: Mapping[tuple[int, str], int], ranking: Mapping[int, Sequence[str]],
@@ -346,24 +383,47 @@ class _Totals:
         overall = overall / np.maximum(overall.sum(axis=2, keepdims=True), 1e-300)
         self.p = np.where(per_j > 0, mass / np.maximum(per_j, 1e-300), overall)
         self.sp = sp
-        # The same by (query, judge grade) stratum, shape (B+1, Q, J, G), for post-stratified counts.
+        # The counts' model: P(people grade | judge grade, best rank), pooled over queries, per
+        # weight vector, shape (B+1, K, G); a cell with no sampled entry takes its judge grade's.
         q_count = design.n_queries
-        cell = (design.query[s] * g + self.js) * g + self.y
-        strata = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), cell)), shape=(len(s), q_count * g * g))
-        self.mass_qj = np.asarray(self.weights @ strata).reshape(-1, q_count, g, g)
-        self.pool_qj = np.bincount(design.query * g + design.judge, minlength=q_count * g).reshape(q_count, g)
+        rank = np.zeros(len(design.judge), dtype=np.int64) if design.rank is None else np.asarray(design.rank)
+        rank = np.where((rank >= 1) & (rank <= RANK_CELLS), rank, 0)
+        self.cell = design.judge * (RANK_CELLS + 1) + rank
+        self.k = g * (RANK_CELLS + 1)
+        by_cell = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), self.cell[s] * g + self.y)),
+                               shape=(len(s), self.k * g))
+        cell_mass = np.asarray(self.weights @ by_cell).reshape(-1, self.k, g)
+        cell_total = cell_mass.sum(axis=2, keepdims=True)
+        of_judge = np.repeat(self.p, RANK_CELLS + 1, axis=1)
+        self.p_cell = np.where(cell_total > 0, cell_mass / np.maximum(cell_total, 1e-300), of_judge)
+        # (query, judge grade) strata: each one's sampled weight, size, and membership.
+        self.q_count = q_count
+        self.qj_s = design.query[s] * g + self.js
+        self.in_qj = sp.csr_array((np.ones(len(s)), (np.arange(len(s)), self.qj_s)), shape=(len(s), q_count * g))
+        self.weight_qj = np.asarray(self.weights @ self.in_qj)  # (B+1, Q·J)
+        self.size_qj = np.bincount(design.query * g + design.judge, minlength=q_count * g)
+        self.cells_q = sp.csr_array((np.ones(len(design.judge)), (design.query, self.cell)), shape=(q_count, self.k))
 
     def poststratified(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``(B+1, Q)`` estimates of ``Σ_{e in q} h(y_e)`` per query: within each (query, judge
-        grade) stratum, its size times the ``1/π``-weighted mean of ``h`` over its sampled
-        entries (the whole pool's calibration where a stratum has none sampled). Never negative
-        for ``h >= 0``, so an ideal DCG built from these counts cannot collapse or explode."""
-        mass = self.mass_qj  # (B+1, Q, J, G)
-        total = mass.sum(axis=3)
-        local = (mass @ h) / np.maximum(total, 1e-300)
-        fallback = (self.p @ h)[:, None, :]  # (B+1, 1, J)
-        mean = np.where(total > 0, local, fallback)
-        return (mean * self.pool_qj[None, :, :]).sum(axis=2)
+        """``(B+1, Q)`` estimates of ``Σ_{e in q} h(y_e)`` per query (h >= 0), model-assisted:
+        the model's prediction of every entry of the query (the ``1/π``-weighted mean of ``h``
+        in its (judge grade, best rank) cell over the whole sample), plus, per (query, judge
+        grade) stratum, its size times the ``1/π``-weighted mean residual of its sampled
+        entries; at least the sum of ``h`` over the query's sampled entries (what people saw).
+
+        The model has the best rank in it because inclusion probabilities and relevance both
+        grow toward the top ranks: a stratum's few sampled entries are mostly its top-ranked
+        ones, and their plain mean (or the judge grade's pooled mean, for a stratum with none
+        sampled) overstates the relevance of the rest. The floor keeps an ideal DCG built from
+        these counts from collapsing."""
+        pred = self.p_cell @ h  # (B+1, K)
+        model = np.asarray(self.cells_q @ pred.T).T  # (B+1, Q)
+        residual = h[self.y][None, :] - pred[:, self.cell[self.s]]
+        summed = np.asarray((self.weights * residual) @ self.in_qj)  # (B+1, Q·J)
+        mean = np.where(self.weight_qj > 0, summed / np.maximum(self.weight_qj, 1e-300), 0.0)
+        out = model + (mean * self.size_qj[None, :]).reshape(-1, self.q_count, self.d.grades).sum(axis=2)
+        seen = np.bincount(self.d.query[self.s], weights=h[self.y], minlength=self.q_count)
+        return np.maximum(out, seen[None, :])
 
     def total(self, columns: Sequence[tuple[NDArray[np.int_], NDArray[np.float64]]], h: NDArray[np.float64],
               judge: bool) -> NDArray[np.float64]:
@@ -417,22 +477,30 @@ def stratified_estimates(
     replicates: int = N_REPLICATES, seed: int = 0, judge: bool = True,
 ) -> dict[str, NDArray[np.float64]]:
     """Run -> ``(B+1,)`` estimates of the mean over queries of ``metric`` (row 0 the estimate,
-    rows 1.. design-bootstrap replicates), by the difference estimator (``judge``) or
-    Horvitz-Thompson. ``runs``: run -> :func:`run_positions` at ``metric.k`` or deeper.
+    rows 1.. design-bootstrap replicates), by the difference estimator (``judge``) or from
+    people alone (Horvitz-Thompson sums, relevant counts of the best rank: see the module's
+    docstring). ``runs``: run -> :func:`run_positions` at ``metric.k`` or deeper.
 
     A query counts in the mean when its estimated number of relevant entries is at least 0.5
     (the full-label mean leaves out queries without a relevant entry).
     """
     rng = np.random.default_rng(seed)
+    if not judge:
+        # People alone: the relevant counts are estimated as with the judge, but with no judge
+        # grade: in its place (one class per query's stratum) whether some run ranks the entry
+        # within the top RANK_CELLS, the sampling design's own boundary (probabilities well
+        # above the floor there, at the floor below), which the runs give. A query's few labels
+        # below it (weights of 10 and more) then correct only its deep entries, not its top.
+        # The sums stay Horvitz-Thompson: they never read a judge grade.
+        ranked = np.zeros(len(design.judge), dtype=np.int64) if design.rank is None else np.asarray(design.rank)
+        ranked = ((ranked >= 1) & (ranked <= RANK_CELLS)).astype(np.int64)
+        design = replace(design, judge=ranked)
     t = _Totals(design, replicates, rng)
     q_count = design.n_queries
     grade_ids = np.arange(design.grades)
     level = metric.level  # nDCG: a query counts when it has an entry graded at least this (as in eval)
-    by_query = np.argsort(design.query, kind="stable")
-    cuts = np.searchsorted(design.query[by_query], np.arange(q_count + 1))
-    per_query = [(by_query[cuts[q]:cuts[q + 1]], np.ones(cuts[q + 1] - cuts[q])) for q in range(q_count)]
     relevant_h = (grade_ids >= level).astype(np.float64)
-    count = t.poststratified if judge else (lambda h: t.total(per_query, h, False))
+    count = t.poststratified
     n_rel = count(relevant_h)  # (B+1, Q)
     included = n_rel >= 0.5
     if metric.family == "nDCG":

@@ -15,6 +15,19 @@ is normal: ``θ̂ ± z_{1−α/2} · sqrt(Var)``. Variances are population varia
 as in ``ppi-python``, whose values these equal. A good judge makes ``y − f`` small and the
 interval narrow; a bad one widens it but never biases it.
 
+With few labelled units (``small_sample``: the query design labels a handful of queries) the
+normal quantile claims more than the data hold: the variance of ``y − λf`` is estimated from
+``n`` values. The interval then takes Student's t quantile with the Welch-Satterthwaite degrees
+of freedom of the two variance terms, ``a = var_N(λf)/N`` and ``b = var_n(y − λf)/n``::
+
+    df = (a + b)² / (a² / (N − 1) + b² / (n − 1))
+
+(``n − 1`` when the people's term dominates, large when the judge's does), so the estimate
+and standard error are still ppi-python's and only the width grows, by ``t_df / z``. When
+``b`` is 0 (every labelled unit gives the same ``y − λf``, to 1e-12) no interval can be
+given: the spread that would size it is unknown, and a zero-width interval would claim
+certainty.
+
 A bounded metric (a rate in [0, 1], a grade mean in [0, 3]) passes its ``bounds``: the PPI
 estimate and interval are then clipped to them. The normal interval can cross a bound with few
 labels (n = 5 gives [-0.18, 1.18]); clipping a valid interval to the parameter space removes
@@ -48,6 +61,7 @@ class MeanEstimates:
         n_labelled: items with human labels (and the judge's).
         n_unlabelled: items with the judge's labels only.
         worth: human labels the judge-assisted interval is worth: ``n · (w_human / w_ppi)²``.
+        df: the degrees of freedom of the interval's quantile (infinite: the normal one).
     """
 
     ppi: Estimate
@@ -57,12 +71,43 @@ class MeanEstimates:
     n_labelled: int
     n_unlabelled: int
     worth: float
+    df: float = math.inf
 
 
 def _z(ci: float) -> float:
     from scipy.stats import norm
 
     return float(norm.ppf(0.5 + ci / 2))
+
+
+#: Values closer than this are the same value (metric values are sums of float terms).
+SAME = 1e-12
+
+
+def _same(values: np.ndarray) -> bool:
+    """Whether every value is the same (their spread, and so a variance from them, is 0)."""
+    return float(np.ptp(values)) <= SAME
+
+
+def _t(ci: float, df: float) -> float:
+    """Student's t quantile for a two-sided ``ci`` interval (the normal one for infinite ``df``)."""
+    if math.isinf(df):
+        return _z(ci)
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + ci / 2, df))
+
+
+def welch_df(a: float, b: float, n: int, big_n: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of ``a + b``, variance terms estimated from
+    ``big_n`` and ``n`` values (infinite when both are 0).
+
+    >>> round(welch_df(0.0, 1.0, 5, 100), 6), round(welch_df(1.0, 1.0, 5, 5), 6)
+    (4.0, 8.0)
+    """
+    num = (a + b) ** 2
+    den = (a * a / (big_n - 1) if big_n > 1 else 0.0) + (b * b / (n - 1) if n > 1 else 0.0)
+    return num / den if den > 0 else math.inf
 
 
 def ppi_lambda(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray) -> float:
@@ -95,6 +140,7 @@ def ppi_mean(
     ci: float = 0.95,
     tuned: bool = True,
     bounds: tuple[float, float] | None = None,
+    small_sample: bool = False,
 ) -> MeanEstimates:
     """Prediction-powered mean (PPI++ when ``tuned``, classic PPI otherwise) beside the others.
 
@@ -110,6 +156,10 @@ def ppi_mean(
     >>> r = ppi_mean([1, 1, 1, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1], tuned=False, bounds=(0.0, 1.0))
     >>> r.ppi.value, r.ppi.high, round(r.human_only.low, 4), r.human_only.method
     (1.0, 1.0, 0.5655, 'wilson')
+
+    ``small_sample``: t quantiles (Welch-Satterthwaite ``df`` for PPI, ``n − 1`` for people
+    alone) instead of the normal one, and no interval (``nan`` bounds) where the people's
+    variance term is 0, save the Wilson interval of 0/1 labels.
 
     Raises:
         CalibrationError: fewer than two labelled or one unlabelled item, unequal lengths,
@@ -128,20 +178,29 @@ def ppi_mean(
     n, big_n = len(yl), len(fu)
     lam = ppi_lambda(yl, fl, fu) if tuned else 1.0
     value = float(np.mean(lam * fu) + np.mean(yl - lam * fl))
-    se = math.sqrt(np.var(lam * fu) / big_n + np.var(yl - lam * fl) / n)
-    z = _z(ci)
+    judge_term, people_term = float(np.var(lam * fu) / big_n), float(np.var(yl - lam * fl) / n)
+    se = math.sqrt(judge_term + people_term)
+    df = welch_df(judge_term, people_term, n, big_n) if small_sample else math.inf
+    q = _t(ci, df)
     human_se = float(np.std(yl) / math.sqrt(n))
     human_value = float(yl.mean())
+    human_q = _t(ci, n - 1.0) if small_sample else q
+    nan = math.nan
     if bounds == (0.0, 1.0) and np.isin(yl, (0.0, 1.0)).all():
         human = Estimate("human_mean", human_value, *wilson_interval(int(yl.sum()), n, ci), n, ci, "wilson")
+    elif small_sample and _same(yl):
+        human = Estimate("human_mean", *_clip((human_value, nan, nan), bounds), n, ci, "no interval")
     else:
-        interval = (human_value, human_value - z * human_se, human_value + z * human_se)
+        interval = (human_value, human_value - human_q * human_se, human_value + human_q * human_se)
         human = Estimate("human_mean", *_clip(interval, bounds), n, ci, "analytic")
     if lam == 0.0:
         # λ = 0 ignores the judge: the estimate is the human-only one, and so is its interval.
         ppi = Estimate("ppi_mean", human.value, human.low, human.high, n + big_n, ci, human.method)
+        df = n - 1.0 if small_sample else df
+    elif small_sample and _same(yl - lam * fl):
+        ppi = Estimate("ppi_mean", *_clip((value, nan, nan), bounds), n + big_n, ci, "no interval")
     else:
-        ppi = Estimate("ppi_mean", *_clip((value, value - z * se, value + z * se), bounds), n + big_n, ci, "analytic")
+        ppi = Estimate("ppi_mean", *_clip((value, value - q * se, value + q * se), bounds), n + big_n, ci, "analytic")
     worth = n * (human_se / se) ** 2 if se > 0 else math.inf
     judge_only = float(np.concatenate([fl, fu]).mean())
-    return MeanEstimates(ppi, human, judge_only, lam, n, big_n, worth)
+    return MeanEstimates(ppi, human, judge_only, lam, n, big_n, worth, df)

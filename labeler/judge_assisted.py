@@ -122,6 +122,7 @@ class Inputs:
     golden: str
     content_hash: str | None
     entries: list[tuple[str, str]]  # pool entries, queries in import order
+    best_rank: list[int]  # per pool entry, its best rank in any source (0: none)
     probability: dict[tuple[str, str], float]  # sampled entries
     people: dict[tuple[str, str], int]  # the people's grade of every sampled entry
     judge_grades: dict[tuple[str, str], int]
@@ -156,9 +157,10 @@ def gather(spec: str, run_paths: Sequence[str | Path], judge: str, sample: str, 
         version, rows = verified_rows(db, version_name, caller=caller)
         drawn = store.get_sample(db, sample, caller=caller)
         grades = store.relevance_grades(db, judge, caller=caller)
-        entries = [(e.query_id, e.doc_id) for e in store.pool_entries(db, caller=caller)]
+        pool = store.pool_entries(db, caller=caller)
     finally:
         db.close()
+    entries = [(e.query_id, e.doc_id) for e in pool]
     graded = {(r.query_id, r.doc_id): r.relevance for r in rows}
     missing = [item for item in drawn.items if item not in graded]
     if missing:
@@ -167,8 +169,8 @@ def gather(spec: str, run_paths: Sequence[str | Path], judge: str, sample: str, 
                          f"in version {version_name!r} (first: {q}/{d}); label them and freeze a new version")
     people = {item: graded[item] for item in drawn.items}
     runs = {name: read_ranked_run(p) for name, p in zip(run_names(run_paths), run_paths, strict=True)}
-    return Inputs(drawn.design, sample, judge, spec, version.content_hash, entries, dict(drawn.items), people,
-                  grades, runs)
+    return Inputs(drawn.design, sample, judge, spec, version.content_hash, entries, [e.best_rank for e in pool],
+                  dict(drawn.items), people, grades, runs)
 
 
 def _qrels(items: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
@@ -261,6 +263,7 @@ def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevanc
         probability=np.array([inputs.probability.get(e, 1.0) for e in inputs.entries]),
         people=np.clip(np.array([inputs.people.get(e, 0) for e in inputs.entries]), 0, 3),
         n_queries=len(queries),
+        rank=np.array(inputs.best_rank, dtype=np.int64),
     )
     out: dict[str, dict[str, Any]] = {r: {} for r in inputs.runs if r != baseline}
     for metric, measure in parsed.items():

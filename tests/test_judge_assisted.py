@@ -19,6 +19,7 @@ from calibration.judge_assisted import (  # noqa: E402
     Design,
     Metric,
     interval,
+    poisson_sample,
     query_level,
     run_positions,
     stratified_estimates,
@@ -79,6 +80,8 @@ def test_query_design_equals_ppi_python_on_per_query_metrics(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["design"] == "queries" and set(out["runs"]) == {"run0.trec", "run1.trec", "run2.trec"}
+    assert len(out["warnings"]) == 1 and out["warnings"][0].startswith("only 4 labelled queries")
+    assert "--design stratified" in out["warnings"][0]
     labelled = {q for q, _, _ in planned.items}
     people_qrels: dict = {}
     for q, d, _ in planned.items:
@@ -99,28 +102,69 @@ def test_query_design_equals_ppi_python_on_per_query_metrics(tmp_path: Path) -> 
             cell = out["runs"][run][metric]
             assert set(cell) >= KEYS and (cell["n_people"], cell["n_judge"]) == (48, 96)
             if y.std() == 0:  # every labelled query scores the same: λ is 0, the interval the people's own
+                if set(y) <= {0.0, 1.0}:  # the Wilson interval of 0/1 values
+                    assert cell["low"] < cell["high"]
+                else:  # no spread to size an interval with
+                    assert cell["value"] is None and "no interval" in cell["why"]
                 continue
             compared += 1
-            # The estimate and interval of PPI++ (power-tuned λ), as ppi-python computes them.
+            # The estimate of PPI++ (power-tuned λ) as ppi-python computes it; its interval
+            # widened by t_df / z, clipped to [0, 1].
             assert cell["value"] == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]))
             low, high = (float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05))
-            assert (cell["low"], cell["high"]) == pytest.approx((max(low, 0.0), min(high, 1.0)))
+            half = (high - low) / 2 * _t_over_z(y, f, fu, cell.get("lambda", 0.0))
+            assert (low + high) / 2 == pytest.approx(cell["value"])
+            assert (cell["low"], cell["high"]) == pytest.approx((max(cell["value"] - half, 0.0),
+                                                                 min(cell["value"] + half, 1.0)))
             assert cell["people_only"] == pytest.approx(float(y.mean()))
             assert cell["judge_only"] == pytest.approx(by_judge[run].metrics[metric])
     assert compared >= 4
 
 
+def _t_over_z(y: np.ndarray, f: np.ndarray, fu: np.ndarray, lam: float) -> float:
+    """Student's t quantile with the Welch-Satterthwaite degrees of freedom of PPI's two
+    variance terms, over the normal quantile: how much wider than ppi-python's our interval is."""
+    from scipy.stats import norm, t
+
+    n, big_n = len(y), len(fu)
+    a, b = np.var(lam * fu) / big_n, np.var(y - lam * f) / n
+    df = (a + b) ** 2 / (a**2 / (big_n - 1) + b**2 / (n - 1))
+    return float(t.ppf(0.975, df) / norm.ppf(0.975))
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_query_level_equals_ppi_python_classic_and_tuned(seed: int) -> None:
+@pytest.mark.parametrize("n", [3, 12, 400])
+def test_query_level_equals_ppi_python_but_for_the_t_quantile(seed: int, n: int) -> None:
     rng = np.random.default_rng(seed)
-    y = rng.uniform(0.3, 0.7, 12)
-    f = np.clip(y + rng.normal(0, 0.05, 12), 0, 1)
-    fu = rng.uniform(0.3, 0.7, 60)
+    y = rng.uniform(0.3, 0.7, n)
+    f = np.clip(y + rng.normal(0, 0.05, n), 0, 1)
+    fu = rng.uniform(0.3, 0.7, 60 + n)
     c = query_level(y, f, fu)
     low, high = (float(v[0]) for v in ppi_mean_ci(y, f, fu, alpha=0.05))
-    assert (c.value, c.low, c.high) == pytest.approx((float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]), low, high))
+    # The estimate and standard error are ppi-python's (PPI++); only the quantile differs.
+    assert c.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu))[0]))
+    assert (c.low + c.high) / 2 == pytest.approx((low + high) / 2)
+    ratio = _t_over_z(y, f, fu, c.lam)
+    assert (c.high - c.low) / (high - low) == pytest.approx(ratio, rel=1e-9)
+    assert ratio > {3: 1.5, 12: 1.01, 400: 1.0}[n] and (n < 400 or ratio < 1.003)
     # λ = 1 is classic PPI; ppi-python's estimate at the λ used equals ours.
     assert c.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, f, fu, lam=c.lam))[0]))
+
+
+@pytest.mark.parametrize(("people", "judge", "bounds"), [
+    ([0.5, 0.5, 0.5], [0.4, 0.7, 0.6], (0.0, 1.0)),  # the same nDCG on every labelled query
+    ([0.0, 0.0, 0.0, 0.0], [0.1, -0.2, 0.0, 0.3], (-1.0, 1.0)),  # two runs tied on every labelled query
+    ([0.2, 0.5, 0.8], [0.1, 0.4, 0.7], (0.0, 1.0)),  # λ 1, the judge off by the same on every labelled query
+])
+def test_query_level_gives_no_interval_where_the_labelled_queries_show_no_spread(people, judge, bounds) -> None:
+    from calibration.judge_assisted import query_level_columns
+
+    unlabelled = [0.4] * 6 if people[0] == 0.2 else [0.2, 0.9, 0.4, 0.6, 0.1, 0.8]
+    c = query_level(people, judge, unlabelled, bounds=bounds)
+    assert math.isnan(c.value) and math.isnan(c.low) and math.isnan(c.high) and c.low != c.high
+    assert c.why.startswith(f"no interval: the {len(people)} labelled queries all give the same")
+    many = query_level_columns(np.array([people]).T, np.array([judge]).T, np.array([unlabelled]).T, bounds=bounds)
+    assert math.isnan(many[1][0]) and math.isnan(many[2][0])
 
 
 def test_horvitz_thompson_and_difference_estimator_by_hand() -> None:
@@ -146,6 +190,99 @@ def test_horvitz_thompson_and_difference_estimator_by_hand() -> None:
     assert combined[0] == pytest.approx(5 / 13)
 
 
+def test_relevant_counts_by_hand_with_the_best_rank_in_the_model() -> None:
+    """Two queries of four entries, the judge grading every one 1: each query's top-ranked
+    entry is drawn for sure (π 1), the three deeper ones with π 0.5. People found both top
+    entries relevant and query 1's two deeper sampled entries (weight 2 each) not relevant.
+
+    The model P(relevant | judge 1, best rank): rank 1 → 2/2 = 1, unranked → 0/4 = 0. Query 0:
+    predictions 1 + 0 + 0 + 0 = 1, and its one sampled entry's residual 1 − 1 = 0, so 1.
+    Query 1: predictions 1, residuals 0, so 1. Without the rank, query 0's one top-ranked label
+    stands for its three deeper entries and its count is 4.
+    """
+    from calibration.judge_assisted import _Totals
+
+    query = np.repeat([0, 1], 4)
+    sampled = np.array([1, 0, 0, 0, 1, 1, 1, 0], dtype=bool)
+    probability = np.array([1.0, 0.5, 0.5, 0.5] * 2)
+    people = np.array([1, 0, 0, 0, 1, 0, 0, 0])
+    rank = np.array([1, 0, 0, 0] * 2)
+    relevant = np.array([0.0, 1.0, 1.0, 1.0])
+    with_rank = Design(query, np.ones(8, dtype=int), sampled, probability, people, 2, rank=rank)
+    assert _Totals(with_rank, 0, None).poststratified(relevant)[0].tolist() == pytest.approx([1.0, 1.0])
+    alone = Design(query, np.ones(8, dtype=int), sampled, probability, people, 2)
+    # The judge grade alone: P = (1 + 1) / (1 + 1 + 2 + 2) = 1/3; query 0: 4/3 + (1 − 1/3) · 4 = 4;
+    # query 1: 4/3 + 4 · ((1 − 1/3) + 2 · (−1/3) · 2) / 5 = 4/5, below the 1 people saw, so 1.
+    assert _Totals(alone, 0, None).poststratified(relevant)[0].tolist() == pytest.approx([4.0, 1.0])
+
+
+def test_people_only_ndcg_by_hand_from_relevant_counts_of_the_best_rank() -> None:
+    """Two queries of four entries; every run ranks the first entry of each first, the others
+    below the top 10; people labelled the first entries (π 1, relevant) and query 1's e5
+    (relevant) and e6 (not), each with π 0.5 (weight 2).
+
+    People-only relevant counts: the model P(relevant | best rank) is 2/2 = 1 at rank 1 and
+    (2·1 + 2·0)/4 = 1/2 below the top 10, so each query's prediction is 1 + 3/2 = 2.5; the
+    residuals, per (query, ranked within the top 10 or not), are 0 (query 1's below: weights
+    2·(1 − 1/2) + 2·(0 − 1/2) = 0). Ideal DCG@10 of 2.5 relevant entries: 1 + 1/log2 3 + 0.5/2.
+    The run ranks e0..e3 and e4..e7 at 1..4; Horvitz-Thompson DCG@10: query 0 finds e0 (1),
+    query 1 e4 (1) and e5 at rank 2 (2/log2 3). The judge's grades play no part.
+    """
+    query = np.repeat([0, 1], 4)
+    sampled = np.array([1, 0, 0, 0, 1, 1, 1, 0], dtype=bool)
+    probability = np.array([1.0, 0.5, 0.5, 0.5] * 2)
+    people = np.array([1, 0, 0, 0, 1, 1, 0, 0])
+    rank = np.array([1, 0, 0, 0] * 2)
+    runs = {"r": (np.arange(8), np.array([1, 2, 3, 4] * 2))}
+    ideal = 1 + 1 / math.log2(3) + 0.5 / 2
+    expected = (1 / ideal + (1 + 2 / math.log2(3)) / ideal) / 2
+    metric = Metric("nDCG@10", "nDCG", 10)
+    for judge in (np.array([3, 0, 1, 2, 0, 3, 2, 1]), np.zeros(8, dtype=int)):
+        design = Design(query, judge, sampled, probability, people, 2, rank=rank)
+        assert stratified_estimates(design, runs, metric, replicates=0, judge=False)["r"][0] == pytest.approx(expected)
+
+
+def test_people_only_intervals_cover_where_few_labels_a_query_see_no_relevant_entry() -> None:
+    """A pool of 40 queries of 20 entries, relevance falling with the rank and varying by query,
+    every query with a relevant entry; people label a fifth of it (about 4 entries a query,
+    mostly the top-ranked). Over 100 samples (fixed seeds) the people-only 95% intervals of two
+    runs' nDCG@10 cover the full-label value in at least 80% of them and the estimates are
+    within 0.06 of it on average: counted per query by Horvitz-Thompson, most queries' relevant
+    count would be 0 or one deep label's weight, and a query would count only where people
+    happened to find a relevant entry."""
+    rng = np.random.default_rng(7)
+    n_q, per = 40, 20
+    query = np.repeat(np.arange(n_q), per)
+    position = np.tile(np.arange(1, per + 1), n_q)
+    rank = np.where(position <= 10, position, 0)
+    share_relevant = rng.uniform(0.1, 1.0, n_q)[query] / np.sqrt(position)
+    people = (rng.random(len(query)) < share_relevant).astype(int)
+    for q in range(n_q):
+        if not people[query == q].any():
+            people[q * per + rng.integers(per)] = 1
+    judge = np.clip(people * 2 + rng.integers(-1, 2, len(query)), 0, 3)
+    runs = {"a": (np.arange(len(query)), position),
+            "b": (np.arange(len(query)), np.where(position <= 10, 11 - position, position))}
+    qrels = {str(q): {str(e): int(people[e]) for e in np.flatnonzero(query == q)} for q in range(n_q)}
+    rankings = {name: {str(q): [str(e) for e in sorted(np.flatnonzero(query == q), key=lambda e: ranks[e])]
+                       for q in range(n_q)} for name, (_, ranks) in runs.items()}
+    truth = evaluate_many(qrels, rankings, ["nDCG@10"])
+    probability = stratified_probabilities(judge, rank, 0.2 * len(query))
+    sample_rng = np.random.default_rng(1)
+    hits = {name: 0 for name in runs}
+    values: dict[str, list[float]] = {name: [] for name in runs}
+    for i in range(100):
+        design = Design(query, judge, poisson_sample(probability, sample_rng), probability, people, n_q, rank=rank)
+        found = stratified_estimates(design, runs, Metric("nDCG@10", "nDCG", 10), replicates=100, seed=i, judge=False)
+        for name in runs:
+            value, low, high = interval(found[name])
+            values[name].append(value)
+            hits[name] += low <= truth[name].metrics["nDCG@10"] <= high
+    for name in runs:
+        assert hits[name] >= 80, (name, hits[name])
+        assert abs(np.mean(values[name]) - truth[name].metrics["nDCG@10"]) < 0.06, name
+
+
 def test_stratified_estimates_equal_ir_measures_when_everything_is_labelled() -> None:
     rng = np.random.default_rng(4)
     n_q, per = 5, 14
@@ -163,10 +300,11 @@ def test_stratified_estimates_equal_ir_measures_when_everything_is_labelled() ->
     positions = {n: run_positions(design, index, r, 10) for n, r in rankings.items()}
     for metric, key in [(Metric("nDCG@10", "nDCG", 10), "nDCG@10"), (Metric("e", "nDCG", 10, gains=(0, 1, 3, 7)),
                         "nDCG(dcg='exp-log2')@10"), (Metric("P@5", "P", 5), "P@5"), (Metric("R@5", "R", 5), "R@5")]:
-        found = stratified_estimates(design, positions, metric, replicates=20)
-        for name in rankings:
-            assert found[name][0] == pytest.approx(truth[name].metrics[key])
-            assert interval(found[name])[1:] == pytest.approx((truth[name].metrics[key],) * 2)
+        for judge in (True, False):
+            found = stratified_estimates(design, positions, metric, replicates=20, judge=judge)
+            for name in rankings:
+                assert found[name][0] == pytest.approx(truth[name].metrics[key])
+                assert interval(found[name])[1:] == pytest.approx((truth[name].metrics[key],) * 2)
 
 
 def test_probabilities_sum_to_the_budget_and_never_reach_zero() -> None:
@@ -224,13 +362,16 @@ def test_plan_sample_json_and_bad_input_leaves_the_project_unchanged(tmp_path: P
     assert all(0 < i["probability"] <= 1 for i in out["items"])
     stored = db.execute("SELECT count(*) FROM sample_items WHERE sample = 's'").fetchone()[0]
     assert stored == out["judgments"]
+    few = CliRunner().invoke(cli, ["plan-sample", path, "--name", "q", "--share", "0.25", "--seed", "5"])
+    assert few.exit_code == 0 and "warning: only 2 labelled queries" in few.output, few.output
+    assert "--design stratified" in few.output
     for bad, message in [(["--name", "s", "--share", "0.2"], "exists already"),
                          (["--name", "t", "--share", "1.5"], "give a share in (0, 1]"),
                          (["--name", "t", "--share", "0.2", "--judge", "nobody"], "judge 'nobody' has no relevance"),
                          (["--name", "t"], "give either a share")]:
         refused = CliRunner().invoke(cli, ["plan-sample", path, *bad])
         assert refused.exit_code == 1 and message in refused.output, refused.output
-    assert db.execute("SELECT count(*) FROM samples").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM samples").fetchone()[0] == 2
     with pytest.raises(sqlite3.IntegrityError, match="a sample does not change"):
         db.execute("DELETE FROM sample_items WHERE sample = 's'")
 
@@ -290,6 +431,26 @@ def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
     assert not at.exception
 
 
+def test_with_a_sample_handed_out_the_progress_line_counts_the_samples_entries(project) -> None:
+    from app_fixtures import add_judgments, sign_in
+    from labeler import state
+    from labeler.store import connect
+
+    with connect(project.path) as db:
+        planned = plan_sample(db, "s", design="queries", share=0.6, seed=4, caller=OWNER)
+        scheduling.set_settings(db, {"sample": "s", "overlap": 0}, caller=OWNER)
+    chosen = sorted((q, d) for q, d, _ in planned.items)
+    assert len(chosen) == 10 and project.n_items == 15
+    outside = next((q, d) for q, d in [(f"q{i}", f"q{i}-d1") for i in (1, 2, 3)] if (q, d) not in chosen)
+    # A label outside the sample (given before the sample was set) is no part of the sample's work.
+    add_judgments(project.path, project.admin_id, {outside: 1, chosen[0]: 2})
+    at = sign_in(project.annotator_token)
+    assert [p.proto.text for p in at.get("progress")] == ["Project: 1 of 10 sample items labelled (10%) · you: 0 labelled"]
+    at.button(key=state.grade_key(1)).click().run()
+    assert [p.proto.text for p in at.get("progress")] == ["Project: 2 of 10 sample items labelled (20%) · you: 1 labelled"]
+    assert not at.exception
+
+
 def test_query_level_columns_equal_query_level_one_by_one() -> None:
     from calibration.judge_assisted import query_level_columns
 
@@ -331,7 +492,8 @@ def test_the_whole_path_plan_label_in_the_app_judge_freeze_eval(project, tmp_pat
     while state.CURRENT in at.session_state and at.session_state[state.CURRENT] and len(shown) <= project.n_items:
         query_id, doc_id = at.session_state[state.CURRENT]
         shown.append((query_id, doc_id))
-        press(at, state.grade_key(int(doc_id[-1]) % 3))  # people agree with the judge on some entries only
+        # People agree with the judge on some entries only, and grade each query differently.
+        press(at, state.grade_key((int(doc_id[-1]) + int(query_id[-1])) % 3))
     assert set(shown) == items
     assert runner.invoke(cli, ["freeze", path, "--version", "v1"]).exit_code == 0
     for name, reverse in (("a.trec", False), ("b.trec", True)):

@@ -43,6 +43,8 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
                f"to label, in {planned.labelled_queries} of {planned.queries} queries; inclusion probability "
                f"{min(probabilities):.3f} to {max(probabilities):.3f}")
     per_query = len(planned.items) / max(planned.queries, 1)
+    if planned.design == "queries" and planned.labelled_queries < _FEW_QUERIES:
+        click.echo(f"warning: {_few_queries(planned.labelled_queries)}")
     if planned.design == "stratified" and per_query < _FEW_PER_QUERY:
         click.echo(f"warning: {per_query:.1f} entries per query to label; below {_FEW_PER_QUERY} the stratified "
                    "estimates of nDCG and recall are biased low: give a larger budget, or use --design queries when "
@@ -50,11 +52,18 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     click.echo(f"next: goldpool label-settings {project.path} sample={planned.name}")
 
 
-#: Below this many labelled queries, query-level intervals under-cover (bench/judge_assisted.py:
-#: 0.5-0.8 with 2-5 queries of TREC DL).
+#: Below this many labelled queries, query-level intervals under-cover even with Student's t
+#: (bench/judge_assisted.py: 0.85-0.90 with 2-5 labelled queries of TREC DL).
 _FEW_QUERIES = 10
+
+
+def _few_queries(labelled: int) -> str:
+    return (f"only {labelled} labelled queries: an interval over so few queries is wide and still covers the true "
+            "value less often than its 95% says (about 85-90% of the time with 2-5 queries of TREC DL in "
+            "bench/judge_assisted.py); plan the sample with --design stratified, which spreads the same budget "
+            "over every query")
 #: Below this many labelled entries per query, stratified ratio estimates are biased
-#: (bench/judge_assisted.py: Cranfield with 2-4 per query covers 0.56-0.88; TREC DL with 10-40, 0.92-0.96).
+#: (bench/judge_assisted.py: Cranfield with 2 per query covers 0.83, with 4 0.95; TREC DL with 10-40, 0.93-0.95).
 _FEW_PER_QUERY = 8
 
 
@@ -100,8 +109,9 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
             pi = f"[{_cell(c.people_low)}, {_cell(c.people_high)}]"
             click.echo(f"{run:<24}{metric:<14}{_cell(c.value):>10}  {ci:<20}{_cell(c.people_only):>12}  {pi:<20}"
                        f"{_cell(c.judge_only):>11}  {c.method}" + (f" (λ {c.lam:.2f})" if c.lam is not None else ""))
+    alone = " (Horvitz-Thompson sums, relevant counts of the best rank)" if inputs.design == "stratified" else ""
     click.echo("judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
-               "sample alone" + (" (Horvitz-Thompson)" if inputs.design == "stratified" else ""))
+               "sample alone" + alone)
     for warning in warnings:
         click.echo(f"warning: {warning}")
 
@@ -111,8 +121,7 @@ def _warnings(inputs: Any) -> list[str]:
     labelled = len({q for q, _ in inputs.people})
     queries = len({q for q, _ in inputs.entries})
     if inputs.design == "queries" and labelled < _FEW_QUERIES:
-        return [f"only {labelled} labelled queries; a normal interval over so few queries covers less than 95% "
-                "(a stratified sample of entries spreads the same budget over every query)"]
+        return [_few_queries(labelled)]
     per_query = len(inputs.people) / max(queries, 1)
     if inputs.design == "stratified" and per_query < _FEW_PER_QUERY:
         return [f"{per_query:.1f} labelled entries per query: per-query ratios (nDCG's ideal DCG, recall's relevant "

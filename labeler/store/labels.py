@@ -410,8 +410,17 @@ def progress(
 
 
 def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
-    """(pool entries of the whole project, entries labelled by anyone). Reads every label:
-    tens of milliseconds on a large project, so callers refresh it now and then."""
+    """(entries to label, those labelled by anyone). The entries are the pool's, or the
+    designed sample's when the ``sample`` setting hands out only a sample: people label
+    nothing else then, so the rest of the pool is not work left. Reads every label: tens of
+    milliseconds on a large project, so callers refresh it now and then."""
+    sample = get_settings(db).sample
+    if sample is not None:
+        size = db.execute("SELECT count(*) FROM sample_items WHERE sample = ?", [sample]).fetchone()[0]
+        labelled = db.execute(
+            "SELECT count(*) FROM sample_items s WHERE s.sample = ? AND EXISTS "
+            "(SELECT 1 FROM judgments j WHERE j.query_id = s.query_id AND j.doc_id = s.doc_id)", [sample]).fetchone()[0]
+        return size, labelled
     size = db.execute("SELECT count(*) FROM pool").fetchone()[0]
     labelled = db.execute("SELECT count(*) FROM (SELECT DISTINCT query_id, doc_id FROM judgments)").fetchone()[0]
     return size, labelled

@@ -63,13 +63,14 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         st.toast(flash)
     overall = labels.progress(db, user.id, item.query_id, item.doc_id) if item else labels.progress(db, user.id)
     project = state.project_counts(session, db, overall.done)
+    sample = labels.get_settings(db).sample
     if item is None:
-        st.progress(1.0, text=project_line(overall, project))
+        st.progress(1.0, text=project_line(overall, project, sample))
         st.success("Nothing left to label. Thank you!")
         return
     marks = state.highlighting(db, user.id)
     st.html(PAGE_STYLE + _STYLE)
-    st.progress(min(project[1] / max(project[0], 1), 1.0), text=project_line(overall, project))
+    st.progress(min(project[1] / max(project[0], 1), 1.0), text=project_line(overall, project, sample))
     text, keys = st.columns([3, 1], gap="medium")
     with text:
         st.html(_frame(overall, item, marks))
@@ -100,11 +101,13 @@ def batch_line(overall: labels.Progress, item: Item) -> str:
     )
 
 
-def project_line(overall: labels.Progress, project: tuple[int, int]) -> str:
-    """The whole pool (size, labelled by anyone), and the annotator's own share."""
+def project_line(overall: labels.Progress, project: tuple[int, int], sample: str | None = None) -> str:
+    """The work to do (size, labelled by anyone: the whole pool, or the designed sample when
+    one is handed out), and the annotator's own share."""
     size, labelled = project
     share = f" ({labelled / size:.0%})" if size else ""
-    return f"Project: {labelled:,} of {size:,} pool items labelled{share} · you: {overall.done:,} labelled"
+    what = "sample items" if sample is not None else "pool items"
+    return f"Project: {labelled:,} of {size:,} {what} labelled{share} · you: {overall.done:,} labelled"
 
 
 def _frame(overall: labels.Progress, item: Item, marks: bool) -> str:
