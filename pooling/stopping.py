@@ -345,6 +345,53 @@ def sample_p_value(found_outside: int, urn: int, drawn: int, drawn_relevant: int
     return float(hypergeom.cdf(drawn_relevant, urn, k, drawn))
 
 
+def _sample_p_values(found_outside: int, urn: int, drawn: int, drawn_relevant: np.ndarray, target: float) -> np.ndarray:
+    """:func:`sample_p_value` for every count in ``drawn_relevant`` at once (impossible counts: 1)."""
+    from scipy.stats import hypergeom
+
+    k = drawn_relevant
+    least = np.floor((found_outside + k) / target - found_outside + 1e-9).astype(int) + 1
+    out = np.ones(len(k))
+    possible = (k <= drawn) & (drawn - k <= urn)
+    full = possible & (least > urn - (drawn - k))
+    out[full] = 0.0
+    rest = possible & ~full
+    out[rest] = hypergeom.cdf(k[rest], urn, least[rest], drawn)
+    return out
+
+
+def sample_draws_needed(found_outside: int, urn: int, relevant_in_urn: int, target: float = TARGET,
+                        confidence: float = CONFIDENCE) -> float:
+    """Expected draws from an urn of ``urn`` candidates holding ``relevant_in_urn`` relevant
+    until :func:`sample_p_value` first rejects "recall below ``target``" at 1 - ``confidence``,
+    the test asked after every draw; exact, over every draw order (a walk over (draws,
+    relevant drawn) whose next draw is relevant with probability (K - k) / (urn - d)).
+
+    With ``found_outside`` the relevant found when the urn is formed, this is the least any
+    rule that stops by that test can judge after forming it: the floor of the valid sampling
+    rules. The test always rejects once the urn is drawn out, so the walk ends.
+
+    >>> sample_draws_needed(4, 10, 0)  # K = 2 least favourable: C(8, d) / C(10, d) < 0.1 first at d = 7
+    7.0
+    """
+    if not 0 <= relevant_in_urn <= urn:
+        raise PoolingError(f"an urn of {urn} cannot hold {relevant_in_urn} relevant")
+    mass = np.zeros(relevant_in_urn + 1)
+    mass[0] = 1.0
+    expected = 0.0
+    for d in range(urn):
+        ks = np.arange(relevant_in_urn + 1)
+        hit = np.where(ks < relevant_in_urn, (relevant_in_urn - ks) / (urn - d), 0.0)
+        nxt = mass * (1 - hit)
+        nxt[1:] += mass[:-1] * hit[:-1]
+        reject = _sample_p_values(found_outside, urn, d + 1, ks, target) < 1 - confidence
+        expected += (d + 1) * float(nxt[reject].sum())
+        mass = np.where(reject, 0.0, nxt)
+        if float(mass.sum()) <= 1e-15:
+            break
+    return expected
+
+
 def sample_interval(urn: int, drawn: int, drawn_relevant: int, confidence: float) -> tuple[int, int]:
     """Central ``confidence`` interval of the relevant in the urn (drawn ones included),
     exact from the hypergeometric: the K whose tail probabilities of the observed count both
