@@ -106,7 +106,8 @@ def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, i
       candidates until the hypergeometric test rejects "recall below target" at confidence
       0.9, asked after every draw (:func:`pooling.stopping.sample_draws_needed`), the urn
       formed exactly at n0. At n0 recall is exactly the target, where the test has almost no
-      power, so this is not the best start:
+      power, so this is not the best start (``recall_at_oracle``: the recall there when the
+      test rejects, expected over draw orders, summed over the queries);
     - ``best_start``: the least over urns formed at n0, n0 + ``every``, ... up to the end of
       the replayed order (the start chosen in hindsight, which no rule can do);
     - ``bound``: n0 + the draws needed had the order found every relevant candidate by n0
@@ -115,17 +116,19 @@ def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, i
       before the urn is formed removes at most one draw, so no start at or after n0 does
       better (checked: ``bound`` <= ``best_start`` on every query, counted in ``bound_above``).
     """
-    from pooling.stopping import oracle_judgments, sample_draws_needed
+    from pooling.stopping import oracle_judgments, sample_draws_needed, sample_walk
 
     out = {"collection": name, "strategy": strategy, "target": target, "queries": 0, "oracle": 0,
-           "at_oracle": 0.0, "best_start": 0.0, "bound": 0.0, "bound_above": 0}
+           "at_oracle": 0.0, "recall_at_oracle": 0.0, "best_start": 0.0, "bound": 0.0, "bound_above": 0}
     for t in traces:
         n0 = oracle_judgments(t.relevant, t.findable, target) if t.findable else None
         if n0 is None:
             continue
         n = size[t.query_id]
         found = sum(t.relevant[:n0])
-        at = n0 + sample_draws_needed(found, n - n0, t.findable - found, target, CONFIDENCE)
+        draws, drawn = sample_walk(found, n - n0, t.findable - found, target, CONFIDENCE)
+        at = n0 + draws
+        out["recall_at_oracle"] += (found + drawn) / t.findable
         best = at
         for s in range(n0 + every, len(t.relevant) + 1, every):
             f = sum(t.relevant[:s])
@@ -160,8 +163,9 @@ def _floor_table(rows: list[dict]) -> str:
         return f"{r[key]:,.0f} ({r[key] / r['oracle']:.2f}x)" if r["oracle"] else "-"
 
     header = ["collection", "strategy", "queries reaching target", "oracle", "urn at the oracle",
-              "urn at the best start", "bound, any start >= oracle"]
+              "mean recall there", "urn at the best start", "bound, any start >= oracle"]
     body = [[r["collection"], r["strategy"], str(r["queries"]), f"{r['oracle']:,}", ratio("at_oracle", r),
+             f"{r['recall_at_oracle'] / r['queries']:.3f}" if r["queries"] else "-",
              ratio("best_start", r), ratio("bound", r) + ("" if not r["bound_above"] else f" ({r['bound_above']} above)")]
             for r in rows]
     return ps._table(header, body)

@@ -374,11 +374,21 @@ def sample_draws_needed(found_outside: int, urn: int, relevant_in_urn: int, targ
     >>> sample_draws_needed(4, 10, 0)  # K = 2 least favourable: C(8, d) / C(10, d) < 0.1 first at d = 7
     7.0
     """
+    return sample_walk(found_outside, urn, relevant_in_urn, target, confidence)[0]
+
+
+def sample_walk(found_outside: int, urn: int, relevant_in_urn: int, target: float = TARGET,
+                confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """(expected draws, expected relevant drawn) when the test of :func:`sample_draws_needed` first rejects.
+
+    >>> sample_walk(4, 20, 1)  # the relevant one is drawn by the 16th draw in 14 orders of 20
+    (15.4, 0.7)
+    """
     if not 0 <= relevant_in_urn <= urn:
         raise PoolingError(f"an urn of {urn} cannot hold {relevant_in_urn} relevant")
     mass = np.zeros(relevant_in_urn + 1)
     mass[0] = 1.0
-    expected = 0.0
+    expected = drawn = 0.0
     for d in range(urn):
         ks = np.arange(relevant_in_urn + 1)
         hit = np.where(ks < relevant_in_urn, (relevant_in_urn - ks) / (urn - d), 0.0)
@@ -386,10 +396,11 @@ def sample_draws_needed(found_outside: int, urn: int, relevant_in_urn: int, targ
         nxt[1:] += mass[:-1] * hit[:-1]
         reject = _sample_p_values(found_outside, urn, d + 1, ks, target) < 1 - confidence
         expected += (d + 1) * float(nxt[reject].sum())
+        drawn += float((ks * nxt)[reject].sum())
         mass = np.where(reject, 0.0, nxt)
         if float(mass.sum()) <= 1e-15:
             break
-    return expected
+    return round(expected, 12), round(drawn, 12)
 
 
 def sample_interval(urn: int, drawn: int, drawn_relevant: int, confidence: float) -> tuple[int, int]:
@@ -550,7 +561,9 @@ __all__ = [
     "oracle_judgments",
     "poisson_binomial",
     "sample_interval",
+    "sample_draws_needed",
     "sample_p_value",
+    "sample_walk",
     "strategy_scores",
     "unfound_draws",
 ]
