@@ -210,7 +210,8 @@ def estimate(
     """The quantile-method estimate and stop decision for one query (see the module doc).
 
     ``scores``: the strategy's own view of relevance (:func:`strategy_scores`), a feature of
-    the model beside the ranks.
+    the model beside the ranks; with them the interval is one-sided: recall at least
+    ``recall_low``, at most 1.
 
     Every candidate judged means nothing is left: stop. Before a relevant and a
     non-relevant chunk are both judged there is no model: no estimate, no stop.
@@ -226,7 +227,14 @@ def estimate(
         zero = 0 if done else None
         return Estimate(candidates.query_id, len(inside), found, zero, zero, zero,
                         1.0 if done and found else None, None, None, done, target, confidence)
-    return _decide(candidates.query_id, len(inside), found, draws, target, confidence)
+    e = _decide(candidates.query_id, len(inside), found, draws, target, confidence)
+    if scores is not None and e.recall is not None:
+        # Judgments chosen by the strategy's classifier: the model over-predicts what is left
+        # (replayed under ``active`` the two-sided interval missed only ever below the true
+        # recall), so it makes no claim on how high recall may be. The lower end, which the
+        # stop decision reads, stays.
+        e = dataclasses.replace(e, remaining_low=0, recall_high=1.0 if found else None)
+    return e
 
 
 def _decide(query_id: str, judged: int, found: int, p: Sequence[float] | np.ndarray, target: float, confidence: float) -> Estimate:

@@ -276,3 +276,20 @@ def test_the_draws_needed_are_the_mean_over_every_draw_order():
         orders = [tuple(int(i in spots) for i in range(9)) for spots in itertools.combinations(range(9), relevant)]
         mean = sum(first_rejection(o) for o in orders) / len(orders)
         assert sample_draws_needed(6, 9, relevant, 0.8, 0.9) == pytest.approx(mean)
+
+
+def test_with_the_strategys_scores_the_interval_claims_no_upper_end_of_recall():
+    """Under ``active`` the model over-predicts what is left, so its interval says only how
+    low recall may be: the lower end and the stop call are the model's, the upper end 1."""
+    c = _ranked(200)
+    labels = {f"d{i:03d}": i % 3 == 0 for i in range(60)}  # a third relevant all the way down
+    scores = {d: 2.0 - int(d[1:]) / 20 for d in c.doc_ids}
+    plain = estimate(c, labels)
+    assert plain.recall_high < 1.0  # ranks alone: a two-sided interval
+    fed = estimate(c, labels, scores=scores)
+    assert (fed.remaining_low, fed.recall_high) == (0, 1.0)
+    assert fed.remaining_low <= fed.remaining <= fed.remaining_high
+    assert fed.recall_low <= fed.recall < fed.recall_high
+    unwidened = _decide("q", fed.judged, fed.found,
+                        unfound_draws(c, labels, scores=scores), 0.8, 0.9)
+    assert (fed.recall_low, fed.remaining_high, fed.stop) == (unwidened.recall_low, unwidened.remaining_high, unwidened.stop)
