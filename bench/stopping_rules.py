@@ -143,6 +143,79 @@ def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, i
     return out
 
 
+def calibration(name: str, strategies: list[str], target: float, queries: int | None) -> list[dict]:
+    """The quantile model against the truth where a perfect stopper stops (the oracle of the
+    strategy's order), per strategy over the queries reaching the target:
+
+    - ``true``: relevant candidates still unjudged there, summed over the queries;
+    - ``predicted``: the model's posterior mean of them (the draws the rule reads);
+    - ``map``: the same at the fitted coefficients alone (no parameter uncertainty);
+    - ``everything``: the same model fitted to every candidate's true label (the best the
+      model's form can do): far below ``map``, the excess comes from extrapolating the fit on
+      the judged candidates to the unjudged, not from the form;
+    - ``would_stop``: queries where the rule's P(recall >= target) >= 0.9 there already;
+    - ``pit_low``: queries where the true number lies below the model's central 90% interval.
+    """
+    import numpy as np
+
+    from pooling.replay import replay
+    from pooling.stopping import (INTERCEPT_SD, SLOPE_SD, _decide, fit_logistic, oracle_judgments, rank_features,
+                                  strategy_scores, unfound_draws)
+
+    candidates, qrels = ps.candidates_for(name)
+    candidates = sorted(candidates, key=lambda c: c.query_id)[:queries]
+    out = []
+    for strategy in strategies:
+        clock = time.perf_counter()
+        row = {"collection": name, "strategy": strategy, "target": target, "queries": 0, "true": 0,
+               "predicted": 0.0, "map": 0.0, "everything": 0.0, "would_stop": 0, "pit_low": 0, "pit_high": 0}
+        traces = replay(candidates, qrels, [strategy], stop_every=0).strategies[strategy].traces
+        for c, t in zip(candidates, traces):
+            n0 = oracle_judgments(t.relevant, t.findable, target) if t.findable else None
+            if n0 is None or n0 == len(c.doc_ids):
+                continue
+            labels = {d: bool(r) for d, r in zip(t.judged[:n0], t.relevant[:n0])}
+            scores = strategy_scores(strategy, c, labels)
+            draws = unfound_draws(c, labels, scores=scores)
+            if draws is None:
+                continue
+            relevant = qrels.get(c.query_id, set())
+            rest = sorted(d for d in c.doc_ids if d not in labels)
+            truth = sum(d in relevant for d in rest)
+            found = sum(labels.values())  # the model's own interval, before any widening of it
+            e = _decide(c.query_id, len(labels), found, draws, target, CONFIDENCE)
+            every = sorted(c.doc_ids)
+            x = np.hstack([np.ones((len(every), 1)), rank_features(c, every)])
+            if scores is not None:
+                x = np.hstack([x, np.array([[scores[d]] for d in every])])
+            judged = np.array([d in labels for d in every])
+            prior = [INTERCEPT_SD] + [SLOPE_SD] * (x.shape[1] - 1)
+            theta, _ = fit_logistic(x[judged], np.array([float(labels[d]) for d in every if d in labels]), prior)
+            whole, _ = fit_logistic(x, np.array([float(d in relevant) for d in every]), prior)
+            row["queries"] += 1
+            row["true"] += truth
+            row["predicted"] += float(draws.sum(axis=1).mean())
+            row["map"] += float((1 / (1 + np.exp(-(x[~judged] @ theta)))).sum())
+            row["everything"] += float((1 / (1 + np.exp(-(x[~judged] @ whole)))).sum())
+            row["would_stop"] += e.stop
+            row["pit_low"] += truth < (e.remaining_low or 0)
+            row["pit_high"] += truth > (e.remaining_high or 0)
+        out.append(row)
+        print(f"  {name} {strategy} calibration: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def _calibration_table(rows: list[dict]) -> str:
+    header = ["collection", "strategy", "queries", "unjudged relevant at the oracle", "model's mean",
+              "at the fit alone", "fit to every label", "would stop there", "true below / above the 90% interval"]
+    body = [[r["collection"], r["strategy"], str(r["queries"]), f"{r['true']:,}",
+             f"{r['predicted']:,.0f} ({r['predicted'] / max(r['true'], 1):.2f}x)",
+             f"{r['map']:,.0f} ({r['map'] / max(r['true'], 1):.2f}x)",
+             f"{r['everything']:,.0f} ({r['everything'] / max(r['true'], 1):.2f}x)",
+             f"{r['would_stop']}/{r['queries']}", f"{r['pit_low']} / {r['pit_high']}"] for r in rows]
+    return ps._table(header, body)
+
+
 def _table(rows: list[dict]) -> str:
     header = ["collection", "strategy", "rule", "stopped/queries", "at/above target", "mean recall at stop",
               "judgments at stop : oracle", "to stop vs depth-50", "90% interval covers"]
@@ -221,9 +294,20 @@ def main() -> None:
     parser.add_argument("--stop-every", type=int, default=10, help="ask the rules every n judgments of a query")
     parser.add_argument("--queries", type=int, help="only the first n queries (by id) of each collection")
     parser.add_argument("--report", action="store_true", help="print the tables of the last runs, replay nothing")
+    parser.add_argument("--calibration", action="store_true",
+                        help="only the quantile model's predicted against true unfound relevant at the oracle")
     parser.add_argument("--floor-only", action="store_true", help="only the sampling floor: replay no rule")
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if options.calibration:
+        for target in options.targets:
+            rows = []
+            for name in options.collections:
+                rows += calibration(name, options.strategies, target, options.queries)
+            (OUT / f"calibration-{target}.json").write_text(json.dumps(rows))
+            print(f"\nThe quantile model where the oracle stops, target {target} (see calibration):")
+            print(_calibration_table(rows))
+        return
     rows: list[dict] = []
     floors: list[dict] = []
     for name in options.collections:
