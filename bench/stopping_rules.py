@@ -3,6 +3,8 @@
     python bench/stopping_rules.py                        # every collection, strategy and rule
     python bench/stopping_rules.py --collections cisi --strategies rrf --queries 10   # a subset
     python bench/stopping_rules.py --report               # reprint the last results
+    python bench/stopping_rules.py --floor-only           # only the floor of valid sampling rules
+    python bench/stopping_rules.py --calibration --targets 0.8   # the quantile model at the oracle
 
 Collections, candidate lists (BM25 and dense to depth 200) and the depth-50 baseline are
 those of ``bench/pooling_strategies.py`` (its cache of rankings is reused). Per collection,
@@ -21,6 +23,20 @@ said stop (all candidates where it never did) against the depth-50 union's on th
 queries; and how often the 90% recall interval after the ordinary budget's judgments held
 the true recall. Recall is within the candidates. The qrels answer the judgments only:
 rules and strategies never see them.
+
+The floor (:func:`floor_row`, also alone with ``--floor-only``): the judgments at which a rule
+that stops by the hypergeometric test of a uniformly random urn of the unjudged candidates
+(``sample``, or any rule whose guarantee holds by construction that way) stops at the
+earliest, expected over draw orders, the test asked after every draw: with the urn formed at
+the oracle, at the best start in hindsight, and a bound no start at or after the oracle beats.
+Where even the bound is above 1.5 times the oracle, no such rule can meet the goal of 1.5
+times, whatever it does before the sample: the test must rule out the few relevant chunks a
+recall just below the target leaves in a large urn, and a query has few relevant chunks
+(Cranfield about 8). The output says where.
+
+The calibration (:func:`calibration`, ``--calibration``): the quantile model's predicted
+number of unjudged relevant candidates where the oracle stops against the true number, which
+says why ``quantile`` stops so late and so safely.
 
 Nothing in the rules was tuned on these collections: ``KNEE_MIN_JUDGED`` (30) and the
 ``sample`` rule's start (the quantile model's point estimate reaching the target) were set
