@@ -45,7 +45,7 @@ CONFIDENCE = 0.9
 #: Prior standard deviations of the intercept and of each source's slope on -log(rank).
 #: The slopes' prior is centred on 0, not on the fall of relevance with rank that complete
 #: qrels show: the model fitted on the judged candidates over-predicts the relevant left
-#: below them (``bench/stopping_rules.py --calibration``: 2-48 times at the fit alone where
+#: below them (``bench/stopping_rules.py --calibration``: 2-58 times at the fit alone where
 #: the oracle stops), and centred on CISI's mean slope (0.47, sd 0.42) it still did on
 #: Vaswani and Cranfield (3.7 and 37 times) while its interval fell below the truth for 37
 #: of 76 CISI queries, which would stop them short of the target.
