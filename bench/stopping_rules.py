@@ -115,15 +115,16 @@ def run(name: str, strategies: list[str], targets: list[float], stop_every: int,
 
 
 def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, int], every: int) -> dict:
-    """The least judgments a sampling rule valid by construction could stop at, per query
-    where the strategy's order reaches the target (its oracle n0, f0 relevant found then):
+    """The fewest judgments, in expectation, at which a sampling rule valid by construction
+    could stop, per query where the strategy's order reaches the target (its oracle n0, f0
+    relevant found then), summed over those queries:
 
     - ``at_oracle``: n0 + the expected draws of a uniformly random urn of the unjudged
       candidates until the hypergeometric test rejects "recall below target" at confidence
       0.9, asked after every draw (:func:`pooling.stopping.sample_draws_needed`), the urn
-      formed exactly at n0. At n0 recall is exactly the target, where the test has almost no
-      power, so this is not the best start (``recall_at_oracle``: the recall there when the
-      test rejects, expected over draw orders, summed over the queries);
+      formed exactly at n0. At n0 recall is just at the target, where the test has little
+      power, so a later start may do better (``recall_at_oracle``: the recall when the test
+      rejects, expected over draw orders);
     - ``best_start``: the least over urns formed at n0, n0 + ``every``, ... up to the end of
       the replayed order (the start chosen in hindsight, which no rule can do);
     - ``bound``: n0 + the draws needed had the order found every relevant candidate by n0
@@ -170,7 +171,8 @@ def calibration(name: str, strategies: list[str], target: float, queries: int | 
       model's form can do): far below ``map``, the excess comes from extrapolating the fit on
       the judged candidates to the unjudged, not from the form;
     - ``would_stop``: queries where the rule's P(recall >= target) >= 0.9 there already;
-    - ``pit_low``: queries where the true number lies below the model's central 90% interval.
+    - ``pit_low``, ``pit_high``: queries where the true number lies below, above the model's
+      central 90% interval (before the one-sided widening under ``active``).
     """
     import numpy as np
 

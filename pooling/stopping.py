@@ -46,9 +46,10 @@ CONFIDENCE = 0.9
 #: The slopes' prior is centred on 0, not on the fall of relevance with rank that complete
 #: qrels show: the model fitted on the judged candidates over-predicts the relevant left
 #: below them (``bench/stopping_rules.py --calibration``: 2-58 times at the fit alone where
-#: the oracle stops), and centred on CISI's mean slope (0.47, sd 0.42) it still did on
-#: Vaswani and Cranfield (3.7 and 37 times) while its interval fell below the truth for 37
-#: of 76 CISI queries, which would stop them short of the target.
+#: the oracle stops), and centred on CISI's mean slope (0.47, sd 0.42) the posterior mean
+#: still did under ``rrf`` on Vaswani and Cranfield (3.7 and 37 times) while the true number
+#: rose above its interval for 37 of 76 CISI queries, which would stop them short of the
+#: target.
 INTERCEPT_SD, SLOPE_SD = 5.0, 2.0
 #: How many times the Laplace posterior's standard deviations are widened.
 INFLATION = 2.0
@@ -236,9 +237,9 @@ def estimate(
     e = _decide(candidates.query_id, len(inside), found, draws, target, confidence)
     if scores is not None and e.recall is not None:
         # Judgments chosen by the strategy's classifier: the model over-predicts what is left
-        # (replayed under ``active`` the two-sided interval missed only ever below the true
-        # recall), so it makes no claim on how high recall may be. The lower end, which the
-        # stop decision reads, stays.
+        # (replayed under ``active``, the true recall was above its two-sided interval for
+        # 4-25% of the queries and never below it), so it makes no claim on how high recall
+        # may be. The lower end, which the stop decision reads, stays.
         e = dataclasses.replace(e, remaining_low=0, recall_high=1.0 if found else None)
     return e
 
@@ -381,9 +382,10 @@ def sample_draws_needed(found_outside: int, urn: int, relevant_in_urn: int, targ
     the test asked after every draw; exact, over every draw order (a walk over (draws,
     relevant drawn) whose next draw is relevant with probability (K - k) / (urn - d)).
 
-    With ``found_outside`` the relevant found when the urn is formed, this is the least any
-    rule that stops by that test can judge after forming it: the floor of the valid sampling
-    rules. The test always rejects once the urn is drawn out, so the walk ends.
+    With ``found_outside`` the relevant found when the urn is formed, these are the judgments
+    after forming it of a rule that stops by that test, asked at every draw, in expectation:
+    the floor of the valid sampling rules. The test always rejects once the urn is drawn out,
+    so the walk ends.
 
     >>> sample_draws_needed(4, 10, 0)  # K = 2 least favourable: C(8, d) / C(10, d) < 0.1 first at d = 7
     7.0
@@ -395,7 +397,7 @@ def sample_walk(found_outside: int, urn: int, relevant_in_urn: int, target: floa
                 confidence: float = CONFIDENCE) -> tuple[float, float]:
     """(expected draws, expected relevant drawn) when the test of :func:`sample_draws_needed` first rejects.
 
-    >>> sample_walk(4, 20, 1)  # the relevant one is drawn by the 16th draw in 14 orders of 20
+    >>> sample_walk(4, 20, 1)  # drawn among the first 14 (p = 0.7): stop at 16, else at 14
     (15.4, 0.7)
     """
     if not 0 <= relevant_in_urn <= urn:
@@ -403,8 +405,8 @@ def sample_walk(found_outside: int, urn: int, relevant_in_urn: int, target: floa
     mass = np.zeros(relevant_in_urn + 1)
     mass[0] = 1.0
     expected = drawn = 0.0
+    ks = np.arange(relevant_in_urn + 1)
     for d in range(urn):
-        ks = np.arange(relevant_in_urn + 1)
         hit = np.where(ks < relevant_in_urn, (relevant_in_urn - ks) / (urn - d), 0.0)
         nxt = mass * (1 - hit)
         nxt[1:] += mass[:-1] * hit[:-1]
