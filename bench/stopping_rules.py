@@ -3,6 +3,8 @@
     python bench/stopping_rules.py                        # every collection, strategy and rule
     python bench/stopping_rules.py --collections cisi --strategies rrf --queries 10   # a subset
     python bench/stopping_rules.py --report               # reprint the last results
+    python bench/stopping_rules.py --floor-only           # only the floor of valid sampling rules
+    python bench/stopping_rules.py --calibration --targets 0.8   # the quantile model at the oracle
 
 Collections, candidate lists (BM25 and dense to depth 200) and the depth-50 baseline are
 those of ``bench/pooling_strategies.py`` (its cache of rankings is reused). Per collection,
@@ -21,6 +23,20 @@ said stop (all candidates where it never did) against the depth-50 union's on th
 queries; and how often the 90% recall interval after the ordinary budget's judgments held
 the true recall. Recall is within the candidates. The qrels answer the judgments only:
 rules and strategies never see them.
+
+The floor (:func:`floor_row`, also alone with ``--floor-only``): the judgments at which a rule
+that stops by the hypergeometric test of a uniformly random urn of the unjudged candidates
+(``sample``, or any rule whose guarantee holds by construction that way) stops at the
+earliest, expected over draw orders, the test asked after every draw: with the urn formed at
+the oracle, at the best start in hindsight, and a bound no start at or after the oracle beats.
+Where even the bound is above 1.5 times the oracle, no such rule can meet the goal of 1.5
+times, whatever it does before the sample: the test must rule out the few relevant chunks a
+recall just below the target leaves in a large urn, and a query has few relevant chunks
+(Cranfield about 8). The output says where.
+
+The calibration (:func:`calibration`, ``--calibration``): the quantile model's predicted
+number of unjudged relevant candidates where the oracle stops against the true number, which
+says why ``quantile`` stops so late and so safely.
 
 Nothing in the rules was tuned on these collections: ``KNEE_MIN_JUDGED`` (30) and the
 ``sample`` rule's start (the quantile model's point estimate reaching the target) were set
@@ -48,8 +64,10 @@ CONFIDENCE = 0.9
 ORDER = ["depth", "rrf", "mtf", "bandit", "hedge", "active"]
 
 
-def run(name: str, strategies: list[str], targets: list[float], stop_every: int, queries: int | None, stem: str) -> list[dict]:
-    """Replay ``strategies`` on the collection; one row per strategy, rule and target."""
+def run(name: str, strategies: list[str], targets: list[float], stop_every: int, queries: int | None, stem: str,
+        floor_only: bool = False) -> tuple[list[dict], list[dict]]:
+    """Replay ``strategies`` on the collection; one row per strategy, rule and target, and
+    one row of the sampling floor (:func:`floor_row`) per strategy and target."""
     from pooling.replay import interval_coverage, replay, replay_query
     from pooling.stopping import oracle_judgments
 
@@ -58,8 +76,14 @@ def run(name: str, strategies: list[str], targets: list[float], stop_every: int,
     base = replay(candidates, qrels, [], stop_every=0)
     depth = {c.query_id: len(replay_query("depth", c, qrels.get(c.query_id, ()), stop_every=0).judged) for c in candidates}
     ordinary = math.ceil(1.25 * base.baseline_judgments / len(candidates))
-    rows = []
-    for target in targets:
+    rows, floors = [], []
+    size = {c.query_id: len(c.doc_ids) for c in candidates}
+    for strategy in strategies:  # the floor reads the strategy's whole order, no rule
+        clock = time.perf_counter()
+        whole = replay(candidates, qrels, [strategy], stop_every=0).strategies[strategy].traces
+        floors += [floor_row(name, strategy, target, whole, size, stop_every) for target in targets]
+        print(f"  {name} {strategy} floor: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
+    for target in [] if floor_only else targets:
         for strategy in strategies:
             clock = time.perf_counter()
             own = replay(candidates, qrels, [strategy], stop_every=stop_every, target=target, confidence=CONFIDENCE,
@@ -67,7 +91,6 @@ def run(name: str, strategies: list[str], targets: list[float], stop_every: int,
             sampled = replay(candidates, qrels, [strategy], stop_every=stop_every, target=target, confidence=CONFIDENCE,
                              rule="sample", until_settled=True, interval_at=ordinary).strategies[strategy]
             oracle = {t.query_id: oracle_judgments(t.relevant, t.findable, target) for t in own.traces}
-            size = {c.query_id: len(c.doc_ids) for c in candidates}
             for rule, result in (("quantile", own), ("knee", own), ("sample", sampled)):
                 traces = [t for t in result.traces if t.findable]
                 said = [t for t in traces if t.stops.get(rule) is not None]
@@ -87,8 +110,128 @@ def run(name: str, strategies: list[str], targets: list[float], stop_every: int,
                     "sample_started": sum(t.check_at is not None for t in traces) if rule == "sample" else None,
                 })
             print(f"  {name} {strategy} target {target}: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
-            (OUT / f"{stem}.partial").write_text(json.dumps(rows))  # a run cut short keeps what it did
-    return rows
+            (OUT / f"{stem}.partial").write_text(json.dumps({"rows": rows, "floors": floors}))  # a run cut short keeps what it did
+    return rows, floors
+
+
+def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, int], every: int) -> dict:
+    """The fewest judgments, in expectation, at which a sampling rule valid by construction
+    could stop, per query where the strategy's order reaches the target (its oracle n0, f0
+    relevant found then), summed over those queries:
+
+    - ``at_oracle``: n0 + the expected draws of a uniformly random urn of the unjudged
+      candidates until the hypergeometric test rejects "recall below target" at confidence
+      0.9, asked after every draw (:func:`pooling.stopping.sample_draws_needed`), the urn
+      formed exactly at n0. At n0 recall is just at the target, where the test has little
+      power, so a later start may do better (``recall_at_oracle``: the recall when the test
+      rejects, expected over draw orders);
+    - ``best_start``: the least over urns formed at n0, n0 + ``every``, ... up to the end of
+      the replayed order (the start chosen in hindsight, which no rule can do);
+    - ``bound``: n0 + the draws needed had the order found every relevant candidate by n0
+      (no relevant left in the urn, the most found outside it): fewer relevant in the urn and
+      more found outside it only make the test reject sooner, and each judgment of the order
+      before the urn is formed removes at most one draw, so no start at or after n0 does
+      better (checked: ``bound`` <= ``best_start`` on every query, counted in ``bound_above``).
+    """
+    from pooling.stopping import oracle_judgments, sample_draws_needed, sample_walk
+
+    out = {"collection": name, "strategy": strategy, "target": target, "queries": 0, "oracle": 0,
+           "at_oracle": 0.0, "recall_at_oracle": 0.0, "best_start": 0.0, "bound": 0.0, "bound_above": 0}
+    for t in traces:
+        n0 = oracle_judgments(t.relevant, t.findable, target) if t.findable else None
+        if n0 is None:
+            continue
+        n = size[t.query_id]
+        found = sum(t.relevant[:n0])
+        draws, drawn = sample_walk(found, n - n0, t.findable - found, target, CONFIDENCE)
+        at = n0 + draws
+        out["recall_at_oracle"] += (found + drawn) / t.findable
+        best = at
+        for s in range(n0 + every, len(t.relevant) + 1, every):
+            f = sum(t.relevant[:s])
+            best = min(best, s + sample_draws_needed(f, n - s, t.findable - f, target, CONFIDENCE))
+        bound = n0 + sample_draws_needed(t.findable, n - n0, 0, target, CONFIDENCE)
+        out["queries"] += 1
+        out["oracle"] += n0
+        out["at_oracle"] += at
+        out["best_start"] += best
+        out["bound"] += bound
+        out["bound_above"] += bound > best + 1e-9
+    return out
+
+
+def calibration(name: str, strategies: list[str], target: float, queries: int | None) -> list[dict]:
+    """The quantile model against the truth where a perfect stopper stops (the oracle of the
+    strategy's order), per strategy over the queries reaching the target:
+
+    - ``true``: relevant candidates still unjudged there, summed over the queries;
+    - ``predicted``: the model's posterior mean of them (the draws the rule reads);
+    - ``map``: the same at the fitted coefficients alone (no parameter uncertainty);
+    - ``everything``: the same model fitted to every candidate's true label (the best the
+      model's form can do): far below ``map``, the excess comes from extrapolating the fit on
+      the judged candidates to the unjudged, not from the form;
+    - ``would_stop``: queries where the rule's P(recall >= target) >= 0.9 there already;
+    - ``pit_low``, ``pit_high``: queries where the true number lies below, above the model's
+      central 90% interval (before the one-sided widening under ``active``).
+    """
+    import numpy as np
+
+    from pooling.replay import replay
+    from pooling.stopping import (INTERCEPT_SD, SLOPE_SD, _decide, fit_logistic, oracle_judgments, rank_features,
+                                  strategy_scores, unfound_draws)
+
+    candidates, qrels = ps.candidates_for(name)
+    candidates = sorted(candidates, key=lambda c: c.query_id)[:queries]
+    out = []
+    for strategy in strategies:
+        clock = time.perf_counter()
+        row = {"collection": name, "strategy": strategy, "target": target, "queries": 0, "true": 0,
+               "predicted": 0.0, "map": 0.0, "everything": 0.0, "would_stop": 0, "pit_low": 0, "pit_high": 0}
+        traces = replay(candidates, qrels, [strategy], stop_every=0).strategies[strategy].traces
+        for c, t in zip(candidates, traces):
+            n0 = oracle_judgments(t.relevant, t.findable, target) if t.findable else None
+            if n0 is None or n0 == len(c.doc_ids):
+                continue
+            labels = {d: bool(r) for d, r in zip(t.judged[:n0], t.relevant[:n0])}
+            scores = strategy_scores(strategy, c, labels)
+            draws = unfound_draws(c, labels, scores=scores)
+            if draws is None:
+                continue
+            relevant = qrels.get(c.query_id, set())
+            rest = sorted(d for d in c.doc_ids if d not in labels)
+            truth = sum(d in relevant for d in rest)
+            found = sum(labels.values())  # the model's own interval, before any widening of it
+            e = _decide(c.query_id, len(labels), found, draws, target, CONFIDENCE)
+            every = sorted(c.doc_ids)
+            x = np.hstack([np.ones((len(every), 1)), rank_features(c, every)])
+            if scores is not None:
+                x = np.hstack([x, np.array([[scores[d]] for d in every])])
+            judged = np.array([d in labels for d in every])
+            prior = [INTERCEPT_SD] + [SLOPE_SD] * (x.shape[1] - 1)
+            theta, _ = fit_logistic(x[judged], np.array([float(labels[d]) for d in every if d in labels]), prior)
+            whole, _ = fit_logistic(x, np.array([float(d in relevant) for d in every]), prior)
+            row["queries"] += 1
+            row["true"] += truth
+            row["predicted"] += float(draws.sum(axis=1).mean())
+            row["map"] += float((1 / (1 + np.exp(-(x[~judged] @ theta)))).sum())
+            row["everything"] += float((1 / (1 + np.exp(-(x[~judged] @ whole)))).sum())
+            row["would_stop"] += e.stop
+            row["pit_low"] += truth < (e.remaining_low or 0)
+            row["pit_high"] += truth > (e.remaining_high or 0)
+        out.append(row)
+        print(f"  {name} {strategy} calibration: {time.perf_counter() - clock:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def _calibration_table(rows: list[dict]) -> str:
+    header = ["collection", "strategy", "queries", "unjudged relevant at the oracle", "model's mean",
+              "at the fit alone", "fit to every label", "would stop there", "true below / above the 90% interval"]
+    body = [[r["collection"], r["strategy"], str(r["queries"]), f"{r['true']:,}",
+             f"{r['predicted']:,.0f} ({r['predicted'] / max(r['true'], 1):.2f}x)",
+             f"{r['map']:,.0f} ({r['map'] / max(r['true'], 1):.2f}x)",
+             f"{r['everything']:,.0f} ({r['everything'] / max(r['true'], 1):.2f}x)",
+             f"{r['would_stop']}/{r['queries']}", f"{r['pit_low']} / {r['pit_high']}"] for r in rows]
+    return ps._table(header, body)
 
 
 def _table(rows: list[dict]) -> str:
@@ -104,6 +247,34 @@ def _table(rows: list[dict]) -> str:
                      f"{r['spent'] / r['depth_there']:.2f}x",
                      f"{r['covers']}/{r['intervals']} ({r['covers'] / r['intervals']:.0%})" if r["intervals"] else "-"])
     return ps._table(header, body)
+
+
+def _floor_table(rows: list[dict]) -> str:
+    def ratio(key: str, r: dict) -> str:
+        return f"{r[key]:,.0f} ({r[key] / r['oracle']:.2f}x)" if r["oracle"] else "-"
+
+    header = ["collection", "strategy", "queries reaching target", "oracle", "urn at the oracle",
+              "mean recall there", "urn at the best start", "bound, any start >= oracle"]
+    body = [[r["collection"], r["strategy"], str(r["queries"]), f"{r['oracle']:,}", ratio("at_oracle", r),
+             f"{r['recall_at_oracle'] / r['queries']:.3f}" if r["queries"] else "-",
+             ratio("best_start", r), ratio("bound", r) + ("" if not r["bound_above"] else f" ({r['bound_above']} above)")]
+            for r in rows]
+    return ps._table(header, body)
+
+
+def _floor_verdict(rows: list[dict]) -> str:
+    """Whether the 1.5x goal is within reach of any sampling rule valid by construction."""
+    measured = [r for r in rows if r["oracle"]]
+    if not measured:
+        return ""
+    over = [r for r in measured if r["bound"] / r["oracle"] > 1.5]
+    least = min(r["bound"] / r["oracle"] for r in measured)
+    most = max(r["bound"] / r["oracle"] for r in measured)
+    if over:
+        names = ", ".join(f"{r['collection']}/{r['strategy']}" for r in over)
+        return (f"The bound is {least:.2f}-{most:.2f}x the oracle; above 1.5x on {names}: there no rule that stops "
+                f"by a valid test of a random sample can meet the 1.5x goal, whatever it does before the sample.")
+    return f"The bound is {least:.2f}-{most:.2f}x the oracle: the 1.5x goal is not excluded by it."
 
 
 def _verdict(rows: list[dict]) -> str:
@@ -141,28 +312,52 @@ def main() -> None:
     parser.add_argument("--stop-every", type=int, default=10, help="ask the rules every n judgments of a query")
     parser.add_argument("--queries", type=int, help="only the first n queries (by id) of each collection")
     parser.add_argument("--report", action="store_true", help="print the tables of the last runs, replay nothing")
+    parser.add_argument("--calibration", action="store_true",
+                        help="only the quantile model's predicted against true unfound relevant at the oracle")
+    parser.add_argument("--floor-only", action="store_true", help="only the sampling floor: replay no rule")
     options = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if options.calibration:
+        for target in options.targets:
+            rows = []
+            for name in options.collections:
+                rows += calibration(name, options.strategies, target, options.queries)
+            (OUT / f"calibration-{target}.json").write_text(json.dumps(rows))
+            print(f"\nThe quantile model where the oracle stops, target {target} (see calibration):")
+            print(_calibration_table(rows))
+        return
     rows: list[dict] = []
+    floors: list[dict] = []
     for name in options.collections:
         if options.report:  # every run's results, each target from its latest run
-            found = {}
+            found, low = {}, {}
             for path in sorted(OUT.glob(f"{name}*.json"), key=lambda p: p.stat().st_mtime):
-                found.update({(r["strategy"], r["rule"], r["target"]): r for r in json.loads(path.read_text())})
+                saved = json.loads(path.read_text())
+                found.update({(r["strategy"], r["rule"], r["target"]): r for r in saved["rows"]})
+                low.update({(r["strategy"], r["target"]): r for r in saved["floors"]})
             rows += found.values()
+            floors += low.values()
             continue
         # one file per collection and set of targets, so runs of different targets can run at once
         stem = name + ("" if options.targets == [0.8, 0.9] else "-" + "-".join(map(str, options.targets)))
-        fresh = run(name, options.strategies, options.targets, options.stop_every, options.queries, stem)
-        (OUT / f"{stem}.json").write_text(json.dumps(fresh))
+        if options.floor_only:
+            stem += "-floor"
+        fresh, low = run(name, options.strategies, options.targets, options.stop_every, options.queries, stem,
+                         options.floor_only)
+        (OUT / f"{stem}.json").write_text(json.dumps({"rows": fresh, "floors": low}))
         rows += fresh
-    for target in sorted({r["target"] for r in rows}):
+        floors += low
+    for target in sorted({r["target"] for r in rows + floors}):
         mine = sorted((r for r in rows if r["target"] == target),
                       key=lambda r: (r["collection"], ORDER.index(r["strategy"]), r["rule"]))
-        print(f"\nTarget recall {target}, confidence {CONFIDENCE} (recall within the candidates):")
-        print(_table(mine))
-        print(_verdict(mine))
-
+        if mine:
+            print(f"\nTarget recall {target}, confidence {CONFIDENCE} (recall within the candidates):")
+            print(_table(mine))
+            print(_verdict(mine))
+        low = sorted((r for r in floors if r["target"] == target), key=lambda r: (r["collection"], ORDER.index(r["strategy"])))
+        print(f"\nThe floor of sampling rules valid by construction, target {target} (expected judgments; see floor_row):")
+        print(_floor_table(low))
+        print(_floor_verdict(low))
 
 if __name__ == "__main__":
     main()

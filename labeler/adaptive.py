@@ -268,7 +268,8 @@ def _estimate(
     """The project's stopping rule's estimate (a pure function of its inputs, so kept by them).
 
     Under ``active`` the candidates must carry their texts: the strategy's scores are part
-    of the model (:func:`pooling.stopping.strategy_scores`).
+    of the model (:func:`pooling.stopping.strategy_scores`), whose interval is shown under
+    every rule, ``knee`` too, as the replays measure it.
     """
     from pooling.stopping import TARGET, CheckSample, decide
 
@@ -280,7 +281,7 @@ def _estimate(
         check = CheckSample(urn) if urn is not None else None
         drawn = check is not None and any(d in labels for d in urn or ())
         found = decide(settings.stop_rule, cands, labels, order=order, check=check,
-                       scores=None if drawn or settings.stop_rule == "knee" else _scores(cands, labels, settings),
+                       scores=None if drawn else _scores(cands, labels, settings),
                        target=target, confidence=settings.stop_confidence)
         _ESTIMATES.put(key, found)
     return found

@@ -223,3 +223,18 @@ def test_the_check_sample_is_handed_out_like_any_entry_and_decides_the_stop(proj
     assert (e.recall_low, e.recall_high) == (2 / 3, 1.0)
     assert adaptive.stop_line(adaptive.query_status(db, caller=OWNER)[0]) == "q1: ~100% of relevant found [67, 100]; stop"
     assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}  # q1 is done
+
+
+def test_under_active_every_rule_shows_the_interval_with_the_classifiers_scores(project: Project) -> None:
+    """The interval on the Progress page and in ``stats`` is the one the replays measured:
+    under ``active`` the model fed with the classifier's scores (one-sided), whatever the rule."""
+    db = connect(project.path)
+    _label_q1(db, project.annotator_id)
+    shown = {}
+    for rule in ("quantile", "knee"):
+        scheduling.set_settings(db, {"strategy": "active"}, caller=OWNER)
+        labels.set_settings(db, {"stop_recall": 0.5, "stop_confidence": 0.5, "stop_rule": rule}, caller=OWNER, rules=RULES)
+        e = adaptive.query_status(db, caller=OWNER)[0].estimate
+        shown[rule] = (e.recall, e.recall_low, e.recall_high)
+    assert shown["knee"] == shown["quantile"]
+    assert shown["knee"][2] == 1.0

@@ -249,3 +249,47 @@ def test_strategy_scores_only_under_active_and_cross_fitted():
     assert all(scores[d] == pytest.approx(np.log(full[d] / (1 - full[d]))) for d in unjudged)
     # a judged chunk is scored by a classifier that never saw it, not by the full one
     assert any(abs(scores[d] - np.log(full[d] / (1 - full[d]))) > 1e-6 for d in labels)
+
+
+def test_the_draws_a_valid_sample_needs_by_hand():
+    from pooling.stopping import sample_draws_needed
+
+    # 4 found outside, target 0.8: recall below it means K >= 2 relevant in the urn (k = 0
+    # drawn). An urn of 10 with none: P(X = 0 | K = 2, d) = (10 - d)(9 - d) / 90 < 0.1 first at d = 7.
+    assert sample_draws_needed(4, 10, 0, 0.8, 0.9) == 7.0
+    # An urn of 20 with one relevant. Not drawn by the 14th draw (probability 6/20):
+    # (20 - d)(19 - d) / 380 < 0.1 first at d = 14. Drawn by then (14/20): K >= 3 with k = 1,
+    # P(X <= 1 | 20, 3, d) = 0.0877 at d = 16, 0.140 at 15: 16 draws. 0.3 * 14 + 0.7 * 16 = 15.4.
+    assert sample_draws_needed(4, 20, 1, 0.8, 0.9) == pytest.approx(15.4)
+
+
+def test_the_draws_needed_are_the_mean_over_every_draw_order():
+    from pooling.stopping import sample_draws_needed, sample_p_value
+
+    def first_rejection(order: tuple[int, ...]) -> int:
+        for d in range(1, len(order) + 1):
+            if sample_p_value(6, len(order), d, sum(order[:d]), 0.8) < 0.1:
+                return d
+        raise AssertionError("the test rejects once the urn is drawn out")
+
+    for relevant in (0, 1, 2, 3):  # every placement of the relevant in the order, equally likely
+        orders = [tuple(int(i in spots) for i in range(9)) for spots in itertools.combinations(range(9), relevant)]
+        mean = sum(first_rejection(o) for o in orders) / len(orders)
+        assert sample_draws_needed(6, 9, relevant, 0.8, 0.9) == pytest.approx(mean)
+
+
+def test_with_the_strategys_scores_the_interval_claims_no_upper_end_of_recall():
+    """Under ``active`` the model over-predicts what is left, so its interval says only how
+    low recall may be: the lower end and the stop call are the model's, the upper end 1."""
+    c = _ranked(200)
+    labels = {f"d{i:03d}": i % 3 == 0 for i in range(60)}  # a third relevant all the way down
+    scores = {d: 2.0 - int(d[1:]) / 20 for d in c.doc_ids}
+    plain = estimate(c, labels)
+    assert plain.recall_high < 1.0  # ranks alone: a two-sided interval
+    fed = estimate(c, labels, scores=scores)
+    assert (fed.remaining_low, fed.recall_high) == (0, 1.0)
+    assert fed.remaining_low <= fed.remaining <= fed.remaining_high
+    assert fed.recall_low <= fed.recall < fed.recall_high
+    unwidened = _decide("q", fed.judged, fed.found,
+                        unfound_draws(c, labels, scores=scores), 0.8, 0.9)
+    assert (fed.recall_low, fed.remaining_high, fed.stop) == (unwidened.recall_low, unwidened.remaining_high, unwidened.stop)

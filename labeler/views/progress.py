@@ -72,7 +72,8 @@ def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
         "Estimated share of each query's relevant chunks found so far, within the candidate lists, "
         "with its interval at the stopping confidence. Once the 'sample' rule has judged part of its "
         "random check sample, the interval is the sample's, which holds whatever chose the judgments; "
-        "before that it is the quantile model's (under 'active', with the classifier's own scores)."
+        "before that it is the quantile model's. Under 'active' the model counts too many relevant "
+        "chunks still unfound, so its interval says only how low the share may be: its upper end is 100."
     )
 
 
