@@ -29,10 +29,12 @@ that stops by the hypergeometric test of a uniformly random urn of the unjudged 
 (``sample``, or any rule whose guarantee holds by construction that way) stops at the
 earliest, expected over draw orders, the test asked after every draw: with the urn formed at
 the oracle, at the best start in hindsight, and a bound no start at or after the oracle beats.
-Where even the bound is above 1.5 times the oracle, no such rule can meet the goal of 1.5
-times, whatever it does before the sample: the test must rule out the few relevant chunks a
-recall just below the target leaves in a large urn, and a query has few relevant chunks
-(Cranfield about 8). The output says where.
+Where even the bound is above 1.5 times the oracle, no such rule whose urn is formed once the
+strategy's order has reached the target can meet the goal of 1.5 times, whatever order it
+follows before the urn (an urn formed earlier still holds relevant chunks the ranking would
+find faster; the bound does not cover it, nor unequal-probability sampling designs): the test
+must rule out the few relevant chunks a recall just below the target leaves in a large urn,
+and a query has few relevant chunks (Cranfield about 8). The output says where.
 
 The calibration (:func:`calibration`, ``--calibration``): the quantile model's predicted
 number of unjudged relevant candidates where the oracle stops against the true number, which
@@ -273,7 +275,7 @@ def _floor_verdict(rows: list[dict]) -> str:
     if over:
         names = ", ".join(f"{r['collection']}/{r['strategy']}" for r in over)
         return (f"The bound is {least:.2f}-{most:.2f}x the oracle; above 1.5x on {names}: there no rule that stops "
-                f"by a valid test of a random sample can meet the 1.5x goal, whatever it does before the sample.")
+                f"by a valid test of a uniformly random urn formed at or after the oracle point can meet the 1.5x goal.")
     return f"The bound is {least:.2f}-{most:.2f}x the oracle: the 1.5x goal is not excluded by it."
 
 
