@@ -31,10 +31,16 @@ earliest, expected over draw orders, the test asked after every draw: with the u
 the oracle, at the best start in hindsight, and a bound no start at or after the oracle beats.
 Where even the bound is above 1.5 times the oracle, no such rule whose urn is formed once the
 strategy's order has reached the target can meet the goal of 1.5 times, whatever order it
-follows before the urn (an urn formed earlier still holds relevant chunks the ranking would
-find faster; the bound does not cover it, nor unequal-probability sampling designs): the test
-must rule out the few relevant chunks a recall just below the target leaves in a large urn,
-and a query has few relevant chunks (Cranfield about 8). The output says where.
+follows before the urn: the test must rule out the few relevant chunks a recall just below
+the target leaves in a large urn, and a query has few relevant chunks (Cranfield about 8).
+The bound holds for unequal-probability samples of the urn too: a test that stops once its d
+draws show no relevant chunk is valid whatever the urn holds only if the chance of missing K
+relevant chunks placed where the design is least likely to look stays below 1 - confidence;
+averaged over placements that chance is the uniform draw's, C(N-K, d) / C(N, d), so its
+maximum is at least that, and no design of d draws gets there with fewer (tests that stop at
+random, without evidence, are left aside). An urn formed
+before the oracle point is not covered by the bound; the column "best start, before the
+oracle too" measures the uniform urn formed at any moment. The output says where.
 
 The calibration (:func:`calibration`, ``--calibration``): the quantile model's predicted
 number of unjudged relevant candidates where the oracle stops against the true number, which
@@ -129,6 +135,9 @@ def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, i
       rejects, expected over draw orders);
     - ``best_start``: the least over urns formed at n0, n0 + ``every``, ... up to the end of
       the replayed order (the start chosen in hindsight, which no rule can do);
+    - ``any_start``: the least over urns formed at 0, ``every``, 2 ``every``, ... up to the end
+      of the replayed order, before the oracle too (an earlier urn is larger and still holds
+      relevant candidates, which the test must count);
     - ``bound``: n0 + the draws needed had the order found every relevant candidate by n0
       (no relevant left in the urn, the most found outside it): fewer relevant in the urn and
       more found outside it only make the test reject sooner, and each judgment of the order
@@ -138,7 +147,8 @@ def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, i
     from pooling.stopping import oracle_judgments, sample_draws_needed, sample_walk
 
     out = {"collection": name, "strategy": strategy, "target": target, "queries": 0, "oracle": 0,
-           "at_oracle": 0.0, "recall_at_oracle": 0.0, "best_start": 0.0, "bound": 0.0, "bound_above": 0}
+           "at_oracle": 0.0, "recall_at_oracle": 0.0, "best_start": 0.0, "any_start": 0.0, "bound": 0.0,
+           "bound_above": 0}
     for t in traces:
         n0 = oracle_judgments(t.relevant, t.findable, target) if t.findable else None
         if n0 is None:
@@ -152,11 +162,16 @@ def floor_row(name: str, strategy: str, target: float, traces, size: dict[str, i
         for s in range(n0 + every, len(t.relevant) + 1, every):
             f = sum(t.relevant[:s])
             best = min(best, s + sample_draws_needed(f, n - s, t.findable - f, target, CONFIDENCE))
+        earliest = best
+        for s in range(0, n0, every):
+            f = sum(t.relevant[:s])
+            earliest = min(earliest, s + sample_draws_needed(f, n - s, t.findable - f, target, CONFIDENCE))
         bound = n0 + sample_draws_needed(t.findable, n - n0, 0, target, CONFIDENCE)
         out["queries"] += 1
         out["oracle"] += n0
         out["at_oracle"] += at
         out["best_start"] += best
+        out["any_start"] += earliest
         out["bound"] += bound
         out["bound_above"] += bound > best + 1e-9
     return out
@@ -256,10 +271,11 @@ def _floor_table(rows: list[dict]) -> str:
         return f"{r[key]:,.0f} ({r[key] / r['oracle']:.2f}x)" if r["oracle"] else "-"
 
     header = ["collection", "strategy", "queries reaching target", "oracle", "urn at the oracle",
-              "mean recall there", "urn at the best start", "bound, any start >= oracle"]
+              "mean recall there", "urn at the best start", "best start, before the oracle too",
+              "bound, any start >= oracle"]
     body = [[r["collection"], r["strategy"], str(r["queries"]), f"{r['oracle']:,}", ratio("at_oracle", r),
              f"{r['recall_at_oracle'] / r['queries']:.3f}" if r["queries"] else "-",
-             ratio("best_start", r), ratio("bound", r) + ("" if not r["bound_above"] else f" ({r['bound_above']} above)")]
+             ratio("best_start", r), ratio("any_start", r) if "any_start" in r else "-", ratio("bound", r) + ("" if not r["bound_above"] else f" ({r['bound_above']} above)")]
             for r in rows]
     return ps._table(header, body)
 
