@@ -475,18 +475,23 @@ def strategy_scores(strategy: str, candidates: Candidates, labels: Mapping[str, 
     """
     if strategy != "active" or not candidates.texts:
         return None
-    from pooling.strategies import _scores_cached, relevance_scores
+    from pooling.strategies import _scores_cached, fit_relevance, relevance_features
 
-    inside = {d: bool(r) for d, r in labels.items() if d in candidates.doc_ids}
-    full = _scores_cached(candidates, inside, seed)  # the strategy's own fit, when it just made it
+    ids = candidates.doc_ids
+    inside = {d: bool(r) for d, r in labels.items() if d in ids}
+    # One feature matrix for the full fit and the FOLDS fits (building it costs about as much
+    # as a fit), each fold predicting only the candidates it held out.
+    features = relevance_features(candidates)
+    full = _scores_cached(candidates, inside, seed, features)  # the strategy's own fit, when it just made it
     if full is None:
         return None
     out = dict(full)
+    judged = {d: r for d, r in inside.items() if d in candidates.texts}
     for fold in range(FOLDS):
         held = {d for d in inside if int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS == fold}
-        part = relevance_scores(candidates, {d: r for d, r in inside.items() if d not in held}, seed)
-        if part is not None:
-            out.update((d, part[d]) for d in held)
+        train = {d: r for d, r in judged.items() if d not in held}
+        if len(set(train.values())) == 2:
+            out.update(fit_relevance(features, train, seed, only=held))
     return {d: math.log(max(p, 1e-6) / max(1 - p, 1e-6)) for d, p in out.items()}
 
 
