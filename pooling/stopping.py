@@ -196,13 +196,20 @@ def mixture(p: np.ndarray, upto: int | None = None) -> np.ndarray:
     """
     rows, n = p.shape
     top = n if upto is None else min(n, upto)
-    dist = np.zeros((rows, top + 1))
-    dist[:, 0] = 1.0
+    # One row per count r, one column per draw: each step updates contiguous memory, and
+    # only the counts reachable so far (those above are exactly 0 and stay so).
+    dist = np.zeros((top + 1, rows))
+    dist[0] = 1.0
+    columns = np.ascontiguousarray(p.T, dtype=float)
+    complements = 1 - columns
     for column in range(n):
-        pi = p[:, column : column + 1]
-        dist[:, 1:] = dist[:, 1:] * (1 - pi) + dist[:, :-1] * pi
-        dist[:, 0] *= 1 - pi[:, 0]
-    return dist.mean(axis=0)
+        pi, qi = columns[column], complements[column]
+        reach = min(column + 1, top)
+        dist[1 : reach + 1] = dist[1 : reach + 1] * qi + dist[:reach] * pi
+        dist[0] *= qi
+    # The mean over the draws in the draws-by-counts layout, so it sums in the same order
+    # whatever layout computed it.
+    return np.ascontiguousarray(dist.T).mean(axis=0)
 
 
 def estimate(

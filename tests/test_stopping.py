@@ -367,3 +367,25 @@ def test_a_fit_predicting_some_candidates_gives_them_their_values_among_all():
     every = fit_relevance(features, labels)
     some = sorted(c.doc_ids)[::7]
     assert fit_relevance(features, labels, only=set(some)) == {d: every[d] for d in some}
+
+
+def _plain_mixture(p: np.ndarray, upto: int | None = None) -> np.ndarray:
+    """Every draw's whole convolution, draws by counts (the layout of the module doc's sum)."""
+    rows, n = p.shape
+    top = n if upto is None else min(n, upto)
+    dist = np.zeros((rows, top + 1))
+    dist[:, 0] = 1.0
+    for column in range(n):
+        pi = p[:, column : column + 1]
+        dist[:, 1:] = dist[:, 1:] * (1 - pi) + dist[:, :-1] * pi
+        dist[:, 0] *= 1 - pi[:, 0]
+    return dist.mean(axis=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 70), st.integers(0, 90), st.one_of(st.none(), st.integers(0, 100)), st.integers(0, 2**32 - 1))
+def test_mixture_is_the_plain_convolution_bit_for_bit(rows, n, upto, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(0.3, 3, size=(rows, n))
+    p[:, : n // 5] = rng.choice([0.0, 1.0], size=(rows, n // 5))  # certain chunks too
+    assert np.array_equal(mixture(p, upto), _plain_mixture(p, upto))
