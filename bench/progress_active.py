@@ -12,8 +12,8 @@ and the ``sample`` stopping rule is on.
 Timed: :func:`labeler.adaptive.query_status`, what the Progress page and ``goldpool stats``
 call, with every cache of estimates and scores emptied first (a first load). Against, in the
 same process on the same project: the same call with the cross-fitted scores computed as
-:func:`reference_strategy_scores` does (a full ``relevance_scores`` fit per fold, the
-features rebuilt for each) and the Poisson-binomial mixture as :func:`reference_mixture`
+:func:`reference_strategy_scores` does (a whole ``relevance_scores`` per fold, the
+features rebuilt for each, every candidate predicted, scikit-learn's checks on) and the Poisson-binomial mixture as :func:`reference_mixture`
 does (the reference), and with the strategy ``rrf`` (the rank-only model, no
 classifier). The estimates of the two ``active`` runs must be equal, field for field.
 """
@@ -38,22 +38,42 @@ sys.path.insert(0, str(ROOT))
 WORDS = [f"w{i:04d}" for i in range(4000)]
 
 
+def reference_relevance_scores(candidates, labels: Mapping[str, bool], seed: int = 0) -> dict[str, float] | None:
+    """``relevance_scores`` with its features built anew and every candidate predicted, under
+    scikit-learn's checks (the reference)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from pooling.strategies import RANK_WEIGHT, _tfidf, _with_ranks
+
+    judged = {d: bool(r) for d, r in labels.items() if d in candidates.texts}
+    if len(set(judged.values())) < 2:
+        return None
+    matrix, row = _tfidf(candidates.query_text, tuple(sorted(candidates.texts.items())))
+    if RANK_WEIGHT:
+        matrix = _with_ranks(matrix, candidates, row)
+    train = [0] + [row[d] for d in sorted(judged)]
+    y = [1] + [int(judged[d]) for d in sorted(judged)]
+    model = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear", max_iter=1000, random_state=seed)
+    model.fit(matrix[train], y)
+    probabilities = model.predict_proba(matrix[1:])[:, 1]
+    return {doc_id: float(probabilities[row[doc_id] - 1]) for doc_id in row}
+
+
 def reference_strategy_scores(strategy, candidates, labels, seed: int = 0) -> dict[str, float] | None:
-    """The cross-fitted scores computed the plain way: ``relevance_scores`` once on every
-    judged candidate and once per fold (the baseline the bench compares with)."""
+    """The cross-fitted scores computed the plain way: :func:`reference_relevance_scores`
+    once on every judged candidate and once per fold (the reference)."""
     from pooling.stopping import FOLDS
-    from pooling.strategies import relevance_scores
 
     if strategy != "active" or not candidates.texts:
         return None
     inside = {d: bool(r) for d, r in labels.items() if d in candidates.doc_ids}
-    full = relevance_scores(candidates, inside, seed)
+    full = reference_relevance_scores(candidates, inside, seed)
     if full is None:
         return None
     out = dict(full)
     for fold in range(FOLDS):
         held = {d for d in inside if int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS == fold}
-        part = relevance_scores(candidates, {d: r for d, r in inside.items() if d not in held}, seed)
+        part = reference_relevance_scores(candidates, {d: r for d, r in inside.items() if d not in held}, seed)
         if part is not None:
             out.update((d, part[d]) for d in held)
     return {d: math.log(max(p, 1e-6) / max(1 - p, 1e-6)) for d, p in out.items()}
