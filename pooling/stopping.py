@@ -486,16 +486,17 @@ def strategy_scores(strategy: str, candidates: Candidates, labels: Mapping[str, 
 
     ids = candidates.doc_ids
     inside = {d: bool(r) for d, r in labels.items() if d in ids}
-    # One feature matrix for the full fit and the FOLDS fits (building it costs about as much
-    # as a fit), each fold predicting only the candidates it held out.
+    # One feature matrix (TF-IDF and ranks) for the full fit and every fold, each fold
+    # predicting only what it held out: the Progress page asks this for every query at once.
     features = relevance_features(candidates)
     full = _scores_cached(candidates, inside, seed, features)  # the strategy's own fit, when it just made it
     if full is None:
         return None
     out = dict(full)
     judged = {d: r for d, r in inside.items() if d in candidates.texts}
+    folds = {d: int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS for d in inside}
     for fold in range(FOLDS):
-        held = {d for d in inside if int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS == fold}
+        held = {d for d, f in folds.items() if f == fold}
         train = {d: r for d, r in judged.items() if d not in held}
         if len(set(train.values())) == 2:
             out.update(fit_relevance(features, train, seed, only=held))
