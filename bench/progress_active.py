@@ -14,13 +14,14 @@ call, with every cache of estimates and scores emptied first (a first load). Aga
 same process on the same project: the same call with the cross-fitted scores computed as
 :func:`reference_strategy_scores` does (a whole ``relevance_scores`` per fold, the
 features rebuilt for each, every candidate predicted, scikit-learn's checks on) and the Poisson-binomial mixture as :func:`reference_mixture`
-does (the reference), and with the strategy ``rrf`` (the rank-only model, no
+does (the reference; the two alternate which goes first), and with the strategy ``rrf`` (the rank-only model, no
 classifier). The estimates of the two ``active`` runs must be equal, field for field.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import math
@@ -157,6 +158,7 @@ def first_load(path: Path, strategy: str | None = None) -> tuple[float, list]:
         adaptive._ESTIMATES.clear()
         pooling.strategies._LAST.clear()
         pooling.strategies._tfidf.cache_clear()
+        gc.collect()  # the garbage of the run before, collected outside this one
         clock = time.perf_counter()
         statuses = adaptive.query_status(db, caller=OWNER)
         seconds = time.perf_counter() - clock
@@ -185,17 +187,19 @@ def main() -> None:
         path = Path(tmp) / "project.db"
         build(path, options.queries, options.depth, options.labels, options.seed)
         first_load(path)  # warm-up: lazy imports and first calls out of the timings
-        for _ in range(options.rounds):
-            seconds, mine = first_load(path)
-            times["now"].append(seconds)
-            stopping.strategy_scores, stopping.mixture = reference_strategy_scores, reference_mixture
-            try:
-                seconds, theirs = first_load(path)
-            finally:
-                stopping.strategy_scores, stopping.mixture = now
-            times["reference"].append(seconds)
-            if mine != theirs:
+        for round_ in range(options.rounds):
+            estimates = {}
+            for which in ("now", "reference") if round_ % 2 == 0 else ("reference", "now"):  # neither always first
+                if which == "reference":
+                    stopping.strategy_scores, stopping.mixture = reference_strategy_scores, reference_mixture
+                try:
+                    seconds, estimates[which] = first_load(path)
+                finally:
+                    stopping.strategy_scores, stopping.mixture = now
+                times[which].append(seconds)
+            if estimates["now"] != estimates["reference"]:
                 raise SystemExit("the estimates differ from the reference's")
+            mine = estimates["now"]
             seconds, _ = first_load(path, "rrf")
             times["rrf"].append(seconds)
             first_load(path, "active")  # the setting back
