@@ -486,6 +486,9 @@ def strategy_scores(strategy: str, candidates: Candidates, labels: Mapping[str, 
 
     ids = candidates.doc_ids
     inside = {d: bool(r) for d, r in labels.items() if d in ids}
+    judged = {d: r for d, r in inside.items() if d in candidates.texts}
+    if len(set(judged.values())) < 2:
+        return None  # no classifier yet (relevance_scores' own condition)
     # One feature matrix (TF-IDF and ranks) for the full fit and every fold, each fold
     # predicting only what it held out: the Progress page asks this for every query at once.
     features = relevance_features(candidates)
@@ -493,7 +496,6 @@ def strategy_scores(strategy: str, candidates: Candidates, labels: Mapping[str, 
     if full is None:
         return None
     out = dict(full)
-    judged = {d: r for d, r in inside.items() if d in candidates.texts}
     folds = {d: int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS for d in inside}
     for fold in range(FOLDS):
         held = {d for d, f in folds.items() if f == fold}

@@ -389,3 +389,15 @@ def test_mixture_is_the_plain_convolution_bit_for_bit(rows, n, upto, seed):
     p = rng.beta(0.3, 3, size=(rows, n))
     p[:, : n // 5] = rng.choice([0.0, 1.0], size=(rows, n // 5))  # certain chunks too
     assert np.array_equal(mixture(p, upto), _plain_mixture(p, upto))
+
+
+def test_strategy_scores_build_no_features_before_both_kinds_are_judged(monkeypatch):
+    import pooling.strategies as strategies
+    from pooling.stopping import strategy_scores
+
+    c, labels = _active_query(5)
+    built = []
+    monkeypatch.setattr(strategies, "relevance_features", lambda *a: built.append(1))
+    assert strategy_scores("active", c, {d: False for d in labels}) is None
+    assert _plain_strategy_scores(c, {d: False for d in labels}) is None
+    assert built == []
