@@ -5,17 +5,18 @@
 
 A synthetic project (no collection needed): every query has its own topic words, a chunk
 is relevant when it carries several of them; two sources rank the chunks by a noisy score,
-``--depth`` candidates each (their union about 1.5 times that); ``--labels`` candidates per
+``--depth`` candidates each (out of 1.6 times that); ``--labels`` candidates per
 query are judged, the best of the sources' fused order first. The strategy is ``active``
 and the ``sample`` stopping rule is on.
 
 Timed: :func:`labeler.adaptive.query_status`, what the Progress page and ``goldpool stats``
 call, with every cache of estimates and scores emptied first (a first load). Against, in the
-same process on the same project: the same call with the cross-fitted scores computed as
-:func:`reference_strategy_scores` does (a whole ``relevance_scores`` per fold, the
-features rebuilt for each, every candidate predicted, scikit-learn's checks on) and the Poisson-binomial mixture as :func:`reference_mixture`
-does (the reference; the two alternate which goes first), and with the strategy ``rrf`` (the rank-only model, no
-classifier). The estimates of the two ``active`` runs must be equal, field for field.
+same process on the same project: the reference, the same call with the cross-fitted scores
+computed as :func:`reference_strategy_scores` does (a whole ``relevance_scores`` per fold,
+the features rebuilt for each, every candidate predicted, scikit-learn's checks on) and the
+Poisson-binomial mixture as :func:`reference_mixture` does, the two alternating which goes
+first; and the strategy ``rrf`` (the rank-only model, no classifier). The estimates of the
+two ``active`` runs must be equal, field for field.
 """
 
 from __future__ import annotations
