@@ -196,13 +196,20 @@ def mixture(p: np.ndarray, upto: int | None = None) -> np.ndarray:
     """
     rows, n = p.shape
     top = n if upto is None else min(n, upto)
-    dist = np.zeros((rows, top + 1))
-    dist[:, 0] = 1.0
+    # One row per count r, one column per draw: each step updates contiguous memory, and
+    # only the counts reachable so far (those above are exactly 0 and stay so).
+    dist = np.zeros((top + 1, rows))
+    dist[0] = 1.0
+    columns = np.ascontiguousarray(p.T, dtype=float)
+    complements = 1 - columns
     for column in range(n):
-        pi = p[:, column : column + 1]
-        dist[:, 1:] = dist[:, 1:] * (1 - pi) + dist[:, :-1] * pi
-        dist[:, 0] *= 1 - pi[:, 0]
-    return dist.mean(axis=0)
+        pi, qi = columns[column], complements[column]
+        reach = min(column + 1, top)
+        dist[1 : reach + 1] = dist[1 : reach + 1] * qi + dist[:reach] * pi
+        dist[0] *= qi
+    # The mean over the draws in the draws-by-counts layout, so it sums in the same order
+    # whatever layout computed it.
+    return np.ascontiguousarray(dist.T).mean(axis=0)
 
 
 def estimate(
@@ -475,18 +482,26 @@ def strategy_scores(strategy: str, candidates: Candidates, labels: Mapping[str, 
     """
     if strategy != "active" or not candidates.texts:
         return None
-    from pooling.strategies import _scores_cached, relevance_scores
+    from pooling.strategies import _scores_cached, fit_relevance, relevance_features
 
-    inside = {d: bool(r) for d, r in labels.items() if d in candidates.doc_ids}
-    full = _scores_cached(candidates, inside, seed)  # the strategy's own fit, when it just made it
+    ids = candidates.doc_ids
+    inside = {d: bool(r) for d, r in labels.items() if d in ids}
+    judged = {d: r for d, r in inside.items() if d in candidates.texts}
+    if len(set(judged.values())) < 2:
+        return None  # no classifier yet (relevance_scores' own condition)
+    # One feature matrix (TF-IDF and ranks) for the full fit and every fold, each fold
+    # predicting only what it held out: the Progress page asks this for every query at once.
+    features = relevance_features(candidates)
+    full = _scores_cached(candidates, inside, seed, features)  # the strategy's own fit, when it just made it
     if full is None:
         return None
     out = dict(full)
+    folds = {d: int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS for d in inside}
     for fold in range(FOLDS):
-        held = {d for d in inside if int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS == fold}
-        part = relevance_scores(candidates, {d: r for d, r in inside.items() if d not in held}, seed)
-        if part is not None:
-            out.update((d, part[d]) for d in held)
+        held = {d for d, f in folds.items() if f == fold}
+        train = {d: r for d, r in judged.items() if d not in held}
+        if len(set(train.values())) == 2:
+            out.update(fit_relevance(features, train, seed, only=held))
     return {d: math.log(max(p, 1e-6) / max(1 - p, 1e-6)) for d, p in out.items()}
 
 

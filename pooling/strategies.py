@@ -364,7 +364,9 @@ def _with_ranks(matrix: Any, candidates: Candidates, row: Mapping[str, int]) -> 
     return sparse.hstack([matrix, sparse.csr_matrix(RANK_WEIGHT * ranks)], format="csr")
 
 
-def relevance_scores(candidates: Candidates, labels: Mapping[str, bool], seed: int = 0) -> dict[str, float] | None:
+def relevance_scores(
+    candidates: Candidates, labels: Mapping[str, bool], seed: int = 0, features: tuple[Any, Mapping[str, int]] | None = None,
+) -> dict[str, float] | None:
     """P(relevant) of every candidate from a logistic regression on TF-IDF features.
 
     Features: TF-IDF (sublinear tf, English stop words) of the query and the candidates,
@@ -372,22 +374,52 @@ def relevance_scores(candidates: Candidates, labels: Mapping[str, bool], seed: i
     retrievers' order instead of replacing it. Trained on the query's judged candidates plus
     the query text as one synthetic relevant example (AutoTAR's seed, Cormack and Grossman
     2015), classes balanced; ``None`` until the labels hold both a relevant and a
-    non-relevant chunk.
+    non-relevant chunk. ``features``: :func:`relevance_features` of ``candidates``, when
+    already built.
     """
     judged = {d: bool(r) for d, r in labels.items() if d in candidates.texts}
     if len(set(judged.values())) < 2:
         return None
-    from sklearn.linear_model import LogisticRegression
+    return fit_relevance(features if features is not None else relevance_features(candidates), judged, seed)
 
+
+def relevance_features(candidates: Candidates) -> tuple[Any, dict[str, int]]:
+    """The feature matrix of :func:`relevance_scores` (row 0 the query) and doc_id -> its row.
+
+    Built once, it serves any number of fits on different labels of the same query
+    (:func:`fit_relevance`).
+    """
     matrix, row = _tfidf(candidates.query_text, tuple(sorted(candidates.texts.items())))
     if RANK_WEIGHT:
         matrix = _with_ranks(matrix, candidates, row)
+    return matrix, row
+
+
+def fit_relevance(
+    features: tuple[Any, Mapping[str, int]], judged: Mapping[str, bool], seed: int = 0, only: Collection[str] | None = None,
+) -> dict[str, float]:
+    """:func:`relevance_scores`' classifier trained on ``judged`` (both kinds present) over
+    ``features`` (:func:`relevance_features`): P(relevant) of every candidate, or of ``only``.
+
+    Each candidate's probability depends on its own row alone, so predicting ``only`` some
+    gives them the same values as predicting all.
+    """
+    from sklearn import config_context
+    from sklearn.linear_model import LogisticRegression
+
+    matrix, row = features
     train = [0] + [row[d] for d in sorted(judged)]
     y = [1] + [int(judged[d]) for d in sorted(judged)]
-    model = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear", max_iter=1000, random_state=seed)
-    model.fit(matrix[train], y)
-    probabilities = model.predict_proba(matrix[1:])[:, 1]
-    return {doc_id: float(probabilities[row[doc_id] - 1]) for doc_id in row}
+    wanted = list(row) if only is None else [d for d in row if d in only]
+    # The parameters are fixed here and TF-IDF and ranks are finite: scikit-learn's checks
+    # of them cost a quarter of a fit this small, and the Progress page makes five per query.
+    with config_context(skip_parameter_validation=True, assume_finite=True):
+        model = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear", max_iter=1000, random_state=seed)
+        model.fit(matrix[train], y)
+        if not wanted:
+            return {}
+        probabilities = model.predict_proba(matrix[[row[d] for d in wanted]])[:, 1]
+    return dict(zip(wanted, probabilities.tolist()))
 
 
 def active_next(candidates: Candidates, labels: Mapping[str, bool], taken: Collection[str], seed: int = 0) -> str | None:
@@ -413,14 +445,16 @@ def active_next(candidates: Candidates, labels: Mapping[str, bool], taken: Colle
 _LAST: list[tuple[Any, Candidates, dict[str, float] | None]] = []
 
 
-def _scores_cached(candidates: Candidates, labels: Mapping[str, bool], seed: int) -> dict[str, float] | None:
+def _scores_cached(
+    candidates: Candidates, labels: Mapping[str, bool], seed: int, features: tuple[Any, Mapping[str, int]] | None = None,
+) -> dict[str, float] | None:
     # next_chunks(k > 1) asks k times with the same labels: train once. One tuple, swapped
     # whole, so concurrent callers never see one query's key with another's scores.
     key = (candidates.query_id, candidates.query_text, tuple(sorted(labels.items())), seed)
     last = _LAST[0] if _LAST else None
     if last is not None and last[0] == key and last[1] is candidates:
         return last[2]
-    scores = relevance_scores(candidates, labels, seed)
+    scores = relevance_scores(candidates, labels, seed, features)
     _LAST[:] = [(key, candidates, scores)]
     return scores
 

@@ -293,3 +293,111 @@ def test_with_the_strategys_scores_the_interval_claims_no_upper_end_of_recall():
     unwidened = _decide("q", fed.judged, fed.found,
                         unfound_draws(c, labels, scores=scores), 0.8, 0.9)
     assert (fed.recall_low, fed.remaining_high, fed.stop) == (unwidened.recall_low, unwidened.remaining_high, unwidened.stop)
+
+
+def _plain_strategy_scores(candidates, labels, seed=0):
+    """The cross-fitted scores the plain way: a whole ``relevance_scores`` (features built
+    anew, every candidate predicted) once on all the judged and once per fold."""
+    import hashlib
+
+    from pooling.stopping import FOLDS
+    from pooling.strategies import relevance_scores
+
+    inside = {d: bool(r) for d, r in labels.items() if d in candidates.doc_ids}
+    full = relevance_scores(candidates, inside, seed)
+    if full is None:
+        return None
+    out = dict(full)
+    for fold in range(FOLDS):
+        held = {d for d in inside if int(hashlib.sha256(d.encode()).hexdigest(), 16) % FOLDS == fold}
+        part = relevance_scores(candidates, {d: r for d, r in inside.items() if d not in held}, seed)
+        if part is not None:
+            out.update((d, part[d]) for d in held)
+    return {d: math.log(max(p, 1e-6) / max(1 - p, 1e-6)) for d, p in out.items()}
+
+
+def _active_query(seed: int, n: int = 90, judged: int = 30) -> tuple[Candidates, dict[str, bool]]:
+    import random
+
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(300)]
+    topic = rng.sample(words, 8)
+    docs = [f"d{i:03d}" for i in range(n)]
+    relevant = {d: rng.random() < 0.2 for d in docs}
+    texts = {d: " ".join(rng.choices(words, k=25) + (rng.sample(topic, 4) if relevant[d] else [])) for d in docs}
+    bm25 = sorted(docs, key=lambda d: -(relevant[d] + rng.gauss(0, 1)))[: n - 10]
+    dense = sorted(docs, key=lambda d: -(relevant[d] + rng.gauss(0, 1)))[: n - 10]
+    c = Candidates(f"q{seed}", {"bm25": bm25, "dense": dense}, " ".join(topic[:3]), texts)
+    ranked = sorted(c.doc_ids, key=lambda d: (bm25 + docs).index(d))
+    return c, {d: relevant[d] for d in ranked[:judged]}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strategy_scores_and_the_estimate_are_those_of_a_full_fit_per_fold(seed):
+    from pooling.stopping import strategy_scores
+
+    c, labels = _active_query(seed, judged=12 + 8 * seed)
+    expected = _plain_strategy_scores(c, labels)
+    assert expected is not None
+    assert strategy_scores("active", c, labels) == expected  # bit for bit, not approximately
+    assert estimate(c, labels, scores=strategy_scores("active", c, labels)) == estimate(c, labels, scores=expected)
+
+
+def test_strategy_scores_build_the_features_once_for_every_fold(monkeypatch):
+    import pooling.strategies as strategies
+    from pooling.stopping import strategy_scores
+
+    built = []
+    real = strategies._with_ranks
+    monkeypatch.setattr(strategies, "_with_ranks", lambda *a: built.append(1) or real(*a))
+    strategies._LAST.clear()
+    c, labels = _active_query(7)
+    assert strategy_scores("active", c, labels) == _plain_strategy_scores(c, labels)
+    built.clear()
+    strategies._LAST.clear()
+    strategy_scores("active", c, labels)
+    assert len(built) == 1
+
+
+def test_a_fit_predicting_some_candidates_gives_them_their_values_among_all():
+    from pooling.strategies import fit_relevance, relevance_features
+
+    c, labels = _active_query(3)
+    features = relevance_features(c)
+    every = fit_relevance(features, labels)
+    some = sorted(c.doc_ids)[::7]
+    assert fit_relevance(features, labels, only=set(some)) == {d: every[d] for d in some}
+
+
+def _plain_mixture(p: np.ndarray, upto: int | None = None) -> np.ndarray:
+    """Every draw's whole convolution, draws by counts (the layout of the module doc's sum)."""
+    rows, n = p.shape
+    top = n if upto is None else min(n, upto)
+    dist = np.zeros((rows, top + 1))
+    dist[:, 0] = 1.0
+    for column in range(n):
+        pi = p[:, column : column + 1]
+        dist[:, 1:] = dist[:, 1:] * (1 - pi) + dist[:, :-1] * pi
+        dist[:, 0] *= 1 - pi[:, 0]
+    return dist.mean(axis=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 70), st.integers(0, 90), st.one_of(st.none(), st.integers(0, 100)), st.integers(0, 2**32 - 1))
+def test_mixture_is_the_plain_convolution_bit_for_bit(rows, n, upto, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(0.3, 3, size=(rows, n))
+    p[:, : n // 5] = rng.choice([0.0, 1.0], size=(rows, n // 5))  # certain chunks too
+    assert np.array_equal(mixture(p, upto), _plain_mixture(p, upto))
+
+
+def test_strategy_scores_build_no_features_before_both_kinds_are_judged(monkeypatch):
+    import pooling.strategies as strategies
+    from pooling.stopping import strategy_scores
+
+    c, labels = _active_query(5)
+    built = []
+    monkeypatch.setattr(strategies, "relevance_features", lambda *a: built.append(1))
+    assert strategy_scores("active", c, {d: False for d in labels}) is None
+    assert _plain_strategy_scores(c, {d: False for d in labels}) is None
+    assert built == []
