@@ -52,7 +52,7 @@ ISSUED = "gp_issued"  # (name, token) just issued on the Annotators page, shown 
 NEW_NAME = "gp_new_name"  # widget: name of the annotator to add
 NEW_ROLE = "gp_new_role"  # widget: their role
 ADD_SUBMIT = "gp_add_annotator"  # widget: add them
-PROJECT = "gp_project"  # (clock, pool size, pool labelled, own labels then): the project figure
+PROJECT = "gp_project"  # (clock, work size, work labelled, own labels then, sample or None): the project figure
 KEYS_HANDLED = "gp_keys_handled"  # how many item keys (grade, verdict, back, skip) this session handled
 
 #: Seconds between two full counts of the project's labelled pool entries for one session.
@@ -272,26 +272,34 @@ def project_counts(
     """
     cached = session.get(PROJECT)
     if cached is None or clock() - cached[0] > PROJECT_REFRESH or own_done < cached[3]:
-        at, size, labelled = _pool_counts(db, clock)
-        session[PROJECT] = (at, size, labelled, own_done)
+        at, size, labelled, sample = _pool_counts(db, clock)
+        session[PROJECT] = (at, size, labelled, own_done, sample)
         return size, labelled
-    _, size, labelled, done_then = cached
+    _, size, labelled, done_then, _ = cached
     return size, min(size, labelled + own_done - done_then)
 
 
-_POOL_COUNTS: dict[str, tuple[float, int, int]] = {}  # database file: (clock reading, pool size, labelled)
+def project_sample(session: Session) -> str | None:
+    """The designed sample the last :func:`project_counts` counted (None: the whole pool), so
+    the progress line names the work its figures are of, with no read of its own."""
+    cached = session.get(PROJECT)
+    return None if cached is None else cached[4]
+
+
+_POOL_COUNTS: dict[str, tuple[float, int, int, str | None]] = {}  # database file: (clock reading, size, labelled, sample)
 _POOL_COUNTS_LOCK = threading.Lock()
 
 
-def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, int]:
-    """(clock reading, pool size, labelled) of the project's last count if it is at most
-    ``PROJECT_REFRESH`` seconds old, else of a new count, kept for the other sessions."""
+def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, int, str | None]:
+    """(clock reading, size, labelled, sample) of the project's last count if it is at most
+    ``PROJECT_REFRESH`` seconds old, else of a new count, kept for the other sessions. The
+    work counted is the designed sample when one is handed out (``labels.pool_progress``)."""
     key = str(database_file(db))
     with _POOL_COUNTS_LOCK:  # held while counting: sessions arriving meanwhile take that count
         shared = _POOL_COUNTS.get(key)
         at = clock()
         if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
-            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db))
+            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db), labels.get_settings(db).sample)
     return shared
 
 

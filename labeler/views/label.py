@@ -63,7 +63,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         st.toast(flash)
     overall = labels.progress(db, user.id, item.query_id, item.doc_id) if item else labels.progress(db, user.id)
     project = state.project_counts(session, db, overall.done)
-    sample = labels.get_settings(db).sample
+    sample = state.project_sample(session)
     if item is None:
         st.progress(1.0, text=project_line(overall, project, sample))
         st.success("Nothing left to label. Thank you!")
