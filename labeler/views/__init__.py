@@ -8,6 +8,7 @@ refused even though the navigation never offers it to an annotator.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import sqlite_utils
 import streamlit as st
@@ -15,6 +16,9 @@ import streamlit as st
 from labeler import flow, state
 from labeler.store import StoreError
 from labeler.store.labels import Annotator
+
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
 
 ADMIN_REFUSAL = "This page is for admins. Your access token does not have the admin role."
 
@@ -59,8 +63,16 @@ def busy_wait(db: sqlite_utils.Database) -> None:
     session = st.session_state
     if session.get(state.FLASH) == flow.BUSY_MESSAGE:
         session.pop(state.FLASH)  # the notice below says it; no toast on top
+    # The notice is drawn before the attempt, then updated after it: an attempt waits up to
+    # the busy timeout for the lock, and a run that draws only at its end can be replaced by
+    # the next timed run before it draws anything, leaving the page blank while presses wait.
+    notice = st.empty()
+    _busy_notice(notice, flow.pending(session))
     if flow.flush_pending(session, db) == 0:
         st.rerun()
-    waiting = flow.pending(session)
+    _busy_notice(notice, flow.pending(session))
+
+
+def _busy_notice(notice: DeltaGenerator, waiting: int) -> None:
     kept = f" {waiting} key press{'es' if waiting != 1 else ''} waiting." if waiting else ""
-    st.info(flow.BUSY_MESSAGE + kept, icon="⏳")
+    notice.info(flow.BUSY_MESSAGE + kept, icon="⏳")
