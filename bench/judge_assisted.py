@@ -12,7 +12,9 @@ design, the difference estimator with a design bootstrap for ``stratified``), pe
 same sample; under ``stratified`` Horvitz-Thompson sums over relevant counts of the best rank) and judge only (the judge's labels
 everywhere, by ir-measures). Reported per collection, design and budget: coverage of the 95%
 intervals of runs and of pairs, the mean width against people only on the same sample
-(``width``) and against people labelling whole queries at the same budget (``w/q``), Kendall's
+(``width``) and against people labelling whole queries at the same budget (``w/q``), the spread
+of the combined estimates over the repetitions against the spread of people-only ones (``sd``: the
+width ratio two exact intervals would have, whatever either bootstrap makes of its own), Kendall's
 τ between the estimated and the true ordering of runs (mean over repetitions), and where the
 judge-tuned runs are placed (true rank / median estimated rank / judge-only rank, 1 = best), and
 the share of run intervals not given (``no-ci``: under ``queries``, where the labelled queries
@@ -274,6 +276,7 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
             tau_c, tau_p = [], []
             tuned_ranks = []
             refused_ = []
+            estimates, estimates_people = [], []
             if design == "stratified":
                 probability = stratified_probabilities(grade_judge, best, budget)
             for _ in range(reps):
@@ -313,6 +316,8 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
                 refused_.append(np.mean(np.isnan(low)))
                 widths.append(np.nanmean(high - low) if not np.isnan(low).all() else np.nan)
                 widths_people.append(np.nanmean(p_high - p_low) if not np.isnan(p_low).all() else np.nan)
+                estimates.append(est)
+                estimates_people.append(p_est)
                 tau_c.append(kendall(est, truth))
                 tau_p.append(kendall(p_est, truth))
                 tuned_ranks.append(ranks(est)[tuned_idx])
@@ -324,6 +329,7 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
                 "coverage_runs": float(np.mean(cover_runs)), "coverage_pairs": float(np.mean(cover_pairs)),
                 "coverage_people": float(np.mean(cover_people)), "width": float(np.mean(widths)),
                 "width_ratio": float(np.nanmean(widths)) / width_people if width_people else math.nan,
+                "sd_ratio": float(np.nanmean(np.nanstd(estimates, axis=0) / np.nanstd(estimates_people, axis=0))),
                 "width_vs_query_people": (float(np.nanmean(widths)) / people_query_width) if people_query_width else math.nan,
                 "no_interval": float(np.mean(refused_)),
                 "tau": float(np.mean(tau_c)), "tau_people": float(np.nanmean(tau_p)),
@@ -334,14 +340,14 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
             })
             r = rows[-1]
             print(f"{label:<10}{design:<11}{share:>5.0%}{r['coverage_runs']:>7.3f}{r['coverage_pairs']:>7.3f}"
-                  f"{r['coverage_people']:>7.3f}{r['width_ratio']:>7.2f}{r['width_vs_query_people']:>7.2f}"
+                  f"{r['coverage_people']:>7.3f}{r['width_ratio']:>7.2f}{r['width_vs_query_people']:>7.2f}{r['sd_ratio']:>7.2f}"
                   f"{r['tau']:>7.2f}{r['tau_people']:>7.2f}{r['tau_judge']:>7.2f}  {r['tuned']:<16}{r['no_interval']:>7.3f}"
                   f"{r['seconds']:>6.0f}s",
                   flush=True)
     return rows
 
 
-HEADER = (f"{'collection':<10}{'design':<11}{'budget':>5}{'cov':>7}{'cov-pr':>7}{'cov-pp':>7}{'width':>7}{'w/q':>7}"
+HEADER = (f"{'collection':<10}{'design':<11}{'budget':>5}{'cov':>7}{'cov-pr':>7}{'cov-pp':>7}{'width':>7}{'w/q':>7}{'sd':>7}"
           f"{'tau':>7}{'tau-pp':>7}{'tau-j':>7}  {'tuned true/est/judge':<16}{'no-ci':>7}")
 
 
@@ -363,7 +369,8 @@ def main() -> None:
     dl19 = confusion(dl19_people, dl19_judge)
     print(f"{args.reps} repetitions per figure, metric {METRIC}; cov = coverage of runs, cov-pr = of paired differences, "
           "cov-pp = people only; width = mean width / people only on the same sample; w/q = / people labelling whole "
-          "queries; tau = Kendall's tau to the full-label order (combined, people only, judge only); tuned = the "
+          "queries; sd = spread of the estimates over repetitions / people only's; tau = Kendall's tau to the "
+          "full-label order (combined, people only, judge only); tuned = the "
           "judge-tuned runs' ranks (true / median estimated / judge only); no-ci = share of run intervals not given "
           "(no spread among the labelled queries; counted as not covering)")
     print(f"dl23's judge: {args.dl23_judge}; *-sim: a judge simulated from DL19's UMBRELA-given-NIST confusion")
