@@ -173,6 +173,30 @@ def test_app_keeps_a_grade_pressed_while_busy_and_saves_it_after(project: Projec
     assert at.session_state[state.CURRENT] != shown
 
 
+class _CutShort(Exception):
+    """Stands for a run replaced by the next timed one while it waits for the lock."""
+
+
+def test_a_retry_cut_short_while_it_waits_for_the_lock_has_already_said_presses_are_kept(
+    project: Project, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The page retries every second; a retry that waits for the lock can be replaced by the
+    # next one before it ends. The notice must be on the page before that wait, or the page
+    # stays blank for as long as the retries keep replacing each other.
+    at = sign_in(project.annotator_token)
+    with locked(project.path):
+        at.button(key=state.grade_key(2)).click().run()
+        assert at.session_state[state.PENDING]
+
+        def cut_short(session: object, db: object) -> int:
+            raise _CutShort
+
+        monkeypatch.setattr(flow, "flush_pending", cut_short)
+        at.run()
+    assert [i.value for i in at.info] == [flow.BUSY_MESSAGE + " 1 key press waiting."]
+    assert len(at.session_state[state.PENDING]) == 1
+
+
 def test_a_sign_in_while_busy_lets_the_annotator_in_without_keeping_it(project: Project) -> None:
     """The kept sign-in's row cannot be written while another process holds the lock: the
     annotator is let in all the same, told that a reload will ask for the token again."""
