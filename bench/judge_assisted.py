@@ -16,7 +16,8 @@ intervals of runs and of pairs, the mean width against people only on the same s
 of the combined estimates over the repetitions against the spread of people-only ones (``sd``: the
 width ratio two exact intervals would have, whatever either bootstrap makes of its own), Kendall's
 τ between the estimated and the true ordering of runs (mean over repetitions), and where the
-judge-tuned runs are placed (true rank / median estimated rank / judge-only rank, 1 = best), and
+judge-tuned runs are placed (true rank / median estimated rank / judge-only rank, 1 = best; each
+collection's first lines give their full-label values and the gap to the nearest other run), and
 the share of run intervals not given (``no-ci``: under ``queries``, where the labelled queries
 show no spread; such a repetition counts as not covering).
 
@@ -263,6 +264,12 @@ def bench(label: str, people: Qrels, judge: Qrels, runs: Mapping[str, Mapping[st
     rng = np.random.default_rng(seed)
     true_rank = ranks(truth)
     tuned_idx = [names.index(t) for t in tuned]
+    # How far each tuned run is from the nearest other run under full labels: a rank no sample
+    # can be expected to resolve when the gap is a fraction of the estimates' spread.
+    for k in tuned_idx:
+        near = min((j for j in range(len(names)) if j != k), key=lambda j: abs(truth[j] - truth[k]))
+        print(f"{label}: {names[k]} {truth[k]:.4f} under full labels, {abs(truth[k] - truth[near]):.4f} from "
+              f"{names[near]}", flush=True)
     rows = []
     n_entries, n_queries = len(entries), len(queries)
     query_of = np.array([qi[q] for q, _ in entries])
