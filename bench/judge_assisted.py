@@ -41,6 +41,10 @@ Collections and runs:
   2, 1, 1; binary relevant as grade 2 for the judge's sake, gain 1; unjudged = 0). The judge
   is **simulated**: each entry's judge grade is drawn from DL19's real UMBRELA-given-NIST
   confusion by grade. Queries without a relevant document are left out.
+
+``--true-counts`` is a diagnosis, not an estimator: the ``stratified`` estimates take each
+query's true numbers of entries by grade (the ideal DCG) instead of estimating them from the
+sample, everything else unchanged, to show how much of a shortfall those counts cause.
 """
 
 from __future__ import annotations
@@ -368,9 +372,20 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, default=200, help="Design-bootstrap replicates per estimate.")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--dl23-judge", default="willia-umbrela1")
+    parser.add_argument("--true-counts", action="store_true",
+                        help="Diagnosis: stratified estimates with each query's true relevant counts (see above).")
     parser.add_argument("--dense", action="store_true",
                         help="Compute the dense rankings of Vaswani, Cranfield, CISI when not cached (minutes of CPU).")
     args = parser.parse_args()
+    if args.true_counts:
+        import calibration.judge_assisted as estimators
+
+        def true_counts(totals, h):  # noqa: ANN001, ANN202 - stands in for _Totals.poststratified
+            # The bench gives every entry its people grade, so the pool's true sums are at hand.
+            summed = np.bincount(totals.d.query, weights=h[totals.d.people], minlength=totals.q_count)
+            return np.repeat(summed[None, :], totals.weights.shape[0], axis=0)
+
+        estimators._Totals.poststratified = true_counts
     rng = np.random.default_rng(args.seed)
     dl19_people, dl19_judge = load_dl(args.external, 19)
     dl19 = confusion(dl19_people, dl19_judge)
