@@ -46,9 +46,10 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     if planned.design == "queries" and planned.labelled_queries < _FEW_QUERIES:
         click.echo(f"warning: {_few_queries(planned.labelled_queries)}")
     if planned.design == "stratified" and per_query < _FEW_PER_QUERY:
-        click.echo(f"warning: {per_query:.1f} entries per query to label; below {_FEW_PER_QUERY} the stratified "
-                   "estimates of nDCG and recall are biased low: give a larger budget, or use --design queries when "
-                   "the project has many queries")
+        click.echo(f"warning: {per_query:.1f} entries per query to label; below {_FEW_PER_QUERY} the relevant counts "
+                   "behind the stratified estimates of nDCG and recall rest on very few labels a query, and their "
+                   "intervals can cover less than 95%: give a larger budget, or use --design queries when the "
+                   "project has many queries")
     click.echo(f"next: goldpool label-settings {project.path} sample={planned.name}")
 
 
@@ -62,8 +63,10 @@ def _few_queries(labelled: int) -> str:
             "value less often than its 95% says (about 85-90% of the time with 2-5 queries of TREC DL in "
             "bench/judge_assisted.py); plan the sample with --design stratified, which spreads the same budget "
             "over every query")
-#: Below this many labelled entries per query, stratified ratio estimates are biased
-#: (bench/judge_assisted.py: Cranfield with 2 per query covers 0.83, with 4 0.95; TREC DL with 10-40, 0.93-0.95).
+#: Below this many labelled entries per query, the relevant counts of stratified ratio estimates
+#: rest on very few labels (bench/judge_assisted.py --dense: Cranfield with 2 per query covers 0.83,
+#: with 4 0.95; TREC DL with 9-43, 0.93-0.95). It is a floor, not a guarantee: where queries have
+#: only 4-10 relevant entries, 8-10 per query still covered 0.80-0.91 there (see the README).
 _FEW_PER_QUERY = 8
 
 
@@ -125,7 +128,7 @@ def _warnings(inputs: Any) -> list[str]:
     per_query = len(inputs.people) / max(queries, 1)
     if inputs.design == "stratified" and per_query < _FEW_PER_QUERY:
         return [f"{per_query:.1f} labelled entries per query: per-query ratios (nDCG's ideal DCG, recall's relevant "
-                "count) are biased low with so few, and their intervals cover less than 95%; label more, or use "
+                "count) rest on so few labels that their intervals can cover less than 95%; label more, or use "
                 "--design queries when there are many queries"]
     return []
 
