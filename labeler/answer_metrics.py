@@ -340,7 +340,7 @@ def _note(metric: str, source: str, r: Rate) -> str:
     if r.why:
         return r.why
     notes = []
-    if metric == "faithfulness":
+    if metric == "faithfulness" and "claims" in r.extra:
         x = r.extra
         per = f" ({x['claims_per_answer']:.1f} per answer)" if x.get("claims_per_answer") is not None else ""
         notes.append(f"{x['claims']} claims judged{per}, claim-weighted {_f(x.get('claim_weighted'))}")
