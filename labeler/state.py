@@ -54,6 +54,7 @@ NEW_ROLE = "gp_new_role"  # widget: their role
 ADD_SUBMIT = "gp_add_annotator"  # widget: add them
 PROJECT = "gp_project"  # (clock, work size, work labelled, own labels then, sample or None): the project figure
 KEYS_HANDLED = "gp_keys_handled"  # how many item keys (grade, verdict, back, skip) this session handled
+REFUSED = "gp_refused"  # set when an action was refused because this sign-in had ended elsewhere
 
 #: Seconds between two full counts of the project's labelled pool entries for one session.
 PROJECT_REFRESH = 30.0
@@ -77,6 +78,15 @@ UNKEPT_NOTICE = (
     "The project was busy, so this sign-in is not kept: a reload of the page will ask for "
     "your access token again."
 )
+
+#: Shown on the sign-in form of a tab whose kept sign-in ended elsewhere: signed out in another
+#: tab or window of the browser (they share it), or past its hours.
+ENDED_ELSEWHERE = (
+    "This sign-in has ended: you signed out in another tab or window of this browser, or it "
+    "lasted its hours. Sign in again to go on."
+)
+#: Added to it when the tab's last key press (or click) was refused for that reason.
+KEY_NOT_SAVED = "Your last key press was not saved, nor the note typed with it."
 
 #: Parts of a task page's flow that belong to the item on screen (``task_key``): its
 #: identity, the clock reading when it was first rendered, its (answer, note) then, the note
@@ -218,6 +228,8 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
         labels.release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
     session.pop(SIGN_IN_NOTICE, None)
+    session.pop(FLASH, None)  # a message of this sign-in is not for whoever signs in next
+    session.pop(REFUSED, None)
     session[COOKIE_CLEAR] = True
     forget_tasks(session)
 
@@ -247,8 +259,23 @@ def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
         sign_out(session)
         session[LOGIN_ERROR] = "A new access token was issued for you: sign in with the new one."
         return None
+    if not _sign_in_stands(session, db):
+        refused = session.pop(REFUSED, False)
+        sign_out(session)
+        # The cookie is this browser's, and may already hold a newer sign-in of another tab.
+        session.pop(COOKIE_CLEAR, None)
+        session[LOGIN_ERROR] = ENDED_ELSEWHERE + (" " + KEY_NOT_SAVED if refused else "")
+        return None
     session[USER] = fresh
     return fresh
+
+
+def _sign_in_stands(session: Session, db: sqlite_utils.Database) -> bool:
+    """Whether this session's kept sign-in still stands (``sessions.session_open``). A session
+    without one (signed in while the project could not keep it, or a test's plain dict) has
+    nothing another tab could end, and stands."""
+    secret = session.get(SESSION_SECRET)
+    return not secret or sessions.session_open(db, secret)
 
 
 def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Annotator) -> None:
@@ -305,17 +332,23 @@ def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, i
 
 def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:
     """Refuse an action of a browser signed in with an access token that has since been
-    replaced. Button callbacks run before the page checks who is signed in, so each action
-    checks for itself.
+    replaced, or whose kept sign-in has ended (signed out in another tab of the browser, or
+    expired). Button callbacks run before the page checks who is signed in, so each action
+    checks for itself; the run that follows shows the sign-in form, saying that the action
+    was not saved.
 
     A session without a fingerprint never passes :func:`signed_in`, so it never drew the
     buttons whose callbacks call this; such a session (a test's plain dict) is let through.
 
     Raises:
-        StoreError: the token this session signed in with is no longer the annotator's.
+        StoreError: the token this session signed in with is no longer the annotator's, or
+            its kept sign-in ended.
     """
     if TOKEN_FP in session and session[TOKEN_FP] != sessions.token_fingerprint(db, annotator_id):
         raise StoreError("a new access token was issued for you: sign in with the new one")
+    if not _sign_in_stands(session, db):
+        session[REFUSED] = True
+        raise StoreError("this sign-in has ended (signed out in another tab?): sign in again")
 
 
 def highlighting(db: sqlite_utils.Database, annotator_id: int) -> bool:
