@@ -201,8 +201,9 @@ def client_address(ip_address: str | None) -> str:
     ``X-Forwarded-For``: Streamlit's server (uvicorn) does so for a proxy connecting from
     127.0.0.1 or ::1 (the README's nginx on the same machine), or from the addresses listed in
     the ``FORWARDED_ALLOW_IPS`` environment variable, and then gives the client's address as
-    that proxy forwarded it. From anywhere else the header is ignored, so a client cannot
-    choose its own address.
+    that proxy forwarded it. From anywhere else the header is ignored, so a remote client
+    cannot choose its own address (a program on this machine can, as it could open the
+    database itself).
     """
     return ip_address.strip() if isinstance(ip_address, str) and ip_address.strip() else "local"
 
