@@ -204,6 +204,9 @@ def client_address(ip_address: str | None) -> str:
     that proxy forwarded it. From anywhere else the header is ignored, so a remote client
     cannot choose its own address (a program on this machine can, as it could open the
     database itself).
+
+    >>> client_address(None), client_address("203.0.113.7")
+    ('local', '203.0.113.7')
     """
     return ip_address.strip() if isinstance(ip_address, str) and ip_address.strip() else "local"
 
