@@ -116,7 +116,7 @@ def login_page() -> None:
         token = st.text_input("Access token", type="password", key=state.TOKEN_INPUT)
         submitted = st.form_submit_button("Sign in", key=state.LOGIN_SUBMIT)
     if submitted:
-        if state.sign_in(st.session_state, db, token or "") is not None:
+        if state.sign_in(st.session_state, db, token or "", client=state.client_address(st.context.ip_address)) is not None:
             st.rerun()
     error = st.session_state.pop(state.LOGIN_ERROR, None)
     if error:

@@ -9,6 +9,7 @@ item is on screen, since when, what a key press does) is ``labeler.flow``.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, MutableMapping
@@ -34,7 +35,6 @@ DB = "gp_db"  # (path, thread id, sqlite_utils.Database): one connection per ses
 USER = "gp_user"  # the signed-in Annotator
 LOGIN_ERROR = "gp_login_error"  # message of the last refused sign-in
 SIGN_IN_NOTICE = "gp_sign_in_notice"  # why this sign-in is not kept (a read-only or busy project)
-SIGN_IN_FAILURES = "gp_sign_in_failures"  # (wrong tokens in a row, clock reading until which sign-in waits)
 TOKEN_INPUT = "gp_token"  # widget: the "Access token" password field
 LOGIN_SUBMIT = "gp_login"  # widget: the sign-in button
 LOGOUT = "gp_logout"  # widget: the sign-out button
@@ -54,6 +54,7 @@ NEW_ROLE = "gp_new_role"  # widget: their role
 ADD_SUBMIT = "gp_add_annotator"  # widget: add them
 PROJECT = "gp_project"  # (clock, work size, work labelled, own labels then, sample or None): the project figure
 KEYS_HANDLED = "gp_keys_handled"  # how many item keys (grade, verdict, back, skip) this session handled
+REFUSED = "gp_refused"  # set when an action was refused because this sign-in had ended elsewhere
 
 #: Seconds between two full counts of the project's labelled pool entries for one session.
 PROJECT_REFRESH = 30.0
@@ -61,8 +62,10 @@ PROJECT_REFRESH = 30.0
 Session = MutableMapping[str, Any]
 Clock = Callable[[], float]
 
-#: Wrong tokens a browser session may type in a row before it must wait (see :func:`sign_in`).
+#: Wrong tokens one client may send in a row for one annotator before it must wait (see :func:`sign_in`).
 FREE_ATTEMPTS = 3
+#: Wrong tokens one client may send in a row, whichever annotators they name, before it must wait.
+CLIENT_FREE_ATTEMPTS = 10
 #: Seconds of the first wait; each further wrong token doubles it, up to ``LONGEST_WAIT``.
 FIRST_WAIT = 5.0
 LONGEST_WAIT = 300.0
@@ -77,6 +80,15 @@ UNKEPT_NOTICE = (
     "The project was busy, so this sign-in is not kept: a reload of the page will ask for "
     "your access token again."
 )
+
+#: Shown on the sign-in form of a tab whose kept sign-in ended elsewhere: signed out in another
+#: tab or window of the browser (they share it), or past its hours.
+ENDED_ELSEWHERE = (
+    "This sign-in has ended: you signed out in another tab or window of this browser, or it "
+    "lasted its hours. Sign in again to go on."
+)
+#: Added to it when the tab's last key press (or click) was refused for that reason.
+KEY_NOT_SAVED = "Your last key press was not saved, nor the note typed with it."
 
 #: Parts of a task page's flow that belong to the item on screen (``task_key``): its
 #: identity, the clock reading when it was first rendered, its (answer, note) then, the note
@@ -129,7 +141,7 @@ def adjudication_key(query_id: str, doc_id: str) -> str:
 
 
 def sign_in(
-    session: Session, db: sqlite_utils.Database, token: str, clock: Clock = time.monotonic
+    session: Session, db: sqlite_utils.Database, token: str, clock: Clock = time.monotonic, *, client: str = ""
 ) -> Annotator | None:
     """Check ``token``; on success keep the annotator in the session, else keep an error.
 
@@ -137,13 +149,21 @@ def sign_in(
     the app keeps in the browser's cookie (``SESSION_SECRET``), so a reload or a link typed
     in the address bar finds the annotator signed in.
 
-    A check can cost the server a slow hash (a token stored with scrypt), so a browser
-    session that typed ``FREE_ATTEMPTS`` wrong tokens in a row is refused sign-in, without any
-    check, for ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
-    ``LONGEST_WAIT``). Nothing sleeps: other sessions are served meanwhile.
+    A check can cost the server a slow hash (a token stored with scrypt), so wrong tokens make
+    their sender wait. The count is kept by the server, not in the browser session, so
+    neither a reload nor another tab starts it afresh: per ``client`` (the address the app
+    sees, :func:`client_address`) and annotator the token names (its ``gp<id>`` part),
+    ``FREE_ATTEMPTS`` wrong tokens in a row are let through, then sign-in is refused, without
+    any check, for ``FIRST_WAIT`` seconds, twice as long after each further wrong token (at most
+    ``LONGEST_WAIT``); per client whatever the token names, ``CLIENT_FREE_ATTEMPTS``. Keyed by
+    both, a client behind a proxy that makes every client look alike locks out nobody else with
+    a typo, and tokens naming ever new ids still meet the client's count. A right token clears
+    both counts. Nothing sleeps: other sessions are served meanwhile.
     """
     at = clock()
-    failures, until = session.get(SIGN_IN_FAILURES, (0, 0.0))
+    keys = _throttle_keys(db, client, token)
+    with _FAILURES_LOCK:
+        until = max(_FAILURES.get(key, (0, 0.0))[1] for key, _ in keys)
     if until > at:
         session[LOGIN_ERROR] = _wait_message(until - at)
         return None
@@ -151,12 +171,13 @@ def sign_in(
     if user is None:
         session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
         if token.strip():
-            failures += 1
-            if failures >= FREE_ATTEMPTS:
-                until = at + min(FIRST_WAIT * 2 ** (failures - FREE_ATTEMPTS), LONGEST_WAIT)
+            until = _count_failure(keys, at)
+            if until > at:
                 session[LOGIN_ERROR] += " " + _wait_message(until - at)
-            session[SIGN_IN_FAILURES] = (failures, until)
         return None
+    with _FAILURES_LOCK:
+        for key, _ in keys:
+            _FAILURES.pop(key, None)
     # The kept sign-in is a convenience: a project that cannot take its row now still lets
     # the annotator in, for this page only, and says why a reload asks for the token again.
     try:
@@ -172,8 +193,60 @@ def sign_in(
     return user
 
 
+def client_address(ip_address: str | None) -> str:
+    """Who the wrong-token count of :func:`sign_in` is kept for: the address Streamlit gives
+    (``st.context.ip_address``), or ``local`` when it gives none (a browser on this machine).
+
+    Behind a reverse proxy the address is the proxy's, unless the server trusts that proxy's
+    ``X-Forwarded-For``: Streamlit's server (uvicorn) does so for a proxy connecting from
+    127.0.0.1 or ::1 (the README's nginx on the same machine), or from the addresses listed in
+    the ``FORWARDED_ALLOW_IPS`` environment variable, and then gives the client's address as
+    that proxy forwarded it. From anywhere else the header is ignored, so a remote client
+    cannot choose its own address (a program on this machine can, as it could open the
+    database itself).
+
+    >>> client_address(None), client_address("203.0.113.7")
+    ('local', '203.0.113.7')
+    """
+    return ip_address.strip() if isinstance(ip_address, str) and ip_address.strip() else "local"
+
+
+_TOKEN_ID = re.compile(r"\s*gp(\d{1,12})\.")
+#: Wrong-token counts: (database file, client, ``gp<id>`` named or ``*`` for the client as a
+#: whole) -> (wrong tokens in a row, clock reading until which sign-in waits).
+_FAILURES: dict[tuple[str, str, str], tuple[int, float]] = {}
+_FAILURES_LOCK = threading.Lock()
+#: Counts kept at most; beyond it, those not making anyone wait are forgotten first.
+_FAILURES_KEPT = 100_000
+
+
+def _throttle_keys(db: sqlite_utils.Database, client: str, token: str) -> list[tuple[tuple[str, str, str], int]]:
+    """The counts a token from ``client`` meets, each with the wrong tokens it lets through."""
+    where = str(database_file(db))
+    named = _TOKEN_ID.match(token)
+    target = f"gp{int(named[1])}" if named else "?"
+    return [((where, client, target), FREE_ATTEMPTS), ((where, client, "*"), CLIENT_FREE_ATTEMPTS)]
+
+
+def _count_failure(keys: list[tuple[tuple[str, str, str], int]], at: float) -> float:
+    """Count one wrong token in each of ``keys``; return until when sign-in now waits."""
+    longest = 0.0
+    with _FAILURES_LOCK:
+        if len(_FAILURES) >= _FAILURES_KEPT:
+            for key in [k for k, (_, until) in _FAILURES.items() if until <= at]:
+                del _FAILURES[key]
+        for key, free in keys:
+            failures, until = _FAILURES.get(key, (0, 0.0))
+            failures += 1
+            if failures >= free:
+                until = at + min(FIRST_WAIT * 2 ** (failures - free), LONGEST_WAIT)
+            _FAILURES[key] = (failures, until)
+            longest = max(longest, until)
+    return longest
+
+
 def _wait_message(seconds: float) -> str:
-    return f"Too many wrong access tokens from this browser: try again in {math.ceil(seconds)} s."
+    return f"Too many wrong access tokens from this address: try again in {math.ceil(seconds)} s."
 
 
 def resume(session: Session, db: sqlite_utils.Database, secret: str | None) -> Annotator | None:
@@ -192,7 +265,6 @@ def _enter(
 ) -> None:
     session.pop(LOGIN_ERROR, None)
     session.pop(SIGN_IN_NOTICE, None)
-    session.pop(SIGN_IN_FAILURES, None)
     session.pop(COOKIE_CLEAR, None)
     forget_tasks(session)
     session[USER] = user
@@ -218,6 +290,8 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
         labels.release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
     session.pop(SIGN_IN_NOTICE, None)
+    session.pop(FLASH, None)  # a message of this sign-in is not for whoever signs in next
+    session.pop(REFUSED, None)
     session[COOKIE_CLEAR] = True
     forget_tasks(session)
 
@@ -247,8 +321,23 @@ def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
         sign_out(session)
         session[LOGIN_ERROR] = "A new access token was issued for you: sign in with the new one."
         return None
+    if not _sign_in_stands(session, db):
+        refused = session.pop(REFUSED, False)
+        sign_out(session)
+        # The cookie is this browser's, and may already hold a newer sign-in of another tab.
+        session.pop(COOKIE_CLEAR, None)
+        session[LOGIN_ERROR] = ENDED_ELSEWHERE + (" " + KEY_NOT_SAVED if refused else "")
+        return None
     session[USER] = fresh
     return fresh
+
+
+def _sign_in_stands(session: Session, db: sqlite_utils.Database) -> bool:
+    """Whether this session's kept sign-in still stands (``sessions.session_open``). A session
+    without one (signed in while the project could not keep it, or a test's plain dict) has
+    nothing another tab could end, and stands."""
+    secret = session.get(SESSION_SECRET)
+    return not secret or sessions.session_open(db, secret)
 
 
 def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Annotator) -> None:
@@ -305,17 +394,23 @@ def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, i
 
 def check_token(session: Session, db: sqlite_utils.Database, annotator_id: int) -> None:
     """Refuse an action of a browser signed in with an access token that has since been
-    replaced. Button callbacks run before the page checks who is signed in, so each action
-    checks for itself.
+    replaced, or whose kept sign-in has ended (signed out in another tab of the browser, or
+    expired). Button callbacks run before the page checks who is signed in, so each action
+    checks for itself; the run that follows shows the sign-in form, saying that the action
+    was not saved.
 
     A session without a fingerprint never passes :func:`signed_in`, so it never drew the
     buttons whose callbacks call this; such a session (a test's plain dict) is let through.
 
     Raises:
-        StoreError: the token this session signed in with is no longer the annotator's.
+        StoreError: the token this session signed in with is no longer the annotator's, or
+            its kept sign-in ended.
     """
     if TOKEN_FP in session and session[TOKEN_FP] != sessions.token_fingerprint(db, annotator_id):
         raise StoreError("a new access token was issued for you: sign in with the new one")
+    if not _sign_in_stands(session, db):
+        session[REFUSED] = True
+        raise StoreError("this sign-in has ended (signed out in another tab?): sign in again")
 
 
 def highlighting(db: sqlite_utils.Database, annotator_id: int) -> bool:

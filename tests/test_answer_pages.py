@@ -166,3 +166,17 @@ def test_a_claim_marked_too_far_down_a_long_response_is_also_shown_above_it() ->
     assert [b.heading for b in near[0]] == ["Response"]  # the frame draws the question above them
     assert [b.heading for b in far[0]] == [claims.CLAIM_FURTHER, "Response"]
     assert '<mark class="gp-claim">Claim.</mark>' in far[0][-1].html and [b.heading for b in far[1]] == ["Contexts"]
+
+
+def test_the_claims_rubric_says_what_the_page_shows_in_the_words_the_page_uses() -> None:
+    from labeler.store.verdict_queue import RUBRICS
+
+    rubric = RUBRICS["claims"]
+    # The page highlights the claim in the response (a <mark>); the rubric, shown beside the
+    # keys, calls it that, and the box above a long response calls the mark the same.
+    assert "highlighted in the response" in rubric and "highlighted further down" in claims.CLAIM_FURTHER
+    # The rubric says when the claim stands in a box of its own instead, with nothing highlighted.
+    assert "box of its own above the response" in rubric and "nothing is highlighted" in rubric
+    assert "nothing is highlighted" in claims.CLAIM_APART
+    # The x key judges the claim, wherever it is shown: not "the highlighted text" of a mark that may be absent.
+    assert "highlighted text" not in rubric

@@ -155,11 +155,15 @@ def test_a_kept_sign_in_resumes_in_a_new_browser_session(project: Project) -> No
         reloaded: dict[str, object] = {}
         assert state.resume(reloaded, db, secret) == user
         assert state.signed_in(reloaded, db) == user
+        labels.rotate_token(db, "bob")
+        assert state.signed_in(reloaded, db) is None  # a new token ends it
+        user = state.sign_in(first, db, labels.rotate_token(db, "bob"))
+        secret = first[state.SESSION_SECRET]
+        assert state.resume(reloaded, db, secret) == user
         state.sign_out(first, db)
         assert state.resume({}, db, secret) is None
-        assert state.signed_in(reloaded, db) == user  # still signed in this session...
-        labels.rotate_token(db, "bob")
-        assert state.signed_in(reloaded, db) is None  # ...until the token changes
+        assert state.signed_in(reloaded, db) is None  # so does a sign-out in the other session
+        assert reloaded[state.LOGIN_ERROR] == state.ENDED_ELSEWHERE
 
 
 def test_the_project_figure_is_counted_now_and_then_and_adds_own_labels_between(project: Project) -> None:
@@ -186,3 +190,31 @@ def test_sessions_signing_in_together_share_one_count_of_the_project(project: Pr
         now[0] += state.PROJECT_REFRESH + 1
         assert state.project_counts(team[0], db, 0, clock=lambda: now[0]) == (15, 1)  # counted afresh
         assert state.project_counts(team[1], db, 0, clock=lambda: now[0]) == (15, 1) and len(counts) == 2
+
+
+def _second_tab(project: Project, secret: str) -> AppTest:
+    """Another tab of the same browser: a new session that resumes with the cookie's secret."""
+    from app_fixtures import app_test
+
+    tab: dict[str, object] = {}
+    with connect(project.path) as db:
+        assert state.resume(tab, db, secret) is not None
+    at = app_test()
+    for key, value in tab.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def test_signing_out_in_one_tab_ends_the_other_tabs_sign_in_at_their_next_key(project: Project) -> None:
+    first = sign_in(project.annotator_token)
+    second = _second_tab(project, first.session_state[state.SESSION_SECRET])
+    second.button(key=state.grade_key(2)).click().run()
+    assert _judgments(project, project.annotator_id) == 1
+    first.button(key=state.LOGOUT).click().run()
+    second.text_input(key=state.NOTE).input("typed after the sign-out")
+    second.button(key=state.grade_key(3)).click().run()  # the stale tab's next key
+    assert _judgments(project, project.annotator_id) == 1
+    assert state.USER not in second.session_state
+    assert [e.value for e in second.error] == [state.ENDED_ELSEWHERE + " " + state.KEY_NOT_SAVED]
+    assert second.text_input(key=state.TOKEN_INPUT).label == "Access token"
+    assert not second.exception

@@ -7,6 +7,11 @@ to guess), who it belongs to, until when it is good, and a fingerprint of the ac
 force at sign-in. A session ends at its expiry, at sign-out (its row is deleted), when its
 annotator is deactivated, and when the annotator gets a new token: every one of these is
 checked on every use, so the next click after any of them meets the sign-in form.
+
+Every tab of one browser that resumed from the cookie shares the one secret, so a sign-out in
+any of them deletes the row the others stand on: each tab checks the row on every run and
+before every write (``labeler.state.check_token``), so a tab left open is refused at its
+next key press instead of saving under the name that signed out.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ __all__ = [
     "open_session",
     "preference",
     "resume_session",
+    "session_open",
     "set_preference",
     "token_fingerprint",
 ]
@@ -90,6 +96,16 @@ def resume_session(db: sqlite_utils.Database, secret: str) -> tuple[Annotator, s
     if row is None or row[1] < now() or not row[5] or row[0] != token_fingerprint(db, row[2]):
         return None
     return Annotator(id=row[2], name=row[3], role=row[4], active=True), row[0]
+
+
+def session_open(db: sqlite_utils.Database, secret: str) -> bool:
+    """Whether the kept sign-in of ``secret`` still stands: not signed out (in this tab or any
+    other tab of the browser sharing it) and not expired. Deactivation and a new token are
+    checked apart, each with its own message."""
+    if not secret or len(secret) > 200:
+        return False
+    row = db.execute("SELECT expires_at FROM sessions WHERE secret_hash = ?", [_digest(secret)]).fetchone()
+    return row is not None and row[0] >= now()
 
 
 def end_session(db: sqlite_utils.Database, secret: str) -> None:

@@ -54,10 +54,12 @@ RUBRICS = {
         "better."
     ),
     "claims": (
-        "Is the highlighted claim supported by the contexts? **SUPPORTED** when the contexts state it or it follows "
-        "from them; **UNSUPPORTED** when they do not, even if the claim is true. **Not one claim** when the "
-        "highlighted text is not one checkable statement (two facts joined, vague, or a question): it flags how "
-        "the answer was split, not the answer."
+        "Is the claim supported by the contexts? The claim is highlighted in the response; one further down a "
+        "long response is also shown in a box of its own above the response, and one the response does not "
+        "contain word for word is shown only in that box, and nothing is highlighted. **SUPPORTED** when the "
+        "contexts state it or it follows from them; **UNSUPPORTED** when they do not, even if the claim is true. "
+        "**Not one claim** when the claim is not one checkable statement (two facts joined, vague, or a "
+        "question): it flags how the answer was split, not the answer."
     ),
     "correctness": (
         "Does the response give the answer the reference gives? **CORRECT** when it states the reference's answer "

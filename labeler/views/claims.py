@@ -1,12 +1,13 @@
 """The claims page: is this claim of the response supported by the contexts?
 
-Keys ``1`` SUPPORTED, ``0`` UNSUPPORTED, ``x`` NOT_ONE_CLAIM: the highlighted text is not one
-checkable claim (two facts joined, vague, a question), which flags how the answer was split
-rather than the answer. The claim is marked inside the full response
-(``highlight.claim_span``: word for word, else ignoring white space and case); a claim not
-found there is shown on its own above the response, which then has no mark; so is a claim
-whose mark starts too far down a long response to be in view. The contexts stand below it
-below, in a box that scrolls on its own.
+Keys ``1`` SUPPORTED, ``0`` UNSUPPORTED, ``x`` NOT_ONE_CLAIM: the claim is not one checkable
+claim (two facts joined, vague, a question), which flags how the answer was split rather than
+the answer. The claim is highlighted inside the full response (``highlight.claim_span``: word
+for word, else ignoring white space and case). A claim whose highlight starts too far down a
+long response to be in view is also shown in a box of its own above the response; a claim not
+found there is shown only in that box, and nothing is highlighted. The contexts stand below, in
+a box that scrolls on its own. The rubric beside the keys (``verdict_queue.RUBRICS``) says the
+same in the same words.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from labeler.views.verdict_page import Choice
 CHOICES = (Choice("SUPPORTED", "1 · Supported", "1"), Choice("UNSUPPORTED", "0 · Unsupported", "0"),
            Choice(NOT_ONE_CLAIM, "x · Not one claim", "x"))
 SHOWN = {None: "not judged yet", "SUPPORTED": "supported", "UNSUPPORTED": "unsupported", NOT_ONE_CLAIM: "not one claim"}
-#: Heading of the claim when the response does not contain it (so nothing is marked).
-CLAIM_APART = "Claim (not found as such in the response)"
-#: Heading of the claim when its mark starts too far down the response to be in view
+#: Heading of the claim when the response does not contain it (so nothing is highlighted).
+CLAIM_APART = "Claim (not found as such in the response: nothing is highlighted there)"
+#: Heading of the claim when its highlight starts too far down the response to be in view
 #: before the response box is scrolled.
-CLAIM_FURTHER = "Claim (marked further down the response)"
+CLAIM_FURTHER = "Claim (highlighted further down the response)"
 #: Characters of the response that its box shows before it scrolls, at 1400x900.
 IN_VIEW = 500
 

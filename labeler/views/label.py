@@ -163,6 +163,7 @@ def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
 
 def _on_highlight(db: sqlite_utils.Database, user: Annotator) -> None:
     try:
+        state.check_token(st.session_state, db, user.id)
         sessions.set_preference(db, "highlight", bool(st.session_state[state.HIGHLIGHT]), caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not saved: {exc}"

@@ -40,7 +40,9 @@ BOX = "border:1px solid #ddd;border-radius:6px;padding:0.75rem 1rem;white-space:
 #: Style of the task pages (no script: st.html sends it without taking room on the page). The
 #: frame is as tall as the window below the progress line, so nothing of it is below the fold;
 #: its parts scroll on their own. Streamlit's "Press Enter to apply" under the note field would
-#: cover the end of the note: Tab leaves the field and the placeholder says so.
+#: cover the end of the note: Tab leaves the field and the placeholder says so. Streamlit draws
+#: a button's shortcut hint in capitals ("U"), while the keys are the lower-case letters the
+#: labels name ("u · ..."; Shift+U does nothing): the hints are shown in lower case.
 PAGE_STYLE = """<style>
 .block-container { padding-top: 2.5rem; }
 .gp-frame { display: flex; flex-direction: column; gap: 0.5rem; height: calc(100vh - 9.5rem); min-height: 22rem; }
@@ -56,6 +58,7 @@ PAGE_STYLE = """<style>
 .gp-heading { flex: none; font-size: 0.8rem; color: #666; margin-bottom: 0.25rem; }
 .gp-reading .gp-heading:not(:first-child) { margin-top: 0.5rem; }
 [class*="st-key-gp_"][class*="_note"] [data-testid="InputInstructions"] { display: none; }
+[class*="st-key-gp_"] button [aria-label^="Shortcut "] { text-transform: lowercase; }
 </style>"""
 
 
