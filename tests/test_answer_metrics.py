@@ -300,3 +300,30 @@ def test_numbers_from_a_judge_come_with_its_card_line(project: str, tmp_path: Pa
     _run("answer-metrics", project, "--judge", "<j>", "--html", str(tmp_path / "r.html"))
     assert "<p>judge &lt;j&gt;: uncalibrated (no card)</p>" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert json.loads(_run("answer-metrics", project, "--json"))["judge_card"] is None
+
+
+def _judged_project(tmp_path: Path) -> str:
+    """Eight answers with claims, people on the claims of five, a judge on every claim: the
+    faithfulness PPI++ row has a value (and no claim counts of its own)."""
+    answers = [{"answer_id": f"s{i}", "question": f"q{i}?", "response": f"Answer {i}. More {i}.", "reference": "x",
+                "contexts": [f"context {i}"], "claims": [f"Answer {i}.", f"More {i}."]} for i in range(8)]
+    people = [{"item_id": f"s{i}#{n}", "verdict": "SUPPORTED" if (i + n) % 3 else "UNSUPPORTED"}
+              for i in range(5) for n in (1, 2)]
+    judge = [{"item_id": f"s{i}#{n}", "verdict": "SUPPORTED" if (i + n) % 4 else "UNSUPPORTED"}
+             for i in range(8) for n in (1, 2)]
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    _run("import-answers", db, write_jsonl(tmp_path / "s.jsonl", answers), "--system", "S")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "p.jsonl", people), "--annotator", "ann")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "j.jsonl", judge), "--judge", "j")
+    return db
+
+
+def test_judge_text_and_html_print_the_faithfulness_ppi_row(tmp_path: Path) -> None:
+    db = _judged_project(tmp_path)
+    ppi = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["S"]["faithfulness"]["ppi"]
+    assert ppi["value"] is not None and "claims" not in ppi  # the row the text and HTML once ended on
+    text = _run("answer-metrics", db, "--judge", "j", "--html", str(tmp_path / "r.html"))
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Traceback" not in text and "PPI++" in text and "5 labelled by people, 3 by the judge only" in text
+    assert html.rstrip().endswith("</html>") and "PPI++" in html
