@@ -161,6 +161,7 @@ def add_items(db: sqlite_utils.Database, path: str | Path, items: Iterable[tuple
     with transaction(db):
         for line, item in items:
             row = _item_row(item, path, line)
+            _check_not_an_answer_item(db, row["item_id"], path, line)
             stored = _stored_item(db, row["item_id"])
             if stored is not None:
                 if stored["content_hash"] == row["content_hash"] and stored["meta"] == row["meta"]:
@@ -174,6 +175,26 @@ def add_items(db: sqlite_utils.Database, path: str | Path, items: Iterable[tuple
             db.execute(insert, [*(row[c] for c in _ITEM_COLUMNS), at])
             added += 1
     return ImportCount(path, added, unchanged)
+
+
+def _check_not_an_answer_item(db: sqlite_utils.Database, item_id: str, path: str, line: int) -> None:
+    """Refuse an item_id that is, or would be, an item of a stored answer: a claim
+    ``ANSWER_ID#N`` or ``ANSWER_ID@TASK`` (:func:`labeler.store.vocabulary.item_answer`)."""
+    from labeler.store.vocabulary import item_answer
+
+    answer_id, hash_mark, n = item_id.rpartition("#")
+    of = item_answer(item_id)
+    if of is not None:
+        answer_id, what = of[0], f"its {of[1]} item"
+    elif hash_mark and answer_id and n.isdigit():
+        what = f"its claim {n}"
+    else:
+        return
+    stored = db.execute("SELECT system FROM answers WHERE answer_id = ?", [answer_id]).fetchone()
+    if stored is not None:
+        raise InputError(f"{shown(item_id)} is the id of {what} of answer {shown(answer_id)} (system "
+                         f"{shown(stored[0])}), made by `goldpool import-answers`; give the item another item_id",
+                         path, line, "item_id")
 
 
 def _stored_item(db: sqlite_utils.Database, item_id: str) -> dict[str, Any] | None:
