@@ -312,6 +312,17 @@ def latest_human_verdicts(db: sqlite_utils.Database, *, caller: Caller) -> list[
     return [HumanVerdict(*r) for r in db.execute(_HUMAN_LATEST)]
 
 
+def task_verdict_rows(db: sqlite_utils.Database, *, caller: Caller) -> list[tuple[str, str, str, str, str]]:
+    """``(task, item_id, question, annotator, verdict)`` of every current human verdict (admin
+    only): what the calibration report counts per task beside the relevance judgments (the
+    question, the answer's for an item on an answer, is the unit its intervals resample)."""
+    require_admin(db, caller)
+    return [tuple(r) for r in db.execute(
+        "SELECT i.kind, h.item_id, coalesce(a.question, i.question), n.name, h.verdict FROM current_human_verdicts h "
+        "JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id "
+        "LEFT JOIN answers a ON a.answer_id = i.answer_id ORDER BY h.item_id, n.name")]
+
+
 # --- judge verdicts and the call cache --------------------------------------------------------
 
 
