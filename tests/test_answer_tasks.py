@@ -213,3 +213,20 @@ def test_answers_whose_items_take_an_items_id_are_refused_by_file_line_and_field
     assert str(raised.value) == (f"{path}, line 2, field '{field}': answer 'z' would make item '{item_id}', which the "
                                  "project already holds as a faithfulness item; give the answer another answer_id")
     assert (_kinds(db), db.execute("SELECT count(*) FROM answers").fetchone()[0]) == before
+
+
+def test_a_judge_is_calibrated_on_imported_and_whole_answer_faithfulness_items_alike(
+        db: sqlite_utils.Database, tmp_path: Path) -> None:
+    from labeler.judge.report import judge_report
+    from labeler.verdict_files import import_items
+
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", [
+        {"item_id": "f1", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
+    people = [{"item_id": "f1", "verdict": "SUPPORTED"}, {"item_id": "a1@faithfulness", "verdict": "UNSUPPORTED"},
+              {"item_id": "a2@faithfulness", "verdict": "SUPPORTED"}]
+    judge = [{"item_id": "f1", "verdict": "SUPPORTED"}, {"item_id": "a1@faithfulness", "verdict": "SUPPORTED"},
+             {"item_id": "a2@faithfulness", "verdict": "SUPPORTED"}]
+    import_verdicts(db, write_jsonl(tmp_path / "p.jsonl", people), annotator="ann", caller=OWNER)
+    import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", judge), judge="j", caller=OWNER)
+    t = judge_report(db, ["j"], caller=OWNER, n_boot=0).results["j"]["faithfulness"]
+    assert (t.n_items, t.agreement.value) == (3, pytest.approx(2 / 3))
