@@ -1,6 +1,6 @@
 """Generation metrics per system, from people, from a judge, and from both (prediction-powered).
 
-Per system, four rates, each a mean over answers of a per-answer value
+Per system, five rates, each a mean over answers of a per-answer value
 (:mod:`labeler.answer_outcomes`):
 
 - ``faithfulness``: the answer's supported claims over its judged claims (answers whose every
