@@ -230,3 +230,16 @@ def test_a_judge_is_calibrated_on_imported_and_whole_answer_faithfulness_items_a
     import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", judge), judge="j", caller=OWNER)
     t = judge_report(db, ["j"], caller=OWNER, n_boot=0).results["j"]["faithfulness"]
     assert (t.n_items, t.agreement.value) == (3, pytest.approx(2 / 3))
+
+
+def test_split_claims_onto_an_items_id_names_that_id_and_writes_nothing(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    from labeler.verdict_files import import_items
+
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", [
+        {"item_id": "z#2", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
+    import_answers(db, write_jsonl(tmp_path / "z.jsonl", [{"answer_id": "z", "question": "Z?", "response": "One. Two."}]),
+                   "sys-b", caller=OWNER)
+    before = _kinds(db)
+    with pytest.raises(StoreError, match=r"^item 'z#2' is already a verdict item of the project"):
+        split_claims(db, "sys-b", caller=OWNER)
+    assert _kinds(db) == before and db.execute("SELECT count(*) FROM claims WHERE answer_id = 'z'").fetchone()[0] == 0

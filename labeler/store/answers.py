@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -267,13 +266,13 @@ def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]]
 
 
 def _insert_items(db: sqlite_utils.Database, items: Sequence[tuple[Any, ...]]) -> None:
-    try:
-        db.conn.executemany(_INSERT_ITEM, items)
-    except sqlite3.IntegrityError as exc:
-        taken = [i[0] for i in items
-                 if db.conn.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [i[0]]).fetchone()]
-        raise StoreError(f"item {shown(taken[0] if taken else items[0][0])} is already a verdict item of the "
-                         "project; give the answer another answer_id") from exc
+    # The ids taken are looked up before the insert: after a failed executemany, the rows it
+    # wrote before the failing one are in the table too, and would be named instead.
+    taken = [i[0] for i in items if db.conn.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [i[0]]).fetchone()]
+    if taken:
+        raise StoreError(f"item {shown(taken[0])} is already a verdict item of the project; give the answer another "
+                         "answer_id")
+    db.conn.executemany(_INSERT_ITEM, items)
 
 
 def _check_documents(db: sqlite_utils.Database, path: str, batch: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
