@@ -121,10 +121,64 @@ class ProjectReport:
     grades: tuple[int, ...]
     n_boot: int
     seed: int | None
+    tasks: tuple[TaskVerdicts, ...] = ()  # people's verdicts on the tasks other than relevance
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
         return to_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskVerdicts:
+    """People's current verdicts on one task other than relevance (faithfulness, claims...):
+    how many, on how many items, and how often two annotators of one item agree.
+
+    ``agreement`` and ``kappa`` (unweighted) pool every pair of annotators on each item two or
+    more labelled; their n, like ``n_pairs``, counts those pairs (an item three people labelled
+    gives three). Intervals resample the items' questions."""
+
+    task: str
+    n_verdicts: int
+    n_items: int
+    annotators: tuple[str, ...]
+    n_overlap_items: int
+    n_pairs: int
+    agreement: Estimate | None
+    kappa: Estimate | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "n_verdicts": self.n_verdicts, "n_items": self.n_items,
+                "annotators": list(self.annotators), "n_overlap_items": self.n_overlap_items, "n_pairs": self.n_pairs,
+                "agreement": None if self.agreement is None else self.agreement.as_dict(),
+                "kappa": None if self.kappa is None else self.kappa.as_dict()}
+
+
+def task_verdicts(rows: Iterable[tuple[str, str, str, str, str]], *, n_boot: int = N_BOOT,
+                  seed: int | None = 0) -> tuple[TaskVerdicts, ...]:
+    """:class:`TaskVerdicts` per task of ``rows``: ``(task, item_id, group, annotator, verdict)``,
+    one per current verdict, ``group`` the unit the intervals resample (an item's question)."""
+    by_task: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    group_of: dict[tuple[str, str], str] = {}
+    for task, item_id, group, annotator, verdict in rows:
+        by_task[task][item_id][annotator] = verdict
+        group_of[(task, item_id)] = group
+    out = []
+    for task in sorted(by_task):
+        items = by_task[task]
+        a, b, g = [], [], []
+        for item_id, given in sorted(items.items()):
+            for x, y in combinations(sorted(given), 2):
+                a.append(given[x])
+                b.append(given[y])
+                g.append(group_of[(task, item_id)])
+        agreement = kappa = None
+        if a:
+            kw = {"labels": sorted({*a, *b}), "groups": g, "n_boot": n_boot, "seed": seed}
+            agreement, kappa = raw_agreement(a, b, **kw), cohen_kappa(a, b, **kw)
+        out.append(TaskVerdicts(task, sum(len(v) for v in items.values()), len(items),
+                                tuple(sorted({n for v in items.values() for n in v})),
+                                sum(len(v) >= 2 for v in items.values()), len(a), agreement, kappa))
+    return tuple(out)
 
 
 def agreement_summary(
@@ -308,14 +362,16 @@ def power_summary(n_queries: int, *, discordant: float = ASSUMED_DISCORDANT) -> 
 
 
 def project_report(
-    judgments: Iterable[JudgmentLike], *, grades: Sequence[int], n_boot: int = N_BOOT, seed: int | None = 0
+    judgments: Iterable[JudgmentLike], *, grades: Sequence[int], n_boot: int = N_BOOT, seed: int | None = 0,
+    verdicts: Iterable[tuple[str, str, str, str, str]] = (),
 ) -> ProjectReport:
     """Inter-annotator agreement, per-annotator and per-pair agreement, distributions and power.
 
     Agreement is computed on the items labelled by at least two annotators: quadratic kappa
     over every annotator pair on those items (pooled, and per pair), and ordinal alpha over all
     annotators at once. ``grades`` is the label scale (every grade, used or not, e.g.
-    ``(0, 1, 2, 3)``). Intervals resample queries (cluster bootstrap).
+    ``(0, 1, 2, 3)``). Intervals resample queries (cluster bootstrap). ``verdicts`` are
+    people's current verdicts on the other tasks (see :func:`task_verdicts`), counted apart.
     """
     grades = tuple(grades)
     rows = list(judgments)
@@ -340,6 +396,7 @@ def project_report(
         len(rows), len(items), n_queries, annotators, len(shared), overlap, alpha,
         _per_annotator(rows, grades, n_boot, seed), _per_pair(a, b, groups, names, grades, n_boot, seed), distributions,
         power_summary(n_queries) if n_queries else None, grades, n_boot, seed,
+        task_verdicts(verdicts, n_boot=n_boot, seed=seed),
     )
 
 
@@ -596,16 +653,19 @@ def _report_lines(report: ProjectReport, *, markdown: bool) -> list[str]:
     lines = [
         *heading_lines(1, "Calibration report", markdown=markdown),
         "",
-        f"{_count(report.n_judgments, 'judgment')} on {_count(report.n_items, 'item')} of "
+        f"{_count(report.n_judgments, 'relevance judgment')} on {_count(report.n_items, 'pool entry', 'pool entries')} of "
         f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "
         f"{_count(report.n_overlap_items, 'item')} labelled by two or more annotators.",
     ]
+    if report.tasks:
+        lines.append(tasks_sentence(report.tasks))
     lines += ["", *heading_lines(2, "Inter-annotator agreement (items labelled more than once)", markdown=markdown), ""]
     if report.overlap is None:
         lines.append("No item has been labelled by two annotators yet: assign some overlap to measure agreement.")
     else:
         lines.append(interval_note(report.n_boot, report.overlap.n_groups, report.overlap.ci, report.seed))
         lines.append("Kappa and agreement pool every pair of annotators on each shared item; alpha uses all annotators at once.")
+        lines.append(PAIRS_NOTE)
         lines.append("")
         shown = [report.overlap.get("kappa_quadratic")] + ([report.alpha_ordinal] if report.alpha_ordinal else [])
         shown += [report.overlap.get("agreement"), report.overlap.get("majority_baseline")]
@@ -628,7 +688,36 @@ def _report_lines(report: ProjectReport, *, markdown: bool) -> list[str]:
     )
     lines += ["", *heading_lines(2, "What this golden set can resolve", markdown=markdown), ""]
     lines.append(power_sentence(report.power) if report.power else "No labelled queries yet.")
+    if report.tasks:
+        lines += ["", *heading_lines(2, "Verdicts on the other tasks", markdown=markdown), "", TASKS_NOTE, ""]
+        lines += table_lines(TASK_HEADER, task_rows(report.tasks), markdown=markdown)
     return lines
+
+
+#: What the n of a pooled agreement counts, and so what its confusion matrix sums to.
+PAIRS_NOTE = ("n counts annotator pairs on shared items (an item three annotators labelled gives three pairs); "
+              "the confusion matrix of the HTML report counts the same pairs, so its cells sum to n.")
+#: Under the table of the other tasks' verdicts.
+TASKS_NOTE = ("People's current verdicts per task (faithfulness items include answers' whole-answer items, "
+              "ANSWER_ID@faithfulness). Agreement and unweighted kappa pool every pair of annotators on each item two "
+              "or more labelled; n counts those pairs. A judge against people on these tasks: calibrate --judge NAME; "
+              "the generation metrics they give: answer-metrics.")
+TASK_HEADER = ("task", "verdicts", "items", "annotators", "items labelled twice or more", "pairs",
+               "agreement [95% interval]", "kappa [95% interval]")
+
+
+def task_rows(tasks: Sequence[TaskVerdicts]) -> list[tuple[object, ...]]:
+    """One row per task of :data:`TASK_HEADER`."""
+    return [(t.task, t.n_verdicts, t.n_items, len(t.annotators), t.n_overlap_items, t.n_pairs,
+             "n/a" if t.agreement is None else format_estimate(t.agreement),
+             "n/a" if t.kappa is None else format_estimate(t.kappa)) for t in tasks]
+
+
+def tasks_sentence(tasks: Sequence[TaskVerdicts]) -> str:
+    """``Beside them: 2038 claims verdicts on 2038 items (see Verdicts on the other tasks).``"""
+    return ("Beside them: " + ", ".join(f"{_count(t.n_verdicts, f'{t.task} verdict')} on {_count(t.n_items, 'item')}"
+                                         for t in tasks)
+            + " (see \"Verdicts on the other tasks\" below).")
 
 
 #: The keys of ``agreement`` in :func:`to_dict`, present (``null`` when undefined) whatever
@@ -664,6 +753,7 @@ def to_dict(report: ProjectReport) -> dict[str, Any]:
         "distributions": {name: {str(g): c for g, c in counts.items()} for name, counts in report.distributions.items()},
         "power": {"n": report.n_queries, "half_width": None, "mdd": None, "discordant_assumed": ASSUMED_DISCORDANT,
                   "power": None, "alpha": None},
+        "tasks": {t.task: t.as_dict() for t in report.tasks},
     }
     if report.overlap is not None:
         out["agreement"].update({e.statistic: e.as_dict() for e in report.overlap.statistics

@@ -12,7 +12,8 @@ from html import escape
 import numpy as np
 
 from calibration.bootstrap import Estimate
-from calibration.report import ProjectReport, _count, format_estimate, interval_note, power_sentence
+from calibration.report import (PAIRS_NOTE, TASK_HEADER, TASKS_NOTE, ProjectReport, _count, format_estimate, interval_note,
+                                power_sentence, task_rows, tasks_sentence)
 
 # Laid out for a 1400 px window: prose stays at a readable measure; a table wider than the
 # page scrolls inside its own box (.wide) instead of pushing the page sideways; a long list
@@ -136,11 +137,13 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
         f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
-        f"<p>{_count(report.n_judgments, 'judgment')} on {_count(report.n_items, 'item')} of "
+        f"<p>{_count(report.n_judgments, 'relevance judgment')} on {_count(report.n_items, 'pool entry', 'pool entries')} of "
         f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "
         f"{_count(report.n_overlap_items, 'item')} labelled by two or more annotators.</p>",
-        "<h2>Inter-annotator agreement (items labelled more than once)</h2>",
     ]
+    if report.tasks:
+        parts.append(f"<p>{escape(tasks_sentence(report.tasks))}</p>")
+    parts.append("<h2>Inter-annotator agreement (items labelled more than once)</h2>")
     if report.overlap is None:
         parts.append("<p>No item has been labelled by two annotators yet: assign some overlap to measure agreement.</p>")
     else:
@@ -148,7 +151,8 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
         shown = [o.get("kappa_quadratic")] + ([report.alpha_ordinal] if report.alpha_ordinal else [])
         shown += [o.get("agreement"), o.get("majority_baseline")]
         parts.append(f"<p class='note'>{escape(interval_note(report.n_boot, o.n_groups, o.ci, report.seed))} "
-                     "Kappa and agreement pool every pair of annotators on each shared item; alpha uses all annotators at once.</p>")
+                     "Kappa and agreement pool every pair of annotators on each shared item; alpha uses all annotators at once. "
+                     f"{escape(PAIRS_NOTE)}</p>")
         parts.append(_html_table(["statistic", "value [95% interval]", "n"], [(e.statistic, format_estimate(e), e.n) for e in shown]))
         parts.append(intervals_svg(shown))
         parts.append("<h3>Confusion of annotator pairs (first name in order: rows)</h3>")
@@ -169,5 +173,9 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
     else:
         parts.append(f"<p>{escape(power_sentence(report.power))}</p>")
         parts.append(mdd_svg(report.power.curve, report.power.n))
+    if report.tasks:
+        parts.append("<h2>Verdicts on the other tasks</h2>")
+        parts.append(f"<p class='note'>{escape(TASKS_NOTE)}</p>")
+        parts.append(wide(_html_table(list(TASK_HEADER), task_rows(report.tasks))))
     parts.append("</body></html>\n")
     return "\n".join(parts)

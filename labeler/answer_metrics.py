@@ -1,6 +1,6 @@
 """Generation metrics per system, from people, from a judge, and from both (prediction-powered).
 
-Per system, four rates, each a mean over answers of a per-answer value
+Per system, five rates, each a mean over answers of a per-answer value
 (:mod:`labeler.answer_outcomes`):
 
 - ``faithfulness``: the answer's supported claims over its judged claims (answers whose every
@@ -8,6 +8,11 @@ Per system, four rates, each a mean over answers of a per-answer value
   Each answer weighs the same; the claim-weighted share (all supported claims over all judged
   claims) is a different number, given apart as ``claim_weighted``. The judged claims are
   logged beside it (``claims``): 0.9 over 2 claims and over 20 are different facts;
+- ``supported_answers``: the share of answers wholly supported by their contexts: the
+  whole-answer faithfulness verdict (item ``ANSWER_ID@faithfulness``) where one is given,
+  else from the claims (every judged claim SUPPORTED, on answers whose faithfulness is
+  defined). Where both are given and disagree, the whole-answer verdict counts (the
+  disagreements are counted beside it, ``disagree``);
 - ``correctness``: CORRECT against the reference (answers with a reference and a verdict; an
   empty response with a reference is incorrect);
 - ``answer-relevance``: ADDRESSES the question;
@@ -39,16 +44,18 @@ from labeler.answer_outcomes import Outcome, outcomes
 from labeler.store.vocabulary import ANSWER_TASKS, Caller
 
 #: The metrics, in the order they are always shown: faithfulness first, never without the others.
-METRICS = ("faithfulness", "correctness", "answer-relevance", "abstention")
+METRICS = ("faithfulness", "supported_answers", "correctness", "answer-relevance", "abstention")
 #: Where a value comes from.
 SOURCES = ("people", "judge", "ppi")
-LABELS = {"faithfulness": "faithfulness", "correctness": "correctness", "answer-relevance": "answer relevance",
+LABELS = {"faithfulness": "faithfulness", "supported_answers": "supported answers", "correctness": "correctness", "answer-relevance": "answer relevance",
           "abstention": "abstention"}
 
 
 def _value(o: Outcome, metric: str) -> float | None:
     if metric == "faithfulness":
         return o.faithfulness
+    if metric == "supported_answers":
+        return None if o.supported_answer is None else float(o.supported_answer)
     if metric == "correctness":
         return None if o.correct is None else float(o.correct)
     if metric == "answer-relevance":
@@ -145,14 +152,60 @@ def _mean_words(chosen: Sequence[Outcome]) -> float | None:
 
 
 def _claims_extra(chosen: Sequence[Outcome], every: Sequence[Outcome]) -> dict[str, Any]:
+    """The claims of the answers counted, on one denominator: ``claims`` judged and
+    ``flagged`` NOT_ONE_CLAIM among them (``flag_rate`` = flagged / both); the flagged claims
+    of answers left out apart (``flagged_left_out``), and why answers are left out."""
     judged = sum(o.judged for o in chosen)
-    flagged = sum(o.flagged for o in every)
-    seen = sum(o.judged + o.flagged for o in every)
+    flagged = sum(o.flagged for o in chosen)
     return {
         "claims": judged, "claims_per_answer": judged / len(chosen) if chosen else None,
         "claim_weighted": sum(o.supported for o in chosen) / judged if judged else None,
-        "flagged": flagged, "flag_rate": flagged / seen if seen else None,
+        "flagged": flagged, "flag_rate": flagged / (judged + flagged) if judged + flagged else None,
+        "flagged_left_out": sum(o.flagged for o in every if o.faithfulness is None),
+        "left_out": _left_out([o for o in every if o.faithfulness is None]),
     }
+
+
+#: Why an answer has no faithfulness, in the order the reasons are checked and said.
+LEFT_OUT = ("empty", "no_claims", "split", "unjudged", "all_flagged")
+
+
+def _left_out(left: Sequence[Outcome]) -> dict[str, int]:
+    """Reason -> how many of the answers ``left`` (those without a value) it keeps out; one
+    reason per answer, the first of :data:`LEFT_OUT` that holds; zero counts left out."""
+    counts = dict.fromkeys(LEFT_OUT, 0)
+    for o in left:
+        if o.words == 0:
+            counts["empty"] += 1
+        elif o.claims == 0:
+            counts["no_claims"] += 1
+        elif o.split:
+            counts["split"] += 1
+        elif o.judged + o.flagged < o.claims:
+            counts["unjudged"] += 1
+        else:
+            counts["all_flagged"] += 1
+    return {k: n for k, n in counts.items() if n}
+
+
+def _supported_extra(chosen: Sequence[Outcome], every: Sequence[Outcome]) -> dict[str, Any]:
+    """Where each answer's supported_answers value comes from: ``from_whole`` (a whole-answer
+    verdict), ``from_claims``; ``disagree``: answers whose claims say otherwise than their
+    whole-answer verdict (which counts); ``left_out``: why the others have no value."""
+    whole = [o for o in chosen if o.whole is not None]
+    return {
+        "from_whole": len(whole), "from_claims": len(chosen) - len(whole),
+        "disagree": sum(1 for o in whole if o.claims_say is not None and o.claims_say != o.whole),
+        "left_out": _left_out([o for o in every if o.supported_answer is None]),
+    }
+
+
+def _extra(metric: str, chosen: Sequence[Outcome], every: Sequence[Outcome]) -> dict[str, Any]:
+    if metric == "faithfulness":
+        return _claims_extra(chosen, every)
+    if metric == "supported_answers":
+        return _supported_extra(chosen, every)
+    return {}
 
 
 def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[Outcome]]:
@@ -174,7 +227,7 @@ def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
 
     asked, fixed = _split(found, metric)
     chosen = [o for o in asked if _value(o, metric) is not None]
-    extra = _claims_extra(chosen, found) if metric == "faithfulness" else {}
+    extra = _extra(metric, chosen, found)
     empty = {o.answer_id for o in fixed}
     labelled = [o for o in chosen if o.answer_id not in empty]
     if not labelled and len(fixed) < len(asked) or not chosen:
@@ -315,7 +368,8 @@ def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, ju
     judged = None
     if judge is not None:
         judged = {s: outcomes(db, s, judge=judge, caller=caller) for s in names}
-        if not any(o.judged or o.flagged or o.correct is not None or o.addresses is not None
+        if not any(o.judged or o.flagged or o.whole is not None or o.correct is not None
+                   or o.addresses is not None
                    for found in judged.values() for o in found if not (o.abstained and o.words == 0)):
             raise StoreError(f"judge {judge!r} gave no verdict on the answers of {', '.join(names)}")
     return metrics_of(people, judged, judge=judge, ci=ci)
@@ -336,16 +390,52 @@ def _interval(low: float | None, high: float | None, *, sign: bool = False) -> s
     return "" if low is None or high is None else f"[{_f(low, sign=sign)}, {_f(high, sign=sign)}]"
 
 
+def _answers(n: int) -> str:
+    return f"{n} answer{'' if n == 1 else 's'}"
+
+
+def _left_out_note(x: Mapping[str, Any], source: str) -> str | None:
+    """"left out: 7 answers with a claim people split on, ..." from ``x["left_out"]``."""
+    counts = x.get("left_out")
+    if not counts:
+        return None
+    who = "the judge" if source == "judge" else "people"
+    words = {"empty": "empty (nothing to judge)", "no_claims": "with no claims (split-claims gives them some)",
+             "split": f"with a claim {who} split on (no majority)", "unjudged": f"with a claim {who} gave no verdict on",
+             "all_flagged": "whose every claim was flagged not one claim"}
+    return "left out: " + ", ".join(f"{_answers(counts[k])} {words[k]}" for k in LEFT_OUT if counts.get(k))
+
+
+def _claims_note(x: Mapping[str, Any]) -> list[str]:
+    """The claims of the answers counted, judged and flagged on one denominator."""
+    seen = x["claims"] + x["flagged"]
+    per = f" ({x['claims_per_answer']:.1f} per answer)" if x.get("claims_per_answer") is not None else ""
+    notes = [f"{seen} claims in these answers: {x['claims']} judged{per}, claim-weighted {_f(x.get('claim_weighted'))}"]
+    if x.get("flag_rate") is not None:
+        notes.append(f"{x['flagged']} of the {seen} flagged not one claim ({x['flag_rate']:.1%})")
+    if x.get("flagged_left_out"):
+        notes.append(f"{x['flagged_left_out']} more flagged in answers left out")
+    return notes
+
+
+def _supported_note(x: Mapping[str, Any]) -> list[str]:
+    notes = [f"{x['from_whole']} from a whole-answer verdict, {x['from_claims']} from claims"]
+    if x.get("disagree"):
+        notes.append(f"{_answers(x['disagree'])} whose claims say otherwise (the whole-answer verdict counts)")
+    return notes
+
+
 def _note(metric: str, source: str, r: Rate) -> str:
+    left = _left_out_note(r.extra, source) if source != "ppi" else None
     if r.why:
-        return r.why
+        return "; ".join(n for n in (r.why, left) if n)
     notes = []
     if metric == "faithfulness" and "claims" in r.extra:
-        x = r.extra
-        per = f" ({x['claims_per_answer']:.1f} per answer)" if x.get("claims_per_answer") is not None else ""
-        notes.append(f"{x['claims']} claims judged{per}, claim-weighted {_f(x.get('claim_weighted'))}")
-        if x.get("flag_rate") is not None:
-            notes.append(f"{x['flagged']} flagged not one claim ({x['flag_rate']:.1%})")
+        notes += _claims_note(r.extra)
+    if metric == "supported_answers" and "from_whole" in r.extra:
+        notes += _supported_note(r.extra)
+    if left:
+        notes.append(left)
     if source == "ppi":
         x = r.extra
         empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
@@ -409,8 +499,9 @@ def _intro(m: AnswerMetrics) -> list[str]:
             f"{m.ci:.0%} intervals, clustered by question: rates by a Wilson interval at the design-effect sample "
             "size, PPI++ normal; all kept inside [0, 1]; the judge's interval is its sampling spread only (its bias "
             "is unknown: compare it with people's). Faithfulness is the mean over answers of supported / "
-            "judged claims; it is shown with correctness, answer relevance and the abstention rate, since an "
-            "answer that declines is perfectly faithful; words: mean answer length of the answers counted."]
+            "judged claims; supported answers the share of answers wholly supported (the whole-answer verdict where "
+            "given, else every claim supported); both are shown with correctness, answer relevance and the "
+            "abstention rate, since an answer that declines is perfectly faithful; words: mean answer length of the answers counted."]
 
 
 def to_text(m: AnswerMetrics) -> str:

@@ -13,6 +13,11 @@ One :class:`Outcome` per answer, from one source (people, or a judge):
   would weigh the answer by which claims happened to be labelled. Flagged claims leave the
   ratio (they are not one checkable claim to hold the answer to) and are counted apart, so the
   share of a decomposition people reject is measurable;
+- ``whole``: the whole-answer faithfulness verdict on the answer's item
+  ``ANSWER_ID@faithfulness`` (True for ``SUPPORTED``: every statement of the response is
+  supported by its contexts); None when not given;
+- ``split``: claims people gave verdicts on but split evenly (no majority): a reason an
+  answer's faithfulness is undefined, said apart from claims nobody judged;
 - ``abstained``: the response is empty or declines to answer (:func:`is_abstention`). An empty
   response has no items to label: it is incorrect (when it has a reference) and does not
   address the question, whatever the source; a declining text is labelled like any answer.
@@ -73,6 +78,8 @@ class Outcome:
     supported: int
     flagged: int  # claims flagged NOT_ONE_CLAIM
     has_reference: bool = True  # correctness can be asked of it (a non-empty reference)
+    whole: bool | None = None  # the whole-answer faithfulness verdict (True: SUPPORTED)
+    split: int = 0  # claims with verdicts but no majority (people split evenly)
 
     @property
     def faithfulness(self) -> float | None:
@@ -80,6 +87,22 @@ class Outcome:
         if self.claims == 0 or self.judged + self.flagged < self.claims or self.judged == 0:
             return None
         return self.supported / self.judged
+
+    @property
+    def supported_answer(self) -> bool | None:
+        """Whether the answer is wholly supported: the whole-answer verdict where one is given,
+        else from its claims (every judged claim SUPPORTED, on an answer whose faithfulness is
+        defined: flagged claims left out as there); None when neither says.
+
+        When both are given and disagree, the whole-answer verdict counts: it is the one
+        given on the whole response, while a claim list may leave a statement out.
+        """
+        return self.whole if self.whole is not None else self.claims_say
+
+    @property
+    def claims_say(self) -> bool | None:
+        """What the claims alone say of :attr:`supported_answer` (None: not every claim judged)."""
+        return None if self.faithfulness is None else self.supported == self.judged
 
     @property
     def unit(self) -> str:
@@ -109,11 +132,14 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
         given[item_id].append(verdict)
         task_of[item_id] = (answer_id, task)
     by_answer: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    split: Counter[str] = Counter()
     for item_id, verdicts in given.items():
         verdict = _majority(verdicts)
+        answer_id, task = task_of[item_id]
         if verdict is not None:
-            answer_id, task = task_of[item_id]
             by_answer[answer_id][task].append(verdict)
+        elif task == "claims":
+            split[answer_id] += 1
     claims = store.claim_counts(db, system)
     result = []
     for answer_id, query_id, question, response, reference in store.answer_rows(db, system):
@@ -122,6 +148,7 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
         correct = [v == "CORRECT" for v in said.get("correctness", [])]
         addresses = [v == "ADDRESSES" for v in said.get("answer-relevance", [])]
         claim_verdicts = said.get("claims", [])
+        whole = said.get("faithfulness", [])
         result.append(Outcome(
             answer_id=answer_id, query_id=query_id, question=question, words=len(response.split()),
             abstained=is_abstention(response),
@@ -132,5 +159,7 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
             supported=sum(v == "SUPPORTED" for v in claim_verdicts),
             flagged=sum(v == NOT_ONE_CLAIM for v in claim_verdicts),
             has_reference=bool(reference),
+            whole=None if empty or not whole else whole[0] == "SUPPORTED",
+            split=0 if empty else split[answer_id],
         ))
     return result

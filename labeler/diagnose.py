@@ -2,7 +2,7 @@
 
 For every answer of a system to a question of a frozen version that is wrong (people's
 verdict, else a judge's), with ``G`` the question's relevant chunks in the version (grade >=
-``relevance_level``, 2 by default), ``gold`` the correctness of the system's gold-context
+``relevance_level``, 1 by default as for every command), ``gold`` the correctness of the system's gold-context
 answer (system ``NAME+gold``, :mod:`labeler.gold_context`) and ``H`` the chunks of the corpus
 that hold the reference answer (:func:`holds`, found by :class:`AnswerSearch`):
 
@@ -46,7 +46,7 @@ import sqlite_utils
 
 from labeler.golden_set import ANSWER_SEARCH
 from labeler.store import StoreError
-from labeler.store.vocabulary import Caller
+from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 from pooling.tokenize import tokenize
 
 OUTCOMES = ("retrieval-miss", "context-ignored", "generation", "knowledge-gap", "incomplete-labels")
@@ -234,7 +234,7 @@ class DiagnoseReport:
 
 
 def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, *, k: int = 10,
-             relevance_level: int = 2, judge: str | None = None, depth: int = SEARCH_DEPTH,
+             relevance_level: int = RELEVANCE_LEVEL, judge: str | None = None, depth: int = SEARCH_DEPTH,
              caller: Caller) -> DiagnoseReport:
     """Sort each wrong answer of ``system`` on the version's questions into one outcome.
 

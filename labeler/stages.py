@@ -6,7 +6,8 @@ queries (one answer per question: the first by answer_id when a question has sev
 
 - **retrieval**: recall@k, nDCG@k and P@k of the retrieved ids against the version, computed
   by ir-measures (:mod:`calibration.metrics`); a chunk counts as relevant from grade
-  ``relevance_level`` (2 by default: it at least partly answers). A question whose version has
+  ``relevance_level`` (1 by default, as for every command; 2 counts only chunks that at least
+  partly answer). A question whose version has
   no relevant chunk is left out of retrieval (undefined) and of the split below, and counted;
 - **generation given retrieval**: correctness on the questions with a relevant chunk among the
   top k, and apart on those without one. "Correct given a relevant chunk" is what the
@@ -35,10 +36,11 @@ import sqlite_utils
 
 from labeler.golden_answers import GoldenSpec, answer_values, by_question, relevant_in_top, version_qrels
 from labeler.store import StoreError
-from labeler.store.vocabulary import Caller
+from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 
-#: A chunk is relevant for these reports from this grade ("partly answers").
-STAGE_RELEVANCE = 2
+#: A chunk is relevant for these reports from this grade: the tool's one relevance level, so
+#: recall@k here is the recall@k of ``eval`` on the same ranking.
+STAGE_RELEVANCE = RELEVANCE_LEVEL
 
 
 # --- one system --------------------------------------------------------------------------------
@@ -232,10 +234,21 @@ def compare_stages(a: SystemStages, b: SystemStages, *, k: int, alpha: float = 0
 
 
 def _changed(c: Any, alpha: float) -> bool:
+    """Whether a stage changed: its paired randomisation test gives p < ``alpha``. A change at
+    least the minimum this set detects (the MDD) is a detectable one; a significant change
+    below it is still a change, said with its MDD beside it."""
     return c is not None and c.p_value < alpha
 
 
+def _excludes_zero(c: Any) -> bool:
+    return c.low > 0.0 or c.high < 0.0
+
+
 def _stage_phrase(what: str, c: Any, alpha: float, *, unit: str = "") -> str:
+    """How one stage moved: "improved"/"dropped" for a change (p < ``alpha``), the MDD beside
+    one below it; a difference whose interval excludes 0 is never said not to have changed
+    (it "moved ..., not detectably"); "did not change detectably" only of an interval that
+    holds 0, with why (below the MDD, or its p)."""
     from calibration.report import fixed
 
     if c is None:
@@ -243,34 +256,57 @@ def _stage_phrase(what: str, c: Any, alpha: float, *, unit: str = "") -> str:
     interval = f"[{fixed(c.low, sign=True)}, {fixed(c.high, sign=True)}]"
     if _changed(c, alpha):  # the size of the change, with the interval of that size
         verb, low, high = ("improved", c.low, c.high) if c.delta > 0 else ("dropped", -c.high, -c.low)
-        return f"{what} {verb} by {fixed(abs(c.delta))}{unit} [{fixed(low)}, {fixed(high)}]"
+        below = f" (p={c.p_value:.3f}, below the {fixed(c.mdd)} this set detects)" if abs(c.delta) < c.mdd else ""
+        return f"{what} {verb} by {fixed(abs(c.delta))}{unit} [{fixed(low)}, {fixed(high)}]{below}"
+    p = f"p={c.p_value:.3f}"
     if c.mdd > 1.0:
-        return f"{what} did not change detectably ({fixed(c.delta, sign=True)} {interval}; no difference on this scale " \
-               f"can be resolved with {c.n} questions)"
-    if abs(c.delta) < c.mdd:
-        return f"{what} did not change ({fixed(c.delta, sign=True)} {interval}, below the {fixed(c.mdd)} this set resolves)"
-    return f"{what} did not change detectably ({fixed(c.delta, sign=True)} {interval}, p={c.p_value:.3f})"
+        why = f"no difference on this scale can be resolved with {c.n} questions"
+    elif abs(c.delta) < c.mdd:
+        why = f"below the {fixed(c.mdd)} this set resolves"
+    else:
+        why = p
+    if _excludes_zero(c):  # the bootstrap interval excludes 0, the randomisation test does not reject
+        return f"{what} moved {fixed(c.delta, sign=True)} {interval}, not detectably ({p if why == p else f'{p}; {why}'})"
+    return f"{what} did not change detectably ({fixed(c.delta, sign=True)} {interval}, {why})"
+
+
+#: The stages of retrieval and of generation, for the sentence saying where a change is.
+_RETRIEVAL = ("recall", "ndcg", "precision")
+_GENERATION = ("correct_given_relevant", "correct_without_relevant", "faithfulness")
+#: The stages the sentence always names; any other stage is named when it changed.
+_ALWAYS = ("recall", "correct_given_relevant", "correct")
 
 
 def attribution(baseline: str, system: str, stages: Mapping[str, Any], *, k: int, alpha: float = 0.05) -> str:
     """One sentence: how retrieval (recall@k) and generation given a relevant chunk moved from
-    ``baseline`` to ``system``, end-to-end correctness, and which stage the change is in.
+    ``baseline`` to ``system``, end-to-end correctness, every other stage that changed (nDCG,
+    P, correctness without a relevant chunk, faithfulness), and which stage the change is in.
 
-    A stage changed when its paired randomisation test gives p < ``alpha``; one that did not is
-    said to be below what the set resolves when its difference is under the MDD.
+    A stage changed when its paired randomisation test gives p < ``alpha`` (detectably when
+    its difference is also at least the MDD; a smaller one is said with the MDD beside it);
+    one that did not is said to be below what the set resolves when its difference is under
+    the MDD, and never "did not change" when its interval excludes 0.
     """
-    retrieval, generation, end = stages.get("recall"), stages.get("correct_given_relevant"), stages.get("correct")
-    parts = [_stage_phrase("retrieval", retrieval, alpha, unit=f" recall@{k}"),
-             _stage_phrase("correctness given a relevant chunk", generation, alpha),
-             _stage_phrase("end-to-end correctness", end, alpha)]
-    moved = [name for name, c in (("retrieval", retrieval), ("generation", generation)) if _changed(c, alpha)]
-    if moved == ["retrieval"]:
-        verdict = "only retrieval changed: the difference is in retrieval"
-    elif moved == ["generation"]:
-        verdict = "only generation changed: the difference is in the generator"
-    elif moved:
-        verdict = "both retrieval and generation changed"
-    elif _changed(end, alpha):
+    labels = stage_labels(k)
+    names = {"recall": "retrieval", "correct_given_relevant": labels["correct_given_relevant"],
+             "correct": labels["correct"]}
+    parts = [_stage_phrase(names[key], stages.get(key), alpha, unit=f" recall@{k}" if key == "recall" else "")
+             for key in _ALWAYS]
+    others = [key for key in STAGE_NAMES if key not in _ALWAYS and _changed(stages.get(key), alpha)]
+    parts += [_stage_phrase(labels[key], stages[key], alpha) for key in others]
+    moved = {side: [key for key in keys if _changed(stages.get(key), alpha)]
+             for side, keys in (("retrieval", _RETRIEVAL), ("generation", _GENERATION))}
+
+    def which(keys: list[str]) -> str:  # the stages beyond the two always named, e.g. " (faithfulness)"
+        return f" ({', '.join(labels[key] for key in keys)})" if set(keys) - set(_ALWAYS) else ""
+
+    if moved["retrieval"] and not moved["generation"]:
+        verdict = f"only retrieval changed{which(moved['retrieval'])}: the difference is in retrieval"
+    elif moved["generation"] and not moved["retrieval"]:
+        verdict = f"only generation changed{which(moved['generation'])}: the difference is in the generator"
+    elif moved["retrieval"]:
+        verdict = f"both retrieval and generation changed{which(moved['retrieval'] + moved['generation'])}"
+    elif _changed(stages.get("correct"), alpha):
         verdict = "neither stage changed detectably on its own although the answers did"
     else:
         verdict = "no stage changed detectably"

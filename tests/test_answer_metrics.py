@@ -61,7 +61,7 @@ def test_rates_by_hand_and_the_json_shape(project: str) -> None:
     out = json.loads(_run("answer-metrics", project, "--json"))
     assert set(out) >= {"systems", "pairs"} and set(out["systems"]) == {"A", "B"}
     for metrics in out["systems"].values():
-        assert set(metrics) == {"faithfulness", "correctness", "answer-relevance", "abstention"}
+        assert set(metrics) == {"faithfulness", "supported_answers", "correctness", "answer-relevance", "abstention"}
         for sources in metrics.values():
             assert set(sources) == {"people", "judge", "ppi"}
             assert all({"value", "low", "high", "n"} <= set(v) for v in sources.values())
@@ -300,3 +300,91 @@ def test_numbers_from_a_judge_come_with_its_card_line(project: str, tmp_path: Pa
     _run("answer-metrics", project, "--judge", "<j>", "--html", str(tmp_path / "r.html"))
     assert "<p>judge &lt;j&gt;: uncalibrated (no card)</p>" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert json.loads(_run("answer-metrics", project, "--json"))["judge_card"] is None
+
+
+def _judged_project(tmp_path: Path) -> str:
+    """Eight answers with claims, people on the claims of five, a judge on every claim: the
+    faithfulness PPI++ row has a value (and no claim counts of its own)."""
+    answers = [{"answer_id": f"s{i}", "question": f"q{i}?", "response": f"Answer {i}. More {i}.", "reference": "x",
+                "contexts": [f"context {i}"], "claims": [f"Answer {i}.", f"More {i}."]} for i in range(8)]
+    people = [{"item_id": f"s{i}#{n}", "verdict": "SUPPORTED" if (i + n) % 3 else "UNSUPPORTED"}
+              for i in range(5) for n in (1, 2)]
+    judge = [{"item_id": f"s{i}#{n}", "verdict": "SUPPORTED" if (i + n) % 4 else "UNSUPPORTED"}
+             for i in range(8) for n in (1, 2)]
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    _run("import-answers", db, write_jsonl(tmp_path / "s.jsonl", answers), "--system", "S")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "p.jsonl", people), "--annotator", "ann")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "j.jsonl", judge), "--judge", "j")
+    return db
+
+
+def test_judge_text_and_html_print_the_faithfulness_ppi_row(tmp_path: Path) -> None:
+    db = _judged_project(tmp_path)
+    ppi = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["S"]["faithfulness"]["ppi"]
+    assert ppi["value"] is not None and "claims" not in ppi  # the row the text and HTML once ended on
+    text = _run("answer-metrics", db, "--judge", "j", "--html", str(tmp_path / "r.html"))
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Traceback" not in text and "PPI++" in text and "5 labelled by people, 3 by the judge only" in text
+    assert html.rstrip().endswith("</html>") and "PPI++" in html
+
+
+def test_whole_answer_verdicts_import_and_give_supported_answers(project: str, tmp_path: Path) -> None:
+    whole = [{"item_id": "a1@faithfulness", "verdict": "SUPPORTED"},  # its claims say otherwise: the whole verdict counts
+             {"item_id": "b3", "task": "faithfulness", "verdict": "UNSUPPORTED"}]  # b3 has no claims
+    _run("import-verdicts", project, write_jsonl(tmp_path / "w.jsonl", whole), "--annotator", "ann")
+    out = json.loads(_run("answer-metrics", project, "--json"))["systems"]
+    a, b = out["A"]["supported_answers"]["people"], out["B"]["supported_answers"]["people"]
+    # A: a1 by its whole-answer verdict (1), a2 from its one SUPPORTED claim (1); the empty a3 left out.
+    assert (a["value"], a["n"], a["from_whole"], a["from_claims"], a["disagree"]) == (1.0, 2, 1, 1, 1)
+    assert a["left_out"] == {"empty": 1} and 0.0 <= a["low"] <= 1.0 == a["high"]
+    # B: b1 from claims (0), b2 from claims, its flagged claim left out (1), b3 by its whole verdict (0).
+    assert (b["value"], b["n"], b["from_whole"], b["disagree"]) == (pytest.approx(1 / 3), 3, 1, 0)
+    assert out["A"]["faithfulness"]["people"]["value"] == 0.75  # the claim-based rate stays as it was
+    text = _run("answer-metrics", project)
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("supported answers"))
+    assert "1 from a whole-answer verdict, 1 from claims" in row
+    assert "1 answer whose claims say otherwise (the whole-answer verdict counts)" in row
+    assert "left out: 1 answer empty" in row
+
+
+def test_supported_answers_from_a_judge_and_ppi(tmp_path: Path) -> None:
+    db = _judged_project(tmp_path)
+    _run("import-verdicts", db, write_jsonl(tmp_path / "jw.jsonl", [{"item_id": "s7@faithfulness", "verdict": "SUPPORTED"}]),
+         "--judge", "j")
+    s = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["S"]["supported_answers"]
+    # People: claims of s0-s4; supported when both claims are: (i + 1) % 3 and (i + 2) % 3 both non-zero: i = 0, 3.
+    assert (s["people"]["value"], s["people"]["n"]) == (pytest.approx(2 / 5), 5)
+    # The judge: both claims supported when (i + 1) % 4 and (i + 2) % 4: i = 0, 1, 4, 5; s7 by its whole verdict.
+    assert (s["judge"]["value"], s["judge"]["n"], s["judge"]["from_whole"]) == (pytest.approx(5 / 8), 8, 1)
+    assert s["ppi"]["value"] is not None and (s["ppi"]["n_labelled"], s["ppi"]["n_unlabelled"]) == (5, 3)
+    assert 0.0 <= s["ppi"]["low"] <= s["ppi"]["value"] <= s["ppi"]["high"] <= 1.0
+    text = _run("answer-metrics", db, "--judge", "j", "--html", str(tmp_path / "r.html"))
+    assert "supported answers" in text and "supported answers" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_the_faithfulness_row_says_why_answers_are_left_out(tmp_path: Path) -> None:
+    answers = [{"answer_id": f"s{i}", "question": f"q{i}?", "response": f"Answer {i}. More {i}.",
+                "contexts": ["c"], "claims": [f"Answer {i}.", f"More {i}."]} for i in range(5)]
+    answers.append({"answer_id": "s5", "question": "q5?", "response": "No claims here."})
+    people = [{"item_id": "s0#1", "verdict": "SUPPORTED"}, {"item_id": "s0#2", "verdict": "NOT_ONE_CLAIM"},
+              {"item_id": "s1#1", "verdict": "SUPPORTED"},  # s1#2 has no verdict yet
+              {"item_id": "s3#1", "verdict": "NOT_ONE_CLAIM"}, {"item_id": "s3#2", "verdict": "NOT_ONE_CLAIM"},
+              {"item_id": "s4#1", "verdict": "SUPPORTED"}, {"item_id": "s4#2", "verdict": "UNSUPPORTED"}]
+    split = [{"item_id": "s2#1", "verdict": "SUPPORTED"}, {"item_id": "s2#2", "verdict": "SUPPORTED"}]
+    other = [{"item_id": "s2#1", "verdict": "UNSUPPORTED"}, {"item_id": "s2#2", "verdict": "SUPPORTED"}]
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    _run("import-answers", db, write_jsonl(tmp_path / "s.jsonl", answers), "--system", "S")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "p.jsonl", people + split), "--annotator", "ann")
+    _run("import-verdicts", db, write_jsonl(tmp_path / "o.jsonl", other), "--annotator", "bob")
+    f = json.loads(_run("answer-metrics", db, "--json"))["systems"]["S"]["faithfulness"]["people"]
+    assert (f["value"], f["n"]) == (0.75, 2)  # s0 (1 of 1 judged) and s4 (1 of 2)
+    assert f["left_out"] == {"no_claims": 1, "split": 1, "unjudged": 1, "all_flagged": 1}
+    # One denominator: the 4 claims of the answers counted, 3 judged and 1 flagged; s3's two apart.
+    assert (f["claims"], f["flagged"], f["flag_rate"], f["flagged_left_out"]) == (3, 1, pytest.approx(1 / 4), 2)
+    row = next(line for line in _run("answer-metrics", db).splitlines() if line.lstrip().startswith("faithfulness"))
+    assert "4 claims in these answers: 3 judged (1.5 per answer)" in row and "1 of the 4 flagged not one claim (25.0%)" in row
+    assert ("left out: 1 answer with no claims (split-claims gives them some), 1 answer with a claim people split on "
+            "(no majority), 1 answer with a claim people gave no verdict on, 1 answer whose every claim was flagged "
+            "not one claim") in row

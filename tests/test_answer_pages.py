@@ -180,3 +180,20 @@ def test_the_claims_rubric_says_what_the_page_shows_in_the_words_the_page_uses()
     assert "nothing is highlighted" in claims.CLAIM_APART
     # The x key judges the claim, wherever it is shown: not "the highlighted text" of a mark that may be absent.
     assert "highlighted text" not in rubric
+
+
+def test_an_answer_is_an_item_of_the_faithfulness_page_blind_to_its_system(project: Project) -> None:
+    """The whole-answer faithfulness item of an answer (ANSWER_ID@faithfulness) is drawn on the
+    faithfulness page with its question, contexts and response, and no system or judge name."""
+    at = open_page(project.path, "faithfulness_page", project.annotator_token)
+    item_id = at.session_state[state.task_key("faithfulness", "current")]
+    assert item_id.endswith("@faithfulness")
+    record = _record(item_id)
+    text = page_text(at)
+    [frame] = [h.proto.body for h in at.html if 'class="gp-frame' in h.proto.body]
+    assert escape(record["question"]) in frame and escape(record["response"]) in frame
+    assert all(escape(c) in frame for c in record["contexts"])
+    assert SYSTEM_NAME not in text and JUDGE_NAME not in text and item_id not in frame
+    press(at, state.choice_key("faithfulness", "UNSUPPORTED"))
+    assert _verdicts(project) == [(item_id, "UNSUPPORTED", "")]
+    assert not at.exception

@@ -41,7 +41,8 @@ def _kinds(db: sqlite_utils.Database) -> dict[str, str]:
 
 def test_answers_and_claims_become_items_of_their_tasks(db: sqlite_utils.Database) -> None:
     assert _kinds(db) == {"a1#1": "claims", "a1#2": "claims", "a1@correctness": "correctness",
-                          "a1@answer-relevance": "answer-relevance", "a2@answer-relevance": "answer-relevance"}
+                          "a1@answer-relevance": "answer-relevance", "a2@answer-relevance": "answer-relevance",
+                          "a1@faithfulness": "faithfulness", "a2@faithfulness": "faithfulness"}
     claim = get_item(db, "a1#2")
     assert (claim.answer_id, claim.claim, claim.response, claim.contexts, claim.reference) == (
         "a1", "It is large.", "Paris. It is large.", ("Paris is the capital of France.",), "Paris")
@@ -118,9 +119,10 @@ def test_a_project_with_answers_from_before_the_tasks_gets_their_items(tmp_path:
         """)
     db = connect(path)
     items = {i.item_id: i for i in list_items(db)}
-    assert set(items) == {"f1", "a1#1", "a1@correctness", "a1@answer-relevance"}
+    assert set(items) == {"f1", "a1#1", "a1@correctness", "a1@answer-relevance", "a1@faithfulness"}
     assert items["a1#1"].content_hash == item_hash("H", "claims", "Yes.")  # SQL and Python hash alike
     assert items["a1@correctness"].content_hash == item_hash("H", "correctness")
+    assert items["a1@faithfulness"].content_hash == item_hash("H", "faithfulness")
     assert json.loads(json.dumps(items["f1"].contexts)) == []
     assert db.execute("SELECT verdict FROM current_human_verdicts").fetchall() == [("SUPPORTED",)]
     assert db.execute("SELECT verdict, raw_length FROM current_judge_verdicts").fetchall() == [("UNSUPPORTED", 7)]
@@ -152,3 +154,92 @@ def test_outcomes_take_peoples_majority_and_define_faithfulness_only_on_fully_ju
     assert judged["a1"].correct is True
     assert judged["a1"].faithfulness is None  # the judge gave a verdict on one claim of two
     assert judged["a1"].unit == "question:Capital of France?"  # no project query: the question is the unit
+
+
+def test_whole_answer_faithfulness_items_are_judged_by_run_judge(db: sqlite_utils.Database) -> None:
+    from labeler.judge.run import default_prompt, units
+
+    prompt = default_prompt(db, "faithfulness", None)
+    found = {u.target.item_id: u for u in units(db, "faithfulness", prompt)}
+    assert set(found) == {"a1@faithfulness", "a2@faithfulness"}  # the empty a3 has nothing to judge
+    assert "Paris. It is large." in found["a1@faithfulness"].message
+    assert "Paris is the capital of France." in found["a1@faithfulness"].message
+    answer_hash = db.execute("SELECT content_hash FROM answers WHERE answer_id = 'a1'").fetchone()[0]
+    assert found["a1@faithfulness"].item_hash == item_hash(answer_hash, "faithfulness")  # what its cache is keyed on
+
+
+def test_whole_answer_verdicts_import_by_item_or_by_answer_id_with_the_task(db: sqlite_utils.Database,
+                                                                             tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "w.jsonl", [{"item_id": "a1@faithfulness", "verdict": "UNSUPPORTED"},
+                                              {"item_id": "a2", "task": "faithfulness", "verdict": "supported"}])
+    assert import_verdicts(db, path, annotator="ann", caller=OWNER).added == 2
+    got = set(db.execute("SELECT item_id, verdict FROM current_human_verdicts").fetchall())
+    assert got == {("a1@faithfulness", "UNSUPPORTED"), ("a2@faithfulness", "SUPPORTED")}
+    judged = write_jsonl(tmp_path / "j.jsonl", [{"item_id": "a1@faithfulness", "verdict": "SUPPORTED"}])
+    assert import_verdicts(db, judged, judge="j", caller=OWNER).added == 1
+
+
+@pytest.mark.parametrize(("item_id", "what"), [("a1#1", "its claim 1"), ("a2#1", "its claim 1"),
+                                               ("a1@faithfulness", "its faithfulness item")])
+def test_an_item_with_the_id_of_an_answers_item_is_refused_by_file_line_and_field(
+        db: sqlite_utils.Database, tmp_path: Path, item_id: str, what: str) -> None:
+    from labeler.verdict_files import import_items
+
+    good = {"item_id": "f1", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}
+    path = write_jsonl(tmp_path / "items.jsonl", [good, {**good, "item_id": item_id}])
+    before = _kinds(db)
+    with pytest.raises(StoreError) as raised:
+        import_items(db, path, caller=OWNER)
+    answer = item_id.split("#")[0].split("@")[0]
+    assert str(raised.value) == (f"{path}, line 2, field 'item_id': '{item_id}' is the id of {what} of answer '{answer}' "
+                                 "(system 'sys-a'), made by `goldpool import-answers`; give the item another item_id")
+    assert _kinds(db) == before
+
+
+@pytest.mark.parametrize(("item_id", "field"), [("z#2", "claims[1]"), ("z@faithfulness", "answer_id"),
+                                                ("z@answer-relevance", "answer_id")])
+def test_answers_whose_items_take_an_items_id_are_refused_by_file_line_and_field(
+        db: sqlite_utils.Database, tmp_path: Path, item_id: str, field: str) -> None:
+    from labeler.verdict_files import import_items
+
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", [
+        {"item_id": item_id, "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
+    answers = [{"answer_id": "y", "question": "Y?", "response": "Yes."},
+               {"answer_id": "z", "question": "Z?", "response": "One. Two.", "claims": ["One.", "Two."]}]
+    path = write_jsonl(tmp_path / "more.jsonl", answers)
+    before = (_kinds(db), db.execute("SELECT count(*) FROM answers").fetchone()[0])
+    with pytest.raises(StoreError) as raised:
+        import_answers(db, path, "sys-b", caller=OWNER)
+    assert str(raised.value) == (f"{path}, line 2, field '{field}': answer 'z' would make item '{item_id}', which the "
+                                 "project already holds as a faithfulness item; give the answer another answer_id")
+    assert (_kinds(db), db.execute("SELECT count(*) FROM answers").fetchone()[0]) == before
+
+
+def test_a_judge_is_calibrated_on_imported_and_whole_answer_faithfulness_items_alike(
+        db: sqlite_utils.Database, tmp_path: Path) -> None:
+    from labeler.judge.report import judge_report
+    from labeler.verdict_files import import_items
+
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", [
+        {"item_id": "f1", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
+    people = [{"item_id": "f1", "verdict": "SUPPORTED"}, {"item_id": "a1@faithfulness", "verdict": "UNSUPPORTED"},
+              {"item_id": "a2@faithfulness", "verdict": "SUPPORTED"}]
+    judge = [{"item_id": "f1", "verdict": "SUPPORTED"}, {"item_id": "a1@faithfulness", "verdict": "SUPPORTED"},
+             {"item_id": "a2@faithfulness", "verdict": "SUPPORTED"}]
+    import_verdicts(db, write_jsonl(tmp_path / "p.jsonl", people), annotator="ann", caller=OWNER)
+    import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", judge), judge="j", caller=OWNER)
+    t = judge_report(db, ["j"], caller=OWNER, n_boot=0).results["j"]["faithfulness"]
+    assert (t.n_items, t.agreement.value) == (3, pytest.approx(2 / 3))
+
+
+def test_split_claims_onto_an_items_id_names_that_id_and_writes_nothing(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    from labeler.verdict_files import import_items
+
+    import_items(db, write_jsonl(tmp_path / "items.jsonl", [
+        {"item_id": "z#2", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
+    import_answers(db, write_jsonl(tmp_path / "z.jsonl", [{"answer_id": "z", "question": "Z?", "response": "One. Two."}]),
+                   "sys-b", caller=OWNER)
+    before = _kinds(db)
+    with pytest.raises(StoreError, match=r"^item 'z#2' is already a verdict item of the project"):
+        split_claims(db, "sys-b", caller=OWNER)
+    assert _kinds(db) == before and db.execute("SELECT count(*) FROM claims WHERE answer_id = 'z'").fetchone()[0] == 0

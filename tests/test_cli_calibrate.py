@@ -309,8 +309,8 @@ def test_calibrate_text_and_html(tmp_path):
     path = build_project(tmp_path)
     html = tmp_path / "report.html"
     out = run("calibrate", str(path), "--html", str(html), "--n-boot", "200").output
-    assert out.startswith("Calibration report\n==================\n\n16 judgments on 8 items of 4 queries by 3 annotators; "
-                          "7 items labelled by two or more annotators.\n")
+    assert out.startswith("Calibration report\n==================\n\n16 relevance judgments on 8 pool entries of 4 queries "
+                          "by 3 annotators; 7 items labelled by two or more annotators.\n")
     assert "cluster bootstrap over 4 queries" in out and "With 4 labelled queries" in out
     page = html.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 3 and "<script" not in page
@@ -401,3 +401,47 @@ def test_annotator_is_refused_the_calibration_page(tmp_path):
     assert [e.value for e in at.error] == [ADMIN_REFUSAL]
     assert len(at.title) == 0 and len(at.markdown) == 0
     assert not at.exception
+
+
+def test_calibrate_counts_every_tasks_verdicts_and_their_agreement(tmp_path):
+    """A project with claim verdicts only once printed "0 judgments on 0 items" and nothing else."""
+    from labels_fixtures import write_jsonl
+
+    db = str(tmp_path / "p.db")
+    answers = [{"answer_id": f"a{i}", "question": f"q{i}?", "response": f"One {i}. Two {i}.", "contexts": ["c"],
+                "claims": [f"One {i}.", f"Two {i}."]} for i in range(4)]
+    ann = [{"item_id": f"a{i}#{n}", "verdict": "SUPPORTED"} for i in range(4) for n in (1, 2)]
+    bob = [{"item_id": f"a{i}#1", "verdict": "SUPPORTED" if i < 3 else "UNSUPPORTED"} for i in range(4)]
+    whole = [{"item_id": "a0@faithfulness", "verdict": "SUPPORTED"}]
+    for args in (("init", db), ("import-answers", db, write_jsonl(tmp_path / "a.jsonl", answers), "--system", "S"),
+                 ("import-verdicts", db, write_jsonl(tmp_path / "ann.jsonl", ann), "--annotator", "ann"),
+                 ("import-verdicts", db, write_jsonl(tmp_path / "bob.jsonl", bob), "--annotator", "bob")):
+        assert run(*map(str, args)).exit_code == 0
+    assert "Beside them: 12 claims verdicts on 8 items (see" in run("calibrate", db, "--n-boot", "50").output
+    assert run("import-verdicts", db, str(write_jsonl(tmp_path / "w.jsonl", whole)), "--annotator", "ann").exit_code == 0
+    out = run("calibrate", db, "--n-boot", "50").output
+    assert "0 relevance judgments on 0 pool entries" in out
+    assert "Beside them: 12 claims verdicts on 8 items, 1 faithfulness verdict on 1 item" in out
+    row = next(line.split() for line in out.splitlines() if line.startswith("claims "))
+    assert row[:6] == ["claims", "12", "8", "2", "4", "4"]  # verdicts, items, annotators, items twice, pairs
+    tasks = json.loads(run("calibrate", db, "--n-boot", "50", "--json").output)["tasks"]
+    claims = tasks["claims"]
+    assert (claims["n_verdicts"], claims["n_items"], claims["n_overlap_items"], claims["n_pairs"]) == (12, 8, 4, 4)
+    assert claims["agreement"]["value"] == pytest.approx(3 / 4) and claims["agreement"]["n"] == 4
+    assert tasks["faithfulness"]["n_verdicts"] == 1 and tasks["faithfulness"]["agreement"] is None
+
+
+def test_calibrate_judge_says_what_its_confusion_matrix_counts_beside_its_n(tmp_path):
+    path = build_project(tmp_path)
+    judge = {("q1", "d1"): 3, ("q1", "d2"): 1, ("q1", "d3"): 1, ("q2", "d1"): 2, ("q2", "d4"): 0, ("q3", "d2"): 2,
+             ("q3", "d5"): 0, ("q4", "d3"): 3}
+    (tmp_path / "judge.qrels").write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(judge.items())))
+    assert run("import-verdicts", str(path), str(tmp_path / "judge.qrels"), "--judge", "j").exit_code == 0
+    data = json.loads(run("calibrate", str(path), "--judge", "j", "--n-boot", "0", "--json").output)["judges"]["j"]
+    relevance = data["relevance"]
+    assert (relevance["n"], relevance["n_pairs"]) == (8, 16)
+    assert sum(map(sum, relevance["confusion"]["table"])) == relevance["n_pairs"] == relevance["agreement"]["n"]
+    out = run("calibrate", str(path), "--judge", "j", "--n-boot", "0").output
+    assert ("Confusion (rows people, columns judge): one count per person's verdict on an item the judge also judged: "
+            "16 comparisons on the n = 8 items above (an item two people labelled counts twice); agreement and kappa "
+            "are over the same comparisons.") in out

@@ -191,8 +191,9 @@ def test_stages_attribute_a_change_of_retrieval_to_retrieval(tmp_path: Path) -> 
     assert given["n"] == 32 and given["p_value"] >= 0.05  # the questions where both retrieved a relevant chunk
     assert c["stages"]["correct"]["p_value"] < 0.05
     assert c["sentence"].startswith("B against A: retrieval improved by 0.500 recall@5 [")
-    assert "correctness given a relevant chunk did not change (" in c["sentence"]
-    assert c["sentence"].endswith("So only retrieval changed: the difference is in retrieval.")
+    assert "correctness given a relevant chunk did not change detectably (" in c["sentence"]
+    assert "; nDCG@5 improved by " in c["sentence"] and "; P@5 improved by 0.100 [" in c["sentence"]  # every row that changed
+    assert c["sentence"].endswith("So only retrieval changed (recall@5, nDCG@5, P@5): the difference is in retrieval.")
     text = invoke("stages", f"{db}@v1", "--system", "A", "--system", "B", "--k", "5", "--html", str(tmp_path / "s.html"))
     assert c["sentence"] in text and c["sentence"] in (tmp_path / "s.html").read_text(encoding="utf-8")
 
@@ -250,9 +251,10 @@ def test_the_attribution_reads_as_the_issue_of_a_retrieval_change() -> None:
     recall = _c(0.08, 0.001)
     given = _c(0.01, 0.6, 0.06)
     text = attribution("A", "B", {"recall": recall, "correct_given_relevant": given, "correct": None}, k=10)
-    assert text.startswith("B against A: retrieval improved by 0.080 recall@10 [0.030, 0.130]; correctness given a "
-                           "relevant chunk did not change (+0.010 [-0.040, +0.060], below the 0.060 this set resolves); "
-                           "end-to-end correctness could not be compared")
+    assert text.startswith("B against A: retrieval improved by 0.080 recall@10 [0.030, 0.130] (p=0.001, below the 0.100 "
+                           "this set detects); correctness given a relevant chunk did not change detectably (+0.010 "
+                           "[-0.040, +0.060], below the 0.060 this set resolves); end-to-end correctness could not be "
+                           "compared")
     drop = attribution("A", "B", {"recall": _c(-0.08, 0.001)}, k=5)
     assert "retrieval dropped by 0.080 recall@5 [0.030, 0.130]" in drop
 
@@ -309,3 +311,43 @@ def test_chunks_found_by_an_answer_search_are_no_capture_source(tmp_path: Path, 
     invoke("import-verdicts", str(db), str(tmp_path / "g2.jsonl"), "--annotator", "ada")
     # Given d6 the generator answers; d5, which rag retrieved, is relevant in v2 but does not say it.
     assert outcomes_of(invoke("diagnose", f"{db}@v2", "--system", "rag", "--json"))["q5"] == "context-ignored"
+
+
+def test_the_attribution_names_a_faithfulness_drop_beyond_its_mdd() -> None:
+    """The issue's case: faithfulness −0.480 [−0.767, −0.188], p 0.031, above its MDD 0.461,
+    nothing else moving; the summary once ended "So no stage changed detectably."."""
+    from types import SimpleNamespace
+
+    from labeler.stages import attribution
+
+    faithfulness = SimpleNamespace(delta=-0.48, low=-0.767, high=-0.188, p_value=0.031, mdd=0.461, n=9)
+    flat = _c(0.0, 0.9, 0.3)
+    text = attribution("A", "B", {"recall": flat, "correct_given_relevant": flat, "correct": flat,
+                                  "faithfulness": faithfulness}, k=10)
+    assert "; faithfulness dropped by 0.480 [0.188, 0.767]" in text
+    assert text.endswith("So only generation changed (faithfulness): the difference is in the generator.")
+
+
+def test_an_interval_that_excludes_zero_is_never_said_not_to_have_changed() -> None:
+    from types import SimpleNamespace
+
+    from labeler.stages import attribution
+
+    apart = SimpleNamespace(delta=0.06, low=0.01, high=0.11, p_value=0.07, mdd=0.09, n=40)  # bootstrap and test differ
+    text = attribution("A", "B", {"recall": apart, "correct_given_relevant": _c(0.01, 0.6, 0.06), "correct": None},
+                       k=10)
+    assert text.startswith("B against A: retrieval moved +0.060 [+0.010, +0.110], not detectably (p=0.070; below the "
+                           "0.090 this set resolves); correctness given a relevant chunk did not change detectably "
+                           "(+0.010 [-0.040, +0.060], below the 0.060 this set resolves)")
+    assert "did not change (" not in text and text.endswith("So no stage changed detectably.")
+
+
+def test_stages_and_diagnose_count_relevant_chunks_at_every_commands_level(tmp_path: Path) -> None:
+    from labeler.store.vocabulary import RELEVANCE_LEVEL
+
+    db = build(tmp_path, None)
+    stages = json.loads(invoke("stages", f"{db}@v1", "--system", "rag", "--json"))
+    why = json.loads(invoke("diagnose", f"{db}@v1", "--system", "rag", "--json"))
+    assert stages["relevance_level"] == why["relevance_level"] == RELEVANCE_LEVEL == 1
+    strict = json.loads(invoke("stages", f"{db}@v1", "--system", "rag", "--relevance-level", "2", "--json"))
+    assert strict["relevance_level"] == 2

@@ -364,3 +364,24 @@ def test_calibrate_takes_imported_judge_verdicts_on_answers(db, tmp_path: Path) 
     out = json.loads(result.output)["judges"]["g"]
     assert out["answer-relevance"]["agreement"]["value"] == pytest.approx(5 / 6)
     assert (out["claims"]["n"], out["claims"]["n_flagged_left_out"]) == (1, 1)
+
+
+def test_run_judge_faithfulness_judges_whole_answers_and_answer_metrics_reads_them(db) -> None:
+    from labeler.answer_metrics import answer_metrics
+
+    def whole(message: str) -> str:  # SUPPORTED unless the response says "wrong"
+        return "UNSUPPORTED" if "wrong" in (_framed("response", message) or "") else "SUPPORTED"
+
+    server = JudgeServer(answer=whole)
+    try:
+        s = _run(db, server, "faithfulness")
+        message = _sent(server, "Answer 2 is right.")
+    finally:
+        server.close()
+    assert (s.total, s.calls, s.unparseable) == (6, 6, 0)  # a7 is empty: nothing to judge
+    assert _verdicts(db, task="faithfulness") == {f"a{n}@faithfulness": "UNSUPPORTED" if n % 3 == 0 else "SUPPORTED"
+                                                  for n in range(1, 7)}
+    assert [_framed(t, message) for t in ("question", "context_1", "context_2")] == [
+        "Question 2?", "Context 2 one.", "Context 2 two."]
+    r = answer_metrics(db, judge="j1", caller=OWNER).systems[0].rates["supported_answers"]["judge"]
+    assert (r.value, r.n, r.extra["from_whole"]) == (pytest.approx(4 / 6), 6, 6)

@@ -16,7 +16,7 @@ from labeler.commands.common import Project, echo_json, html_option, json_option
 @html_option
 def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None, ci: float, as_json: bool,
                    html_path: str | None) -> None:
-    """Faithfulness, correctness, answer relevance and abstention rate of each system in DB.
+    """Faithfulness, supported answers, correctness, answer relevance and abstention rate of each system in DB.
 
     Each rate is a mean over answers: from people (the majority of annotators), from --judge,
     and by PPI++ (people on the answers they labelled, the judge everywhere; label a random
@@ -32,8 +32,11 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     JSON: {"systems": {NAME: {METRIC: {"people" | "judge" | "ppi": {value, low, high, n,
     words, questions, interval, ...}}}}, "pairs": [{a, b, metric, source, difference, low,
     high, mdd, n}], "answers": {NAME: {n, words}}, "judge", "ci", "metrics"}; METRIC is
-    faithfulness (with claims, claims_per_answer, claim_weighted, flagged, flag_rate),
-    correctness, answer-relevance, abstention; "judge_card": the judge's calibration card line
+    faithfulness (with claims, claims_per_answer, claim_weighted, flagged, flag_rate: the
+    claims of the answers counted; flagged_left_out; left_out: reason -> answers),
+    supported_answers (the share of answers wholly supported: the whole-answer verdict on
+    ANSWER_ID@faithfulness where given, else every claim SUPPORTED; from_whole, from_claims,
+    disagree, left_out), correctness, answer-relevance, abstention; "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
     """
     from labeler.answer_metrics import answer_metrics as run

@@ -313,11 +313,18 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     relevance count a grade at or above --relevance-level as relevant (people's agreement
     compares whole grades and does not depend on it).
 
+    The relevance counts are judgments of pool entries; people's verdicts on every other task
+    (faithfulness, with answers' whole-answer items, pairwise, claims, correctness, answer
+    relevance) are counted apart, per task, with people's agreement on items two or more
+    labelled. Every n of an agreement counts annotator pairs on shared items (an item three
+    people labelled gives three pairs), as the confusion matrix of --html does.
+
     --json keys, whatever the number of annotators: n_judgments, n_items, n_queries,
     annotators, n_overlap_items, interval, agreement (agreement, majority_baseline,
     kappa_quadratic, gwet_ac1, gwet_ac2_quadratic, alpha_ordinal: each {value, low, high, n},
     null without two annotators on an item), per_annotator, per_pair, distributions, power
-    (numbers null without a labelled query). With --judge: {"judges": {NAME: {TASK: {...}}},
+    (numbers null without a labelled query), tasks ({TASK: {n_verdicts, n_items, annotators,
+    n_overlap_items, n_pairs, agreement, kappa}} for the tasks people gave verdicts on). With --judge: {"judges": {NAME: {TASK: {...}}},
     "n_boot", "seed", "relevance_level"}, one entry per judge and task, the same keys for every
     count.
 
@@ -334,9 +341,11 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
         raise click.UsageError("--save stores a judge's card: give --judge NAME")
     from calibration import project_report, to_html, to_text
     from labeler.store.labels import OWNER, latest_judgments
+    from labeler.store.verdicts import task_verdict_rows
     from labeler.store.vocabulary import GRADES
 
-    report = project_report(latest_judgments(project.db, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed)
+    report = project_report(latest_judgments(project.db, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed,
+                            verdicts=task_verdict_rows(project.db, caller=OWNER))
     if html_path is not None:
         with output_file(html_path) as out:
             out.write(to_html(report, f"Calibration report: {Path(project.path).name}"))

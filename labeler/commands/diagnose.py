@@ -11,12 +11,16 @@ from typing import Any
 import click
 
 from labeler.commands.common import echo_json, handles_errors, html_option, json_option, output_file, plural
+from labeler.store.vocabulary import RELEVANCE_LEVEL
 
 _k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
                          help="How many retrieved chunks count: the k the system feeds its generator.")
 _level_option = click.option(
-    "--relevance-level", "relevance_level", type=click.IntRange(min=1, max=3), default=2, show_default=True, metavar="N",
-    help="Grade from which a chunk counts as relevant here (2: it at least partly answers the question).")
+    "--relevance-level", "relevance_level", type=click.IntRange(min=1, max=3), default=RELEVANCE_LEVEL, show_default=True,
+    metavar="N", help="Grade from which a chunk counts as relevant, the same level as every command's (2: only chunks that "
+                      "at least partly answer the question).")
+
+
 def _card(db: Any, judge: str | None) -> str | None:
     """The judge's calibration card line (correctness: the task these commands rest on)."""
     if judge is None:

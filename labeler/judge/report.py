@@ -221,6 +221,13 @@ def to_dict(report: JudgeReport) -> dict[str, Any]:
             "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
 
 
+def confusion_note(n_items: int, n_pairs: int) -> str:
+    """What the confusion matrix counts, beside the n of the table (items)."""
+    return (f"one count per person's verdict on an item the judge also judged: {n_pairs} comparison"
+            f"{'s' if n_pairs != 1 else ''} on the n = {n_items} item{'s' if n_items != 1 else ''} above (an item two "
+            "people labelled counts twice); agreement and kappa are over the same comparisons.")
+
+
 def flag_note(n: int) -> str:
     """What the claims comparison leaves out, in words."""
     return (f"{n} claim{'s' if n != 1 else ''} a person flagged as not one checkable claim ({NOT_ONE_CLAIM}) "
@@ -308,7 +315,7 @@ def task_lines(report: JudgeReport, name: str, task: str, max_disagreements: int
                          f"judge {_fmt(r.judge)}, people {_fmt(r.human)}, difference {_fmt(r.difference)}."))
     if d["confusion"] is not None:
         labels = d["confusion"]["labels"]
-        lines += ["", "Confusion (rows people, columns judge):", ""]
+        lines += ["", "Confusion (rows people, columns judge): " + confusion_note(t.n_items, t.n_pairs), ""]
         lines += table_lines(["", *map(str, labels)],
                              [[str(lab), *map(str, row)] for lab, row in zip(labels, d["confusion"]["table"], strict=True)],
                              markdown=markdown)
@@ -341,6 +348,7 @@ def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
             if task == "claims":
                 parts.append(f"<p>{escape(flag_note(report.flagged.get(name, {}).get(task, 0)))}</p>")
             if t.confusion is not None:
+                parts.append(f"<p class='note'>Confusion: {escape(confusion_note(t.n_items, t.n_pairs))}</p>")
                 parts.append(confusion_svg(t.confusion.labels, t.confusion.table, "rows: people", "columns: judge"))
             found = d["disagreements"]
             if not found:

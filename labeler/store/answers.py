@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -28,7 +27,7 @@ import sqlite_utils
 from labeler.store.access import require_admin
 from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, shown, transaction
 from labeler.store.verdicts import CallResult
-from labeler.store.vocabulary import ANSWER_TASKS, Caller, answer_item
+from labeler.store.vocabulary import PER_ANSWER_TASKS, Caller, answer_item
 
 #: Where a claim comes from: the answers file, a judge model, or the sentence splitter.
 CLAIM_SOURCES = ("file", "judge", "sentence")
@@ -153,6 +152,7 @@ def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Seque
     stored = _stored(db, [a["answer_id"] for _, a in batch])
     new_rows, new_claims = [], []
     unchanged = 0
+    where: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for line, answer in batch:
         row = _row(system, answer)
         before = stored.get(row[0])
@@ -161,12 +161,43 @@ def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Seque
             unchanged += 1
             continue
         new_rows.append((*row, at))
+        where[row[0]] = (line, answer)
         for n, text in enumerate(answer.get("claims") or [], start=1):
             new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
+    _check_item_ids(db, path, where, new_rows, new_claims)
     db.conn.executemany(insert, new_rows)
     db.conn.executemany(insert_claim, new_claims)
     _add_answer_items(db, new_rows, new_claims)
     return len(new_rows), unchanged, len(new_claims)
+
+
+def _check_item_ids(db: sqlite_utils.Database, path: str, where: Mapping[str, tuple[int, Mapping[str, Any]]],
+                    rows: Sequence[tuple[Any, ...]], claims: Sequence[tuple[Any, ...]]) -> None:
+    """Refuse new answers whose items (``ANSWER_ID@TASK``, claims ``ANSWER_ID#N``) would take an
+    item_id the project already holds (an item of ``import-items``), naming file, line and field."""
+    wanted: dict[str, tuple[str, str]] = {}  # item_id -> (answer_id, field)
+    empty = set()
+    for row in rows:
+        answer = dict(zip(_COLUMNS, row))
+        if answer["response"] == "":
+            empty.add(answer["answer_id"])
+            continue
+        for task in PER_ANSWER_TASKS:
+            if task != "correctness" or answer["reference"]:
+                wanted[answer_item(task, row[0])] = (row[0], "answer_id")
+    for claim_id, answer_id, n, _text, _at in claims:
+        if answer_id not in empty:
+            wanted[claim_id] = (answer_id, f"{_field(where[answer_id][1], 'claims')}[{n - 1}]")
+    ids = sorted(wanted)
+    for start in range(0, len(ids), _BATCH):
+        chunk = ids[start:start + _BATCH]
+        taken = db.conn.execute(f"SELECT item_id, kind FROM verdict_items WHERE item_id IN ({','.join('?' * len(chunk))}) "
+                                "ORDER BY item_id", chunk).fetchone()
+        if taken is not None:
+            answer_id, field = wanted[taken[0]]
+            raise StoreError(f"answer {shown(answer_id)} would make item {shown(taken[0])}, which the project already "
+                             f"holds as a {taken[1]} item; give the answer another answer_id",
+                             path=path, line=where[answer_id][0], field=field)
 
 
 def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapping[str, Any] | None, *, source: str,
@@ -212,8 +243,9 @@ _INSERT_ITEM = ("INSERT INTO verdict_items (item_id, kind, question, content_has
 
 def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]],
                       claims: Sequence[tuple[Any, ...]]) -> None:
-    """The verdict items of new answers (answer relevance; correctness when there is a
-    reference) and of their claims. An empty response is an abstention: nothing to judge."""
+    """The verdict items of new answers (whole-answer faithfulness, answer relevance;
+    correctness when there is a reference) and of their claims. An empty response is an
+    abstention: nothing to judge."""
     items = []
     by_id = {}
     for row in rows:
@@ -221,8 +253,8 @@ def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]]
         by_id[answer["answer_id"]] = answer
         if answer["response"] == "":
             continue
-        for task in ANSWER_TASKS:
-            if task == "claims" or (task == "correctness" and not answer["reference"]):
+        for task in PER_ANSWER_TASKS:
+            if task == "correctness" and not answer["reference"]:
                 continue
             items.append((answer_item(task, answer["answer_id"]), task, item_hash(answer["content_hash"], task),
                           row[-1], answer["answer_id"], None))
@@ -234,13 +266,13 @@ def _add_answer_items(db: sqlite_utils.Database, rows: Sequence[tuple[Any, ...]]
 
 
 def _insert_items(db: sqlite_utils.Database, items: Sequence[tuple[Any, ...]]) -> None:
-    try:
-        db.conn.executemany(_INSERT_ITEM, items)
-    except sqlite3.IntegrityError as exc:
-        taken = [i[0] for i in items
-                 if db.conn.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [i[0]]).fetchone()]
-        raise StoreError(f"item {shown(taken[0] if taken else items[0][0])} is already a verdict item of the "
-                         "project; give the answer another answer_id") from exc
+    # The ids taken are looked up before the insert: after a failed executemany, the rows it
+    # wrote before the failing one are in the table too, and would be named instead.
+    taken = [i[0] for i in items if db.conn.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [i[0]]).fetchone()]
+    if taken:
+        raise StoreError(f"item {shown(taken[0])} is already a verdict item of the project; give the answer another "
+                         "answer_id")
+    db.conn.executemany(_INSERT_ITEM, items)
 
 
 def _check_documents(db: sqlite_utils.Database, path: str, batch: Sequence[tuple[int, Mapping[str, Any]]]) -> None:

@@ -988,11 +988,23 @@ _M_SAMPLES = """
             BEGIN SELECT RAISE(ABORT, 'a sample does not change; plan a new one under another name'); END;
 """
 
+# Whole-answer faithfulness: every answer with a response is also an item of the faithfulness
+# task, ``ANSWER_ID@faithfulness`` (SUPPORTED when every statement of the response is supported
+# by its contexts), keeping no copy of the answer's texts, as its other items. Answers stored
+# before this step get theirs (an id an imported item already holds is left to that item).
+# Replaying the step changes nothing.
+_M_ANSWER_FAITHFULNESS = """
+        INSERT OR IGNORE INTO verdict_items (item_id, kind, question, content_hash, added_at, answer_id)
+            SELECT a.answer_id || '@faithfulness', 'faithfulness', '',
+                   goldpool_sha256(a.content_hash || char(31) || 'faithfulness' || char(31)), a.added_at, a.answer_id
+            FROM answers a WHERE a.response <> '';
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
     _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_REPLY_LENGTH, _M_CURRENT_ROWS, _M_ANSWERS,
-    _M_ANSWER_TASKS, _M_JUDGE_CARDS, _M_SAMPLES,
+    _M_ANSWER_TASKS, _M_JUDGE_CARDS, _M_SAMPLES, _M_ANSWER_FAITHFULNESS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

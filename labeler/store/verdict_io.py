@@ -3,7 +3,9 @@
 The records come from a verdict file (JSONL, or TREC qrels for relevance), read and checked
 before they reach the store (``labeler.verdict_files``); one record per line:
 
-- faithfulness: ``{"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}``
+- faithfulness: ``{"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}``, the item one of
+  ``import-items`` or an answer's whole-answer item ``ANSWER_ID@faithfulness`` (or ANSWER_ID
+  with ``"task": "faithfulness"``).
 - pairwise: ``{"item_id", "verdict": "A" | "B" | "tie", "order"?: "AB" | "BA"}``; the verdict
   names the response, ``order`` says which response was shown first.
 - relevance: ``{"query_id", "doc_id", "relevance": 0-3}``, or a TREC qrels file
@@ -46,6 +48,7 @@ from labeler.store.vocabulary import (
     GRADE_RANGE,
     JUDGE_VERDICTS,
     KINDS,
+    PER_ANSWER_TASKS,
     VERDICTS,
     Caller,
     answer_item,
@@ -80,10 +83,15 @@ def answer_task(record: Mapping[str, Any]) -> str | None:
 
 def _item_id(db: sqlite_utils.Database, record: Mapping[str, Any]) -> str:
     """The verdict item a record is for. Correctness and answer relevance are given for an
-    ANSWER_ID (or as ``ANSWER_ID@TASK``); the task comes from :func:`answer_task`."""
+    ANSWER_ID (or as ``ANSWER_ID@TASK``); the task comes from :func:`answer_task`. Whole-answer
+    faithfulness is ``ANSWER_ID@faithfulness``, or ANSWER_ID with ``"task": "faithfulness"``
+    when no imported item has that id."""
     item_id = record["item_id"]
     task = answer_task(record)
-    if task in ANSWER_TASKS and task != "claims" and item_answer(item_id) is None:
+    if task in PER_ANSWER_TASKS and item_answer(item_id) is None:
+        if task == "faithfulness" and db.execute("SELECT 1 FROM verdict_items WHERE item_id = ?",
+                                                 [item_id]).fetchone() is not None:
+            return item_id
         answer_id = answer_item(task, item_id)
         if db.execute("SELECT 1 FROM verdict_items WHERE item_id = ?", [answer_id]).fetchone() is not None:
             return answer_id

@@ -161,6 +161,7 @@ def add_items(db: sqlite_utils.Database, path: str | Path, items: Iterable[tuple
     with transaction(db):
         for line, item in items:
             row = _item_row(item, path, line)
+            _check_not_an_answer_item(db, row["item_id"], path, line)
             stored = _stored_item(db, row["item_id"])
             if stored is not None:
                 if stored["content_hash"] == row["content_hash"] and stored["meta"] == row["meta"]:
@@ -174,6 +175,26 @@ def add_items(db: sqlite_utils.Database, path: str | Path, items: Iterable[tuple
             db.execute(insert, [*(row[c] for c in _ITEM_COLUMNS), at])
             added += 1
     return ImportCount(path, added, unchanged)
+
+
+def _check_not_an_answer_item(db: sqlite_utils.Database, item_id: str, path: str, line: int) -> None:
+    """Refuse an item_id that is, or would be, an item of a stored answer: a claim
+    ``ANSWER_ID#N`` or ``ANSWER_ID@TASK`` (:func:`labeler.store.vocabulary.item_answer`)."""
+    from labeler.store.vocabulary import item_answer
+
+    answer_id, hash_mark, n = item_id.rpartition("#")
+    of = item_answer(item_id)
+    if of is not None:
+        answer_id, what = of[0], f"its {of[1]} item"
+    elif hash_mark and answer_id and n.isdigit():
+        what = f"its claim {n}"
+    else:
+        return
+    stored = db.execute("SELECT system FROM answers WHERE answer_id = ?", [answer_id]).fetchone()
+    if stored is not None:
+        raise InputError(f"{shown(item_id)} is the id of {what} of answer {shown(answer_id)} (system "
+                         f"{shown(stored[0])}), made by `goldpool import-answers`; give the item another item_id",
+                         path, line, "item_id")
 
 
 def _stored_item(db: sqlite_utils.Database, item_id: str) -> dict[str, Any] | None:
@@ -289,6 +310,17 @@ def latest_human_verdicts(db: sqlite_utils.Database, *, caller: Caller) -> list[
     """The latest verdict per (item, annotator), every annotator (admin only)."""
     require_admin(db, caller)
     return [HumanVerdict(*r) for r in db.execute(_HUMAN_LATEST)]
+
+
+def task_verdict_rows(db: sqlite_utils.Database, *, caller: Caller) -> list[tuple[str, str, str, str, str]]:
+    """``(task, item_id, question, annotator, verdict)`` of every current human verdict (admin
+    only): what the calibration report counts per task beside the relevance judgments (the
+    question, the answer's for an item on an answer, is the unit its intervals resample)."""
+    require_admin(db, caller)
+    return [tuple(r) for r in db.execute(
+        "SELECT i.kind, h.item_id, coalesce(a.question, i.question), n.name, h.verdict FROM current_human_verdicts h "
+        "JOIN annotators n ON n.id = h.annotator_id JOIN verdict_items i ON i.item_id = h.item_id "
+        "LEFT JOIN answers a ON a.answer_id = i.answer_id ORDER BY h.item_id, n.name")]
 
 
 # --- judge verdicts and the call cache --------------------------------------------------------

@@ -121,12 +121,20 @@ JUDGE_VERDICTS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The tasks with one item per answer, ``ANSWER_ID@TASK``, made when the answer is stored:
+#: whole-answer faithfulness (SUPPORTED when every statement of the response is supported by
+#: its contexts; beside the faithfulness items ``import-items`` brings, which stay as they are),
+#: correctness (answers with a reference) and answer relevance.
+PER_ANSWER_TASKS: tuple[str, ...] = ("faithfulness", "correctness", "answer-relevance")
+
+
 def answer_item(task: str, answer_id: str) -> str:
     """The verdict item of ``task`` on answer ``answer_id``: its claim ids (``ANSWER_ID#N``)
-    are the claims task's items; correctness and answer relevance are ``ANSWER_ID@TASK``.
+    are the claims task's items; whole-answer faithfulness, correctness and answer relevance
+    are ``ANSWER_ID@TASK``.
 
-    >>> answer_item("correctness", "a1"), answer_item("claims", "a1#2")
-    ('a1@correctness', 'a1#2')
+    >>> answer_item("correctness", "a1"), answer_item("faithfulness", "a1"), answer_item("claims", "a1#2")
+    ('a1@correctness', 'a1@faithfulness', 'a1#2')
     """
     if task == "claims":
         return answer_id
@@ -134,13 +142,13 @@ def answer_item(task: str, answer_id: str) -> str:
 
 
 def item_answer(item_id: str) -> tuple[str, str] | None:
-    """``(answer_id, task)`` of an answer item id of correctness or answer relevance, else None.
+    """``(answer_id, task)`` of an answer item id of a task of :data:`PER_ANSWER_TASKS`, else None.
 
-    >>> item_answer("a1@answer-relevance"), item_answer("a1#2")
-    (('a1', 'answer-relevance'), None)
+    >>> item_answer("a1@answer-relevance"), item_answer("a1@faithfulness"), item_answer("a1#2")
+    (('a1', 'answer-relevance'), ('a1', 'faithfulness'), None)
     """
     answer_id, at, task = item_id.rpartition("@")
-    return (answer_id, task) if at and answer_id and task in ANSWER_TASKS and task != "claims" else None
+    return (answer_id, task) if at and answer_id and task in PER_ANSWER_TASKS else None
 
 
 #: The orders an ordered task's two responses are shown in: ``AB`` shows response A first.
@@ -192,6 +200,6 @@ Caller = Annotator | int | Owner
 
 __all__ = [
     "ANSWER_TASKS", "GRADES", "GRADE_HELP", "GRADE_RANGE", "JUDGE_VERDICTS", "KINDS", "NOT_ONE_CLAIM", "ORDERS",
-    "OWNER", "TASKS", "TASK_BY_NAME", "TASK_LIST", "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task",
+    "OWNER", "PER_ANSWER_TASKS", "TASKS", "TASK_BY_NAME", "TASK_LIST", "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task",
     "answer_item", "check_grade", "is_grade", "item_answer",
 ]

@@ -7,6 +7,7 @@ import streamlit as st
 
 from calibration import project_report, to_html, to_markdown
 from calibration.report_html import confusion_svg, intervals_svg, mdd_svg
+from labeler.store.verdicts import task_verdict_rows
 from labeler.store.vocabulary import GRADES
 from labeler.views import admin_only
 from labeler.store.labels import Annotator, latest_judgments
@@ -20,7 +21,8 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if not admin_only(user):
         st.stop()
     st.title("Calibration")
-    report = project_report(latest_judgments(db, caller=user), grades=tuple(GRADES))
+    report = project_report(latest_judgments(db, caller=user), grades=tuple(GRADES),
+                            verdicts=task_verdict_rows(db, caller=user))
     st.markdown(to_markdown(report).split("\n", 1)[1])
     if report.overlap is not None:
         shown = [report.overlap.get("kappa_quadratic")] + ([report.alpha_ordinal] if report.alpha_ordinal else [])
