@@ -24,7 +24,6 @@ is its latest parseable verdict.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,27 +33,12 @@ import sqlite_utils
 from labeler.store import answers as store
 from labeler.store.vocabulary import NOT_ONE_CLAIM, Caller
 
-#: Replies that decline to answer, as a whole response (case and final punctuation aside).
-#: An abstention is honest and faithful and answers nothing: counted apart from quality.
-_DECLINES = re.compile(
-    r"^\s*(?:i\s+(?:do\s+not|don't|cannot|can't|am\s+unable\s+to|am\s+not\s+able\s+to)\s+"
-    r"(?:know|answer|say|tell|find|determine|help)\b|i\s+have\s+no\s+(?:idea|information)\b|"
-    r"(?:there\s+is\s+)?(?:no|not\s+enough|insufficient)\s+(?:information|context|data)\b|"
-    r"(?:the\s+)?(?:answer\s+)?(?:is\s+)?(?:unknown|not\s+available)\b|unanswerable\b|"
-    r"(?:the\s+)?(?:provided\s+)?context\s+does\s+not\s+(?:contain|say|mention|provide)\b)",
-    re.IGNORECASE,
-)
-
-
 def is_abstention(response: str) -> bool:
-    """Whether ``response`` declines to answer: empty, or opening with a refusal.
+    """Whether ``response`` declines to answer: the text rule of :mod:`labeler.abstention`
+    (empty, or declining with no answer of its own)."""
+    from labeler.abstention import is_abstention as declines
 
-    >>> [is_abstention(t) for t in ("", "  ", "I don't know.", "No information is given.", "Paris.")]
-    [True, True, True, True, False]
-    >>> is_abstention("I cannot answer that from the context, but Paris is likely.")
-    True
-    """
-    return not response.strip() or _DECLINES.match(response) is not None
+    return declines(response)
 
 
 @dataclass(frozen=True, slots=True)
