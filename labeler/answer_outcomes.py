@@ -5,7 +5,11 @@ One :class:`Outcome` per answer, from one source (people, or a judge):
 
 - ``correct``: the correctness verdict (True for ``CORRECT``); None when the source gave none
   or the answer has no reference;
-- ``addresses``: the answer relevance verdict (True for ``ADDRESSES``); None when not given;
+- ``addresses``: the answer relevance verdict (True for ``ADDRESSES``; ``MISSES`` and
+  ``DECLINES`` do not address the question); None when not given;
+- ``declines``: the source's own word on abstention: True for the answer relevance verdict
+  ``DECLINES`` (people's key "declines to answer", a judge's reply), False for ``ADDRESSES`` or
+  ``MISSES``, None when not given; an empty response declines whatever the source;
 - ``supported`` / ``judged`` / ``flagged``: among the answer's claims, how many are
   ``SUPPORTED``, how many have a ``SUPPORTED`` or ``UNSUPPORTED`` verdict, how many were flagged
   ``NOT_ONE_CLAIM``. The answer's faithfulness (supported / judged) is defined only when every
@@ -13,7 +17,7 @@ One :class:`Outcome` per answer, from one source (people, or a judge):
   would weigh the answer by which claims happened to be labelled. Flagged claims leave the
   ratio (they are not one checkable claim to hold the answer to) and are counted apart, so the
   share of a decomposition people reject is measurable;
-- ``abstained``: the response is empty or declines to answer (:func:`is_abstention`). An empty
+- ``abstained``: the text rule: the response is empty or declines to answer (:func:`is_abstention`). An empty
   response has no items to label: it is incorrect (when it has a reference) and does not
   address the question, whatever the source; a declining text is labelled like any answer.
 
@@ -31,7 +35,8 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from labeler.store import answers as store
-from labeler.store.vocabulary import NOT_ONE_CLAIM, Caller
+from labeler.store.vocabulary import DECLINES, NOT_ONE_CLAIM, Caller
+
 
 def is_abstention(response: str) -> bool:
     """Whether ``response`` declines to answer: the text rule of :mod:`labeler.abstention`
@@ -57,6 +62,7 @@ class Outcome:
     supported: int
     flagged: int  # claims flagged NOT_ONE_CLAIM
     has_reference: bool = True  # correctness can be asked of it (a non-empty reference)
+    declines: bool | None = None  # the source's verdict DECLINES on answer relevance (None: not given)
 
     @property
     def faithfulness(self) -> float | None:
@@ -104,7 +110,8 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
         said = by_answer.get(answer_id, {})
         empty = not response.strip()
         correct = [v == "CORRECT" for v in said.get("correctness", [])]
-        addresses = [v == "ADDRESSES" for v in said.get("answer-relevance", [])]
+        relevance = said.get("answer-relevance", [])
+        addresses = [v == "ADDRESSES" for v in relevance]
         claim_verdicts = said.get("claims", [])
         result.append(Outcome(
             answer_id=answer_id, query_id=query_id, question=question, words=len(response.split()),
@@ -116,5 +123,6 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
             supported=sum(v == "SUPPORTED" for v in claim_verdicts),
             flagged=sum(v == NOT_ONE_CLAIM for v in claim_verdicts),
             has_reference=bool(reference),
+            declines=True if empty else (relevance[0] == DECLINES if relevance else None),
         ))
     return result
