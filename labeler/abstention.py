@@ -75,6 +75,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         r"mention|answer|record|reference|access|context|knowledge)",
         rf"\b{_I}\s+(?:have|had)\s+no\s+(?:information|data|details|knowledge|access|record)",
         r"\bno\s+(?:information|mention|data|details)\s+(?:about|on|of|regarding|concerning)\b.*\b(?:in|from)\s+" + _SOURCE,
+        r"\b(?:my\s+)?knowledge\s+(?:only\s+)?(?:goes|extends|is\s+limited|is\s+current)\s+(?:up\s+)?(?:to|until)\b",
+        r"\b(?:i\s+)?can\s+only\s+provide\s+information\s+(?:up\s+to|until|as\s+of)\b",
+        r"^\s*not\s+(?:specified|stated|mentioned|given|available|provided)\b",
+        r"\b(?:would|will)\s+require\s+(?:checking|consulting|looking\s+up)\b",
         r"\b(?:beyond|outside)\s+(?:the\s+scope\s+of\s+)?(?:the\s+|my\s+)?(?:provided\s+|given\s+)?(?:context|documents?|knowledge)\b",
     ),
     "cannot answer": (
@@ -92,13 +96,16 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         r"\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:rephrase|clarify|elaborate|specify|be\s+more\s+specific|"
         r"provide\s+more|give\s+more|tell\s+me\s+more|explain\s+what)\b",
         r"\bplease\s+(?:rephrase|clarify|specify|be\s+more\s+specific|provide\s+more|give\s+more)\b",
+        r"\bplease\s+(?:provide|give|tell)\s+(?:me\s+)?(?:with\s+)?(?:a\s+|the\s+|some\s+)?(?:more\s+)?"
+        r"(?:specific|particular|additional|further|context|details|information|year|date|event)\b",
+        r"^\s*(?:the\s+question\s+is\s+)?(?:unclear|ambiguous)\b",
         r"\b(?:i['’]m|i\s+am)\s+not\s+sure\s+what\s+you\s+(?:mean|are\s+asking|['’]re\s+asking)\b",
         r"\bwhat\s+do\s+you\s+mean\b",
         r"\b(?:more|additional)\s+(?:context|details|information)\s+(?:is|would\s+be)\s+(?:needed|required)\b",
     ),
     "I don't know": (
         rf"\b{_I}\s+{_NOT}\s+know\b",
-        r"\b(?:i['’]m|i\s+am)\s+(?:not\s+(?:sure|certain)|unsure|uncertain)\b",
+        r"\b(?:i['’]m|i\s+am)\s+(?:not\s+(?:sure|certain|aware\s+of)|unsure|uncertain)\b",
         r"\b{_I}\s+have\s+no\s+idea\b".format(_I=_I),
         r"^\s*(?:the\s+answer\s+is\s+)?(?:unknown|not\s+known)\W*$",
         r"^\s*(?:no\s+idea|not\s+sure|n/?a|none\s+given|no\s+answer)\W*$",

@@ -21,6 +21,9 @@ DECLINES: dict[str, tuple[str, ...]] = {
         "Unfortunately, the documents describe the return policy, but the warranty period is not stated in them. "
         "You may want to contact the manufacturer.",
         "The sources do not contain the answer to this question.",
+        "I can only provide information up to September 2021. Please check your local TV listings.",
+        "Not specified with my knowledge cut-off (2021)",
+        "The release date of that episode would require checking a current schedule.",
     ),
     "cannot answer": (
         "I cannot determine the warranty period from the given information.",
@@ -39,6 +42,8 @@ DECLINES: dict[str, tuple[str, ...]] = {
         "Could you clarify which product you mean?",
         "The question seems ambiguous. Please provide more details.",
         "I'm not sure what you mean by 'the period'. Can you be more specific?",
+        "Please provide me with a specific event or year so I can give you the correct answer.",
+        "unclear refering.",
     ),
     "I don't know": (
         "I don't know.",
@@ -46,6 +51,7 @@ DECLINES: dict[str, tuple[str, ...]] = {
         "I'm not sure.",
         "I have no idea, sorry.",
         "Unknown.",
+        "As of my last update, I'm not aware of the Met Office leaving the BBC. You might need to check current news.",
     ),
 }
 
@@ -66,6 +72,8 @@ ANSWERS = (
     "According to the documents, the warranty lasts two years.",
     "No data is lost when you restart the device.",
     "The warranty is 2 years. The documents do not mention an extended warranty.",
+    "The question is unclear to many, yet the answer is 42.",
+    "My knowledge goes up to 2021: the stamp then cost $0.58.",
 )
 
 
