@@ -33,7 +33,10 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     words, questions, interval, ...}}}}, "pairs": [{a, b, metric, source, difference, low,
     high, mdd, n}], "answers": {NAME: {n, words}}, "judge", "ci", "metrics"}; METRIC is
     faithfulness (with claims, claims_per_answer, claim_weighted, flagged, flag_rate),
-    correctness, answer-relevance, abstention; "judge_card": the judge's calibration card line
+    correctness, answer-relevance (DECLINES counts as not addressing), abstention (sources
+    "text": the text rule, with "agreement": {n, both, text_only, people_only, neither, agree,
+    disagree, agreement, kappa, kappa_low, kappa_high, sensitivity, precision} against people;
+    "people", "judge", "ppi": the answer relevance verdict DECLINES); "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
     """
     from labeler.answer_metrics import answer_metrics as run
