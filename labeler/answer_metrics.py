@@ -425,7 +425,8 @@ def agreement_note(a: Mapping[str, Any]) -> str:
     if not a.get("n"):
         return "no answer with people's answer relevance verdict to check the rule against"
     kappa = "" if a.get("kappa") is None else f", kappa {_f(a['kappa'])} {_interval(a.get('kappa_low'), a.get('kappa_high'))}"
-    return (f"against people on {a['n']} answers: agree {a['agree']}, disagree {a['disagree']} "
+    answers = "answer" if a["n"] == 1 else "answers"
+    return (f"against people on {a['n']} {answers}: agree {a['agree']}, disagree {a['disagree']} "
             f"(rule only {a['text_only']}, people only {a['people_only']}){kappa}; "
             f"sensitivity {_f(a.get('sensitivity'), 2)}, precision {_f(a.get('precision'), 2)}")
 
