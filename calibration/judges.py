@@ -4,7 +4,7 @@ Inputs are plain mappings, so anything that holds verdicts can call this: ``huma
 item key to ``{annotator: label}``, ``judge`` maps an item key to the judge's label (``None``
 when its reply could not be parsed or the call failed). Labels are relevance grades 0-3, or
 ``SUPPORTED``/``UNSUPPORTED`` (faithfulness, claims), ``CORRECT``/``INCORRECT``,
-``ADDRESSES``/``MISSES``, or ``A``/``B``/``TIE`` (naming the response).
+``ADDRESSES``/``MISSES``/``DECLINES``, or ``A``/``B``/``TIE`` (naming the response).
 
 Every (item, annotator) pair is one comparison of the judge with a person; the human ceiling
 compares every two people on the items the judge also labelled, so both stand on the same
@@ -37,7 +37,7 @@ SCALES: dict[str, tuple[Hashable, ...]] = {
     "pairwise": ("A", "B", "TIE"),
     "claims": ("SUPPORTED", "UNSUPPORTED"),
     "correctness": ("CORRECT", "INCORRECT"),
-    "answer-relevance": ("ADDRESSES", "MISSES"),
+    "answer-relevance": ("ADDRESSES", "MISSES", "DECLINES"),
 }
 #: The label of each two-label task that counts as positive in the power statement's binary split.
 POSITIVE = {"faithfulness": "SUPPORTED", "claims": "SUPPORTED", "correctness": "CORRECT", "answer-relevance": "ADDRESSES"}

@@ -15,9 +15,12 @@ Per system, five rates, each a mean over answers of a per-answer value
   disagreements are counted beside it, ``disagree``);
 - ``correctness``: CORRECT against the reference (answers with a reference and a verdict; an
   empty response with a reference is incorrect);
-- ``answer-relevance``: ADDRESSES the question;
-- ``abstention``: the response is empty or declines (read from the text, so people, judge and
-  PPI give the same number).
+- ``answer-relevance``: ADDRESSES the question (MISSES and DECLINES do not address it);
+- ``abstention``: the response is empty or declines to answer, from three sources: ``text``
+  (the text rule of :mod:`labeler.abstention`, on every answer), ``people`` and ``judge`` (the
+  answer relevance verdict DECLINES, people's key "declines to answer" or the judge's reply)
+  and ``ppi``; the text rule's agreement with people, on the answers people gave an answer
+  relevance verdict, comes with it (:func:`text_agreement`).
 
 Faithfulness is never reported alone: an "I don't know" is perfectly faithful and useless, so
 correctness, answer relevance and the abstention rate come with it everywhere, and so does the
@@ -34,12 +37,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
 import sqlite_utils
 
+from labeler.abstention import RULE
 from labeler.answer_outcomes import Outcome, outcomes
 from labeler.store.vocabulary import ANSWER_TASKS, Caller
 
@@ -49,6 +53,11 @@ METRICS = ("faithfulness", "supported_answers", "correctness", "answer-relevance
 SOURCES = ("people", "judge", "ppi")
 LABELS = {"faithfulness": "faithfulness", "supported_answers": "supported answers", "correctness": "correctness", "answer-relevance": "answer relevance",
           "abstention": "abstention"}
+#: The value an abstention rate of people, a judge or PPI++ is a mean of: the answer relevance
+#: verdict DECLINES (``text`` is the text rule's, ``Outcome.abstained``).
+DECLINED = "declines"
+#: Where an abstention rate comes from, in the order shown.
+ABSTENTION_SOURCES = ("text", *SOURCES)
 
 
 def _value(o: Outcome, metric: str) -> float | None:
@@ -60,6 +69,8 @@ def _value(o: Outcome, metric: str) -> float | None:
         return None if o.correct is None else float(o.correct)
     if metric == "answer-relevance":
         return None if o.addresses is None else float(o.addresses)
+    if metric == DECLINED:
+        return None if o.declines is None else float(o.declines)
     return float(o.abstained)
 
 
@@ -216,7 +227,7 @@ def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[O
     over answers some of which people labelled would otherwise hold every empty answer and
     only a sample of the others. The known ones join by their share of the answers.
     """
-    if metric not in ANSWER_TASKS:  # of the metrics, correctness and answer-relevance are tasks on answers
+    if metric not in ANSWER_TASKS and metric != DECLINED:  # correctness, answer-relevance: tasks on answers
         return [o for o in found if _value(o, metric) is not None], []
     asked = [o for o in found if metric != "correctness" or o.has_reference]
     return asked, [o for o in asked if o.words == 0]
@@ -289,16 +300,65 @@ def system_metrics(system: str, people: Sequence[Outcome], judged: Sequence[Outc
     """One system's rates from its outcomes by people and (optionally) by a judge."""
     rates: dict[str, dict[str, Rate]] = {}
     for metric in METRICS:
+        if metric == "abstention":
+            rates[metric] = abstention_rates(people, judged, ci)
+            continue
         mine = {"people": _rate(people, metric, ci)}
         if judged is None:
             mine["judge"] = mine["ppi"] = _missing("no judge given")
-        elif metric == "abstention":
-            mine["judge"] = mine["ppi"] = mine["people"]  # read from the text: the same for every source
         else:
             mine["judge"] = _rate(judged, metric, ci)
             mine["ppi"] = _ppi(people, judged, metric, ci)
         rates[metric] = mine
     return SystemMetrics(system, len(people), _mean_words(people), rates)
+
+
+def abstention_rates(people: Sequence[Outcome], judged: Sequence[Outcome] | None, ci: float = 0.95) -> dict[str, Rate]:
+    """The abstention rate by source: ``text`` (the text rule, every answer, with its
+    agreement with people), ``people`` and ``judge`` (the answer relevance verdict DECLINES;
+    an empty response declines, known without a verdict) and ``ppi``."""
+    text = _rate(people, "abstention", ci)
+    rates = {"text": replace(text, extra={**text.extra, "rule": RULE, "agreement": text_agreement(people, ci)}),
+             "people": _rate(people, DECLINED, ci)}
+    if judged is None:
+        rates["judge"] = rates["ppi"] = _missing("no judge given")
+    else:
+        rates["judge"] = _rate(judged, DECLINED, ci)
+        rates["ppi"] = _ppi(people, judged, DECLINED, ci)
+    return rates
+
+
+def text_agreement(found: Sequence[Outcome], ci: float = 0.95) -> dict[str, Any]:
+    """The text rule against a source's DECLINES, on the non-empty answers both read (an empty
+    response declines for both by definition, so it is left out): counts of each cell, the raw
+    agreement, Cohen's kappa (interval by a bootstrap over questions), and the rule's
+    sensitivity (people's declines it finds) and precision (its declines people marked)."""
+    from calibration import CalibrationError
+    from calibration.agreement import cohen_kappa
+
+    both = [o for o in found if o.declines is not None and o.words > 0]
+    cells = {"both": sum(o.abstained and o.declines for o in both),
+             "text_only": sum(o.abstained and not o.declines for o in both),
+             "people_only": sum(not o.abstained and o.declines for o in both),
+             "neither": sum(not o.abstained and not o.declines for o in both)}
+    out: dict[str, Any] = {"n": len(both), **cells, "agree": cells["both"] + cells["neither"],
+                           "disagree": cells["text_only"] + cells["people_only"],
+                           "agreement": None, "kappa": None, "kappa_low": None, "kappa_high": None,
+                           "sensitivity": None, "precision": None}
+    if not both:
+        return out
+    out["agreement"] = out["agree"] / len(both)
+    if cells["both"] + cells["people_only"]:
+        out["sensitivity"] = cells["both"] / (cells["both"] + cells["people_only"])
+    if cells["both"] + cells["text_only"]:
+        out["precision"] = cells["both"] / (cells["both"] + cells["text_only"])
+    try:
+        k = cohen_kappa([o.abstained for o in both], [bool(o.declines) for o in both], labels=[True, False],
+                        groups=[o.unit for o in both], ci=ci)
+    except CalibrationError:
+        return out
+    out["kappa"], out["kappa_low"], out["kappa_high"] = _num(k.value), _num(k.low), _num(k.high)
+    return out
 
 
 def _by_unit(found: Sequence[Outcome], metric: str) -> dict[str, float]:
@@ -315,11 +375,15 @@ def compare(a: str, b: str, people: Mapping[str, Sequence[Outcome]], judged: Map
 
     out = []
     for metric in METRICS:
-        sides: dict[str, Callable[[], Any]] = {
-            "people": lambda m=metric: paired_difference(_by_unit(people[a], m), _by_unit(people[b], m), ci=ci)}
-        if judged is not None and metric != "abstention":
-            sides["judge"] = lambda m=metric: paired_difference(_by_unit(judged[a], m), _by_unit(judged[b], m), ci=ci)
-            sides["ppi"] = lambda m=metric: ppi_paired_difference(
+        sides: dict[str, Callable[[], Any]] = {}
+        value = DECLINED if metric == "abstention" else metric  # people's and the judge's abstention: DECLINES
+        if metric == "abstention":
+            sides["text"] = lambda: paired_difference(_by_unit(people[a], "abstention"), _by_unit(people[b], "abstention"),
+                                                      ci=ci)
+        sides["people"] = lambda m=value: paired_difference(_by_unit(people[a], m), _by_unit(people[b], m), ci=ci)
+        if judged is not None:
+            sides["judge"] = lambda m=value: paired_difference(_by_unit(judged[a], m), _by_unit(judged[b], m), ci=ci)
+            sides["ppi"] = lambda m=value: ppi_paired_difference(
                 _differences(people, a, b, m), _differences(judged, a, b, m), ci=ci)
         for source, run in sides.items():
             d = run()
@@ -377,7 +441,7 @@ def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, ju
 
 # --- text and HTML ---------------------------------------------------------------------------
 
-_SOURCE_LABEL = {"people": "people", "judge": "judge", "ppi": "PPI++"}
+_SOURCE_LABEL = {"text": "text rule", "people": "people", "judge": "judge", "ppi": "PPI++"}
 
 
 def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
@@ -436,6 +500,8 @@ def _note(metric: str, source: str, r: Rate) -> str:
         notes += _supported_note(r.extra)
     if left:
         notes.append(left)
+    if metric == "abstention" and source == "text" and "agreement" in r.extra:
+        notes.append(agreement_note(r.extra["agreement"]))
     if source == "ppi":
         x = r.extra
         empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
@@ -444,12 +510,25 @@ def _note(metric: str, source: str, r: Rate) -> str:
     return "; ".join(notes)
 
 
+def agreement_note(a: Mapping[str, Any]) -> str:
+    """The text rule's agreement with people, in one line."""
+    if not a.get("n"):
+        return "no answer with people's answer relevance verdict to check the rule against"
+    kappa = "" if a.get("kappa") is None else f", kappa {_f(a['kappa'])} {_interval(a.get('kappa_low'), a.get('kappa_high'))}"
+    answers = "answer" if a["n"] == 1 else "answers"
+    return (f"against people on {a['n']} {answers}: agree {a['agree']}, disagree {a['disagree']} "
+            f"(rule only {a['text_only']}, people only {a['people_only']}){kappa}; "
+            f"sensitivity {_f(a.get('sensitivity'), 2)}, precision {_f(a.get('precision'), 2)}")
+
+
 def _rows(s: SystemMetrics, judged: bool) -> list[list[str]]:
     rows = []
     for metric in METRICS:
-        sources = ("text",) if metric == "abstention" else SOURCES if judged else ("people",)
+        sources = SOURCES if judged else ("people",)
+        if metric == "abstention":
+            sources = ("text", *sources)
         for i, source in enumerate(sources):
-            r = s.rates[metric]["people" if source == "text" else source]
+            r = s.rates[metric][source]
             rows.append([LABELS[metric] if i == 0 else "", _SOURCE_LABEL.get(source, source), _f(r.value),
                          _interval(r.low, r.high), str(r.n), str(r.questions),
                          "-" if r.words is None else f"{r.words:.1f}", _note(metric, source, r)])
@@ -501,7 +580,10 @@ def _intro(m: AnswerMetrics) -> list[str]:
             "is unknown: compare it with people's). Faithfulness is the mean over answers of supported / "
             "judged claims; supported answers the share of answers wholly supported (the whole-answer verdict where "
             "given, else every claim supported); both are shown with correctness, answer relevance and the "
-            "abstention rate, since an answer that declines is perfectly faithful; words: mean answer length of the answers counted."]
+            "abstention rate, since an answer that declines is perfectly faithful; words: mean answer length of the answers counted.",
+            "Abstention: the text rule reads every answer (a declining answer with no answer of its own); people "
+            "and the judge say DECLINES on answer relevance (which then counts as not addressing the question); "
+            "the text rule's agreement with people is on the non-empty answers people judged."]
 
 
 def to_text(m: AnswerMetrics) -> str:

@@ -5,7 +5,11 @@ One :class:`Outcome` per answer, from one source (people, or a judge):
 
 - ``correct``: the correctness verdict (True for ``CORRECT``); None when the source gave none
   or the answer has no reference;
-- ``addresses``: the answer relevance verdict (True for ``ADDRESSES``); None when not given;
+- ``addresses``: the answer relevance verdict (True for ``ADDRESSES``; ``MISSES`` and
+  ``DECLINES`` do not address the question); None when not given;
+- ``declines``: the source's own word on abstention: True for the answer relevance verdict
+  ``DECLINES`` (people's key "declines to answer", a judge's reply), False for ``ADDRESSES`` or
+  ``MISSES``, None when not given; an empty response declines whatever the source;
 - ``supported`` / ``judged`` / ``flagged``: among the answer's claims, how many are
   ``SUPPORTED``, how many have a ``SUPPORTED`` or ``UNSUPPORTED`` verdict, how many were flagged
   ``NOT_ONE_CLAIM``. The answer's faithfulness (supported / judged) is defined only when every
@@ -18,7 +22,7 @@ One :class:`Outcome` per answer, from one source (people, or a judge):
   supported by its contexts); None when not given;
 - ``split``: claims people gave verdicts on but split evenly (no majority): a reason an
   answer's faithfulness is undefined, said apart from claims nobody judged;
-- ``abstained``: the response is empty or declines to answer (:func:`is_abstention`). An empty
+- ``abstained``: the text rule: the response is empty or declines to answer (:func:`is_abstention`). An empty
   response has no items to label: it is incorrect (when it has a reference) and does not
   address the question, whatever the source; a declining text is labelled like any answer.
 
@@ -29,7 +33,6 @@ is its latest parseable verdict.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,29 +40,15 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from labeler.store import answers as store
-from labeler.store.vocabulary import NOT_ONE_CLAIM, Caller
-
-#: Replies that decline to answer, as a whole response (case and final punctuation aside).
-#: An abstention is honest and faithful and answers nothing: counted apart from quality.
-_DECLINES = re.compile(
-    r"^\s*(?:i\s+(?:do\s+not|don't|cannot|can't|am\s+unable\s+to|am\s+not\s+able\s+to)\s+"
-    r"(?:know|answer|say|tell|find|determine|help)\b|i\s+have\s+no\s+(?:idea|information)\b|"
-    r"(?:there\s+is\s+)?(?:no|not\s+enough|insufficient)\s+(?:information|context|data)\b|"
-    r"(?:the\s+)?(?:answer\s+)?(?:is\s+)?(?:unknown|not\s+available)\b|unanswerable\b|"
-    r"(?:the\s+)?(?:provided\s+)?context\s+does\s+not\s+(?:contain|say|mention|provide)\b)",
-    re.IGNORECASE,
-)
+from labeler.store.vocabulary import DECLINES, NOT_ONE_CLAIM, Caller
 
 
 def is_abstention(response: str) -> bool:
-    """Whether ``response`` declines to answer: empty, or opening with a refusal.
+    """Whether ``response`` declines to answer: the text rule of :mod:`labeler.abstention`
+    (empty, or declining with no answer of its own)."""
+    from labeler.abstention import is_abstention as declines
 
-    >>> [is_abstention(t) for t in ("", "  ", "I don't know.", "No information is given.", "Paris.")]
-    [True, True, True, True, False]
-    >>> is_abstention("I cannot answer that from the context, but Paris is likely.")
-    True
-    """
-    return not response.strip() or _DECLINES.match(response) is not None
+    return declines(response)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +69,7 @@ class Outcome:
     has_reference: bool = True  # correctness can be asked of it (a non-empty reference)
     whole: bool | None = None  # the whole-answer faithfulness verdict (True: SUPPORTED)
     split: int = 0  # claims with verdicts but no majority (people split evenly)
+    declines: bool | None = None  # the source's verdict DECLINES on answer relevance (None: not given)
 
     @property
     def faithfulness(self) -> float | None:
@@ -146,7 +136,8 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
         said = by_answer.get(answer_id, {})
         empty = not response.strip()
         correct = [v == "CORRECT" for v in said.get("correctness", [])]
-        addresses = [v == "ADDRESSES" for v in said.get("answer-relevance", [])]
+        relevance = said.get("answer-relevance", [])
+        addresses = [v == "ADDRESSES" for v in relevance]
         claim_verdicts = said.get("claims", [])
         whole = said.get("faithfulness", [])
         result.append(Outcome(
@@ -161,5 +152,6 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
             has_reference=bool(reference),
             whole=None if empty or not whole else whole[0] == "SUPPORTED",
             split=0 if empty else split[answer_id],
+            declines=True if empty else (relevance[0] == DECLINES if relevance else None),
         ))
     return result

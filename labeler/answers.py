@@ -156,7 +156,9 @@ class SplitReport:
 def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> dict[str, int]:
     """Cut each answer of ``system`` that has no claims yet into its sentences (admin only).
 
-    An empty response (an abstention) gets no claims. Running it again adds nothing.
+    A response that declines to answer (empty, or declining by the text rule of
+    :mod:`labeler.abstention`) gets no claims: "the documents do not say" states no checkable
+    fact, so its claims would make a decline look faithful. Running it again adds nothing.
 
     Returns:
         ``answers`` (answers given claims), ``claims`` (claims added) and ``skipped``
@@ -165,12 +167,13 @@ def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> d
     Raises:
         StoreError: no such system; the caller is not an admin.
     """
+    from labeler.abstention import is_abstention
     from labeler.sentences import SPLITTER, split_sentences
 
     require_admin(db, caller)
     store.require_system(db, system)
     pending = list(store.answers_without_claims(db, system))
     total = store.count_answers(db, system)
-    cut = [(answer_id, split_sentences(response)) for answer_id, _, response in pending]
+    cut = [(answer_id, [] if is_abstention(response) else split_sentences(response)) for answer_id, _, response in pending]
     answers, claims = store.add_claims(db, cut, source="sentence", method=SPLITTER, caller=caller)
     return {"answers": answers, "claims": claims, "skipped": total - answers}

@@ -62,8 +62,8 @@ def test_rates_by_hand_and_the_json_shape(project: str) -> None:
     assert set(out) >= {"systems", "pairs"} and set(out["systems"]) == {"A", "B"}
     for metrics in out["systems"].values():
         assert set(metrics) == {"faithfulness", "supported_answers", "correctness", "answer-relevance", "abstention"}
-        for sources in metrics.values():
-            assert set(sources) == {"people", "judge", "ppi"}
+        for metric, sources in metrics.items():
+            assert set(sources) == {"people", "judge", "ppi"} | ({"text"} if metric == "abstention" else set())
             assert all({"value", "low", "high", "n"} <= set(v) for v in sources.values())
     a, b = out["systems"]["A"], out["systems"]["B"]
     # A: a1 has 1 of 2 claims supported, a2 1 of 1; a3 is empty (no claims): mean over answers (0.5 + 1) / 2.
@@ -79,7 +79,10 @@ def test_rates_by_hand_and_the_json_shape(project: str) -> None:
     # the empty a3 does not, known without a label: 2/3 · 1 + 1/3 · 0.
     assert (a["answer-relevance"]["people"]["value"], a["answer-relevance"]["people"]["n"]) == (pytest.approx(2 / 3), 2)
     assert (a["answer-relevance"]["people"]["n_empty"], a["answer-relevance"]["people"]["n_answers"]) == (1, 3)
-    assert (a["abstention"]["people"]["value"], b["abstention"]["people"]["value"]) == (pytest.approx(1 / 3),) * 2
+    # Abstention by the text rule: the empty a3, and b3 "I don't know."; by people (DECLINES on
+    # answer relevance): none marked, the empty a3 declines known without a verdict: 2/3 · 0 + 1/3 · 1.
+    assert (a["abstention"]["text"]["value"], b["abstention"]["text"]["value"]) == (pytest.approx(1 / 3),) * 2
+    assert (a["abstention"]["people"]["value"], b["abstention"]["people"]["value"]) == (pytest.approx(1 / 3), 0.0)
     assert a["faithfulness"]["people"]["words"] == 2.5 and out["answers"]["B"] == {"n": 3, "words": pytest.approx(10 / 3)}
     assert a["faithfulness"]["judge"]["value"] is None and a["faithfulness"]["ppi"]["undefined"] == "no judge given"
     for metrics in out["systems"].values():
@@ -388,3 +391,46 @@ def test_the_faithfulness_row_says_why_answers_are_left_out(tmp_path: Path) -> N
     assert ("left out: 1 answer with no claims (split-claims gives them some), 1 answer with a claim people split on "
             "(no majority), 1 answer with a claim people gave no verdict on, 1 answer whose every claim was flagged "
             "not one claim") in row
+
+
+#: Six answers: the text rule finds d1, d2 (d2 declines late); people mark d1 and d3 DECLINES
+#: (d3 declines in words the rule does not know); the judge says DECLINES on d1, d2, d3.
+DECLINING = [
+    {"answer_id": "d1", "question": "Warranty?", "response": "I don't know."},
+    {"answer_id": "d2", "question": "Opening hours?", "response": "Thanks for asking. The hours are not stated in the provided documents."},
+    {"answer_id": "d3", "question": "Return fee?", "response": "That lies outside what I was handed."},
+    {"answer_id": "d4", "question": "Colour?", "response": "The documents do not say exactly, but it is blue."},
+    {"answer_id": "d5", "question": "Size?", "response": "Large."},
+    {"answer_id": "d6", "question": "Weight?", "response": ""},
+]
+
+
+def test_abstention_from_text_people_and_judge_with_the_rule_s_agreement(tmp_path: Path) -> None:
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    _run("import-answers", db, write_jsonl(tmp_path / "a.jsonl", DECLINING), "--system", "S")
+    people = {"d1": "DECLINES", "d2": "ADDRESSES", "d3": "DECLINES", "d4": "ADDRESSES", "d5": "ADDRESSES"}
+    judge = {**people, "d2": "DECLINES"}
+    for who, said in (("--annotator", people), ("--judge", judge)):
+        _run("import-verdicts", db, write_jsonl(tmp_path / f"{who}.jsonl", [
+            {"item_id": f"{a}@answer-relevance", "verdict": v} for a, v in said.items()]), who, "j" if who == "--judge" else "ann")
+    out = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["S"]
+    abst = out["abstention"]
+    assert abst["text"]["value"] == pytest.approx(3 / 6)  # d1, d2 and the empty d6
+    assert abst["people"]["value"] == pytest.approx(3 / 6)  # d1, d3 and the empty d6
+    assert abst["judge"]["value"] == pytest.approx(4 / 6)
+    assert abst["ppi"]["value"] is not None or abst["ppi"]["undefined"], abst["ppi"]  # every answer labelled: PPI++ may say why not
+    agreement = abst["text"]["agreement"]  # on the five non-empty answers people judged
+    assert {k: agreement[k] for k in ("n", "both", "text_only", "people_only", "neither", "agree", "disagree")} == {
+        "n": 5, "both": 1, "text_only": 1, "people_only": 1, "neither": 2, "agree": 3, "disagree": 2}
+    assert (agreement["sensitivity"], agreement["precision"]) == (0.5, 0.5)
+    # kappa: p_o 3/5, p_e (2/5)(2/5) + (3/5)(3/5) = 13/25.
+    assert agreement["kappa"] == pytest.approx((3 / 5 - 13 / 25) / (1 - 13 / 25))
+    # Answer relevance: DECLINES does not address the question; the empty d6 does not either.
+    assert out["answer-relevance"]["people"]["value"] == pytest.approx(3 / 6)
+    text = _run("answer-metrics", db, "--judge", "j", "--html", str(tmp_path / "r.html"))
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    line = "against people on 5 answers: agree 3, disagree 2 (rule only 1, people only 1), kappa 0.167"
+    assert line in text and line in html
+    rows = [r for r in text.splitlines() if r.strip().startswith(("abstention", "text rule", "people", "judge", "PPI++"))]
+    assert any(r.split()[:3] == ["abstention", "text", "rule"] for r in rows)

@@ -19,12 +19,12 @@ from labeler.store.access import OWNER
 from labeler.store.verdict_queue import Card
 from labeler.views import claims
 
-RECORDS = {r["answer_id"]: r for r in answer_records()}
+RECORDS = {r["answer_id"]: r for r in answer_records(4)}
 #: (page function, task, the verdicts its keys give in order, what "Your verdict" says of the last one)
 PAGES = {
     "claims": ("claims_page", ("SUPPORTED", "UNSUPPORTED", "NOT_ONE_CLAIM"), "not one claim"),
     "correctness": ("correctness_page", ("INCORRECT", "CORRECT"), "correct"),
-    "answer-relevance": ("answer_relevance_page", ("ADDRESSES", "MISSES"), "misses the question"),
+    "answer-relevance": ("answer_relevance_page", ("ADDRESSES", "MISSES", "DECLINES"), "declines to answer"),
 }
 
 
@@ -54,6 +54,7 @@ def _verdicts(project: Project) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize("task", list(PAGES))
 def test_each_key_records_its_verdict_on_the_item_drawn(project: Project, task: str) -> None:
     page, choices, last_shown = PAGES[task]
+    add_answers(project.path, n=4)  # one answer more than answer relevance has keys: an item is left after them
     at = open_page(project.path, page, project.annotator_token)
     shown = []
     for n, choice in enumerate(choices):
@@ -196,4 +197,17 @@ def test_an_answer_is_an_item_of_the_faithfulness_page_blind_to_its_system(proje
     assert SYSTEM_NAME not in text and JUDGE_NAME not in text and item_id not in frame
     press(at, state.choice_key("faithfulness", "UNSUPPORTED"))
     assert _verdicts(project) == [(item_id, "UNSUPPORTED", "")]
+    assert not at.exception
+
+
+def test_the_answer_relevance_page_shows_the_declines_key_and_d_records_it(project: Project) -> None:
+    at = open_page(project.path, "answer_relevance_page", project.annotator_token)
+    labels_shown = [b.label for b in at.button]
+    assert "d · Declines to answer" in labels_shown and "1 · Addresses the question" in labels_shown
+    assert "Declines to answer" in page_text(at)  # the rubric under the keys says when to press it
+    item_id = at.session_state[state.task_key("answer-relevance", "current")]
+    press(at, state.choice_key("answer-relevance", "DECLINES"))
+    assert _verdicts(project) == [(item_id, "DECLINES", "")]
+    press(at, state.task_key("answer-relevance", "back"))  # undo comes back to it, the verdict shown
+    assert "Your verdict: declines to answer" in page_text(at)
     assert not at.exception

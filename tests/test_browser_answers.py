@@ -153,7 +153,7 @@ def _relevance(page, project: Project, url: str) -> None:  # noqa: ANN001
     page.goto(url + "answer-relevance")
     expect(page.get_by_text("Answer relevance: judged 0 of 3")).to_be_visible()
     shown = []
-    for done, key in enumerate(("1", "0", "1"), start=1):
+    for done, key in enumerate(("1", "d", "0"), start=1):  # d: declines to answer
         idle(page)
         _shown(page)
         _in_view(page, "answer-relevance", ".gp-question", ".gp-response")
@@ -165,7 +165,7 @@ def _relevance(page, project: Project, url: str) -> None:  # noqa: ANN001
         page.keyboard.press(key)
         expect(page.get_by_text(f"Answer relevance: judged {done} of 3")).to_be_visible()
     assert [r[:2] for r in _verdicts(project, "answer-relevance")] == [
-        (f"{SYSTEM_NAME}-{k}@answer-relevance", v) for k, v in zip(shown, ("ADDRESSES", "MISSES", "ADDRESSES"), strict=True)]
+        (f"{SYSTEM_NAME}-{k}@answer-relevance", v) for k, v in zip(shown, ("ADDRESSES", "DECLINES", "MISSES"), strict=True)]
 
 
 def test_pages_on_answers_by_keyboard_in_chromium_with_long_texts(served: tuple[Project, str]) -> None:

@@ -107,7 +107,26 @@ def test_each_task_on_answers_is_judged_from_its_own_texts(db, judge_server) -> 
                                                       for n in range(1, 7)}
     message = _sent(judge_server, "Answer 4 is right off.")
     assert _framed("reference", message) is None and _framed("question", message) == "Question 4?"
-    assert _framed("response", message) == "Answer 4 is right off." and "ADDRESSES or MISSES" in message
+    assert _framed("response", message) == "Answer 4 is right off." and "ADDRESSES, MISSES or DECLINES" in message
+
+
+def test_the_answer_relevance_judge_says_whether_an_answer_declines(db) -> None:
+    from labeler.answer_metrics import answer_metrics
+
+    def declining(message: str) -> str:  # the scripted judge declares the "wrong" answers declines
+        return "declines" if "wrong" in (_framed("response", message) or "") else reply(message)
+
+    server = JudgeServer(answer=declining)
+    try:
+        s = _run(db, server, "answer-relevance")
+    finally:
+        server.close()
+    assert (s.total, s.unparseable) == (6, 0)
+    got = _verdicts(db, task="answer-relevance")
+    assert (got["a3@answer-relevance"], got["a6@answer-relevance"], got["a4@answer-relevance"]) == ("DECLINES", "DECLINES", "MISSES")
+    abstention = answer_metrics(db, judge="j1", caller=OWNER).as_dict()["systems"]["rag"]["abstention"]
+    assert abstention["judge"]["value"] == pytest.approx(3 / 7)  # a3, a6 and the empty a7
+    assert abstention["text"]["value"] == pytest.approx(1 / 7)  # the text rule: only the empty a7
 
 
 def test_a_rerun_is_served_from_the_cache_keyed_on_the_items_content(db, judge_server) -> None:

@@ -33,3 +33,27 @@ from labeler.sentences import split_sentences
 ])
 def test_hand_cases(text: str, sentences: list[str]) -> None:
     assert split_sentences(text) == sentences
+
+
+def test_split_claims_by_sentences_gives_a_declining_answer_no_claims(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+    from labeler.store import connect
+
+    answers = [
+        {"answer_id": "d1", "question": "Warranty?", "response": "Thanks for asking. The warranty period is not stated in the provided documents."},
+        {"answer_id": "d2", "question": "Help?", "response": "I'm sorry, but I can't help with that based on this information."},
+        {"answer_id": "d3", "question": "Period?", "response": "The documents do not say exactly, but the period is 2 years."},
+    ]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+    db = str(tmp_path / "p.db")
+    for args in (["init", db], ["import-answers", db, str(tmp_path / "a.jsonl"), "--system", "S"]):
+        assert CliRunner().invoke(cli, args).exit_code == 0
+    result = CliRunner().invoke(cli, ["split-claims", db, "--system", "S", "--sentences", "--json"])
+    assert result.exit_code == 0, result.output
+    assert {k: json.loads(result.output)[k] for k in ("answers", "claims", "skipped")} == {"answers": 1, "claims": 1, "skipped": 2}
+    with connect(db) as conn:
+        assert conn.execute("SELECT claim_id, text FROM claims").fetchall() == [("d3#1", answers[2]["response"])]

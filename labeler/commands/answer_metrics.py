@@ -36,7 +36,11 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     claims of the answers counted; flagged_left_out; left_out: reason -> answers),
     supported_answers (the share of answers wholly supported: the whole-answer verdict on
     ANSWER_ID@faithfulness where given, else every claim SUPPORTED; from_whole, from_claims,
-    disagree, left_out), correctness, answer-relevance, abstention; "judge_card": the judge's calibration card line
+    disagree, left_out), correctness, answer-relevance (DECLINES counts as not addressing),
+    abstention (sources "text": the text rule, with "agreement": {n, both, text_only,
+    people_only, neither, agree, disagree, agreement, kappa, kappa_low, kappa_high,
+    sensitivity, precision} against people; "people", "judge", "ppi": the answer relevance
+    verdict DECLINES); "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
     """
     from labeler.answer_metrics import answer_metrics as run

@@ -67,8 +67,9 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     (a versioned prompt; its hash is stored with every claim). The key is read from
     OPENAI_API_KEY, calls are cached by (model, prompt hash, question and response), and an
     interrupted run resumes: an answer that has claims is done. A reply that is not one claim
-    per line (or NONE) is counted as unparseable and gives no claims. An empty response (an
-    abstention) gets no claims. Answers whose file gave claims keep them; running it again
+    per line (or NONE) is counted as unparseable and gives no claims. A response that declines
+    to answer (empty, or declining by the text rule, as answer-metrics's abstention reads it)
+    gets no claims and is counted as skipped. Answers whose file gave claims keep them; running it again
     adds nothing.
 
     JSON keys: system, method (the splitter's version or the prompt's hash), answers (answers
@@ -105,7 +106,7 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
         echo_json(r.as_dict())
         return
     line = (f"{system} ({r.method}): {plural(r.claims, 'claim')} added to "
-            f"{plural(r.answers, 'answer')}, {r.skipped} skipped (claims already, or none found)")
+            f"{plural(r.answers, 'answer')}, {r.skipped} skipped (claims already, declines to answer, or none found)")
     if judge is not None:
         line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
     click.echo(line)

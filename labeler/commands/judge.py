@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
               help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders; "
                    "claims: each claim against its answer's contexts, SUPPORTED/UNSUPPORTED; correctness: answers "
-                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES.")
+                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES/DECLINES (declines to answer).")
 @click.option("--prompt", "prompt_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Prompt template file ({query} {passage} {rubric} {scale}; {question} {contexts} {response}; "
                    "{question} {context} {first} {second}; claims: {claim} {contexts}; correctness: {question} "

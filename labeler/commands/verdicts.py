@@ -45,7 +45,7 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     relevance:    {"query_id", "doc_id", "relevance": 0-3}, or a TREC qrels file
     claims:       {"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}
     correctness:  {"item_id": ANSWER_ID, "verdict": "CORRECT" | "INCORRECT"}
-    answer-relevance: {"item_id": ANSWER_ID, "verdict": "ADDRESSES" | "MISSES"}
+    answer-relevance: {"item_id": ANSWER_ID, "verdict": "ADDRESSES" | "MISSES" | "DECLINES"}
 
     NOT_ONE_CLAIM (a claim that is not one checkable claim) comes from people only.
 

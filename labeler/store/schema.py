@@ -1000,11 +1000,18 @@ _M_ANSWER_FAITHFULNESS = """
             FROM answers a WHERE a.response <> '';
 """
 
+# Answer relevance takes a third verdict, DECLINES: the response declines to answer (people's
+# key "declines to answer" and a judge's reply), what the abstention rate counts beside the
+# text rule. The trigger on verdicts reads task_verdicts, so one row is all it takes.
+_M_DECLINES = """
+        INSERT OR IGNORE INTO task_verdicts (task, verdict) VALUES ('answer-relevance', 'DECLINES');
+"""
+
 # Append new migrations (SQL scripts); never edit or reorder a released one.
 MIGRATIONS: list[str] = [
     _M1_INITIAL, _M2_SKIP_NOTES, _M3_RUBRIC_CHANGES, _M_VERDICTS, _M_GOLDEN, _M_VERDICT_QUEUE,
     _M_IMPORTS, _M_SESSIONS, _M_CANDIDATES, _M_GOLDEN_SEALED, _M_REPLY_LENGTH, _M_CURRENT_ROWS, _M_ANSWERS,
-    _M_ANSWER_TASKS, _M_JUDGE_CARDS, _M_SAMPLES, _M_ANSWER_FAITHFULNESS,
+    _M_ANSWER_TASKS, _M_JUDGE_CARDS, _M_SAMPLES, _M_ANSWER_FAITHFULNESS, _M_DECLINES,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

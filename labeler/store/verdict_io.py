@@ -13,7 +13,7 @@ before they reach the store (``labeler.verdict_files``); one record per line:
 - claims: ``{"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}``
   (the last from people only: it flags how the answer was split, not a verdict a judge gives).
 - correctness and answer relevance: ``{"item_id": ANSWER_ID or "ANSWER_ID@TASK", "verdict":
-  "CORRECT" | "INCORRECT" | "ADDRESSES" | "MISSES"}`` (an optional ``"task"`` key names it).
+  "CORRECT" | "INCORRECT" | "ADDRESSES" | "MISSES" | "DECLINES"}`` (an optional ``"task"`` key names it).
 
 Optional keys: ``note``, ``seconds``, ``at``, ``prompt_hash`` (``rubric_hash`` for people),
 and for judges ``model``, ``raw``, ``tokens_in``, ``tokens_out``, ``latency`` (a judge record

@@ -68,8 +68,10 @@ RUBRICS = {
     ),
     "answer-relevance": (
         "Does the response address the question asked? **ADDRESSES** when it tries to answer this question, right "
-        "or wrong; **MISSES** when it answers another question, only talks around it, or declines. Whether it is "
-        "correct does not matter here."
+        "or wrong (a hedge that still answers addresses it); **MISSES** when it answers another question or only "
+        "talks around it; **Declines to answer** when it gives no answer of its own: it says the sources do not "
+        "tell, that it cannot answer, refuses, asks you to rephrase, or does not know. Whether it is correct does "
+        "not matter here."
     ),
 }
 #: The slots a pairwise key names: left, right, or neither.

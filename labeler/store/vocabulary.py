@@ -92,6 +92,10 @@ class Task:
     on_answers: bool = False
 
 
+#: The answer relevance verdict that the response declines to answer (an abstention): it does
+#: not address the question, and the abstention rate of people and of a judge counts it.
+DECLINES = "DECLINES"
+
 #: Every task, in the order task pages are listed. A new task is one more line.
 TASK_LIST: tuple[Task, ...] = (
     Task("relevance", tuple(str(g) for g in GRADES), on_pool=True),
@@ -99,7 +103,7 @@ TASK_LIST: tuple[Task, ...] = (
     Task("pairwise", ("A", "B", "TIE"), ordered=True),
     Task("claims", ("SUPPORTED", "UNSUPPORTED", "NOT_ONE_CLAIM"), on_answers=True),
     Task("correctness", ("CORRECT", "INCORRECT"), on_answers=True),
-    Task("answer-relevance", ("ADDRESSES", "MISSES"), on_answers=True),
+    Task("answer-relevance", ("ADDRESSES", "MISSES", DECLINES), on_answers=True),
 )
 
 #: Task name -> its :class:`Task`.
@@ -199,7 +203,7 @@ Caller = Annotator | int | Owner
 
 
 __all__ = [
-    "ANSWER_TASKS", "GRADES", "GRADE_HELP", "GRADE_RANGE", "JUDGE_VERDICTS", "KINDS", "NOT_ONE_CLAIM", "ORDERS",
+    "ANSWER_TASKS", "DECLINES", "GRADES", "GRADE_HELP", "GRADE_RANGE", "JUDGE_VERDICTS", "KINDS", "NOT_ONE_CLAIM", "ORDERS",
     "OWNER", "PER_ANSWER_TASKS", "TASKS", "TASK_BY_NAME", "TASK_LIST", "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task",
     "answer_item", "check_grade", "is_grade", "item_answer",
 ]
