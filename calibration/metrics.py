@@ -112,6 +112,7 @@ def parse_metrics(names: Iterable[str], relevance_level: int = RELEVANCE_LEVEL) 
         if not name or name in parsed:
             continue
         for label, measure in _parse_one(name):
+            _check_params(name, measure)
             if label not in parsed:
                 parsed[label] = _at_level(measure, relevance_level)
     if not parsed:
@@ -140,6 +141,59 @@ def _parse_one(name: str) -> list[tuple[str, Any]]:
     raise CalibrationError(
         f"metric {name!r}: not a measure name; spell it as ir-measures (P@5, R@100, AP, RR, nDCG@10, Judged@10, "
         "nDCG(dcg='exp-log2')@10) or as trec_eval (P_5, recall_100, map, recip_rank, ndcg_cut_10, Rprec, bpref)")
+
+
+def _check_params(name: str, measure: Any) -> None:
+    """Refuse a cutoff or a relevance level below 1 (pytrec_eval aborts the process on a cutoff
+    of 0; a level of 0 would count every judged document as relevant).
+
+    >>> _check_params("P@0", _parse_one("P@0")[0][1])
+    Traceback (most recent call last):
+    ...
+    calibration.CalibrationError: metric 'P@0': cutoff 0; give a cutoff of 1 or more (P@10)
+    """
+    cutoff = measure.params.get("cutoff")
+    if isinstance(cutoff, int) and cutoff < 1:
+        raise CalibrationError(f"metric {name!r}: cutoff {cutoff}; give a cutoff of 1 or more ({measure.NAME}@10)")
+    rel = measure.params.get("rel")
+    if isinstance(rel, int) and rel < 1:
+        raise CalibrationError(f"metric {name!r}: rel={rel}; the lowest grade that counts as relevant is 1 or more")
+
+
+def check_scoring(qrels: Qrels, runs: Mapping[str, Ranked], parsed: Mapping[str, Any], relevance_level: int,
+                  *, label: str = "the golden set") -> None:
+    """Refuse a comparison that would score nothing: a measure's relevance level above every
+    grade of ``qrels`` (no document could count as relevant), or a run that shares no query with
+    the queries of ``qrels`` that have a relevant document (a wrong file, ``1`` against ``q1``).
+
+    >>> check_scoring({"q1": {"d": 1}}, {"r.trec": {"1": ["d"]}}, parse_metrics(["P@10"]), 1)
+    Traceback (most recent call last):
+    ...
+    calibration.CalibrationError: r.trec: none of its 1 queries is a query of the golden set with a relevant document (its queries: '1'; the golden set's: 'q1'); nothing would be compared: is it the right file?
+
+    Raises:
+        CalibrationError: naming the measure or the run.
+    """
+    grades = [int(r) for docs in qrels.values() for r in docs.values()]
+    top = max(grades, default=0)
+    for name, measure in parsed.items():
+        rel = measure.params.get("rel", relevance_level) if "rel" in measure.SUPPORTED_PARAMS else None
+        if isinstance(rel, int) and rel > top:
+            raise CalibrationError(f"metric {name!r}: relevance level {rel} is above every grade of {label} "
+                                   f"(its grades run {min(grades, default=0)}-{top}), so no document could count as "
+                                   "relevant; give a level within the scale")
+    relevant = _relevant_queries(qrels, relevance_level)
+
+    def some(ids: Iterable[str]) -> str:
+        shown = sorted(ids)[:3]
+        return ", ".join(repr(q) for q in shown) + (", ..." if len(set(ids)) > 3 else "")
+
+    for run_name, ranked in runs.items():
+        if ranked and not relevant & set(ranked):
+            raise CalibrationError(
+                f"{run_name}: none of its {len(ranked)} queries is a query of {label} with a relevant document "
+                f"(its queries: {some(ranked)}; {label}'s: {some(relevant) or 'none'}); nothing would be compared: "
+                "is it the right file?")
 
 
 def _at_level(measure: Any, relevance_level: int) -> Any:

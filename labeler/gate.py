@@ -121,7 +121,7 @@ def _retrieval_values(golden: Any, sides: dict[str, str], metrics: Sequence[str]
                       db: Any) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
     """metric -> side -> question -> value; the questions (golden queries with a relevant
     document); what was left out of the rankings."""
-    from calibration.metrics import evaluate_many
+    from calibration.metrics import check_scoring, evaluate_many, parse_metrics
     from pooling.ranked_runs import read_ranked_run
 
     rankings: dict[str, dict[str, list[str]]] = {}
@@ -134,6 +134,8 @@ def _retrieval_values(golden: Any, sides: dict[str, str], metrics: Sequence[str]
                 raise CalibrationError(f"{side}: no such run file (a system's name needs GOLDEN to be DB@VERSION)")
             rankings[role], reasons = _system_rankings(db, side)
             left.update(reasons)
+    named = {sides[role] if _is_run_file(sides[role]) else f"{role} {sides[role]!r}": r for role, r in rankings.items()}
+    check_scoring(golden.qrels, named, parse_metrics(metrics, relevance_level), relevance_level, label=golden.label)
     scores = evaluate_many(golden.qrels, rankings, metrics, relevance_level=relevance_level)
     questions = sorted(q for q, docs in golden.qrels.items() if any(g >= relevance_level for g in docs.values()))
     if not questions:
@@ -328,13 +330,44 @@ def _tolerance(r: GateResult) -> str:
     return f"{_num(r.tolerance)} (the MDD)" if r.tolerance_is_mdd else _num(r.tolerance)
 
 
+def _p_header(gate: Gate, head: str) -> str:
+    """The p column's header: with several metrics it holds Holm-adjusted p-values, and says so."""
+    return f"{head}, Holm-adjusted)" if len(gate.results) > 1 else f"{head})"
+
+
+def bad_input_markdown(message: str, golden: str, baseline: str, candidate: str) -> str:
+    """The job summary of a gate that could not compare (exit 2): what is wrong, and that
+    nothing was compared, so a CI step never shows the previous run's report."""
+    return "\n".join([
+        "## goldpool gate: BAD INPUT", "",
+        f"Candidate **{_md(candidate)}** against baseline **{_md(baseline)}** on the golden set {_md(golden)}: "
+        "nothing was compared.", "", f"- {_md(message)}", ""])
+
+
+def bad_input_junit(message: str, golden: str, baseline: str, candidate: str) -> str:
+    """JUnit XML of a gate that could not compare: one testcase with an ``error``."""
+    import xml.etree.ElementTree as ET
+
+    suites = ET.Element("testsuites", name="goldpool gate", tests="1", failures="0", errors="1")
+    suite = ET.SubElement(suites, "testsuite", name=f"goldpool gate: {candidate} against {baseline}",
+                          tests="1", failures="0", errors="1", skipped="0")
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("golden", golden), ("baseline", baseline), ("candidate", candidate)):
+        ET.SubElement(props, "property", name=name, value=value)
+    case = ET.SubElement(suite, "testcase", classname="goldpool.gate", name="input")
+    error = ET.SubElement(case, "error", message=message, type="BadInput")
+    error.text = message
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
 def text_report(gate: Gate) -> list[str]:
     """The lines ``goldpool gate`` prints."""
     w = max(16, *(len(r.metric) + 2 for r in gate.results))
     lines = [f"golden: {gate.golden}" + (f" (content hash {gate.content_hash[:12]})" if gate.content_hash else ""),
              f"baseline: {gate.baseline}   candidate: {gate.candidate}",
              f"{'metric':<{w}}{'verdict':<9}{'baseline':>10}{'candidate':>11}{'drop':>9}  {'95% interval':<20}"
-             f"{'p (1-sided)':>12}{'MDD':>9}{'tolerance':>11}{'n':>6}"]
+             f"{_p_header(gate, 'p (1-sided'):>12}{'MDD':>9}{'tolerance':>11}{'n':>6}"]
     for r in gate.results:
         lines.append(f"{r.metric:<{w}}{r.status.upper():<9}{_num(r.mean_baseline):>10}{_num(r.mean_candidate):>11}"
                      f"{_num(r.drop):>9}  {_interval(r):<20}{_p(r.p_adjusted):>12}{_num(r.mdd):>9}{_num(r.tolerance):>11}"
@@ -385,7 +418,7 @@ def markdown(gate: Gate) -> str:
     lines = [f"## goldpool gate: {verdict}", "",
              f"Candidate **{_md(gate.candidate)}** against baseline **{_md(gate.baseline)}** on the golden set "
              f"{golden}.", "",
-             "| metric | verdict | baseline | candidate | drop | 95% interval of the drop | p (one-sided) | "
+             f"| metric | verdict | baseline | candidate | drop | 95% interval of the drop | {_p_header(gate, 'p (one-sided')} | "
              "this set resolves (MDD) | tolerance | questions |",
              "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"]
     for r in gate.results:
@@ -395,8 +428,6 @@ def markdown(gate: Gate) -> str:
     lines.append("")
     for r in gate.results:
         lines.append(f"- **Warning** {_md(r.reason)}" if r.warning else f"- {_md(r.reason)}")
-        if r.beside:
-            lines.append(f"  {_md(r.beside)}")
         lines.extend(f"  - {_md(d)}" for d in _details(r))
     lines += ["", _md(_method(gate)) + ".", ""]
     if gate.judge_card:

@@ -635,6 +635,12 @@ def _exported_golden(folder: Path) -> Golden:
         raise StoreError(f"{folder}: no qrels.txt in this folder; export the version with --format trec (or all)")
     manifest_path = folder / "manifest.json"
     recorded = None
+    if not manifest_path.is_file():
+        # Without its manifest a folder's qrels cannot be checked against what was frozen: a
+        # deleted manifest must not turn the check off. The qrels file itself is plain qrels.
+        raise StoreError(f"{folder}: no manifest.json, so this folder's qrels cannot be checked against the version "
+                         f"it was exported from; export the version again, or give the qrels file itself "
+                         f"({qrels_path}) to score it as plain qrels, with no content hash")
     if manifest_path.is_file():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -664,10 +670,11 @@ def evaluate_runs(
 ) -> dict[str, Any]:
     """Score every run file against the golden set: run name -> :class:`calibration.metrics.RunScores`,
     a grade at or above ``relevance_level`` counting as relevant."""
-    from calibration.metrics import evaluate_many
+    from calibration.metrics import check_scoring, evaluate_many, parse_metrics
     from pooling.ranked_runs import read_ranked_run
 
     ranked = {name: read_ranked_run(p) for name, p in zip(run_names(paths), paths, strict=True)}
+    check_scoring(golden.qrels, ranked, parse_metrics(metrics, relevance_level), relevance_level, label=golden.label)
     return evaluate_many(golden.qrels, ranked, metrics, relevance_level=relevance_level)
 
 

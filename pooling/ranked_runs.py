@@ -44,9 +44,17 @@ def read_ranked_run(path: str | Path) -> dict[str, list[str]]:
         raise
     except Exception:  # noqa: BLE001 - any parser failure: let the line reader name the line
         raise _located_error(path) from None
-    if frame is None:
+    if frame is None or not len(frame.scores) or not _printable(frame):
+        # An empty or blank file, or an id with a character the fast parsers do not check: the
+        # line reader refuses what import-run refuses, naming file, line and field.
         return {q: [d.doc_id for d in docs] for q, docs in rank_run(read_run(path)).items()}
     return _rank(frame)
+
+
+def _printable(c: _Columns) -> bool:
+    """Whether every distinct id is printable (no NUL, zero-width or other invisible character),
+    so that :func:`pooling.chars.check_id` would accept each without looking at it again."""
+    return all(str(n).isprintable() for n in c.query_names) and all(str(n).isprintable() for n in c.doc_names)
 
 
 _COLUMNS = ["query_id", "q0", "doc_id", "rank", "score", "tag", "extra"]

@@ -86,11 +86,27 @@ def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics
         if junit_path:
             with output_file(junit_path) as handle:
                 handle.write(junit(result))
-    except BadInput:
-        raise
     except click.ClickException as exc:
-        raise BadInput(exc.format_message()) from exc
+        message = exc.format_message()
+        _report_bad_input(message, golden, baseline, candidate, summary_path, junit_path)
+        raise exc if isinstance(exc, BadInput) else BadInput(message) from exc
     ctx.exit(FAIL if result.failed else PASS)
+
+
+def _report_bad_input(message: str, golden: str, baseline: str, candidate: str, summary_path: str | None,
+                      junit_path: str | None) -> None:
+    """On exit 2, --summary and --junit still get a report (saying nothing was compared), so a CI
+    step that uploads them never shows a previous run's."""
+    from labeler.gate import bad_input_junit, bad_input_markdown
+
+    for path, render in ((summary_path, bad_input_markdown), (junit_path, bad_input_junit)):
+        if not path:
+            continue
+        try:
+            with output_file(path) as handle:
+                handle.write(render(message, golden, baseline, candidate))
+        except (OSError, click.ClickException) as exc:  # the input error stays the one reported
+            click.echo(f"warning: could not write {path}: {exc}", err=True)
 
 
 COMMANDS = [gate]

@@ -91,10 +91,43 @@ def run_app(
     if warning:
         click.echo(warning, err=True)
     env = {**os.environ, **(extra_env or {}), DB_ENV_VAR: str(path)}
+    return _supervise(subprocess.Popen(streamlit_command(host, port), env=env))
+
+
+#: How long Streamlit has to shut down after SIGTERM before it is killed.
+STOP_GRACE = 10.0
+
+
+def _supervise(child: subprocess.Popen[bytes]) -> int:
+    """Wait for the Streamlit child; SIGTERM (a service manager, ``kill``, a container stop) or
+    SIGHUP to this process is passed on to it, so it never outlives the command. Ctrl-C reaches
+    the child through the terminal's process group, and both shut down cleanly."""
+    import signal
+
+    def stop(signum: int, _frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return subprocess.run(streamlit_command(host, port), env=env, check=False).returncode
-    except KeyboardInterrupt:  # Ctrl-C reaches Streamlit too, which shuts down cleanly
-        return 0
+        while True:
+            try:
+                code = child.wait()
+                break
+            except KeyboardInterrupt:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGINT)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if child.poll() is None:
+            try:
+                child.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+    # Stopped by the signal it was passed (or by Ctrl-C): a clean stop, not an error.
+    return 0 if code < 0 or code in (130, 143) else code
 
 
 @click.command()
