@@ -23,15 +23,14 @@ from __future__ import annotations
 import csv
 import json
 import math
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pooling import PoolingError, shown, trec
+from pooling import PoolingError, lines, shown, trec
 from pooling.chars import check_id, check_text, is_blank
-from pooling.lines import read_lines
+from pooling.lines import first_bytes, over_cap, read_lines
 from pooling.types import Document, Query, frozen_meta
 
 Format = Literal["jsonl", "csv", "tsv", "parquet", "trec"]
@@ -47,8 +46,12 @@ _SUFFIXES: dict[str, Format] = {
     ".pq": "parquet",
 }
 
-#: CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
-_CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+#: The deepest nesting of arrays and objects one JSON line may hold, the record's own object
+#: counting as one. Real records nest a few levels (a ``meta`` object holding a list); Python's
+#: own JSON reader gives up near 1,000 levels with a RecursionError, and every later step that
+#: walks a record (the checks, the JSON written to the project) would too. So a line nested
+#: deeper is refused by number, whatever its depth.
+JSON_DEPTH_CAP = 100
 
 __all__ = ["ANSWER_FIELDS", "ITEM_FIELDS", "Format", "detect_format", "read_corpus", "read_items", "read_lines", "read_queries", "read_records",
            "read_verdicts", "read_answers"]
@@ -150,14 +153,49 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = _json_value(line)
         except json.JSONDecodeError as exc:
             raise PoolingError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from exc
+        except RecursionError:
+            raise PoolingError(_TOO_DEEP, path=path, line=number) from None
         if not isinstance(record, dict):
             raise PoolingError("expected one JSON object per line", path=path, line=number)
         if "\\u" in line:
             _check_unicode(record, path, number)
         yield number, record
+
+
+_TOO_DEEP = f"nested deeper than {JSON_DEPTH_CAP} levels of arrays and objects; flatten the record"
+
+
+def _json_value(text: str) -> Any:
+    """``json.loads(text)``, raising RecursionError for a value nested deeper than
+    :data:`JSON_DEPTH_CAP` (as Python's reader itself does, near 1,000 levels)."""
+    value = json.loads(text)
+    if text.count("[") + text.count("{") > JSON_DEPTH_CAP and _depth(value) > JSON_DEPTH_CAP:
+        raise RecursionError
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (0 for a scalar), counted without recursion
+    and only as far as one level past :data:`JSON_DEPTH_CAP`.
+
+    >>> _depth({"a": [1, {"b": []}]}), _depth("x")
+    (4, 0)
+    """
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > JSON_DEPTH_CAP:
+            break
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
@@ -176,17 +214,34 @@ def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
 
 
 def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    csv.field_size_limit(_CSV_FIELD_LIMIT)
-    lines = (text for _, text in read_lines(path))
-    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    cap = lines.LINE_CAP
+    csv.field_size_limit(cap)  # a field may hold a whole chunk: the csv module's default is 128 KiB
+    record = {"start": 1, "size": 0}  # the record being read: its first line, its characters so far
+
+    def capped() -> Iterator[str]:
+        for number, text in read_lines(path):
+            if record["size"] == 0:
+                record["start"] = number
+            record["size"] += len(text)
+            if record["size"] > cap:
+                raise PoolingError(over_cap("record", cap), path=path, line=record["start"])
+            yield text
+
+    reader = csv.reader(capped(), delimiter=delimiter, strict=True)
     start = 1
     try:
         header = next(reader, None)
         if header is None:
             return
         header = [name.strip() for name in header]
+        for i, name in enumerate(header):
+            if header.index(name) != i:
+                raise PoolingError(f"the header names column {shown(name)} twice (columns {header.index(name) + 1} "
+                                   f"and {i + 1}); give each column its own name", path=path, line=reader.line_num)
+        record["size"] = 0
         start = reader.line_num + 1
         for row in reader:
+            record["size"] = 0
             if row:
                 if len(row) != len(header):
                     raise PoolingError(
