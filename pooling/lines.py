@@ -11,6 +11,7 @@ mistake) would be read into memory whole.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 from pooling import PoolingError
@@ -34,13 +35,11 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     path = Path(path)
     cap = LINE_CAP
     try:
-        handle = path.open("rb")
+        handle = path.open("rb", buffering=1 << 20)
     except OSError as exc:
         raise PoolingError(f"cannot open: {exc.strerror}", path=path) from exc
     with handle:
-        number = 0
-        while raw := handle.readline(cap + 1):
-            number += 1
+        for number, raw in enumerate(iter(partial(handle.readline, cap + 1), b""), start=1):
             if len(raw) > cap and not raw.endswith(b"\n"):  # cap bytes and a line end are within the cap
                 raise PoolingError(over_cap("line", cap), path=path, line=number)
             try:

@@ -153,7 +153,9 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            record = _json_value(line)
+            record = json.loads(line)
+            if line.count("[") + line.count("{") > JSON_DEPTH_CAP and _depth(record) > JSON_DEPTH_CAP:
+                raise RecursionError
         except json.JSONDecodeError as exc:
             raise PoolingError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from exc
         except RecursionError:
