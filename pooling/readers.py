@@ -827,7 +827,13 @@ def _answer(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     for field, ids, blank in (("contexts", False, True), ("retrieved_ids", True, True), ("claims", False, False)):
         if answer[field] is not None:
             answer[field] = _text_list(answer[field], fields[field], path, line, ids=ids, blank=blank)
-    meta = dict(record["meta"]) if isinstance(record.get("meta"), dict) else {}
+    given = record.get("meta")
+    if isinstance(given, str) and given.lstrip().startswith("{"):  # a CSV cell holding a JSON object
+        try:
+            given = _json_value(given)
+        except (json.JSONDecodeError, RecursionError):
+            pass
+    meta = dict(given) if isinstance(given, dict) else {} if given is None else {"meta": given}  # never dropped
     meta.update((k, v) for k, v in record.items() if k not in _ANSWER_KEYS)
     answer["meta"] = meta
     answer["fields"] = fields

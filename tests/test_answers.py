@@ -487,3 +487,15 @@ def test_a_known_column_kept_as_metadata_is_named_in_a_warning(db: sqlite_utils.
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["added"] == 2
     assert out.stderr.splitlines() == [f"warning: {path}: {w}" for w in result.warnings]
+
+
+def test_a_meta_that_is_not_an_object_is_kept_not_dropped(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text('question,response,meta,team\nWhy?,x,"{""run"": 3}",blue\nHow?,y,free text,red\n', encoding="utf-8")
+    import_answers(db, path, "rag-m", caller=OWNER)
+    metas = {a.response: json.loads(m) for a in list_answers(db, "rag-m")
+             for (m,) in [db.execute("SELECT meta FROM answers WHERE answer_id = ?", [a.answer_id]).fetchone()]}
+    assert metas == {"x": {"run": 3, "team": "blue"}, "y": {"meta": "free text", "team": "red"}}
+    import_answers(db, write_jsonl(tmp_path / "b.jsonl", [{**GOOD, "meta": ["a", "b"]}]), "rag-m2", caller=OWNER)
+    (meta,) = db.execute("SELECT meta FROM answers WHERE system = 'rag-m2'").fetchone()
+    assert json.loads(meta) == {"meta": ["a", "b"]}
