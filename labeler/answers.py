@@ -1,8 +1,8 @@
 """A generating system's answers and their claims into the project: :mod:`pooling` reads, the
 store writes.
 
-``import-answers`` reads its file with :func:`pooling.readers.read_answers` (ids, NUL, lists,
-empty files, RAGAS's column names), then, record by record as the file streams:
+``import-answers`` reads its file with :func:`pooling.readers.read_answers` (JSONL, CSV or
+Parquet told apart by their content; ids, NUL, lists, empty files, RAGAS's column names), then, record by record as the file streams:
 
 - links a record to a project query: its ``query_id`` if it gives one (it must be a project
   query), else the one query whose text equals the question after :func:`normalise_question`
@@ -24,6 +24,7 @@ what the project refuses; either way nothing is written.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import unicodedata
 from collections.abc import Iterator
@@ -66,10 +67,12 @@ def derived_answer_id(system: str, query_id: str | None, question: str) -> str:
 
 
 def import_answers(db: sqlite_utils.Database, path: str | Path, system: str, *, caller: Caller) -> tuple[AnswerImport, int]:
-    """Add system ``system``'s answers from a JSONL or Parquet file (admin only).
+    """Add system ``system``'s answers from a JSONL, CSV or Parquet file (admin only).
 
     Returns:
-        What the store did, and how many of the file's answers are linked to a project query.
+        What the store did (with the reader's warnings: columns that look like an answer's
+        field but are kept as metadata), and how many of the file's answers are linked to a
+        project query.
 
     Raises:
         PoolingError: a malformed record, a bad id or text, the same answer_id (or, without
@@ -86,9 +89,10 @@ def import_answers(db: sqlite_utils.Database, path: str | Path, system: str, *, 
         key = normalise_question(text)
         by_text[key] = None if key in by_text else query_id  # two queries with one text: ambiguous
     linked = [0]
-    records = _linked(read_answers(path), Path(path), system, texts, by_text, linked)
+    warnings: list[str] = []
+    records = _linked(read_answers(path, warnings=warnings), Path(path), system, texts, by_text, linked)
     result = store.add_answers(db, path, system, records, caller=caller)
-    return result, linked[0]
+    return dataclasses.replace(result, warnings=tuple(warnings)), linked[0]
 
 
 def _linked(answers: Iterator[tuple[int, dict[str, Any]]], path: Path, system: str, texts: dict[str, str],

@@ -23,15 +23,14 @@ from __future__ import annotations
 import csv
 import json
 import math
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pooling import PoolingError, shown, trec
+from pooling import PoolingError, lines, shown, trec
 from pooling.chars import check_id, check_text, is_blank
-from pooling.lines import read_lines
+from pooling.lines import first_bytes, over_cap, read_lines
 from pooling.types import Document, Query, frozen_meta
 
 Format = Literal["jsonl", "csv", "tsv", "parquet", "trec"]
@@ -47,8 +46,12 @@ _SUFFIXES: dict[str, Format] = {
     ".pq": "parquet",
 }
 
-#: CSV cells may hold whole chunks; the csv module's default cap is 128 KiB.
-_CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+#: The deepest nesting of arrays and objects one JSON line may hold, the record's own object
+#: counting as one. Real records nest a few levels (a ``meta`` object holding a list); Python's
+#: own JSON reader gives up near 1,000 levels with a RecursionError, and every later step that
+#: walks a record (the checks, the JSON written to the project) would too. So a line nested
+#: deeper is refused by number, whatever its depth.
+JSON_DEPTH_CAP = 100
 
 __all__ = ["ANSWER_FIELDS", "ITEM_FIELDS", "Format", "detect_format", "read_corpus", "read_items", "read_lines", "read_queries", "read_records",
            "read_verdicts", "read_answers"]
@@ -151,13 +154,50 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             continue
         try:
             record = json.loads(line)
+            if line.count("[") + line.count("{") > JSON_DEPTH_CAP and _depth(record) > JSON_DEPTH_CAP:
+                raise RecursionError
         except json.JSONDecodeError as exc:
             raise PoolingError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from exc
+        except RecursionError:
+            raise PoolingError(_TOO_DEEP, path=path, line=number) from None
         if not isinstance(record, dict):
             raise PoolingError("expected one JSON object per line", path=path, line=number)
         if "\\u" in line:
             _check_unicode(record, path, number)
         yield number, record
+
+
+_TOO_DEEP = f"nested deeper than {JSON_DEPTH_CAP} levels of arrays and objects; flatten the record"
+
+
+def _json_value(text: str) -> Any:
+    """``json.loads(text)``, raising RecursionError for a value nested deeper than
+    :data:`JSON_DEPTH_CAP` (as Python's reader itself does, near 1,000 levels)."""
+    value = json.loads(text)
+    if text.count("[") + text.count("{") > JSON_DEPTH_CAP and _depth(value) > JSON_DEPTH_CAP:
+        raise RecursionError
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (0 for a scalar), counted without recursion
+    and only as far as one level past :data:`JSON_DEPTH_CAP`.
+
+    >>> _depth({"a": [1, {"b": []}]}), _depth("x")
+    (4, 0)
+    """
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > JSON_DEPTH_CAP:
+            break
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
@@ -176,17 +216,34 @@ def _check_unicode(record: dict[str, Any], path: Path, line: int) -> None:
 
 
 def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    csv.field_size_limit(_CSV_FIELD_LIMIT)
-    lines = (text for _, text in read_lines(path))
-    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    cap = lines.LINE_CAP
+    csv.field_size_limit(cap)  # a field may hold a whole chunk: the csv module's default is 128 KiB
+    record = {"start": 1, "size": 0}  # the record being read: its first line, its characters so far
+
+    def capped() -> Iterator[str]:
+        for number, text in read_lines(path):
+            if record["size"] == 0:
+                record["start"] = number
+            record["size"] += len(text)
+            if record["size"] > cap:
+                raise PoolingError(over_cap("record", cap), path=path, line=record["start"])
+            yield text
+
+    reader = csv.reader(capped(), delimiter=delimiter, strict=True)
     start = 1
     try:
         header = next(reader, None)
         if header is None:
             return
         header = [name.strip() for name in header]
+        for i, name in enumerate(header):
+            if header.index(name) != i:
+                raise PoolingError(f"the header names column {shown(name)} twice (columns {header.index(name) + 1} "
+                                   f"and {i + 1}); give each column its own name", path=path, line=reader.line_num)
+        record["size"] = 0
         start = reader.line_num + 1
         for row in reader:
+            record["size"] = 0
             if row:
                 if len(row) != len(header):
                     raise PoolingError(
@@ -494,54 +551,219 @@ def _check_date(value: str, path: Path, line: int) -> None:
 # --- answers of a generating system ----------------------------------------------------------
 
 #: Fields of an answer record, each with the names a file may give it under: goldpool's own
-#: name first, then RAGAS's (``user_input``, ``retrieved_contexts``), so a RAGAS evaluation
-#: dataset reads unchanged. Every other key of a record is kept as metadata.
+#: name first, then RAGAS's (``user_input``, ``retrieved_contexts``; before RAGAS 0.2
+#: ``question``, ``contexts``, ``answer``, ``ground_truth``), so a RAGAS evaluation dataset reads
+#: unchanged. Every other key of a record is kept as metadata.
 ANSWER_FIELDS: dict[str, tuple[str, ...]] = {
     "answer_id": ("answer_id",),
     "query_id": ("query_id",),
     "question": ("question", "user_input"),
-    "response": ("response",),
+    "response": ("response", "answer"),
     "contexts": ("contexts", "retrieved_contexts"),
     "retrieved_ids": ("retrieved_ids",),
-    "reference": ("reference",),
+    "reference": ("reference", "ground_truth"),
     "claims": ("claims",),
 }
 _ANSWER_KEYS = frozenset({name for names in ANSWER_FIELDS.values() for name in names} | {"meta"})
+_LIST_FIELDS = ("contexts", "retrieved_ids", "claims")
+#: Columns that look like an answer's field but are not read as one: kept as metadata, and
+#: named in a warning that says what would be read.
+_NEAR_MISSES: dict[str, str] = {
+    "ground_truths": "give the reference answer as one text, 'reference' (or 'ground_truth'), for it to be the "
+                     "answer's reference",
+    "retrieved_context_ids": "name it 'retrieved_ids' if it holds doc_ids of the project's corpus, best first",
+    "retrieved_doc_ids": "name it 'retrieved_ids' if it holds doc_ids of the project's corpus, best first",
+    "context": "give the contexts as a list of texts, 'contexts' (or 'retrieved_contexts')",
+}
+_FORMATS = "answers are one JSON object a line (JSONL), a CSV file with a header row, or Parquet"
 
 
-def read_answers(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line, answer)`` of a JSONL or Parquet file of a system's answers, validated.
+def answers_format(path: str | Path) -> Literal["jsonl", "csv", "tsv", "parquet"]:
+    """The format of an answers file, from its content whatever its name.
+
+    Parquet if it starts with Parquet's magic bytes ``PAR1``; else JSONL if its first non-blank
+    character is ``{`` (or it has none); else a table with a header row, TSV if the file is named ``.tsv`` or
+    ``.tab`` and CSV otherwise. A file named ``.parquet`` must be Parquet.
+
+    Raises:
+        PoolingError: a ``.parquet`` file that is not Parquet; a JSON array.
+    """
+    path = Path(path)
+    if first_bytes(path, 4) == b"PAR1":
+        return "parquet"
+    if _SUFFIXES.get(path.suffix.lower()) == "parquet":
+        raise PoolingError("named .parquet but not a Parquet file (it does not start with PAR1); give the file its "
+                           "right name", path=path)
+    for number, line in read_lines(path):
+        text = line.strip()
+        if text:
+            if text.startswith("{"):
+                return "jsonl"
+            if text.startswith("["):
+                try:
+                    _json_value(text)
+                except RecursionError:
+                    raise PoolingError(_TOO_DEEP, path=path, line=number) from None
+                except json.JSONDecodeError:
+                    pass
+                raise PoolingError(f"a JSON array; {_FORMATS}", path=path, line=number)
+            break
+    else:
+        return "jsonl"  # nothing but blank lines: refused as empty, in any format
+    return "tsv" if _SUFFIXES.get(path.suffix.lower()) == "tsv" else "csv"
+
+
+def read_answers(path: str | Path, *, warnings: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line, answer)`` of a file of a system's answers, validated: JSONL, CSV (or TSV)
+    with a header row, or Parquet, told apart by :func:`answers_format`.
 
     An answer holds every key of :data:`ANSWER_FIELDS` (None when the record does not give
     it) and ``meta``, a dict of the record's other keys (merged into its own ``meta``
     object, if any), and ``fields``: the name the record gave each field under (for error
     messages). A record gives a ``question`` (or ``user_input``), a ``query_id``, or both;
-    ``response`` is required and may be empty (an abstention). ``contexts``,
+    ``response`` (or ``answer``) is required and may be empty (an abstention). ``contexts``,
     ``retrieved_ids`` and ``claims`` are lists of strings; ids are checked as every id is
     (:mod:`pooling.chars`), and an ``answer_id`` may not hold ``#``, which separates it
     from the number of its claims (``ANSWER_ID#N``). An explicit ``answer_id`` given twice
-    is refused.
+    is refused. A field given under two of its names must have one value.
+
+    In a CSV file every cell is text: an empty cell is a field not given (an empty
+    ``response`` cell is an empty response), and a list is a JSON array or a Python list
+    literal of strings, as RAGAS's ``to_csv`` and pandas write one (``['a', 'b']``), read
+    without running anything. An unnamed first column (the index pandas writes) is dropped.
+
+    ``warnings``, if given, receives one line per column that looks like an answer's field
+    but is kept only as metadata (``Question``, ``ground_truths``...).
 
     Raises:
-        PoolingError: malformed JSON or Parquet, a missing or invalid field, a field given
+        PoolingError: malformed JSON, CSV or Parquet, a missing or invalid field, a field given
             under two names with different values, the same answer_id twice, or no record
             at all; file, line and field named.
     """
     path = Path(path)
-    fmt = _SUFFIXES.get(path.suffix.lower())
-    if fmt not in ("jsonl", "parquet"):
-        raise PoolingError("answers are read from JSONL (.jsonl) or Parquet (.parquet); rename or convert the file",
-                           path=path)
+    fmt = answers_format(path)
     seen: dict[str, int] = {}
+    warned: set[str] = set()
     count = 0
-    for line, record in _parquet(path, lean=True) if fmt == "parquet" else _jsonl(path):
+    if fmt == "parquet":
+        records = _parquet(path, lean=True)
+    elif fmt == "jsonl":
+        records = _jsonl(path)
+    else:
+        delimiter = "," if fmt == "csv" else "\t"
+        _check_answer_header(path, delimiter)
+        records = _delimited(path, delimiter)
+    for line, record in records:
+        if fmt in ("csv", "tsv"):
+            record = _from_cells(record, path, line)
         answer = _answer(record, path, line)
+        if warnings is not None:
+            _warn(answer["meta"], line, warned, warnings)
         if answer["answer_id"] is not None:
             _check_unique(seen, answer["answer_id"], "answer_id", path, line)
         count += 1
         yield line, answer
     if not count:
         raise PoolingError(_empty("answers", fmt), path=path)
+
+
+def _check_answer_header(path: Path, delimiter: str) -> None:
+    """Refuse a table whose header row names no field of an answer: not an answers file."""
+    for number, line in read_lines(path):
+        if line.strip():
+            header = {name.strip() for name in next(csv.reader([line], delimiter=delimiter), [])}
+            if not _ANSWER_KEYS & header:
+                raise PoolingError(f"the header names no field of an answer (question, user_input, query_id, response, "
+                                   f"answer...); {_FORMATS}", path=path, line=number)
+            return
+
+
+def _from_cells(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    """A CSV row as a record: empty cells of the fields are not given (an empty response is
+    ""), list cells read as lists, the pandas index column dropped."""
+    record = {k: v for i, (k, v) in enumerate(record.items()) if i or k != ""}
+    responded = any(name in record for name in ANSWER_FIELDS["response"])
+    for field, names in ANSWER_FIELDS.items():
+        for name in names:
+            if record.get(name) == "":
+                record[name] = None
+            elif name in record and field in _LIST_FIELDS:
+                record[name] = _list_cell(record[name], name, path, line)
+    if responded and all(record.get(name) is None for name in ANSWER_FIELDS["response"]):
+        record[ANSWER_FIELDS["response"][0]] = ""
+    return record
+
+
+_LIST_HINT = "give a list of texts: a JSON array [\"a\", \"b\"] or Python's ['a', 'b'], as pandas and RAGAS write it"
+
+
+def _list_cell(cell: str, name: str, path: Path, line: int) -> list[Any]:
+    """The list a CSV cell holds: a JSON array, or a Python list literal of strings (what
+    ``str(list)`` writes), read from its syntax tree: nothing in the cell is ever run."""
+    text = cell.strip()
+    if not text.startswith("["):
+        raise PoolingError(_LIST_HINT, path=path, line=line, field=name)
+    try:
+        value = _json_value(text)
+    except RecursionError:
+        raise PoolingError(_TOO_DEEP, path=path, line=line, field=name) from None
+    except json.JSONDecodeError:
+        value = _python_list(text, name, path, line)
+    else:
+        if not isinstance(value, list):
+            raise PoolingError(_LIST_HINT, path=path, line=line, field=name)
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise PoolingError("holds a lone surrogate (\\ud800-\\udfff without its pair), which is not valid "
+                                   "Unicode; fix or remove the escape", path=path, line=line, field=f"{name}[{i}]") from None
+    return value
+
+
+def _python_list(text: str, name: str, path: Path, line: int) -> list[Any]:
+    import ast
+    import io
+    import tokenize
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        raise PoolingError(_LIST_HINT, path=path, line=line, field=name) from None
+    if not isinstance(tree.body, ast.List):
+        raise PoolingError(_LIST_HINT, path=path, line=line, field=name)
+    values: list[Any] = []
+    for i, node in enumerate(tree.body.elts):
+        if isinstance(node, ast.Constant):
+            values.append(node.value)
+            continue
+        kind = ("an array" if isinstance(node, ast.List | ast.Tuple | ast.Set) else "an object" if isinstance(node, ast.Dict)
+                else "Python code (which goldpool never runs)")
+        raise PoolingError(f"must be a string, not {kind}", path=path, line=line, field=f"{name}[{i}]")
+    try:
+        strings = sum(token.type == tokenize.STRING for token in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):  # pragma: no cover - ast.parse accepted the text
+        strings = -1
+    if strings != sum(isinstance(v, str) for v in values):
+        raise PoolingError("two strings with no comma between them (NumPy prints an array so, and cuts a long one with "
+                           "'...'); write the list with commas, as Python's list does", path=path, line=line, field=name)
+    return values
+
+
+def _warn(meta: dict[str, Any], line: int, warned: set[str], warnings: list[str]) -> None:
+    for key in meta:
+        if key in warned or not isinstance(key, str):
+            continue
+        canonical = key.strip().lower().replace("-", "_").replace(" ", "_")
+        if canonical in _ANSWER_KEYS:
+            hint = f"did you mean {canonical!r}? names are case-sensitive"
+        elif canonical in _NEAR_MISSES:
+            hint = _NEAR_MISSES[canonical]
+        else:
+            continue
+        warned.add(key)
+        warnings.append(f"column {shown(key)} (first at line {line}) is kept as metadata: {hint}")
 
 
 def _aliased(record: dict[str, Any], field: str, path: Path, line: int) -> tuple[str, Any]:
@@ -599,13 +821,19 @@ def _answer(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
                            path=path, line=line, field="question")
     if answer["response"] is None:
         raise PoolingError("missing; give the response text (\"\" for an abstention)", path=path, line=line, field="response")
-    answer["response"] = _named_text(answer["response"], "response", path, line, required=False)
+    answer["response"] = _named_text(answer["response"], fields["response"], path, line, required=False)
     if answer["reference"] is not None:
-        answer["reference"] = _named_text(answer["reference"], "reference", path, line, required=False)
+        answer["reference"] = _named_text(answer["reference"], fields["reference"], path, line, required=False)
     for field, ids, blank in (("contexts", False, True), ("retrieved_ids", True, True), ("claims", False, False)):
         if answer[field] is not None:
             answer[field] = _text_list(answer[field], fields[field], path, line, ids=ids, blank=blank)
-    meta = dict(record["meta"]) if isinstance(record.get("meta"), dict) else {}
+    given = record.get("meta")
+    if isinstance(given, str) and given.lstrip().startswith("{"):  # a CSV cell holding a JSON object
+        try:
+            given = _json_value(given)
+        except (json.JSONDecodeError, RecursionError):
+            pass
+    meta = dict(given) if isinstance(given, dict) else {} if given is None else {"meta": given}  # never dropped
     meta.update((k, v) for k, v in record.items() if k not in _ANSWER_KEYS)
     answer["meta"] = meta
     answer["fields"] = fields

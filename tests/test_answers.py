@@ -184,9 +184,6 @@ def test_a_bad_record_is_refused_by_file_line_and_field(db: sqlite_utils.Databas
 def test_file_level_refusals(db: sqlite_utils.Database, tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n\n", encoding="utf-8")
     assert _refused(db, tmp_path / "empty.jsonl") == "empty: no answers in the file; nothing was imported"
-    (tmp_path / "a.csv").write_text("question,response\nWhy?,x\n", encoding="utf-8")
-    assert _refused(db, tmp_path / "a.csv") == ("answers are read from JSONL (.jsonl) or Parquet (.parquet); "
-                                                "rename or convert the file")
     (tmp_path / "broken.jsonl").write_text(json.dumps(GOOD) + "\n{\"question\": \n", encoding="utf-8")
     assert _refused(db, tmp_path / "broken.jsonl") == "line 2: malformed JSON (Expecting value at column 1)"
 
@@ -330,3 +327,175 @@ def test_a_project_from_before_answers_gets_their_tables_on_open(tmp_path: Path)
     assert {"systems", "answers", "claims"} <= tables
     db.conn.executescript(_M_ANSWERS)  # replaying the step changes nothing
     db.close()
+
+
+# --- CSV, any suffix, RAGAS's older names ---------------------------------------------------------
+
+
+def _ragas_csv(path: Path, rows: list[dict], *, index: bool = False) -> Path:
+    """``rows`` as RAGAS's ``EvaluationDataset.to_csv`` writes them (csv.DictWriter: a list cell is
+    the list's Python repr), or with ``index`` as pandas' ``to_csv`` does (an unnamed index column)."""
+    import csv
+
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(([""] if index else []) + names)
+        for n, row in enumerate(rows):
+            writer.writerow(([n] if index else []) + ["" if row.get(k) is None else row[k] for k in names])
+    return path
+
+
+@pytest.mark.parametrize("index", [False, True])
+def test_answers_as_csv_with_lists_as_python_literals(db: sqlite_utils.Database, tmp_path: Path, index: bool) -> None:
+    rows = [{**RAGAS[0], "retrieved_contexts": ["Paris is the capital of France.", "It's \"big\",\nold."],
+             "faithfulness": 0.5},
+            {**RAGAS[1], "retrieved_ids": None}]
+    path = _ragas_csv(tmp_path / "ragas.csv", rows, index=index)
+    result, linked = import_answers(db, path, "rag-c", caller=OWNER)
+    assert (result.added, linked) == (2, 1)
+    first, second = sorted(list_answers(db, "rag-c"), key=lambda a: a.response, reverse=True)
+    assert first.contexts == ("Paris is the capital of France.", "It's \"big\",\nold.")
+    assert (first.retrieved_ids, first.reference, first.query_id) == (("d1", "d3"), "Paris", "q1")
+    assert (second.response, second.contexts, second.retrieved_ids) == ("", (), ())  # an empty cell: an abstention
+    meta = db.execute("SELECT meta FROM answers WHERE answer_id = ?", [first.answer_id]).fetchone()[0]
+    assert json.loads(meta) == {"faithfulness": "0.5"}  # the pandas index column is not kept
+    # The same answers in JSONL are the same answers (a CSV cell is text: the score too).
+    again, _ = import_answers(db, write_jsonl(tmp_path / "ragas.jsonl", [{**rows[0], "faithfulness": "0.5"}]), "rag-c",
+                              caller=OWNER)
+    assert (again.added, again.unchanged) == (0, 1)
+
+
+def test_a_csv_cell_may_hold_a_json_array(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text('question,response,contexts,retrieved_ids\nWhy?,x,"[""a"", ""b\\u00e9""]","[""d1""]"\n',
+                    encoding="utf-8")
+    import_answers(db, path, "rag-j", caller=OWNER)
+    [answer] = list_answers(db, "rag-j")
+    assert (answer.contexts, answer.retrieved_ids) == (("a", "b\u00e9"), ("d1",))
+
+
+@pytest.mark.parametrize(("cell", "message"), [
+    ("['a', 1]", "line 2, field 'retrieved_contexts[1]': must be a string, not a number"),
+    ("['a' 'b']", "line 2, field 'retrieved_contexts': two strings with no comma between them (NumPy prints an array "
+                  "so, and cuts a long one with '...'); write the list with commas, as Python's list does"),
+    ("[__import__('os').system('true')]", "line 2, field 'retrieved_contexts[0]': must be a string, not Python code "
+                                          "(which goldpool never runs)"),
+    ("__import__('os')", "line 2, field 'retrieved_contexts': give a list of texts: a JSON array [\"a\", \"b\"] or "
+                         "Python's ['a', 'b'], as pandas and RAGAS write it"),
+    ("just one text", "line 2, field 'retrieved_contexts': give a list of texts: a JSON array [\"a\", \"b\"] or "
+                      "Python's ['a', 'b'], as pandas and RAGAS write it"),
+    ("['a', ['b']]", "line 2, field 'retrieved_contexts[1]': must be a string, not an array"),
+    ("['unclosed", "line 2, field 'retrieved_contexts': give a list of texts: a JSON array [\"a\", \"b\"] or "
+                   "Python's ['a', 'b'], as pandas and RAGAS write it"),
+    ("['a\\x00b']", "line 2, field 'retrieved_contexts[0]': holds U+0000 NUL at character 2; remove it (NUL is not "
+                    "allowed in text)"),
+    ("['\\ud800']", "line 2, field 'retrieved_contexts[0]': holds a lone surrogate (\\ud800-\\udfff without its "
+                    "pair), which is not valid Unicode; fix or remove the escape"),
+    ("[" * 100_000 + "]" * 100_000, "line 2, field 'retrieved_contexts': nested deeper than 100 levels of arrays and "
+                                    "objects; flatten the record"),
+])
+def test_a_bad_list_cell_is_refused_by_file_line_and_field(db: sqlite_utils.Database, tmp_path: Path, cell: str,
+                                                           message: str) -> None:
+    path = _ragas_csv(tmp_path / "a.csv", [{"user_input": "Why?", "response": "x", "retrieved_contexts": cell}])
+    assert _refused(db, path) == message
+
+
+@pytest.mark.parametrize("name", ["answers.txt", "answers", "answers.csv", "answers.parquet.json"])
+def test_jsonl_answers_are_read_whatever_the_suffix(db: sqlite_utils.Database, tmp_path: Path, name: str) -> None:
+    result, linked = import_answers(db, write_jsonl(tmp_path / name, RAGAS), "rag-s", caller=OWNER)
+    assert (result.added, linked) == (2, 1)
+
+
+def test_parquet_is_known_by_its_content(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([RAGAS[0]]), tmp_path / "answers.bin")
+    result, _ = import_answers(db, tmp_path / "answers.bin", "rag-p", caller=OWNER)
+    assert result.added == 1
+    (tmp_path / "fake.parquet").write_text("question,response\nWhy?,x\n", encoding="utf-8")
+    assert _refused(db, tmp_path / "fake.parquet") == ("named .parquet but not a Parquet file (it does not start with "
+                                                      "PAR1); give the file its right name")
+
+
+def test_file_level_refusals_of_the_sniffed_formats(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps([GOOD]), encoding="utf-8")
+    assert _refused(db, tmp_path / "a.json") == ("line 1: a JSON array; answers are one JSON object a line (JSONL), "
+                                                 "a CSV file with a header row, or Parquet")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 run\n", encoding="utf-8")
+    assert _refused(db, tmp_path / "run.txt") == (
+        "line 1: the header names no field of an answer (question, user_input, query_id, response, answer...); "
+        "answers are one JSON object a line (JSONL), a CSV file with a header row, or Parquet")
+    (tmp_path / "header.csv").write_text("question,response\n", encoding="utf-8")
+    assert _refused(db, tmp_path / "header.csv") == ("empty: no answers in the file (a CSV/TSV file needs rows below "
+                                                     "its header); nothing was imported")
+
+
+#: RAGAS before 0.2: question, contexts, answer, ground_truth.
+OLD_RAGAS = [
+    {"question": "What is the capital of France?", "contexts": ["Paris is the capital of France."], "answer": "Paris.",
+     "ground_truth": "Paris"},
+    {"question": "Which river runs through Rome?", "contexts": [], "answer": "", "ground_truth": "The Tiber"},
+]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_ragas_older_column_names_are_read(db: sqlite_utils.Database, tmp_path: Path, suffix: str) -> None:
+    path = (write_jsonl(tmp_path / "old.jsonl", OLD_RAGAS) if suffix == "jsonl"
+            else _ragas_csv(tmp_path / "old.csv", OLD_RAGAS))
+    result, linked = import_answers(db, path, "rag-old", caller=OWNER)
+    assert (result.added, linked, result.warnings) == (2, 1, ())
+    by_response = {a.response: a for a in list_answers(db, "rag-old")}
+    assert by_response["Paris."].reference == "Paris"  # ground_truth is the reference, not metadata
+    assert by_response[""].reference == "The Tiber"
+    assert by_response["Paris."].contexts == ("Paris is the capital of France.",)
+    meta = db.execute("SELECT meta FROM answers WHERE response = 'Paris.'").fetchone()[0]
+    assert json.loads(meta) == {}
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"question": "Why?", "response": "x", "answer": "y"},
+     "line 2, field 'answer': differs from 'response' in the same record; give one of them"),
+    ({"question": "Why?", "response": "x", "reference": "r", "ground_truth": "s"},
+     "line 2, field 'ground_truth': differs from 'reference' in the same record; give one of them"),
+])
+def test_an_old_name_beside_the_new_one_must_agree(db: sqlite_utils.Database, tmp_path: Path, record: dict,
+                                                   message: str) -> None:
+    assert _refused(db, write_jsonl(tmp_path / "a.jsonl", [GOOD, record])) == message
+    same = {**record, **{k: record["response" if k == "answer" else "reference"] for k in ("answer", "ground_truth")
+                         if k in record}}
+    result, _ = import_answers(db, write_jsonl(tmp_path / "b.jsonl", [same]), "rag-same", caller=OWNER)
+    assert result.added == 1
+
+
+def test_a_known_column_kept_as_metadata_is_named_in_a_warning(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    rows = [{"Question": "Q?", "user_input": "What is the capital of France?", "response": "Paris.",
+             "ground_truths": ["Paris"], "retrieved_context_ids": ["d1"]},
+            {"user_input": "Why?", "response": "x", "ground_truths": ["y"], "Reference": "z"}]
+    result, _ = import_answers(db, write_jsonl(tmp_path / "a.jsonl", rows), "rag-w", caller=OWNER)
+    assert result.warnings == (
+        "column 'Question' (first at line 1) is kept as metadata: did you mean 'question'? names are case-sensitive",
+        "column 'ground_truths' (first at line 1) is kept as metadata: give the reference answer as one text, "
+        "'reference' (or 'ground_truth'), for it to be the answer's reference",
+        "column 'retrieved_context_ids' (first at line 1) is kept as metadata: name it 'retrieved_ids' if it holds "
+        "doc_ids of the project's corpus, best first",
+        "column 'Reference' (first at line 2) is kept as metadata: did you mean 'reference'? names are case-sensitive",
+    )
+    project, path = str(tmp_path / "p.db"), str(write_jsonl(tmp_path / "b.jsonl", rows))
+    out = CliRunner().invoke(cli, ["import-answers", project, path, "--system", "rag-w2", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["added"] == 2
+    assert out.stderr.splitlines() == [f"warning: {path}: {w}" for w in result.warnings]
+
+
+def test_a_meta_that_is_not_an_object_is_kept_not_dropped(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text('question,response,meta,team\nWhy?,x,"{""run"": 3}",blue\nHow?,y,free text,red\n', encoding="utf-8")
+    import_answers(db, path, "rag-m", caller=OWNER)
+    metas = {a.response: json.loads(m) for a in list_answers(db, "rag-m")
+             for (m,) in [db.execute("SELECT meta FROM answers WHERE answer_id = ?", [a.answer_id]).fetchone()]}
+    assert metas == {"x": {"run": 3, "team": "blue"}, "y": {"meta": "free text", "team": "red"}}
+    import_answers(db, write_jsonl(tmp_path / "b.jsonl", [{**GOOD, "meta": ["a", "b"]}]), "rag-m2", caller=OWNER)
+    (meta,) = db.execute("SELECT meta FROM answers WHERE system = 'rag-m2'").fetchone()
+    assert json.loads(meta) == {"meta": ["a", "b"]}

@@ -164,3 +164,93 @@ def test_a_value_quoted_in_an_error_is_cut_to_a_readable_length(tmp_path: Path, 
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     assert str(_refused(path, read)) == f"{path}, {words}"
+
+
+# --- nesting depth and line length: every reader's one-line refusal -------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _read_with(reader: str):
+    from pooling import qrels, readers
+
+    return {
+        "corpus": readers.read_corpus,
+        "queries": readers.read_queries,
+        "items": readers.read_items,
+        "verdicts": readers.read_verdicts,
+        "answers": readers.read_answers,
+        "labels": lambda p: [qrels.read_labels(p)],
+        "raters": lambda p: [qrels.read_raters(p)],
+    }[reader]
+
+
+READERS = ("corpus", "queries", "items", "verdicts", "answers", "labels", "raters")
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("deep", [DEEP, '{"doc_id": "d1", "text": "x", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}"])
+def test_a_line_nested_100000_deep_is_one_error_naming_file_and_line(tmp_path: Path, reader: str, deep: str) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n" + deep + "\n", encoding="utf-8")  # line 1 blank: every reader reaches line 2
+    error = _refused(path, _read_with(reader))
+    assert _where(error) == (str(path), 2, None)
+    assert str(error) == f"{path}, line 2: nested deeper than 100 levels of arrays and objects; flatten the record"
+
+
+def test_nesting_up_to_the_cap_is_read(tmp_path: Path) -> None:
+    meta = "[" * 99 + "]" * 99  # with the record's own object, 100 levels
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"doc_id": "d1", "text": "x", "deep": ' + meta + "}\n", encoding="utf-8")
+    assert [d.doc_id for d in read_corpus(path)] == ["d1"]
+    path.write_text('{"doc_id": "d1", "text": "x", "deep": [' + meta + "]}\n", encoding="utf-8")
+    assert str(_refused(path)) == f"{path}, line 1: nested deeper than 100 levels of arrays and objects; flatten the record"
+
+
+@pytest.mark.parametrize("name", ["c.jsonl", "c.csv", "c.tsv", "topics.trec"])
+def test_a_line_longer_than_the_cap_is_refused_naming_file_line_and_cap(tmp_path: Path, monkeypatch, name: str) -> None:
+    from pooling import lines
+
+    monkeypatch.setattr(lines, "LINE_CAP", 1000, raising=False)
+    path = tmp_path / name
+    first = {"c.jsonl": '{"doc_id": "d1", "text": "ok"}\n', "c.csv": "doc_id,text\n", "c.tsv": "doc_id\ttext\n",
+             "topics.trec": "<top>\n"}[name]
+    path.write_text(first + "x" * 5000 + "\n", encoding="utf-8")
+    read = read_queries if name.startswith("topics") else read_corpus
+    error = _refused(path, read)
+    assert str(error) == (f"{path}, line 2: longer than 1,000 bytes, the cap of one line (1,000 bytes read without "
+                          "a line end); is this the right file?")
+
+
+def test_a_link_to_dev_zero_is_refused_at_the_cap_without_growing(tmp_path: Path, monkeypatch) -> None:
+    import resource
+
+    from pooling import lines
+
+    monkeypatch.setattr(lines, "LINE_CAP", 1 << 20, raising=False)
+    for name in ("zero.jsonl", "zero.csv", "zero.txt"):
+        link = tmp_path / name
+        link.symlink_to("/dev/zero")
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for read in (read_corpus, read_run):
+            error = _refused(link, read)
+            assert "the cap of one line" in str(error) or "not valid UTF-8" in str(error), str(error)
+            assert error.line == 1
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB: under 64 MiB
+
+
+def test_the_default_line_cap_is_64_mib() -> None:
+    from pooling import lines
+
+    assert lines.LINE_CAP == 64 * 2**20
+
+
+def test_a_csv_record_longer_than_the_cap_is_refused_where_it_starts(tmp_path: Path, monkeypatch) -> None:
+    from pooling import lines
+
+    monkeypatch.setattr(lines, "LINE_CAP", 1000, raising=False)
+    path = tmp_path / "c.csv"
+    path.write_text('doc_id,text\nd1,ok\nd2,"' + "many lines\n" * 200 + '"\n', encoding="utf-8")
+    error = _refused(path)
+    assert str(error) == (f"{path}, line 3: a record longer than 1,000 characters, the cap of one record (a quoted field "
+                          "that spans lines counts whole); is a quote left open?")

@@ -236,3 +236,12 @@ def test_unknown_format_is_refused(tmp_path: Path) -> None:
     path.write_text("doc_id text\n", encoding="utf-8")
     with pytest.raises(PoolingError, match=r"corpus\.txt: unknown format; name the file \.jsonl"):
         list(read_corpus(path))
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text("doc_id,text,text\nd1,a,b\n", encoding="utf-8")
+    with pytest.raises(PoolingError) as error:
+        list(read_corpus(path))
+    assert str(error.value) == (f"{path}, line 1: the header names column 'text' twice (columns 2 and 3); give each "
+                                "column its own name")

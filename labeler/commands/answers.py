@@ -13,19 +13,23 @@ from labeler.commands.common import Project, echo_json, file_argument, json_opti
 @click.option("--system", required=True, help="Name of the system that generated the answers.")
 @json_option
 def import_answers(project: Project, file: str, system: str, as_json: bool) -> None:
-    """Add the answers of one SYSTEM from a JSONL or Parquet FILE to DB.
+    """Add the answers of one SYSTEM from a JSONL, CSV or Parquet FILE to DB.
 
     \b
     {"question" | "query_id", "response", "contexts"?: [...], "retrieved_ids"?: [...],
      "reference"?, "claims"?: [...], "answer_id"?}
 
-    RAGAS's columns (user_input, retrieved_contexts, response, reference) are read as they
-    are. "response" may be "" (an abstention). retrieved_ids are doc_ids of the project's
+    The format is told from the content, whatever the name: Parquet by its PAR1 start, JSONL
+    when the first character is "{", else CSV with a header row (TSV if named .tsv). In CSV a
+    list is a JSON array or a Python list of strings, as RAGAS's to_csv writes it.
+    RAGAS's columns (user_input, retrieved_contexts, response, reference; before 0.2
+    question, contexts, answer, ground_truth) are read as they are. "response" may be ""
+    (an abstention). retrieved_ids are doc_ids of the project's
     corpus, best first. A question equal to a project query's text (whitespace aside) is
     linked to it. Without answer_id, the id is derived from the system and the query_id or
     question, so a system answers each question once. Importing the same file again changes
     nothing; changed text under an existing answer_id is refused. Other keys are kept as
-    metadata.
+    metadata; one that looks like a field (Question, ground_truths...) is named in a warning.
 
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
@@ -35,6 +39,8 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     from labeler.store.access import OWNER
 
     result, linked = run(project.db, file, system, caller=OWNER)
+    for warning in result.warnings:
+        click.echo(f"warning: {file}: {warning}", err=True)
     r = ImportReport(file, system, result.added, result.unchanged, result.claims, linked)
     if as_json:
         echo_json(r.as_dict())

@@ -49,6 +49,7 @@ class AnswerImport:
     added: int
     unchanged: int
     claims: int  # claims added with the new answers
+    warnings: tuple[str, ...] = ()  # what the file gave that was not read as given (columns kept as metadata)
 
 
 @dataclass(frozen=True, slots=True)
