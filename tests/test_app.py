@@ -534,11 +534,19 @@ def test_run_app_starts_streamlit_headless_on_the_database(project: Project, mon
 
     calls = []
 
-    def fake_run(cmd: list[str], env: dict[str, str], check: bool) -> subprocess.CompletedProcess:
-        calls.append((cmd, env))
-        return subprocess.CompletedProcess(cmd, 0)
+    class FakeChild:
+        """The Streamlit child, exited at once with status 0."""
 
-    monkeypatch.setattr(subprocess, "run", fake_run)
+        def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
+            calls.append((cmd, env))
+
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+        def poll(self) -> int:
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", FakeChild)
     monkeypatch.chdir(project.path.parent)
     assert serve.run_app(project.path.name, "0.0.0.0", 8765, extra_env={"EXTRA": "1"}) == 0
     [(cmd, env)] = calls
