@@ -1,12 +1,32 @@
 """The README's command blocks: every command line of a fenced ```bash or ```sh block is known
 here, each either run by a test or listed with the reason it cannot run, so a command added to
-the README without a test fails this module."""
+the README without a test fails this module.
+
+The walk-through runs TO_RUN in README order, each command through ``bash -c`` (globs and
+``$(date ...)`` as a shell gives them) with ``goldpool`` this tree's CLI, in one folder holding
+the fixture project (:mod:`readme_fixtures`) and against a stub OpenAI-compatible judge on
+127.0.0.1: each must exit 0, print no traceback and write every file it names."""
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
+
+from judge_server import JudgeServer
+from readme_fixtures import MODEL, judge_answer, write_project_files
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -101,21 +121,6 @@ def test_every_readme_command_is_known_here() -> None:
 
 # --- The walk-through: every command of TO_RUN, in README order, on the fixture project. ---
 
-import glob
-import os
-import shlex
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from dataclasses import dataclass, field
-
-import pytest
-
-from judge_server import JudgeServer
-from readme_fixtures import MODEL, judge_answer, write_project_files
 
 G = "goldpool"
 #: Setup the README does not show, run before the README command it is keyed by (ports, URLs
