@@ -15,16 +15,14 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from browser_helpers import free_port, wait_healthy
 from judge_server import JudgeServer
 from readme_fixtures import MODEL, judge_answer, write_project_files
 
@@ -192,12 +190,6 @@ def test_to_run_is_in_readme_order() -> None:
     assert set(SETUP_BEFORE) <= set(TO_RUN) and set(CWD) <= set(TO_RUN)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Walk:
     root: Path
@@ -246,21 +238,11 @@ def _run(walk: Walk, command: str, cwd: str | None) -> subprocess.CompletedProce
 
 def _serve(walk: Walk, command: str) -> None:
     """A long-running command: up until its health check says ok, then SIGTERM, exit 0."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-c", f"exec {command} --port {port}"], cwd=walk.root,
                             env=walk.env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, f"{command} exited {proc.returncode}: {proc.stdout.read()}"
-            assert time.monotonic() < deadline, f"{command}: the app did not come up"
-            time.sleep(0.3)
+        wait_healthy(proc, f"http://127.0.0.1:{port}/_stcore/health")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         out = proc.stdout.read()

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from browser_helpers import free_port, wait_healthy
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _children(pid: int) -> list[int]:
@@ -50,21 +44,12 @@ def test_sigterm_to_serve_stops_the_streamlit_child(tmp_path: Path) -> None:
     cli = [sys.executable, "-c", "from labeler.cli import main; main()"]
     db = tmp_path / "p.db"
     subprocess.run([*cli, "init", str(db)], check=True, env=env, capture_output=True)
-    port = _free_port()
+    port = free_port()
     # A session of its own: the signal goes to the serve process alone, not to a process group.
     serve = subprocess.Popen([*cli, "serve", str(db), "--port", str(port)], env=env, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            assert serve.poll() is None and time.monotonic() < deadline, "the app did not come up"
-            time.sleep(0.3)
+        wait_healthy(serve, f"http://127.0.0.1:{port}/_stcore/health")
         [child] = _children(serve.pid)
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(30) == 0  # stopped as asked: not an error
