@@ -319,3 +319,24 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def fake_streamlit(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str, str]]]:
+    """Stand in for the Streamlit child `serve` starts (a child that exits 0 at once); returns
+    the (command, environment) of each child started."""
+    import subprocess
+
+    started: list[tuple[list[str], dict[str, str]]] = []
+
+    class Child:
+        def __init__(self, cmd: list[str], env: dict[str, str], **_: object) -> None:
+            started.append((cmd, env))
+
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+        def poll(self) -> int:
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Child)
+    return started

@@ -21,7 +21,7 @@ from labeler.views import ADMIN_REFUSAL
 from labeler.store import connect, now
 from labeler.store import labels
 from labeler.store.labels import Item
-from app_fixtures import APP, QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, app_test, open_page, page_text, press, sign_in
+from app_fixtures import APP, QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, app_test, fake_streamlit, open_page, page_text, press, sign_in
 
 ADMIN_PAGES = ("progress_page", "adjudicate_page", "annotators_page", "rubric_page", "calibration_page")
 
@@ -528,25 +528,9 @@ def test_serve_refuses_a_missing_database(tmp_path: Path) -> None:
 
 
 def test_run_app_starts_streamlit_headless_on_the_database(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    import subprocess
-
     from labeler.commands import serve
 
-    calls = []
-
-    class FakeChild:
-        """The Streamlit child, exited at once with status 0."""
-
-        def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
-            calls.append((cmd, env))
-
-        def wait(self, timeout: float | None = None) -> int:
-            return 0
-
-        def poll(self) -> int:
-            return 0
-
-    monkeypatch.setattr(subprocess, "Popen", FakeChild)
+    calls = fake_streamlit(monkeypatch)
     monkeypatch.chdir(project.path.parent)
     assert serve.run_app(project.path.name, "0.0.0.0", 8765, extra_env={"EXTRA": "1"}) == 0
     [(cmd, env)] = calls

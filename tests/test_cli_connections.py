@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from app_fixtures import fake_streamlit
 from judge_server import JudgeServer
 from labeler.cli import cli
 
@@ -79,7 +79,7 @@ def _commands_with_a_project() -> set[str]:
 def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Connection], monkeypatch: pytest.MonkeyPatch) -> None:
     server = JudgeServer(answer=lambda message: "SUPPORTED")
     # `serve` runs Streamlit in a child process: stand in for it (the child opens its own database).
-    monkeypatch.setattr(subprocess, "run", lambda args, **kwargs: subprocess.CompletedProcess(args, 0))
+    fake_streamlit(monkeypatch)
     steps: list[tuple[list[str], int]] = [
         (["init", "p.db"], 0),
         (["import-corpus", "p.db", "c.jsonl"], 0),

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app_fixtures import build_project
+from app_fixtures import build_project, fake_streamlit
 from labeler.cli import cli
-from labeler.commands import serve as serve_module
 from labeler.store import connect
 
 
@@ -25,15 +24,10 @@ def test_serve_warns_when_tokens_would_travel_in_clear_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str, warned: bool
 ) -> None:
     project = build_project(tmp_path)
-    started: list[list[str]] = []
-
-    class Done:
-        returncode = 0
-
-    monkeypatch.setattr(serve_module.subprocess, "run", lambda command, **_: started.append(command) or Done())
+    children = fake_streamlit(monkeypatch)
     result = CliRunner().invoke(cli, ["serve", str(project.path), "--host", host])
     assert result.exit_code == 0, result.output
-    assert f"--server.address={host}" in started[0]
+    assert f"--server.address={host}" in children[0][0]
     assert ("travel in clear text" in result.output) is warned
     if warned:
         assert result.output.startswith(f"Warning: serving on {host}: access tokens")
