@@ -342,7 +342,8 @@ def test_no_sql_changes_a_frozen_version(tmp_path: Path, sql: str) -> None:
     assert after == before
 
 
-def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_and_versions(tmp_path: Path) -> None:
+def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_diff_completeness_and_versions(
+        tmp_path: Path) -> None:
     db = project(tmp_path)
     out = tmp_path / "golden"
     ok(*export_args(db, out, "trec"))
@@ -362,6 +363,9 @@ def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_and_versio
     assert altered in refused(*export_args(db, out, "trec"))
     assert snapshot(out) == before
     assert altered in refused("eval", f"{db}@v1", str(run))
+    assert altered in refused("diff", str(db), "v1", "v1")
+    assert altered in refused("completeness", str(db), "--version", "v1")
+    assert altered in refused("completeness", str(db))  # the latest version, v1
     code, output = invoke("versions", str(db))
     assert code == 1 and output.splitlines()[1].endswith("ALTERED")
     assert output.splitlines()[-1].startswith("Error: v1: rows no longer match the content hash")
