@@ -371,6 +371,31 @@ def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_diff_compl
     assert output.splitlines()[-1].startswith("Error: v1: rows no longer match the content hash")
 
 
+def test_freeze_refuses_rows_planted_under_a_name_not_yet_frozen(tmp_path: Path) -> None:
+    db = project(tmp_path, version=None)
+    # Another tool writes rows under v1 before anyone freezes v1: the triggers guard stored versions only.
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executemany("INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels) VALUES ('v1', ?, ?, ?, '[]')",
+                     [("q1", "d5", 3), ("q2", "d6", 3)])
+    conn.close()
+    before = _tables(db)
+    assert refused("freeze", str(db), "--version", "v1") == (
+        "Error: golden version 'v1': 2 rows are stored under this name although it was never frozen; "
+        "another tool wrote them, so goldpool does not freeze under it (choose another name, or delete them: "
+        "DELETE FROM golden_rows WHERE version = 'v1')")
+    assert _tables(db) == before
+    ok("freeze", str(db), "--version", "v2")
+    assert "ALTERED" not in ok("versions", str(db))
+
+
+def _tables(db: Path) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    rows = [(t, *r) for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            for r in sorted(conn.execute(f"SELECT * FROM {t}"), key=repr)]  # noqa: S608
+    conn.close()
+    return rows
+
+
 def test_versions_recompute_the_content_hash_of_an_intact_project(tmp_path: Path) -> None:
     db = project(tmp_path)
     output = ok("versions", str(db))
