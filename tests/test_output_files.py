@@ -238,6 +238,24 @@ def test_export_refuses_a_planted_link_and_overwrite_removes_it_unfollowed(tmp_p
     assert "is a symbolic link" in refused(*export_args(db, link, "trec"), "--overwrite")
 
 
+def test_export_refuses_a_read_only_file_inside_a_previous_export_and_writes_nothing(tmp_path: Path) -> None:
+    db = project(tmp_path)
+    out = tmp_path / "golden"
+    ok(*export_args(db, out, "trec", "beir"))
+    kept = out / "qrels" / "test.tsv"
+    kept.chmod(0o444)  # someone protected this file: replacing the folder would delete it
+    before = snapshot(out)
+    for overwrite in ((), ("--overwrite",)):
+        assert refused(*export_args(db, out, "trec"), *overwrite) == (
+            f"Error: {out}: holds a read-only file, qrels/test.tsv; goldpool does not replace it "
+            "(make it writable, or choose another folder)")
+        assert snapshot(out) == before and stat.S_IMODE(kept.stat().st_mode) == 0o444
+        assert siblings(out) == []
+    kept.chmod(0o644)
+    ok(*export_args(db, out, "trec"))
+    assert set(snapshot(out)) == {"qrels.txt", "README.md", "manifest.json"}
+
+
 def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from labeler import golden_set
 
