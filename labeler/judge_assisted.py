@@ -203,6 +203,44 @@ def estimate(
     return _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci)
 
 
+#: The columns of an estimate table, as ``eval``/``compare --judge --sample`` print them.
+ESTIMATE_HEADER = ("run", "metric", "estimate", "95% interval", "people only", "95% interval", "judge only", "method")
+
+
+def _cell(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def estimate_rows(result: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row of :data:`ESTIMATE_HEADER` cells per run and metric of :func:`estimate`'s result;
+    a metric the design cannot estimate says why in its last cell."""
+    rows = []
+    for run, cells in result.items():
+        for metric, c in cells.items():
+            if c.why:
+                rows.append((run, metric, "n/a", "", "n/a", "", _cell(c.judge_only), f"not estimated: {c.why}"))
+                continue
+            rows.append((run, metric, _cell(c.value), f"[{_cell(c.low)}, {_cell(c.high)}]", _cell(c.people_only),
+                         f"[{_cell(c.people_low)}, {_cell(c.people_high)}]", _cell(c.judge_only),
+                         c.method + (f" (λ {c.lam:.2f})" if c.lam is not None else "")))
+    return rows
+
+
+def to_html(title: str, intro: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str]) -> str:
+    """The estimate table (:func:`estimate_rows`) as one self-contained HTML page, with the
+    lines said before it (``intro``) and after it (``notes``), as the text prints them; every
+    text escaped."""
+    from html import escape
+
+    from calibration.report_html import _STYLE, _html_table, wide
+
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
+             f"<style>{_STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             *(f"<p>{escape(line)}</p>" for line in intro), wide(_html_table(ESTIMATE_HEADER, rows)),
+             *(f"<p class='note'>{escape(line)}</p>" for line in notes), "</body></html>\n"]
+    return "\n".join(parts)
+
+
 def _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge, baseline, ci):
     from calibration.judge_assisted import query_level
 

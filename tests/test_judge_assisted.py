@@ -342,6 +342,30 @@ def test_stratified_eval_json_and_a_metric_it_cannot_estimate(tmp_path: Path) ->
     assert set(diff["runs"]["run2.trec"]["nDCG@10"]) >= KEYS
 
 
+def test_compare_with_judge_and_sample_writes_its_html_report(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    planned = plan_sample(db, "s2", design="stratified", share=0.4, judge="j1", seed=2, caller=OWNER)
+    golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items])
+    page = tmp_path / "cmp.html"
+    args = ["compare", golden, *runs, "--judge", "j1", "--sample", "s2", "--metric", "nDCG@10"]
+    result = CliRunner().invoke(cli, [*args, "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    assert page.is_file(), "compare --judge --sample --html wrote no file"
+    html = page.read_text(encoding="utf-8")
+    estimates = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+    assert html.startswith("<!DOCTYPE html>") and "<script" not in html
+    assert "differences from run0.trec" in html and "sample s2 (stratified" in html
+    for run in ("run1.trec", "run2.trec"):
+        cell = estimates["runs"][run]["nDCG@10"]
+        # every number the text table prints for the run, in the page's row for it
+        row = next(r for r in html.split("<tr>") if f"<td>{run}</td>" in r)
+        for value in (cell["value"], cell["low"], cell["high"], cell["people_only"], cell["judge_only"]):
+            assert f"{value:.4f}" in row
+    for line in result.output.splitlines()[:2]:  # the text's first lines, said in the page too
+        assert line.replace("&", "&amp;") in html
+    assert "labelled entries per query" in html  # its warning too
+
+
 def test_eval_refuses_a_sample_people_have_not_finished(tmp_path: Path) -> None:
     db, people, judge, runs = _project(tmp_path)
     planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
