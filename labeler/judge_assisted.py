@@ -10,6 +10,7 @@ everywhere, the people's on labelled queries) come from ir-measures
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,21 +157,44 @@ def gather(spec: str, run_paths: Sequence[str | Path], judge: str, sample: str, 
     try:
         version, rows = verified_rows(db, version_name, caller=caller)
         drawn = store.get_sample(db, sample, caller=caller)
+        graded = {(r.query_id, r.doc_id): r.relevance for r in rows}
+        missing = [item for item in drawn.items if item not in graded]
+        if missing:
+            raise StoreError(_unfinished(spec, version_name, sample, len(drawn.items), missing,
+                                         store.unlabelled_holders(db, missing, caller=caller)))
         grades = store.relevance_grades(db, judge, caller=caller)
         pool = store.pool_entries(db, caller=caller)
     finally:
         db.close()
     entries = [(e.query_id, e.doc_id) for e in pool]
-    graded = {(r.query_id, r.doc_id): r.relevance for r in rows}
-    missing = [item for item in drawn.items if item not in graded]
-    if missing:
-        q, d = missing[0]
-        raise StoreError(f"{spec}: {len(missing)} of the {len(drawn.items)} entries of sample {sample!r} have no label "
-                         f"in version {version_name!r} (first: {q}/{d}); label them and freeze a new version")
     people = {item: graded[item] for item in drawn.items}
     runs = {name: read_ranked_run(p) for name, p in zip(run_names(run_paths), run_paths, strict=True)}
     return Inputs(drawn.design, sample, judge, spec, version.content_hash, entries, [e.best_rank for e in pool],
                   dict(drawn.items), people, grades, runs)
+
+
+def _unfinished(spec: str, version: str, sample: str, size: int, missing: Sequence[tuple[str, str]],
+                holders: Any) -> str:
+    """Why a sample cannot be estimated from yet: its entries the version has no label for,
+    who holds them unlabelled (``holders``: :func:`labeler.store.samples.unlabelled_holders`)
+    and how to hand them on."""
+    q, d = missing[0]
+    text = (f"{spec}: {len(missing)} of the {size} entries of sample {sample!r} have no label in version "
+            f"{version!r} (first: {q}/{d}); label them and freeze a new version")
+    where = []
+    if holders.held:
+        where.append(f"{holders.held_entries} unlabelled in the queue of "
+                     + ", ".join(f"{name} ({n})" for name, n in holders.held.items()))
+    if holders.labelled:
+        where.append(f"{holders.labelled} labelled since {version} was frozen")
+    if holders.unassigned:
+        where.append(f"{holders.unassigned} handed out to nobody yet")
+    text += ". Of them: " + "; ".join(where)
+    if holders.held:
+        db = spec.rpartition("@")[0]
+        text += (f". To hand an annotator's unlabelled entries to whoever asks next: goldpool release {shlex.quote(db)} "
+                 f"{shlex.quote(next(iter(holders.held)))}")
+    return text
 
 
 def _qrels(items: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
