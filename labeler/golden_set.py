@@ -258,12 +258,10 @@ def diff(db: sqlite_utils.Database, old: str, new: str, *, caller: Caller) -> Ve
     """What changed between two versions.
 
     Raises:
-        StoreError: either version does not exist.
+        StoreError: either version does not exist, or was altered (:func:`verified_rows`).
     """
-    from labeler.store import versions as store
-
-    a = {(r.query_id, r.doc_id): r.relevance for r in store.version_rows(db, old, caller=caller)}
-    b = {(r.query_id, r.doc_id): r.relevance for r in store.version_rows(db, new, caller=caller)}
+    a = {(r.query_id, r.doc_id): r.relevance for r in verified_rows(db, old, caller=caller)[1]}
+    b = {(r.query_id, r.doc_id): r.relevance for r in verified_rows(db, new, caller=caller)[1]}
     added = tuple((q, d, b[(q, d)]) for q, d in sorted(b.keys() - a.keys()))
     removed = tuple((q, d, a[(q, d)]) for q, d in sorted(a.keys() - b.keys()))
     regraded = tuple((q, d, a[(q, d)], b[(q, d)]) for q, d in sorted(a.keys() & b.keys()) if a[(q, d)] != b[(q, d)])
@@ -760,7 +758,8 @@ def completeness(
     Items that joined only through imported qrels or an answer search are not a source.
 
     Raises:
-        StoreError: no version at all, or no such version. PoolingError: fewer than two sources.
+        StoreError: no version at all, no such version, or an altered one (:func:`verified_rows`).
+        PoolingError: fewer than two sources.
     """
     from labeler.store import versions as store
     from pooling.completeness import completeness as estimate
@@ -770,7 +769,7 @@ def completeness(
         if latest is None:
             raise StoreError("no golden version yet: freeze one first (goldpool freeze DB --version NAME)")
         version = latest.name
-    rows = store.version_rows(db, version, caller=caller)
+    rows = verified_rows(db, version, caller=caller)[1]
     return VersionCompleteness(version, rows, estimate(found_by_source(rows, relevance_level=relevance_level)),
                                relevance_level)
 

@@ -10,6 +10,7 @@ everywhere, the people's on labelled queries) come from ir-measures
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,21 +157,44 @@ def gather(spec: str, run_paths: Sequence[str | Path], judge: str, sample: str, 
     try:
         version, rows = verified_rows(db, version_name, caller=caller)
         drawn = store.get_sample(db, sample, caller=caller)
+        graded = {(r.query_id, r.doc_id): r.relevance for r in rows}
+        missing = [item for item in drawn.items if item not in graded]
+        if missing:
+            raise StoreError(_unfinished(spec, version_name, sample, len(drawn.items), missing,
+                                         store.unlabelled_holders(db, missing, caller=caller)))
         grades = store.relevance_grades(db, judge, caller=caller)
         pool = store.pool_entries(db, caller=caller)
     finally:
         db.close()
     entries = [(e.query_id, e.doc_id) for e in pool]
-    graded = {(r.query_id, r.doc_id): r.relevance for r in rows}
-    missing = [item for item in drawn.items if item not in graded]
-    if missing:
-        q, d = missing[0]
-        raise StoreError(f"{spec}: {len(missing)} of the {len(drawn.items)} entries of sample {sample!r} have no label "
-                         f"in version {version_name!r} (first: {q}/{d}); label them and freeze a new version")
     people = {item: graded[item] for item in drawn.items}
     runs = {name: read_ranked_run(p) for name, p in zip(run_names(run_paths), run_paths, strict=True)}
     return Inputs(drawn.design, sample, judge, spec, version.content_hash, entries, [e.best_rank for e in pool],
                   dict(drawn.items), people, grades, runs)
+
+
+def _unfinished(spec: str, version: str, sample: str, size: int, missing: Sequence[tuple[str, str]],
+                holders: Any) -> str:
+    """Why a sample cannot be estimated from yet: its entries the version has no label for,
+    who holds them unlabelled (``holders``: :func:`labeler.store.samples.unlabelled_holders`)
+    and how to hand them on."""
+    q, d = missing[0]
+    text = (f"{spec}: {len(missing)} of the {size} entries of sample {sample!r} have no label in version "
+            f"{version!r} (first: {q}/{d}); label them and freeze a new version")
+    where = []
+    if holders.held:
+        where.append(f"{holders.held_entries} unlabelled in the queue of "
+                     + ", ".join(f"{name} ({n})" for name, n in holders.held.items()))
+    if holders.labelled:
+        where.append(f"{holders.labelled} labelled since {version} was frozen")
+    if holders.unassigned:
+        where.append(f"{holders.unassigned} handed out to nobody yet")
+    text += ". Of them: " + "; ".join(where)
+    if holders.held:
+        db = spec.rpartition("@")[0]
+        text += (f". To hand an annotator's unlabelled entries to whoever asks next: goldpool release {shlex.quote(db)} "
+                 f"{shlex.quote(next(iter(holders.held)))}")
+    return text
 
 
 def _qrels(items: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
@@ -201,6 +225,44 @@ def estimate(
         people_scores = evaluate_many(_qrels(inputs.people), inputs.runs, list(parsed), relevance_level=relevance_level)
         return _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge, baseline, ci)
     return _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci)
+
+
+#: The columns of an estimate table, as ``eval``/``compare --judge --sample`` print them.
+ESTIMATE_HEADER = ("run", "metric", "estimate", "95% interval", "people only", "95% interval", "judge only", "method")
+
+
+def _cell(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def estimate_rows(result: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row of :data:`ESTIMATE_HEADER` cells per run and metric of :func:`estimate`'s result;
+    a metric the design cannot estimate says why in its last cell."""
+    rows = []
+    for run, cells in result.items():
+        for metric, c in cells.items():
+            if c.why:
+                rows.append((run, metric, "n/a", "", "n/a", "", _cell(c.judge_only), f"not estimated: {c.why}"))
+                continue
+            rows.append((run, metric, _cell(c.value), f"[{_cell(c.low)}, {_cell(c.high)}]", _cell(c.people_only),
+                         f"[{_cell(c.people_low)}, {_cell(c.people_high)}]", _cell(c.judge_only),
+                         c.method + (f" (λ {c.lam:.2f})" if c.lam is not None else "")))
+    return rows
+
+
+def to_html(title: str, intro: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str]) -> str:
+    """The estimate table (:func:`estimate_rows`) as one self-contained HTML page, with the
+    lines said before it (``intro``) and after it (``notes``), as the text prints them; every
+    text escaped."""
+    from html import escape
+
+    from calibration.report_html import _STYLE, _html_table, wide
+
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
+             f"<style>{_STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             *(f"<p>{escape(line)}</p>" for line in intro), wide(_html_table(ESTIMATE_HEADER, rows)),
+             *(f"<p class='note'>{escape(line)}</p>" for line in notes), "</body></html>\n"]
+    return "\n".join(parts)
 
 
 def _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge, baseline, ci):

@@ -48,7 +48,7 @@ from labeler.store.assign import (
     upcoming_queries,
 )
 
-__all__ = ["Scheduler", "next_item", "set_settings"]
+__all__ = ["Scheduler", "change_settings", "next_item", "set_settings"]
 
 
 def adaptive(settings: Settings) -> bool:
@@ -155,7 +155,8 @@ class Scheduler:
         earmarks: dict[int, list[str]] = {}
         for entry in ordered:
             if entry.holder is not None:  # a lapsed hold: the entry changes hands
-                take_over[entry.doc_id] = entry.holder
+                if entry.holder != me:  # (or comes back to the holder who released it)
+                    take_over[entry.doc_id] = entry.holder
                 reserve.add(entry.doc_id)
             elif entry.holders == 0 and is_overlap(query_id, entry.doc_id, settings.overlap):
                 for partner in partners.choose(settings.overlap_k - 1):
@@ -191,9 +192,10 @@ def next_item(db: sqlite_utils.Database, annotator_id: int) -> labels.Item | Non
     return labels.next_item(db, annotator_id, SCHEDULER)
 
 
-def set_settings(db: sqlite_utils.Database, values: dict[str, object], *, caller: Caller) -> Settings:
-    """Change assignment settings (admin only), ``strategy`` being any pooling strategy; see
-    :func:`labeler.store.labels.set_settings`; ``stop_rule`` any of :data:`pooling.stopping.RULES`.
+def change_settings(db: sqlite_utils.Database, values: dict[str, object], *, caller: Caller) -> labels.SettingsChange:
+    """Change assignment settings (admin only), ``strategy`` being any pooling strategy and
+    ``stop_rule`` any of :data:`pooling.stopping.RULES`; see :func:`labeler.store.labels.change_settings`
+    (setting a sample releases the entries outside it handed out before).
 
     Raises:
         StoreError: an unknown setting or strategy, or a value out of range; nothing is changed.
@@ -201,4 +203,9 @@ def set_settings(db: sqlite_utils.Database, values: dict[str, object], *, caller
     from pooling.stopping import RULES
     from pooling.strategies import STRATEGIES
 
-    return labels.set_settings(db, values, caller=caller, strategies=STRATEGIES, rules=RULES)
+    return labels.change_settings(db, values, caller=caller, strategies=STRATEGIES, rules=RULES)
+
+
+def set_settings(db: sqlite_utils.Database, values: dict[str, object], *, caller: Caller) -> Settings:
+    """The settings after :func:`change_settings`."""
+    return change_settings(db, values, caller=caller).settings

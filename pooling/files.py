@@ -7,7 +7,8 @@ before writing anything:
 
 - a target that is a symbolic link (goldpool never writes through a link it did not make:
   in a shared folder a link can point at any file of the person running goldpool);
-- a target file that is read-only (replacing it would quietly change its permissions);
+- a target file that is read-only (replacing it would quietly change its permissions), or a
+  target folder holding one (replacing the folder would delete it);
 - a ``NAME.partial`` that is a link or someone else's file.
 
 The text goes to a temporary file created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``:
@@ -200,10 +201,13 @@ def replace_folder(target: str | Path, build: Callable[[Path], None]) -> None:
 
 
 def check_folder(target: str | Path) -> None:
-    """Refuse a ``target`` folder path that is a symbolic link or exists as something else.
+    """Refuse a ``target`` folder path that is a symbolic link, exists as something else, or
+    holds a read-only file: replacing the folder whole would remove that file, which
+    :func:`check_target` refuses to replace on its own.
 
     Raises:
-        UnsafeTarget: ``target`` is a link or not a folder.
+        UnsafeTarget: ``target`` is a link or not a folder, or a file inside it is read-only
+            (the message names the first, relative to ``target``).
     """
     target = Path(target)
     try:
@@ -215,3 +219,14 @@ def check_folder(target: str | Path) -> None:
                            "(name the folder itself, or remove the link)")
     if not stat.S_ISDIR(st.st_mode):
         raise UnsafeTarget(f"{target}: exists and is not a folder")
+    for top, dirs, files in os.walk(target):  # links to folders are not followed
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(top) / name
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                continue  # a link or another non-file is removed, never written through
+            try:
+                check_target(path)
+            except UnsafeTarget:
+                raise UnsafeTarget(f"{target}: holds a read-only file, {path.relative_to(target)}; goldpool does not "
+                                   "replace it (make it writable, or choose another folder)") from None

@@ -6,6 +6,7 @@ import json
 import math
 import random
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -342,12 +343,69 @@ def test_stratified_eval_json_and_a_metric_it_cannot_estimate(tmp_path: Path) ->
     assert set(diff["runs"]["run2.trec"]["nDCG@10"]) >= KEYS
 
 
+def test_compare_with_judge_and_sample_writes_its_html_report(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    planned = plan_sample(db, "s2", design="stratified", share=0.4, judge="j1", seed=2, caller=OWNER)
+    golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items])
+    page = tmp_path / "cmp.html"
+    args = ["compare", golden, *runs, "--judge", "j1", "--sample", "s2", "--metric", "nDCG@10"]
+    result = CliRunner().invoke(cli, [*args, "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    assert page.is_file(), "compare --judge --sample --html wrote no file"
+    html = page.read_text(encoding="utf-8")
+    estimates = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+    assert html.startswith("<!DOCTYPE html>") and "<script" not in html
+    assert "differences from run0.trec" in html and "sample s2 (stratified" in html
+    for run in ("run1.trec", "run2.trec"):
+        cell = estimates["runs"][run]["nDCG@10"]
+        # every number the text table prints for the run, in the page's row for it
+        row = next(r for r in html.split("<tr>") if f"<td>{run}</td>" in r)
+        for value in (cell["value"], cell["low"], cell["high"], cell["people_only"], cell["judge_only"]):
+            assert f"{value:.4f}" in row
+    for line in result.output.splitlines()[:2]:  # the text's first lines, said in the page too
+        assert line.replace("&", "&amp;") in html
+    assert "labelled entries per query" in html  # its warning too
+
+
 def test_eval_refuses_a_sample_people_have_not_finished(tmp_path: Path) -> None:
     db, people, judge, runs = _project(tmp_path)
     planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
     golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items][:-3])
     result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s1"])
     assert result.exit_code == 1 and "3 of the 48 entries of sample 's1' have no label" in result.output
+
+
+def test_eval_names_who_holds_the_unlabelled_sample_entries_and_how_to_release_them(tmp_path: Path) -> None:
+    db, people, judge, runs = _project(tmp_path)
+    path = str(tmp_path / "p.db")
+    planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
+    assert CliRunner().invoke(cli, ["label-settings", path, "sample=s1", "overlap=0", "batch_size=6"]).exit_code == 0
+    a, _ = labels.add_annotator(db, "ann")
+    b, _ = labels.add_annotator(db, "bo b")
+    for _ in range(4):  # ann labels 4 of her batch of 6, bo b none of his
+        item = scheduling.next_item(db, a.id)
+        labels.record_judgment(db, a.id, item.query_id, item.doc_id, people[(item.query_id, item.doc_id)], 1.0)
+    late = scheduling.next_item(db, b.id)
+    assert CliRunner().invoke(cli, ["freeze", path, "--version", "v1"]).exit_code == 0
+    labels.record_judgment(db, b.id, late.query_id, late.doc_id, people[(late.query_id, late.doc_id)], 1.0)
+    result = CliRunner().invoke(cli, ["eval", f"{path}@v1", *runs, "--judge", "j1", "--sample", "s1"])
+    assert result.exit_code == 1
+    assert "44 of the 48 entries of sample 's1' have no label in version 'v1'" in result.output
+    assert result.output.strip().endswith(
+        "label them and freeze a new version. Of them: 7 unlabelled in the queue of bo b (5), ann (2); "
+        "1 labelled since v1 was frozen; 36 handed out to nobody yet. To hand an annotator's unlabelled entries to "
+        f"whoever asks next: goldpool release {path} 'bo b'"), result.output
+    released = CliRunner().invoke(cli, ["release", path, "bo b"])
+    assert released.exit_code == 0 and released.output == (
+        "bo b: released 5 unlabelled entries; the next annotator who asks gets them\n"), released.output
+    label_all(db, [a.id])  # ann alone finishes the sample, bo b's entries included
+    assert CliRunner().invoke(cli, ["freeze", path, "--version", "v2"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["eval", f"{path}@v2", *runs, "--judge", "j1", "--sample", "s1"])
+    assert result.exit_code == 0, result.output
+    assert {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")} == {
+        (q, d) for q, d, _ in planned.items}
+    unknown = CliRunner().invoke(cli, ["release", path, "nobody"])
+    assert unknown.exit_code == 1 and "nobody" in unknown.output
 
 
 def test_plan_sample_json_and_bad_input_leaves_the_project_unchanged(tmp_path: Path) -> None:
@@ -395,6 +453,41 @@ def test_the_app_hands_out_only_the_sample(tmp_path: Path) -> None:
     # Off again: the rest of the pool is handed out.
     scheduling.set_settings(db, {"sample": "off"}, caller=OWNER)
     assert label_all(db, [a.id]) == 96 - len(chosen)
+
+
+def test_setting_a_sample_releases_batches_handed_out_before_it(tmp_path: Path) -> None:
+    db, *_ = _project(tmp_path)
+    path = str(tmp_path / "p.db")
+    scheduling.set_settings(db, {"overlap": 0.5, "batch_size": 6}, caller=OWNER)
+    a, _ = labels.add_annotator(db, "a")
+    b, _ = labels.add_annotator(db, "b")
+    first = scheduling.next_item(db, a.id)  # a's batch (and b's overlap copies of it)
+    labels.record_judgment(db, a.id, first.query_id, first.doc_id, 1, 1.0)
+    scheduling.next_item(db, b.id)
+    planned = plan_sample(db, "s", design="stratified", share=0.3, judge="j1", seed=7, caller=OWNER)
+    chosen = {(q, d) for q, d, _ in planned.items}
+    held = {(q, d, who) for q, d, who in db.execute(
+        "SELECT a.query_id, a.doc_id, n.name FROM assignments a JOIN annotators n ON n.id = a.annotator_id "
+        "WHERE a.shown_order > 0 AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id "
+        "AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id)")}
+    outside = Counter(who for q, d, who in held if (q, d) not in chosen)
+    assert outside["a"] > 0 and outside["b"] > 0
+    result = CliRunner().invoke(cli, ["label-settings", path, "sample=s"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        f"sample s: released {sum(outside.values())} unlabelled entries outside the sample from the queues they were "
+        f"handed out to before it (a {outside['a']}, b {outside['b']}); they go out again when the sample is off")
+    before = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")}
+    label_all(db, [a.id, b.id])
+    labelled = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")}
+    assert labelled - before <= chosen and chosen <= labelled  # nobody is left labelling outside the sample
+    again = CliRunner().invoke(cli, ["label-settings", path, "sample=s"])
+    assert again.output.splitlines()[0].startswith("sample s: released 0 unlabelled entries")
+    # Off again: the released entries are handed out once more, none lost.
+    scheduling.set_settings(db, {"sample": "off"}, caller=OWNER)
+    label_all(db, [a.id, b.id])
+    pooled = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM pool")}
+    assert {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")} == pooled
 
 
 def test_plan_with_a_judge_needs_fewer_judgments_than_people_alone(tmp_path: Path) -> None:

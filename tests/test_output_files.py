@@ -238,6 +238,24 @@ def test_export_refuses_a_planted_link_and_overwrite_removes_it_unfollowed(tmp_p
     assert "is a symbolic link" in refused(*export_args(db, link, "trec"), "--overwrite")
 
 
+def test_export_refuses_a_read_only_file_inside_a_previous_export_and_writes_nothing(tmp_path: Path) -> None:
+    db = project(tmp_path)
+    out = tmp_path / "golden"
+    ok(*export_args(db, out, "trec", "beir"))
+    kept = out / "qrels" / "test.tsv"
+    kept.chmod(0o444)  # someone protected this file: replacing the folder would delete it
+    before = snapshot(out)
+    for overwrite in ((), ("--overwrite",)):
+        assert refused(*export_args(db, out, "trec"), *overwrite) == (
+            f"Error: {out}: holds a read-only file, qrels/test.tsv; goldpool does not replace it "
+            "(make it writable, or choose another folder)")
+        assert snapshot(out) == before and stat.S_IMODE(kept.stat().st_mode) == 0o444
+        assert siblings(out) == []
+    kept.chmod(0o644)
+    ok(*export_args(db, out, "trec"))
+    assert set(snapshot(out)) == {"qrels.txt", "README.md", "manifest.json"}
+
+
 def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from labeler import golden_set
 
@@ -342,7 +360,8 @@ def test_no_sql_changes_a_frozen_version(tmp_path: Path, sql: str) -> None:
     assert after == before
 
 
-def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_and_versions(tmp_path: Path) -> None:
+def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_diff_completeness_and_versions(
+        tmp_path: Path) -> None:
     db = project(tmp_path)
     out = tmp_path / "golden"
     ok(*export_args(db, out, "trec"))
@@ -362,9 +381,37 @@ def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_and_versio
     assert altered in refused(*export_args(db, out, "trec"))
     assert snapshot(out) == before
     assert altered in refused("eval", f"{db}@v1", str(run))
+    assert altered in refused("diff", str(db), "v1", "v1")
+    assert altered in refused("completeness", str(db), "--version", "v1")
+    assert altered in refused("completeness", str(db))  # the latest version, v1
     code, output = invoke("versions", str(db))
     assert code == 1 and output.splitlines()[1].endswith("ALTERED")
     assert output.splitlines()[-1].startswith("Error: v1: rows no longer match the content hash")
+
+
+def test_freeze_refuses_rows_planted_under_a_name_not_yet_frozen(tmp_path: Path) -> None:
+    db = project(tmp_path, version=None)
+    # Another tool writes rows under v1 before anyone freezes v1: the triggers guard stored versions only.
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executemany("INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels) VALUES ('v1', ?, ?, ?, '[]')",
+                     [("q1", "d5", 3), ("q2", "d6", 3)])
+    conn.close()
+    before = _tables(db)
+    assert refused("freeze", str(db), "--version", "v1") == (
+        "Error: golden version 'v1': 2 rows are stored under this name although it was never frozen; "
+        "another tool wrote them, so goldpool does not freeze under it (choose another name, or delete them: "
+        "DELETE FROM golden_rows WHERE version = 'v1')")
+    assert _tables(db) == before
+    ok("freeze", str(db), "--version", "v2")
+    assert "ALTERED" not in ok("versions", str(db))
+
+
+def _tables(db: Path) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    rows = [(t, *r) for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            for r in sorted(conn.execute(f"SELECT * FROM {t}"), key=repr)]  # noqa: S608
+    conn.close()
+    return rows
 
 
 def test_versions_recompute_the_content_hash_of_an_intact_project(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ TO_RUN: list[str] = [
     "goldpool label-settings project.db sample=tenth",
     "goldpool freeze project.db --version v1",
     "goldpool eval project.db@v1 runs/*.trec --judge qwen-v1 --sample tenth --metrics \"nDCG@10,P@10,R@10\"",
-    "goldpool compare project.db@v1 runs/a.trec runs/b.trec --judge qwen-v1 --sample tenth",
+    "goldpool compare project.db@v1 runs/a.trec runs/b.trec --judge qwen-v1 --sample tenth --html differences.html",
     "mkdir -p backups",
     "goldpool backup project.db backups/project-$(date +%Y%m%d-%H%M).db",
     "goldpool build-pool project.db --engine ray",

@@ -322,7 +322,7 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, 
 
     With --judge J --sample S: each run's difference from the first, estimated from the
     judge's grades on the pool and the people's on the sample, as `eval --judge --sample`
-    estimates a metric; --json: {"baseline", "runs": {RUN: {METRIC: {"value", "low", "high",
+    estimates a metric (--html writes that table); --json: {"baseline", "runs": {RUN: {METRIC: {"value", "low", "high",
     "judge_only", "people_only", "n_people", "n_judge", ...}}}}.
     """
     from calibration import CalibrationError, fixed
@@ -338,7 +338,8 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, 
 
         if not (judge and sample):
             raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
-        judge_assisted(golden, runs, [metric], judge, sample, relevance_level, as_json, baseline=True, seed=seed)
+        judge_assisted(golden, runs, [metric], judge, sample, relevance_level, as_json, baseline=True, seed=seed,
+                       html_path=html_path)
         return
     measures = list(parse_metrics([metric], relevance_level))  # a trec_eval name becomes its ir-measures name
     if len(measures) != 1:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, seed_option, with_project
+from labeler.commands.common import Project, echo_json, json_option, output_file, seed_option, with_project
 
 
 @click.command("plan-sample")
@@ -70,22 +69,34 @@ def _few_queries(labelled: int) -> str:
 _FEW_PER_QUERY = 8
 
 
-def _cell(value: float | None) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-
 def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge: str, sample: str,
-                   relevance_level: int, as_json: bool, *, baseline: bool, seed: int = 0) -> None:
+                   relevance_level: int, as_json: bool, *, baseline: bool, seed: int = 0,
+                   html_path: str | None = None) -> None:
     """Print (or --json) the judge-assisted estimates of ``eval`` (``baseline`` False) or
-    ``compare`` (differences from the first run)."""
+    ``compare`` (differences from the first run); with ``html_path``, also write them as one
+    HTML page (:func:`labeler.judge_assisted.to_html`)."""
     from labeler.golden_set import run_names
-    from labeler.judge_assisted import estimate, gather
+    from labeler.judge_assisted import ESTIMATE_HEADER, estimate, estimate_rows, gather, to_html
     from labeler.store.access import OWNER
 
     inputs = gather(golden, list(runs), judge, sample, caller=OWNER)
     first = run_names(list(runs))[0] if baseline else None
     result = estimate(inputs, metrics, relevance_level=relevance_level, baseline=first, seed=seed)
     warnings = _warnings(inputs)
+    any_cell = next(iter(next(iter(result.values())).values()))
+    intro = [f"golden: {golden}; judge {judge} on the pool ({any_cell.n_judge} entries graded); sample {sample} "
+             f"({inputs.design}, {any_cell.n_people} entries labelled by people); relevance level {relevance_level}"]
+    if first:
+        intro.append(f"differences from {first} (run minus {first}), paired on the same queries and entries")
+    alone = " (Horvitz-Thompson sums, relevant counts of the best rank)" if inputs.design == "stratified" else ""
+    notes = ["judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
+             "sample alone" + alone, *(f"warning: {w}" for w in warnings)]
+    rows = estimate_rows(result)
+    if html_path:
+        title = (f"{', '.join(metrics)} {'differences' if first else 'estimates'} on {golden}, judge {judge}, "
+                 f"sample {sample}")
+        with output_file(html_path) as handle:
+            handle.write(to_html(title, intro, rows, notes))
     if as_json:
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,
@@ -95,28 +106,12 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
             out["baseline"] = first
         echo_json(out)
         return
-    any_cell = next(iter(next(iter(result.values())).values()))
-    click.echo(f"golden: {golden}; judge {judge} on the pool ({any_cell.n_judge} entries graded); sample {sample} "
-               f"({inputs.design}, {any_cell.n_people} entries labelled by people); relevance level {relevance_level}")
-    if first:
-        click.echo(f"differences from {first} (run minus {first}), paired on the same queries and entries")
-    click.echo(f"{'run':<24}{'metric':<14}{'estimate':>10}  {'95% interval':<20}{'people only':>12}  "
-               f"{'95% interval':<20}{'judge only':>11}  method")
-    for run, cells in result.items():
-        for metric, c in cells.items():
-            if c.why:
-                click.echo(f"{run:<24}{metric:<14}{'n/a':>10}  {'':<20}{'n/a':>12}  {'':<20}{_cell(c.judge_only):>11}  "
-                           f"not estimated: {c.why}")
-                continue
-            ci = f"[{_cell(c.low)}, {_cell(c.high)}]"
-            pi = f"[{_cell(c.people_low)}, {_cell(c.people_high)}]"
-            click.echo(f"{run:<24}{metric:<14}{_cell(c.value):>10}  {ci:<20}{_cell(c.people_only):>12}  {pi:<20}"
-                       f"{_cell(c.judge_only):>11}  {c.method}" + (f" (λ {c.lam:.2f})" if c.lam is not None else ""))
-    alone = " (Horvitz-Thompson sums, relevant counts of the best rank)" if inputs.design == "stratified" else ""
-    click.echo("judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
-               "sample alone" + alone)
-    for warning in warnings:
-        click.echo(f"warning: {warning}")
+    for line in intro:
+        click.echo(line)
+    for row in [ESTIMATE_HEADER, *rows]:
+        click.echo(f"{row[0]:<24}{row[1]:<14}{row[2]:>10}  {row[3]:<20}{row[4]:>12}  {row[5]:<20}{row[6]:>11}  {row[7]}")
+    for line in notes:
+        click.echo(line)
 
 
 def _warnings(inputs: Any) -> list[str]:

@@ -99,6 +99,23 @@ def activate(project: Project, name: str) -> None:
     _set_active(project, name, True)
 
 
+@click.command()
+@with_project
+@_name_argument
+def release(project: Project, name: str) -> None:
+    """Hand back the pool entries annotator NAME was given and has not labelled.
+
+    Their holds lapse and their overlap copies leave their queue at once, so the next
+    annotator who asks gets the entries; NAME's labels are kept and NAME goes on getting new
+    work. For someone who stopped labelling a batch others are waiting for.
+    """
+    from labeler.store import labels
+
+    n = labels.release_annotator(project.db, name, caller=labels.OWNER)
+    click.echo(f"{name}: released {n} unlabelled entr{'y' if n == 1 else 'ies'}; the next annotator who asks gets "
+               f"{'it' if n == 1 else 'them'}")
+
+
 @click.command("label-settings")
 @with_project
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
@@ -124,7 +141,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     sample               hand out only the entries of this designed sample
                          (goldpool plan-sample), blind as ever; off: the whole pool
 
-    Changes apply to work handed out from now on.
+    Changes apply to work handed out from now on; setting a sample also releases the
+    unlabelled entries outside it handed out before, and says how many, by annotator.
     """
     from dataclasses import asdict
 
@@ -140,7 +158,14 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     from labeler.store.assign import enabled_tasks
 
     store = project.db
-    current = scheduling.set_settings(store, values, caller=labels.OWNER) if values else labels.get_settings(store)
+    change = scheduling.change_settings(store, values, caller=labels.OWNER) if values else None
+    current = change.settings if change else labels.get_settings(store)
+    if change and change.released is not None:
+        n = sum(change.released.values())
+        who = ", ".join(f"{name} {count}" for name, count in change.released.items())
+        click.echo(f"sample {current.sample}: released {n} unlabelled entr{'y' if n == 1 else 'ies'} outside the sample "
+                   f"from the queues they were handed out to before it" + (f" ({who})" if who else "")
+                   + ("; they go out again when the sample is off" if n else ""))
     open_tasks = ",".join(enabled_tasks(store)) or "none"
     for key, value in asdict(current).items():
         if key == "tasks":
@@ -171,4 +196,5 @@ def export_judgments(project: Project, output: str | None) -> None:
     click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
 
 
-COMMANDS: list[click.Command] = [add_annotator, new_token, annotators, activate, deactivate, label_settings, export_judgments]
+COMMANDS: list[click.Command] = [add_annotator, new_token, annotators, activate, deactivate, release, label_settings,
+                                 export_judgments]

@@ -451,17 +451,22 @@ def _hand_out(
 
 
 # The first query (in import order) with an overlap copy waiting that the annotator has not had.
-_WAITING_QUERY = """
+# Only entries of the designed sample when one is set (``:sample``), like every hand-out.
+_IN_SAMPLE = """(:sample IS NULL OR EXISTS (SELECT 1 FROM sample_items s WHERE s.sample = :sample
+                                  AND s.query_id = w.query_id AND s.doc_id = w.doc_id))"""
+
+_WAITING_QUERY = f"""
 SELECT w.query_id FROM overlap_waiting w JOIN queries q ON q.query_id = w.query_id
 WHERE NOT EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = w.query_id AND a.doc_id = w.doc_id
-                  AND a.annotator_id = :annotator)
+                  AND a.annotator_id = :annotator) AND {_IN_SAMPLE}
 ORDER BY q.rowid LIMIT 1
 """
 
-_WAITING_ENTRIES = """
+_WAITING_ENTRIES = f"""
 SELECT w.doc_id FROM overlap_waiting w JOIN pool p ON p.query_id = w.query_id AND p.doc_id = w.doc_id
 WHERE w.query_id = :query AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = w.query_id
                                           AND a.doc_id = w.doc_id AND a.annotator_id = :annotator)
+  AND {_IN_SAMPLE}
 ORDER BY p.position LIMIT :limit
 """
 
@@ -470,14 +475,15 @@ def _hand_out_waiting(
     db: sqlite_utils.Database, annotator_id: int, planner: Planner, settings: Settings, now_dt: datetime
 ) -> int:
     """Give the annotator waiting overlap copies of one query (up to a batch); return how many."""
-    row = db.execute(_WAITING_QUERY, {"annotator": annotator_id}).fetchone()
+    row = db.execute(_WAITING_QUERY, {"annotator": annotator_id, "sample": settings.sample}).fetchone()
     if row is None:
         return 0
     query_id = row[0]
     doc_ids = [
         r[0]
         for r in db.execute(
-            _WAITING_ENTRIES, {"query": query_id, "annotator": annotator_id, "limit": settings.batch_size}
+            _WAITING_ENTRIES,
+            {"query": query_id, "annotator": annotator_id, "limit": settings.batch_size, "sample": settings.sample},
         )
     ]
     base = _next_order(db, annotator_id)
@@ -489,16 +495,20 @@ def _hand_out_waiting(
     return len(doc_ids)
 
 
-def _settle_waiting(db: sqlite_utils.Database, query_id: str, doc_id: str, overlap_k: int) -> None:
-    """Keep an overlap entry in ``overlap_waiting`` exactly while it has fewer than
-    ``overlap_k`` copies that count (held by an active annotator, or labelled)."""
-    copies = db.execute(
+def _copies(db: sqlite_utils.Database, query_id: str, doc_id: str) -> int:
+    """An entry's copies that count: held by an active annotator, or labelled."""
+    return db.execute(
         "SELECT count(*) FROM assignments a JOIN annotators n ON n.id = a.annotator_id "
         "WHERE a.query_id = ? AND a.doc_id = ? AND (n.active OR EXISTS (SELECT 1 FROM judgments j "
         "WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id))",
         [query_id, doc_id],
     ).fetchone()[0]
-    if copies < overlap_k:
+
+
+def _settle_waiting(db: sqlite_utils.Database, query_id: str, doc_id: str, overlap_k: int) -> None:
+    """Keep an overlap entry in ``overlap_waiting`` exactly while it has fewer than
+    ``overlap_k`` copies that count (:func:`_copies`)."""
+    if _copies(db, query_id, doc_id) < overlap_k:
         db.execute("INSERT OR IGNORE INTO overlap_waiting (query_id, doc_id) VALUES (?, ?)", [query_id, doc_id])
     else:
         db.execute("DELETE FROM overlap_waiting WHERE query_id = ? AND doc_id = ?", [query_id, doc_id])
@@ -548,9 +558,72 @@ def release_holds(db: sqlite_utils.Database, annotator_id: int) -> None:
         )
 
 
+# Entries handed out and still in their annotator's queue, unlabelled by them.
+_QUEUED = """
+SELECT a.query_id, a.doc_id, a.annotator_id, n.name,
+       EXISTS (SELECT 1 FROM reservations r WHERE r.query_id = a.query_id AND r.doc_id = a.doc_id
+               AND r.annotator_id = a.annotator_id)
+FROM assignments a JOIN annotators n ON n.id = a.annotator_id
+WHERE a.shown_order > 0
+  AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id
+                  AND j.annotator_id = a.annotator_id)
+  AND (:annotator IS NULL OR a.annotator_id = :annotator)
+  AND (:outside IS NULL OR NOT EXISTS (SELECT 1 FROM sample_items s WHERE s.sample = :outside
+                                       AND s.query_id = a.query_id AND s.doc_id = a.doc_id))
+ORDER BY n.name, a.shown_order
+"""
+
+
+def release_work(db: sqlite_utils.Database, *, annotator_id: int | None = None,
+                 outside_sample: str | None = None) -> Counter[str]:
+    """Take unlabelled pool entries out of the queues they were handed out to, so they go to
+    whoever asks next: every annotator's (or only ``annotator_id``'s), and with
+    ``outside_sample`` only the entries outside that designed sample. Return how many were
+    released, by annotator name.
+
+    A single-label entry's hold lapses at once (the next annotator who asks takes it over); an
+    overlap copy leaves the queue and the entry waits for its next copy, or is fresh again if
+    it has none left. Labels are never touched. Must run inside a write transaction
+    (``labeler.store.transaction``).
+    """
+    queued = db.execute(_QUEUED, {"annotator": annotator_id, "outside": outside_sample}).fetchall()
+    if not queued:
+        return Counter()
+    at = _stamp(datetime.now(UTC))
+    k = get_settings(db).overlap_k
+    for query_id, doc_id, holder, _, reserved in queued:
+        db.execute("DELETE FROM assignments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
+                   [query_id, doc_id, holder])
+        if reserved:
+            db.execute("UPDATE reservations SET expires_at = ? WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
+                       [at, query_id, doc_id, holder])
+            continue
+        if _copies(db, query_id, doc_id):
+            _settle_waiting(db, query_id, doc_id, k)
+        else:  # no copy left: the entry is fresh again, handed out as any other
+            db.execute("DELETE FROM overlap_waiting WHERE query_id = ? AND doc_id = ?", [query_id, doc_id])
+    forget_frontier(db)  # a query finished before may have work again
+    return Counter(name for _, _, _, name, _ in queued)
+
+
+def queued_holders(db: sqlite_utils.Database, items: Collection[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """Of ``items``, those sitting unlabelled in an active annotator's queue, with the names of
+    the annotators whose queue holds them."""
+    wanted = set(items)
+    active = {r[0] for r in db.execute("SELECT name FROM annotators WHERE active = 1")}
+    out: dict[tuple[str, str], list[str]] = {}
+    for q, d, _, name, _ in db.execute(_QUEUED, {"annotator": None, "outside": None}):
+        if (q, d) in wanted and name in active:
+            out.setdefault((q, d), []).append(name)
+    return out
+
+
 def renew_holds(db: sqlite_utils.Database, annotator_id: int, query_id: str, expires: str) -> None:
-    """Extend the annotator's holds in one query (they are working on it)."""
+    """Extend the annotator's holds in one query (they are working on it), those still in
+    their queue only: a hold released (:func:`release_work`) stays lapsed."""
     db.execute(
-        "UPDATE reservations SET expires_at = ? WHERE query_id = ? AND annotator_id = ?",
+        "UPDATE reservations SET expires_at = ? WHERE query_id = ? AND annotator_id = ? AND EXISTS "
+        "(SELECT 1 FROM assignments a WHERE a.query_id = reservations.query_id AND a.doc_id = reservations.doc_id "
+        "AND a.annotator_id = reservations.annotator_id)",
         [expires, query_id, annotator_id],
     )

@@ -80,10 +80,12 @@ __all__ = [
     "TaskProgress",
     "Rubric",
     "Settings",
+    "SettingsChange",
     "add_annotator",
     "adjudications",
     "annotator_by_id",
     "authenticate",
+    "change_settings",
     "current_rubric",
     "disagreements",
     "export_judgments",
@@ -104,6 +106,7 @@ __all__ = [
     "record_judgment",
     "record_skip",
     "reissue_token",
+    "release_annotator",
     "release_holds",
     "require_admin",
     "rotate_token",
@@ -439,15 +442,27 @@ def latest_judgments(db: sqlite_utils.Database, *, caller: Caller) -> list[Judgm
     return [Judgment(*r[:7]) for r in db.execute(_LATEST)]
 
 
-def set_settings(
+@dataclass(frozen=True, slots=True)
+class SettingsChange:
+    """Settings after a change, and (when the change set a designed sample) the unlabelled
+    entries outside the sample it took out of each annotator's queue, by name."""
+
+    settings: Settings
+    released: Mapping[str, int] | None = None
+
+
+def change_settings(
     db: sqlite_utils.Database,
     values: dict[str, object],
     *,
     caller: Caller,
     strategies: Collection[str] = ("depth",),
     rules: Collection[str] = ("sample",),
-) -> Settings:
-    """Change assignment settings (admin only); return them all. Applies to work handed out next.
+) -> SettingsChange:
+    """Change assignment settings (admin only). Applies to work handed out next; setting a
+    ``sample`` also releases the unlabelled entries outside it that were handed out before
+    (:func:`labeler.store.assign.release_work`), in the same transaction, so nobody is left
+    labelling outside the sample.
 
     ``strategies`` are the valid ``strategy`` names, ``rules`` the valid ``stop_rule`` names
     (:func:`labeler.scheduling.set_settings` passes every pooling strategy and stopping rule).
@@ -467,9 +482,38 @@ def set_settings(
         # adaptive strategy would choose others and break the design.
         raise StoreError("setting sample: a designed sample is handed out as drawn, so it cannot be combined with an "
                          "adaptive strategy or a stopping rule (set strategy=depth stop_recall=off first)")
+    released = None
     with transaction(db):
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
         if clean.keys() & {"strategy", "stop_recall", "stop_confidence", "stop_rule", "sample"}:
             assign.forget_frontier(db)  # a query finished under the old rule may have work again
-    return get_settings(db)
+        if clean.get("sample") is not None:
+            released = dict(assign.release_work(db, outside_sample=str(clean["sample"])))
+    return SettingsChange(get_settings(db), released)
+
+
+def set_settings(
+    db: sqlite_utils.Database,
+    values: dict[str, object],
+    *,
+    caller: Caller,
+    strategies: Collection[str] = ("depth",),
+    rules: Collection[str] = ("sample",),
+) -> Settings:
+    """Change assignment settings (admin only); return them all (:func:`change_settings`)."""
+    return change_settings(db, values, caller=caller, strategies=strategies, rules=rules).settings
+
+
+def release_annotator(db: sqlite_utils.Database, name: str, *, caller: Caller) -> int:
+    """Hand back the pool entries annotator ``name`` was given and has not labelled, so
+    whoever asks next gets them (:func:`labeler.store.assign.release_work`); their labels
+    are kept and they go on getting new work. Return how many were released.
+
+    Raises:
+        StoreError: no such annotator, or a caller who is not an admin; nothing is changed.
+    """
+    require_admin(db, caller)
+    annotator = find_annotator(db, name)
+    with transaction(db):
+        return sum(assign.release_work(db, annotator_id=annotator.id).values())

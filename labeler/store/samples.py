@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -148,6 +149,32 @@ def check_sample(db: sqlite_utils.Database, name: str) -> None:
         known = sample_names(db)
         raise StoreError(f"setting sample: no sample {name!r} in this project"
                          + (f" (samples: {', '.join(known)})" if known else " (plan one with goldpool plan-sample)"))
+
+
+@dataclass(frozen=True, slots=True)
+class Holders:
+    """Where entries without a label in a version are: ``labelled`` by someone since; in the
+    queue of an active annotator, unlabelled (``held``: entries per annotator name, most
+    first; ``held_entries``: how many entries, one held by two counted once); the rest
+    (``unassigned``) handed out to nobody."""
+
+    held: dict[str, int]
+    held_entries: int
+    labelled: int
+    unassigned: int
+
+
+def unlabelled_holders(db: sqlite_utils.Database, items: Sequence[tuple[str, str]], *, caller: Caller) -> Holders:
+    """Of ``items``, those labelled by now, and who holds the others unlabelled."""
+    from labeler.store.assign import queued_holders
+
+    require_admin(db, caller)
+    labelled = {(q, d) for q, d in db.execute("SELECT DISTINCT query_id, doc_id FROM current_judgments")}
+    done = [item for item in items if item in labelled]
+    queued = queued_holders(db, [item for item in items if item not in labelled])
+    per_name = Counter(name for names in queued.values() for name in names)
+    held = dict(sorted(per_name.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Holders(held, len(queued), len(done), len(items) - len(done) - len(queued))
 
 
 def unlabelled(db: sqlite_utils.Database, items: Iterable[tuple[str, str]]) -> int:

@@ -192,7 +192,8 @@ def save_version(
         (the version, True) when stored; (the latest version, False) when nothing changed.
 
     Raises:
-        StoreError: an empty or taken name, no rows, or a caller who is not an admin.
+        StoreError: an empty or taken name, a name rows are already stored under (written by
+            another tool), no rows, or a caller who is not an admin; nothing is written.
     """
     require_admin(db, caller)
     name = name.strip()
@@ -207,6 +208,13 @@ def save_version(
             return get_version(db, last[0], caller=caller), False
         if db.execute("SELECT 1 FROM golden_versions WHERE name = ?", [name]).fetchone():
             raise StoreError(f"golden version {name!r} already exists; versions are immutable, choose a new name")
+        planted = db.execute("SELECT count(*) FROM golden_rows WHERE version = ?", [name]).fetchone()[0]
+        if planted:  # the triggers guard stored versions only: rows under a new name were written by another tool
+            raise StoreError(
+                f"golden version {name!r}: {planted} row{'s are' if planted != 1 else ' is'} stored under this name "
+                "although it was never frozen; another tool wrote them, so goldpool does not freeze under it "
+                "(choose another name, or delete them: DELETE FROM golden_rows WHERE version = '"
+                + name.replace("'", "''") + "')")
         parent = None if last is None else last[0]
         manifest = {**manifest, "name": name, "parent": parent, "content_hash": content_hash}
         # Rows first, the version last: once a version is stored the database refuses any row
