@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -122,7 +123,7 @@ def main() -> None:
     by_question = {r["question"]: (f"A{i:04d}", f"q{i:04d}", r) for i, r in enumerate(records)}
 
     def generator(message: str) -> str:
-        question = message.rsplit("Question: ", 1)[-1].split("\n", 1)[0].strip()
+        question = re.search(r"<question id=(\w+)>\n(.*?)\n</question id=\1>", message, re.S)[2].strip()
         answer_chunk, q, r = by_question[question]
         if answer_chunk in chunk_of and chunk_of[answer_chunk] in message:
             return r[f"answer_{args.system}"] if d["cause"].get(q) == "generation" else f"{r['reference']}."

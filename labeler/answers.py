@@ -28,7 +28,7 @@ import dataclasses
 import hashlib
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +153,11 @@ class SplitReport:
     from_cache: int = 0
     errors: int = 0
     unparseable: int = 0
+    cut_short: dict[str, int] = field(default_factory=dict)  # replies cut short, by why (among unparseable)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
 
 def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> dict[str, int]:
     """Cut each answer of ``system`` that has no claims yet into its sentences (admin only).

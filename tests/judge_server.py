@@ -6,8 +6,12 @@ answer applies: ``"500"``, ``"timeout"`` (sleeps past the client's timeout), ``"
 ``"text:<reply>"``, ``"slow:<seconds>"``, ``"drip:<seconds>"`` (the default answer, every
 byte of the HTTP reply sent alone, that many seconds apart), ``"status:<code>:<retry-after>"``
 (an error with that ``Retry-After`` header, none when empty), ``"huge:<n>"`` (a reply of ``n``
-characters), ``"echo"`` (a reply quoting the Authorization header) and ``"hold"`` (no reply
-until the server closes). The default answer is ``answer(message)``.
+characters), ``"cut:<reply>"`` (that reply with ``finish_reason: "length"``, as a model stopped
+at its token budget), ``"echo"`` (a reply quoting the Authorization header), ``"hold"`` (no
+reply until the server closes), ``"body:<n>"`` and ``"stream:<n>"`` (a 200 body of ``n`` bytes
+sent in 64 KiB writes, with its ``Content-Length``, or without one until the connection
+closes; ``body_bytes`` holds the bytes each such reply got written before the client hung up)
+and ``"gzip"`` (the default answer, gzip-compressed). The default answer is ``answer(message)``.
 
 ``arrivals`` holds the ``time.time()`` of each request; ``wait_for(n)`` returns once ``n``
 requests have arrived, so a test paces itself on the server rather than on sleeps.
@@ -15,6 +19,7 @@ requests have arrived, so a test paces itself on the server rather than on sleep
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -37,6 +42,7 @@ class JudgeServer:
         self.requests: list[dict] = []
         self.authorization: list[str] = []
         self.arrivals: list[float] = []
+        self.body_bytes: list[int] = []
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._closing = threading.Event()
@@ -76,6 +82,11 @@ class JudgeServer:
         with self._arrived:
             return self._arrived.wait_for(lambda: len(self.requests) >= n, timeout)
 
+    def wait_for_bodies(self, n: int, timeout: float = 60.0) -> bool:
+        """Whether ``n`` big bodies (``body:``/``stream:``) were ended within ``timeout`` seconds."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.body_bytes) >= n, timeout)
+
     def respond(self, handler: BaseHTTPRequestHandler, body: dict, step: str) -> None:
         if step == "timeout":
             time.sleep(3)
@@ -96,6 +107,8 @@ class JudgeServer:
         if step == "hold":
             self._closing.wait()
             return None
+        if step.startswith(("body:", "stream:")):
+            return self._big(handler, int(step.split(":")[1]), with_length=step.startswith("body:"))
         message = body["messages"][-1]["content"]
         if step.startswith("slow:"):
             time.sleep(float(step[5:]))
@@ -108,6 +121,8 @@ class JudgeServer:
             reply = "x" * int(step[5:])
         elif step == "echo":
             reply = f"2 (sent with {handler.headers.get('Authorization', '')})"
+        elif step.startswith("cut:"):
+            reply = step[4:]
         payload = {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -116,7 +131,11 @@ class JudgeServer:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(message.split()), "completion_tokens": 1, "total_tokens": len(message.split()) + 1},
         }
+        if step.startswith("cut:"):
+            payload["choices"][0]["finish_reason"] = "length"
         data = json.dumps(payload).encode()
+        if step == "gzip":
+            return self._send(handler, 200, gzip.compress(data), {"Content-Encoding": "gzip"})
         if step.startswith("drip:"):
             return self._drip(handler, data, float(step[5:]))
         return self._send(handler, 200, data)
@@ -133,6 +152,31 @@ class JudgeServer:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def _big(self, handler: BaseHTTPRequestHandler, size: int, *, with_length: bool) -> None:
+        """A body of ``size`` bytes (the start of a JSON reply, then spaces), written 64 KiB at a
+        time; the bytes written before the client closed the connection go to ``body_bytes``."""
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        head += f"Content-Length: {size}\r\n" if with_length else "Connection: close\r\n"
+        handler.close_connection = True
+        written = 0
+        try:
+            handler.wfile.write((head + "\r\n").encode())
+            start = b'{"choices": [{"message": {"content": "'
+            handler.wfile.write(start)
+            written = len(start)
+            block = b" " * 65536
+            while written < size:
+                part = block[:size - written]
+                handler.wfile.write(part)
+                written += len(part)
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            with self._lock:
+                self.body_bytes.append(written)
+                self._arrived.notify_all()
 
     def _drip(self, handler: BaseHTTPRequestHandler, data: bytes, interval: float) -> None:
         head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"

@@ -302,7 +302,8 @@ def test_cli_import_and_split_print_fixed_json(db: sqlite_utils.Database, tmp_pa
     assert result.output == f"{path}: 0 answers of 'rag-b' added, 2 unchanged, 0 claims from the file; 1 linked to project queries\n"
     result = runner.invoke(cli, ["split-claims", project, "--system", "rag-b", "--sentences", "--json"])
     assert json.loads(result.output) == {"system": "rag-b", "method": "sentences-v1", "answers": 1, "claims": 1,
-                                         "skipped": 1, "calls": 0, "from_cache": 0, "errors": 0, "unparseable": 0}
+                                         "skipped": 1, "calls": 0, "from_cache": 0, "errors": 0, "unparseable": 0,
+                                         "cut_short": {}}
     for args in ([], ["--sentences", "--judge", "j"], ["--judge", "j", "--model", "m"]):
         result = runner.invoke(cli, ["split-claims", project, "--system", "rag-b", *args])
         assert result.exit_code == 2, args

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from judge_server import JudgeServer
 from labels_fixtures import make_project
 from labeler.cli import cli
-from labeler.judge.client import MAX_REPLY_CHARS, Endpoint
+from labeler.judge.client import MAX_REPLY_BYTES, MAX_REPLY_CHARS, Endpoint, keep_reply
 from labeler.judge.prompts import make_prompt, prompt_hash
 from labeler.judge.run import default_prompt, run_judge
 from labeler.store.access import OWNER
@@ -65,20 +65,70 @@ def test_a_reply_that_echoes_the_key_is_stored_cached_and_exported_masked(db, se
 
 
 def test_a_huge_reply_is_cut_with_its_length_kept(db, server, tmp_path) -> None:
-    server.script = ["huge:10000000"]
+    server.script = ["huge:1000000"]  # 1 MB: within the bytes read (MAX_REPLY_BYTES), over the characters kept
     summary = _run(db, server, limit=1)
     assert (summary.calls, summary.errors, summary.unparseable) == (1, 0, 1)
     for table in ("judge_verdicts", "judge_cache"):
         raw, length = db.execute(f"SELECT raw, raw_length FROM {table}").fetchone()
-        assert (len(raw), length) == (MAX_REPLY_CHARS, 10_000_000), table
+        assert (len(raw), length) == (MAX_REPLY_CHARS, 1_000_000), table
     assert db.execute("SELECT raw_length FROM judge_verdicts WHERE raw_length IS NULL").fetchall() == []
     _run(db, server)  # the second entry gets a short reply: stored whole, no length
     raw, length = db.execute("SELECT raw, raw_length FROM judge_verdicts ORDER BY id").fetchall()[1]
     assert raw in ("0", "1", "2", "3") and length is None
     assert _run(db, server, judge="j2").from_cache == 2  # the cache gives the cut reply and its length
     rows = [json.loads(line) for line in CliRunner().invoke(cli, ["export-verdicts", str(tmp_path / "p.db")]).output.splitlines()]
-    assert [(len(r["raw"]), r["raw_length"]) for r in rows if r["name"] == "j2"] == [(MAX_REPLY_CHARS, 10_000_000), (1, None)]
+    assert [(len(r["raw"]), r["raw_length"]) for r in rows if r["name"] == "j2"] == [(MAX_REPLY_CHARS, 1_000_000), (1, None)]
     assert os.path.getsize(tmp_path / "p.db") < 1_000_000
+
+
+def test_a_reply_cut_mid_key_is_stored_with_the_start_of_the_key_masked(db, server, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # A reply stopped at its token budget in the middle of the key it echoes.
+    assert keep_reply(f"2 (sent with Bearer {KEY[:12]}") == ("2 (sent with Bearer ***", None)
+    # Any run of 8 or more of the key's first characters, wherever it is; 7 are not a secret.
+    assert keep_reply(f"{KEY[:9]}-x {KEY[:7]} {KEY}.") == (f"***-x {KEY[:7]} ***.", None)
+    server.script = [f"cut:2 (sent with Bearer {KEY[:10]}", f"text:see {KEY[:20]}"]
+    _run(db, server, concurrency=1)
+    assert [r[0] for r in db.execute("SELECT raw FROM judge_verdicts ORDER BY id")] == ["2 (sent with Bearer ***", "see ***"]
+    for table in ("judge_verdicts", "judge_cache"):
+        assert all(KEY[:8] not in (r[0] or "") for r in db.execute(f"SELECT raw FROM {table}")), table
+
+
+@pytest.mark.parametrize("step", ["body:67108864", "stream:67108864"])  # 64 MiB, with a Content-Length or without
+def test_a_reply_body_larger_than_the_cap_fails_the_call_unread(db, server, step: str) -> None:
+    server.script = [step]
+    summary = _run(db, server, limit=1, endpoint=Endpoint(server.url, timeout=30.0, attempts=3, backoff=0.01))
+    assert (summary.calls, summary.requests, summary.errors) == (1, 1, 1)  # a failed call, not asked again
+    assert f"ReplyTooLarge: the reply is larger than {MAX_REPLY_BYTES:,} bytes (MAX_REPLY_BYTES)" in summary.first_error
+    error, raw = db.execute("SELECT error, raw FROM judge_verdicts").fetchone()
+    assert raw is None and "larger than 4,194,304 bytes" in error
+    # The client hung up: the server got well under the body written before the connection closed.
+    assert server.wait_for_bodies(1)
+    assert server.body_bytes[0] < 67108864 // 2
+
+
+def test_a_compressed_reply_is_refused(db, server) -> None:
+    server.script = ["gzip"]
+    summary = _run(db, server, limit=1, endpoint=Endpoint(server.url, timeout=5.0, attempts=2, backoff=0.01))
+    assert (summary.requests, summary.errors) == (1, 1)
+    assert "the reply is gzip-compressed though only identity was accepted" in summary.first_error
+
+
+def test_a_reply_cut_short_is_unparseable_not_cached_and_said(db, server, tmp_path) -> None:
+    # One reply stopped at the token budget, one longer than what is kept: each would parse as "2".
+    server.script = ["cut:2", "text:2" + " " * MAX_REPLY_CHARS]
+    args = ["run-judge", str(tmp_path / "p.db"), "--model", "m1", "--base-url", server.url, "--concurrency", "1"]
+    result = CliRunner().invoke(cli, [*args, "--judge", "j1"])
+    assert result.exit_code == 0, result.output
+    assert "2 calls (2 requests), 0 errors, 2 unparseable" in result.stdout
+    assert ("2 replies cut short (1 finish_reason length, 1 longer than the 10,000 characters kept): counted as "
+            "unparseable (a run under another --judge name with a larger --max-tokens asks them again)") in result.stderr
+    assert db.execute("SELECT raw, verdict, parseable FROM judge_verdicts ORDER BY id").fetchall()[0] == ("2", None, 0)
+    # The reply cut at the budget is not cached (the cache does not know the budget); the other is, with its length.
+    assert db.execute("SELECT raw_length FROM judge_cache").fetchall() == [(MAX_REPLY_CHARS + 1,)]
+    again = CliRunner().invoke(cli, [*args, "--judge", "j2", "--max-tokens", "64"])
+    assert "1 from the cache, 1 calls" in again.stdout and "1 unparseable" in again.stdout
+    assert "1 reply cut short (longer than the 10,000 characters kept): counted as unparseable\n" in again.stderr
 
 
 # --- deadlines and waits ---------------------------------------------------------------------

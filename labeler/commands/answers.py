@@ -73,14 +73,19 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     (a versioned prompt; its hash is stored with every claim). The key is read from
     OPENAI_API_KEY, calls are cached by (model, prompt hash, question and response), and an
     interrupted run resumes: an answer that has claims is done. A reply that is not one claim
-    per line (or NONE) is counted as unparseable and gives no claims. A response that declines
+    per line (or NONE) is counted as unparseable and gives no claims, and so is a reply cut short
+    (the model stopped at --max-tokens, or it is longer than the 10,000 characters kept: said,
+    and a rerun with a larger --max-tokens asks those cut at the budget again). The question and
+    the response reach the model as data, between tags they cannot forge. A run whose every
+    call fails exits with an error naming the first. A response that declines
     to answer (empty, or declining by the text rule, as answer-metrics's abstention reads it)
     gets no claims and is counted as skipped. Answers whose file gave claims keep them; running it again
     adds nothing.
 
     JSON keys: system, method (the splitter's version or the prompt's hash), answers (answers
     given claims), claims (claims added), skipped (answers not given claims), calls,
-    from_cache, errors, unparseable.
+    from_cache, errors, unparseable, cut_short (replies cut short among the unparseable, by why:
+    length for finish_reason length, kept for longer than what is kept).
     """
     from labeler.store.access import OWNER
 
@@ -107,15 +112,19 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
             s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint,
                                  concurrency=concurrency, limit=limit, caller=OWNER)
         r = SplitReport(system, s.prompt_hash, s.answers, s.claims, s.total - s.answers, s.calls, s.from_cache,
-                        s.errors, s.unparseable)
+                        s.errors, s.unparseable, s.cut)
     if as_json:
         echo_json(r.as_dict())
-        return
-    line = (f"{system} ({r.method}): {plural(r.claims, 'claim')} added to "
-            f"{plural(r.answers, 'answer')}, {r.skipped} skipped (claims already, declines to answer, or none found)")
+    else:
+        line = (f"{system} ({r.method}): {plural(r.claims, 'claim')} added to "
+                f"{plural(r.answers, 'answer')}, {r.skipped} skipped (claims already, declines to answer, or none found)")
+        if judge is not None:
+            line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
+        click.echo(line)
     if judge is not None:
-        line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
-    click.echo(line)
+        from labeler.commands.judge import report_calls
+
+        report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable, no claims stored")
 
 
 COMMANDS: list[click.Command] = [import_answers, split_claims]

@@ -174,17 +174,25 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
     answers of system SYSTEM+gold, with the original reference, so they become correctness
     items for people or run-judge like any answer; `goldpool diagnose` reads them. Calls are
     cached and each answer is committed as it arrives: an interrupted run resumes, a rerun
-    makes no call. The key is read from OPENAI_API_KEY (a local server needs none).
+    makes no call. The key is read from OPENAI_API_KEY (a local server needs none). A reply
+    cut short (at --max-tokens, or longer than the 10,000 characters kept) is not stored as an
+    answer, and is said. --limit N asks N questions and says how many it left unasked.
 
     \b
-    Template placeholders: {question}  the question
-                           {contexts}  the chunks: "[n] title" (or "[n]"), a newline, the
-                                       text; chunks apart by a blank line
+    Template placeholders: {question}  the question, between <question id=ID> tags
+                           {contexts}  the chunks, chunk n between <context_n id=ID>
+                                       tags: its title (if any), a newline, its text;
+                                       chunks apart by a blank line
+    The question and the chunks are data: ID is a hash of the texts that none of them
+    holds, so no text can close its own tags (the default template says so).
 
     JSON keys: system, gold_system, version, prompt_hash, questions, selected, unjudged,
-    no_gold, already_done, stored, from_cache, calls, requests, errors, seconds, first_error.
+    no_gold, already_done, stored, from_cache, calls, requests, errors, seconds, first_error,
+    cut (replies cut short, not stored: length for finish_reason length, kept for longer than
+    what is kept), left and left_chunks (questions, and their gold chunks, left unasked by
+    --limit).
     """
-    from labeler.commands.judge import clear_text_warning
+    from labeler.commands.judge import clear_text_warning, report_calls
     from labeler.gold_context import gold_context as run
     from labeler.gold_context import read_template
     from labeler.judge.client import Endpoint
@@ -217,10 +225,11 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
         if s.stored:
             click.echo(f"next: judge the correctness of {s.gold_system}'s answers (people, or run-judge), then "
                        f"`goldpool diagnose {golden} --system {system}`")
-    if s.calls and s.errors == s.calls:
-        raise click.ClickException(f"every call failed ({s.errors}); the first: {s.first_error}")
-    if s.errors:
-        click.echo(f"{s.errors} calls failed (a rerun asks them again); the first: {s.first_error}", err=True)
+        if s.left:
+            click.echo(f"{plural(s.left, 'question')} ({plural(s.left_chunks, 'gold chunk')}) left unasked by --limit "
+                       f"{limit}: run the same command again to ask the next {min(limit, s.left)}, or without --limit "
+                       "to ask them all")
+    report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="no answer stored")
 
 
 @click.command("diagnose")

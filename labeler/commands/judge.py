@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import click
@@ -39,10 +40,11 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
     """Ask a judge model for a verdict on every item of a task in DB, and store them.
 
     The key is read from OPENAI_API_KEY (a local server needs none) and is never written to a
-    file or shown (a reply that echoes it is stored with it masked). Every verdict keeps the
-    prompt's content hash, the raw reply (cut at 10,000 characters, its length kept),
-    tokens and latency; a reply that is not exactly one allowed token is stored as
-    unparseable. Item text reaches the judge as data, between tags it cannot forge. Calls
+    file or shown (a reply that echoes it, or only its first 8 or more characters, is stored
+    with it masked). Every verdict keeps the prompt's content hash, the raw reply (cut at
+    10,000 characters, its length kept), tokens and latency; a reply that is not exactly one
+    allowed token is stored as unparseable, and so is a reply cut short (at --max-tokens, or
+    longer than the characters kept: said). A reply body over 4 MiB is not read: a failed call. Item text reaches the judge as data, between tags it cannot forge. Calls
     are cached by (model, prompt hash, item content, order): a rerun makes no calls, and an
     interrupted run resumes where it stopped. A run whose every call fails exits with an error.
     """
@@ -79,10 +81,31 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
         f"{s.from_cache} from the cache, {s.calls} calls ({s.requests} requests), {s.errors} errors, "
         f"{s.unparseable} unparseable, tokens {s.tokens_in} in / {s.tokens_out} out{per}"
     )
-    if s.calls and s.errors == s.calls:
-        raise click.ClickException(f"every call failed ({s.errors}); the first: {s.first_error}")
-    if s.errors:
-        click.echo(f"{s.errors} calls failed (a rerun asks them again); the first: {s.first_error}", err=True)
+    report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable",
+                 again="a run under another --judge name with a larger --max-tokens asks them again")
+
+
+def report_calls(calls: int, errors: int, first_error: str | None, cut: Mapping[str, int] | None = None, *,
+                 outcome: str, again: str = "a rerun with a larger --max-tokens asks them again") -> None:
+    """What every command that calls a model says once its calls are done (run-judge,
+    split-claims --judge, gold-context): the replies cut short (``cut``, by
+    :attr:`~labeler.store.verdicts.CallResult.cut_short`) and what became of them
+    (``outcome``; ``again``: how those cut at the token budget are asked again), then the
+    failed calls. Exits 1 naming the first error when every call made failed.
+    """
+    from labeler.judge.client import MAX_REPLY_CHARS
+
+    cut = {why: n for why, n in (cut or {}).items() if n}
+    if cut:
+        reasons = {"length": "finish_reason length", "kept": f"longer than the {MAX_REPLY_CHARS:,} characters kept"}
+        whys = [reasons[why] for why in cut] if len(cut) == 1 else [f"{n} {reasons[why]}" for why, n in cut.items()]
+        total = sum(cut.values())
+        line = f"{total} {'reply' if total == 1 else 'replies'} cut short ({', '.join(whys)}): {outcome}"
+        click.echo(line + (f" ({again})" if "length" in cut else ""), err=True)
+    if calls and errors == calls:
+        raise click.ClickException(f"every call failed ({errors}); the first: {first_error}")
+    if errors:
+        click.echo(f"{errors} calls failed (a rerun asks them again); the first: {first_error}", err=True)
 
 
 def clear_text_warning(base_url: str) -> str | None:

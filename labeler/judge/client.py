@@ -10,6 +10,12 @@ JSON are retried with exponential backoff (``tenacity``); a ``Retry-After`` head
 503 is waited for (up to ``retry_after_cap``). A refused key, an unknown model or endpoint
 stops the run; any other refusal (e.g. a prompt too long) is recorded for that item.
 
+A reply's body is read up to :data:`MAX_REPLY_BYTES` and no further: a larger one (by its
+``Content-Length``, or once that many bytes have arrived) fails the call, not retried, with
+an error naming the cap, and its connection is closed unread. Replies are asked for
+uncompressed (``Accept-Encoding: identity``) and a compressed one is refused, so the cap
+bounds what is held in memory, not just what crosses the wire.
+
 ``timeout`` bounds one attempt whole, from connecting to the last byte of the reply: HTTP
 clients bound each read only, so a server that sends one byte at a time could hold a worker
 for ever. Each attempt therefore runs as a task on the endpoint's own event loop, under an
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import email.utils
+import importlib
 import json
 import os
 import threading
@@ -38,15 +45,41 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 #: explains itself while a runaway or hostile reply (megabytes) is cut, its length recorded.
 MAX_REPLY_CHARS = 10_000
 
+#: Bytes of an HTTP reply body read at most (4 MiB): a verdict's JSON is under a kilobyte, and
+#: a reply of ``MAX_REPLY_CHARS`` characters well under this, while a hostile or broken server
+#: sending 100 MB costs one 4 MiB buffer, not 100 MB.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+
+#: The shortest start of the key that :func:`mask` masks when a text holds only the start.
+MASK_PREFIX = 8
+
 
 def _key() -> str:
     return os.environ.get(KEY_VARIABLE) or "no-key"
 
 
 def mask(text: str) -> str:
-    """``text`` with the API key (if any) replaced by ``***``."""
+    """``text`` with the API key (if any) replaced by ``***``, and its start too.
+
+    A reply cut mid-key (at its token budget, or by a proxy) holds only the key's first
+    characters. So every run of at least :data:`MASK_PREFIX` (8) characters that the key starts
+    with (the whole key, when it is shorter) is masked, taken as long as it goes on matching the
+    key: a whole key and any start of it alike. A key shorter than 4 characters is not a secret
+    a reply could give away and is left alone (it would mask common words).
+    """
     key = os.environ.get(KEY_VARIABLE)
-    return text.replace(key, "***") if key and len(key) >= 4 else text
+    if not key or len(key) < 4:
+        return text
+    head = key[:MASK_PREFIX]
+    out: list[str] = []
+    i = 0
+    while (j := text.find(head, i)) != -1:
+        n = len(head)
+        while n < len(key) and j + n < len(text) and text[j + n] == key[n]:
+            n += 1
+        out += [text[i:j], "***"]
+        i = j + n
+    return "".join(out) + text[i:] if out else text
 
 
 def keep_reply(text: str) -> tuple[str, int | None]:
@@ -67,6 +100,70 @@ class Interrupted(Exception):
     """The endpoint was closed while a call waited (the run is stopping)."""
 
 
+class ReplyTooLarge(Exception):
+    """A reply's body is larger than :data:`MAX_REPLY_BYTES` (or compressed); the rest is not read."""
+
+
+def _http_client(openai: Any, cap: int) -> Any:
+    """The HTTP client of an endpoint: the installed openai's own (its defaults, proxies from the
+    environment), reading a reply body up to ``cap`` bytes and no further."""
+    base = openai.DefaultAsyncHttpxClient
+    # The HTTP package openai builds on (httpx, or httpx2 for openai 3): its byte-stream type.
+    package = next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
+    byte_stream = importlib.import_module(package).AsyncByteStream
+
+    def too_large(detail: str) -> ReplyTooLarge:
+        return ReplyTooLarge(f"the reply is larger than {cap:,} bytes (MAX_REPLY_BYTES){detail}; it was not read further")
+
+    class Capped(byte_stream):  # type: ignore[misc, valid-type]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> Any:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > cap:
+                    raise too_large("")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class Client(base):  # type: ignore[misc, valid-type]
+        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+            request.headers["Accept-Encoding"] = "identity"
+            response = await super().send(request, stream=True, **kwargs)
+            if stream:
+                return response
+            try:
+                length = response.headers.get("content-length", "").strip()
+                if length.isdigit() and int(length) > cap:
+                    raise too_large(f" (Content-Length {int(length):,})")
+                encoding = response.headers.get("content-encoding", "identity").strip().lower()
+                if encoding not in ("", "identity"):
+                    raise ReplyTooLarge(f"the reply is {encoding}-compressed though only identity was accepted: "
+                                        f"unpacked it could exceed {cap:,} bytes (MAX_REPLY_BYTES)")
+                response.stream = Capped(response.stream)
+                await response.aread()
+            except BaseException:
+                await response.aclose()
+                raise
+            return response
+
+    return Client()
+
+
+def _too_large(exc: BaseException | None) -> ReplyTooLarge | None:
+    """The ReplyTooLarge behind ``exc`` (openai 1 wraps what the HTTP client raises), else None."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ReplyTooLarge):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 @dataclass(slots=True)
 class Endpoint:
     """An OpenAI-compatible chat endpoint and how patiently to call it.
@@ -78,6 +175,7 @@ class Endpoint:
         backoff: first wait between tries, in seconds (doubles each time, at most 30 s).
         max_tokens: reply budget (the prompts ask for one token).
         retry_after_cap: longest wait a ``Retry-After`` header can impose, in seconds.
+        max_reply_bytes: bytes of a reply body read at most (:data:`MAX_REPLY_BYTES`).
 
     Its event loop starts with the first call; ``close()`` (or leaving a ``with`` block) ends it.
     """
@@ -88,6 +186,7 @@ class Endpoint:
     backoff: float = 0.5
     max_tokens: int = 16
     retry_after_cap: float = 60.0
+    max_reply_bytes: int = MAX_REPLY_BYTES
     requests: int = 0  # HTTP requests sent so far, retries included
     _client: Any = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -106,7 +205,7 @@ class Endpoint:
                 self._thread = threading.Thread(target=self._loop.run_forever, name="judge-calls", daemon=True)
                 self._thread.start()
                 self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
-                                                  max_retries=0)
+                                                  max_retries=0, http_client=_http_client(openai, self.max_reply_bytes))
             self.requests += 1
             return self._loop, self._client
 
@@ -169,6 +268,8 @@ class Endpoint:
 def _retryable(exc: BaseException) -> bool:
     import openai
 
+    if _too_large(exc) is not None:  # the same reply again
+        return False
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError, TimeoutError)):
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -211,7 +312,10 @@ def _describe(exc: BaseException) -> str:
 def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     """Ask ``model`` one question; the reply unparsed (``verdict`` is filled in by the caller).
 
-    The reply is stored as :func:`keep_reply` makes it: key masked, cut to ``MAX_REPLY_CHARS``.
+    The reply is stored as :func:`keep_reply` makes it: key masked, cut to ``MAX_REPLY_CHARS``,
+    with the ``finish_reason`` the endpoint gave, so a reply cut short is known as such
+    (:attr:`~labeler.store.verdicts.CallResult.cut_short`). A body larger than
+    ``endpoint.max_reply_bytes`` is a failed call, not retried.
 
     Raises:
         JudgeError: the endpoint refuses the key, the model or the path (every call would).
@@ -242,7 +346,7 @@ def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     except Exception as exc:
         if _fatal(exc):
             raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None
-        return CallResult(None, None, False, None, None, None, _describe(exc))
+        return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
     choices = getattr(response, "choices", None) or []
     if not choices or getattr(choices[0], "message", None) is None:
         return CallResult(None, None, False, None, None, latency, "the reply holds no message (no 'choices')")
@@ -250,4 +354,6 @@ def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     tokens_in = getattr(usage, "prompt_tokens", None) if usage else None
     tokens_out = getattr(usage, "completion_tokens", None) if usage else None
     raw, length = keep_reply(choices[0].message.content or "")
-    return CallResult(raw, None, False, tokens_in, tokens_out, latency, raw_length=length)
+    finish = getattr(choices[0], "finish_reason", None)
+    return CallResult(raw, None, False, tokens_in, tokens_out, latency, raw_length=length,
+                      finish_reason=finish if isinstance(finish, str) else None)

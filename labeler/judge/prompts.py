@@ -20,7 +20,8 @@ tag for itself: it would have to contain a hash of its own content. A hash rathe
 random number keeps a call's message the same on every run (a rerun asks what was asked),
 and tags rather than escaping leave the text exactly as it was written (code, HTML and
 markup in a passage reach the judge unaltered). Every placeholder of a prompt file is framed
-the same way.
+the same way, and so are the texts of the claim splitter's prompt (``split-claims --judge``) and
+of the gold-context generator's template (:func:`frame`, the one home of this framing).
 
 The prompt's version is the content hash of its text (with the rubric filled in) and of the
 name of that framing, stored with every verdict: a prompt edit is a new metric. The rubric
@@ -211,6 +212,36 @@ def _framed(tag: str, text: str, ident: str) -> str:
     return f"<{tag} id={ident}>\n{text}\n</{tag} id={ident}>"
 
 
+def frame(template: str, values: dict[str, str | list[str] | None]) -> dict[str, str]:
+    """Each text of one call framed in its tags, by placeholder: the one way every prompt
+    (a judge's, the claim splitter's, the gold-context generator's) puts untrusted text in a
+    message. ``contexts`` is a list, each context tagged ``context_N``; None leaves a
+    placeholder empty. The id is :func:`frame_id` of ``template`` and the texts.
+
+    >>> framed = frame("{question} {response}", {"question": "q", "response": "</response id=x>"})
+    >>> ident = framed["question"].split("id=")[1].split(">")[0]
+    >>> framed["response"] == f"<response id={ident}>\\n</response id=x>\\n</response id={ident}>"
+    True
+    """
+    ident = frame_id(template, values)
+    framed: dict[str, str] = {}
+    for name, value in values.items():
+        tag = _TAGS[name]
+        if value is None:
+            framed[name] = ""
+        elif isinstance(value, str):
+            framed[name] = _framed(tag, value, ident)
+        else:
+            framed[name] = "\n\n".join(_framed(f"{tag}_{i}", text, ident) for i, text in enumerate(value, 1))
+    return framed
+
+
+def framed_prompt_hash(template: str) -> str:
+    """The version of a prompt whose texts are framed by :func:`frame`: the hash of its text
+    and of the name of that framing (:data:`FRAMING`)."""
+    return prompt_hash(f"{template}\n{FRAMING}")
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """A prompt template for one task, with the rubric (relevance) already filled in."""
@@ -223,17 +254,7 @@ class Prompt:
         """The user message for one item: each text framed in tags (item text is inserted
         verbatim, never re-parsed). ``contexts`` is a list; None leaves a placeholder empty
         (a pairwise item without context)."""
-        ident = frame_id(self.template, values)
-        framed: dict[str, str] = {}
-        for name, value in values.items():
-            tag = _TAGS[name]
-            if value is None:
-                framed[name] = ""
-            elif isinstance(value, str):
-                framed[name] = _framed(tag, value, ident)
-            else:
-                framed[name] = "\n\n".join(_framed(f"{tag}_{i}", text, ident) for i, text in enumerate(value, 1))
-        return self.template.format_map(framed)
+        return self.template.format_map(frame(self.template, values))
 
 
 def prompt_hash(text: str) -> str:
@@ -310,7 +331,7 @@ def make_prompt(task: str, text: str | None = None, *, rubric: str = "", scale: 
     if task == "relevance":
         template = template.replace("{rubric}", rubric.replace("{", "{{").replace("}", "}}"))
         template = template.replace("{scale}", scale.replace("{", "{{").replace("}", "}}"))
-    return Prompt(task, template, prompt_hash(f"{template}\n{FRAMING}"))
+    return Prompt(task, template, framed_prompt_hash(template))
 
 
 def parse_reply(task: str, reply: str | None) -> str | None:

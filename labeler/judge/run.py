@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import sqlite_utils
@@ -77,6 +77,7 @@ class RunSummary:
     seconds: float
     first_error: str | None = None  # the first failed call's error, when a call failed
     kept: int = 0  # verdicts committed this run (failed calls included: a rerun asks them again)
+    cut: dict[str, int] = field(default_factory=dict)  # replies cut short, by CallResult.cut_short (among unparseable)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -127,8 +128,9 @@ def units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> list[Unit]:
 
 
 def _verdict(task: str, order: str | None, result: CallResult) -> CallResult:
-    """Parse the reply; a pairwise slot (A: shown first) becomes the response shown there."""
-    token = parse_reply(task, result.raw) if result.error is None else None
+    """Parse the reply; a pairwise slot (A: shown first) becomes the response shown there.
+    A reply cut short (:attr:`CallResult.cut_short`) is unparseable whatever it holds."""
+    token = parse_reply(task, result.raw) if result.error is None and result.cut_short is None else None
     if token is not None and order == "BA" and token in ("A", "B"):
         token = "B" if token == "A" else "A"
     return replace(result, verdict=token, parseable=token is not None)
@@ -201,6 +203,7 @@ class _Tally:
     tokens_in: int = 0
     tokens_out: int = 0
     first_error: str | None = None
+    cut: dict[str, int] = field(default_factory=dict)
 
     def count_call(self) -> None:
         self.calls += 1
@@ -211,6 +214,7 @@ class _Tally:
         if self.first_error is None and result.error is not None:
             self.first_error = result.error
         self.unparseable += result.error is None and not result.parseable
+        count_cut(self.cut, result)
         if called:  # a reply from the cache cost nothing this time
             self.tokens_in += result.tokens_in or 0
             self.tokens_out += result.tokens_out or 0
@@ -233,7 +237,7 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
 
     summary = lambda: RunSummary(prompt.task, prompt.hash, total, already, tally.from_cache, tally.calls,  # noqa: E731
                                  endpoint.requests, tally.errors, tally.unparseable, tally.tokens_in, tally.tokens_out,
-                                 time.perf_counter() - start, tally.first_error, tally.recorded)
+                                 time.perf_counter() - start, tally.first_error, tally.recorded, dict(tally.cut))
     try:
         ask_all(db, endpoint, model, prompt.hash, todo, concurrency, key=lambda u: (u.item_hash, u.target.shown_order),
                 message=lambda u: u.message, record=record, sent=tally.count_call)
@@ -242,6 +246,12 @@ def _execute(db, judge, model, endpoint, prompt, todo, total, already, concurren
     finally:
         bar.close()
     return summary()
+
+
+def count_cut(counts: dict[str, int], result: CallResult) -> None:
+    """Count a reply cut short in ``counts``, by why (:attr:`CallResult.cut_short`)."""
+    if result.error is None and (why := result.cut_short) is not None:
+        counts[why] = counts.get(why, 0) + 1
 
 
 @contextmanager

@@ -203,8 +203,8 @@ def _check_item_ids(db: sqlite_utils.Database, path: str, where: Mapping[str, tu
 
 def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapping[str, Any] | None, *, source: str,
                             model: str, prompt_hash: str, item_hash: str, result: CallResult | None) -> int:
-    """Store one answer a model just generated (``answer`` None: the call failed, nothing to
-    store) and cache the call's reply, in one transaction, so a killed run keeps every answer
+    """Store one answer a model just generated (``answer`` None: the call failed or its reply
+    was cut short, nothing to store) and cache the call's reply, in one transaction, so a killed run keeps every answer
     stored before it and a rerun finds them. ``source`` names where the answer came from in
     error messages (as a file's path does for an import). Returns the answers added (0 or 1).
 
@@ -222,11 +222,12 @@ def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapp
         if answer is not None:
             db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
             added = _write_batch(db, source, system, [(1, answer)], at)[0]
-        if result is not None and result.error is None and result.raw is not None:
+        if result is not None and result.cacheable:
             db.conn.execute(
                 "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, '', ?, NULL, 1, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, result.tokens_in, result.tokens_out, result.latency, at],
+                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
+                [model, prompt_hash, item_hash, result.raw, int(answer is not None), result.tokens_in, result.tokens_out,
+                 result.latency, at, result.raw_length],
             )
     return added
 
@@ -376,12 +377,12 @@ def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequenc
         if texts:
             added = _insert_claims(db, answer_id, texts, "judge", prompt_hash,
                                    json.dumps({"judge": judge, "model": model}, ensure_ascii=False, sort_keys=True), at)
-        if result is not None and result.error is None and result.raw is not None:
+        if result is not None and result.cacheable:
             db.conn.execute(
                 "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?)",
+                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
                 [model, prompt_hash, item_hash, result.raw, int(texts is not None), result.tokens_in, result.tokens_out,
-                 result.latency, at],
+                 result.latency, at, result.raw_length],
             )
     return added
 

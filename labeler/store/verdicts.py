@@ -338,6 +338,22 @@ class CallResult:
     latency: float | None
     error: str | None = None
     raw_length: int | None = None  # the reply's length when ``raw`` holds only its start
+    finish_reason: str | None = None  # why the model stopped (``length``: at its token budget); not cached
+
+    @property
+    def cut_short(self) -> str | None:
+        """Why the reply is not whole, or None: ``length`` (the model stopped at its token
+        budget, ``finish_reason: "length"``) or ``kept`` (longer than what is kept of a reply,
+        ``raw_length``). A cut reply is never read as a complete verdict, claim list or answer."""
+        if self.finish_reason == "length":
+            return "length"
+        return "kept" if self.raw_length is not None else None
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether the reply may be cached: it arrived, and was not cut by the token budget
+        (which the cache is not keyed on, so a run with a larger budget must ask again)."""
+        return self.error is None and self.raw is not None and self.finish_reason != "length"
 
 
 def cached_call(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, order: str | None) -> CallResult | None:
@@ -378,7 +394,7 @@ def record_judge_call(
     """
     with transaction(db):
         _insert_judge(db, judge, target, model, prompt_hash, result, "run")
-        if cache and result.error is None and result.raw is not None:
+        if cache and result.cacheable:
             db.execute(
                 "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
                 "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
