@@ -94,6 +94,7 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["new-token", "p.db", "ada"], 0),
         (["new-token", "p.db", "nobody"], 1),  # fails after opening the project
         (["annotators", "p.db"], 0),
+        (["release", "p.db", "bob"], 0),
         (["deactivate", "p.db", "bob"], 0),
         (["activate", "p.db", "bob"], 0),
         (["label-settings", "p.db", "overlap=0.5"], 0),
