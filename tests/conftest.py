@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 # The helper modules' own checks report their values as a test's asserts do.
-pytest.register_assert_rewrite("app_fixtures", "browser_helpers")
+pytest.register_assert_rewrite("app_fixtures", "browser_helpers", "judge_server")
 
 from app_fixtures import Project, add_judgments, build_project  # noqa: E402 - after the line above
 from browser_helpers import serving  # noqa: E402

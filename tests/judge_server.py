@@ -34,6 +34,17 @@ def grade_of(message: str) -> str:
     return str(int(match[1]) % 4) if match else "0"
 
 
+def framed_blocks(message: str) -> dict[str, str]:
+    """Every framed text of a prompt the server received, by tag, checking that each is opened and
+    closed once, all by one id (the frames ``labeler.judge.prompts.frame`` writes)."""
+    ids = set(re.findall(r"<\w+ id=(\w+)>", message))
+    assert len(ids) == 1, ids
+    ident = ids.pop()
+    blocks = dict(re.findall(rf"<(\w+) id={ident}>\n(.*?)\n</\1 id={ident}>", message, re.S))
+    assert message.count(f"id={ident}>") == 2 * len(blocks)
+    return blocks
+
+
 class JudgeServer:
     def __init__(self, answer: Callable[[str], str] = grade_of, delay: float = 0.0) -> None:
         self.answer = answer
