@@ -42,7 +42,7 @@ def main() -> None:
 
     from click.testing import CliRunner
 
-    from labeler.abstention import decline_family
+    from labeler.generation.abstention import decline_family
     from labeler.cli import cli
 
     labels = json.loads(LABELS.read_text(encoding="utf-8"))["labels"]

@@ -11,7 +11,7 @@ press: the time from the press to the next item, and how long the write transact
 hands out a batch holds the lock (what every other annotator's save waits behind).
 
 Two runs in the same process (imports made before both): as built (the stopping rule and the strategy are
-decided before the write lock is taken, :meth:`labeler.scheduling.Scheduler.decide_before_lock`) and the baseline with
+decided before the write lock is taken, :meth:`labeler.retrieval.scheduling.Scheduler.decide_before_lock`) and the baseline with
 that step switched off (decided inside the write transaction, as before).
 """
 
@@ -34,7 +34,7 @@ sys.path.append(str(ROOT / "bench"))  # after the checkout: bench/pooling.py mus
 def build(path: Path, strategy: str) -> tuple[int, dict[str, set[str]]]:
     import pooling_strategies as ps
 
-    from labeler import scheduling
+    from labeler.retrieval import scheduling
     from labeler.store import init_db, labels, now
     from labeler.store.access import OWNER
     from pooling.pool import rrf_priority
@@ -69,7 +69,7 @@ def build(path: Path, strategy: str) -> tuple[int, dict[str, set[str]]]:
 
 def press(path: Path, annotator_id: int, qrels: dict[str, set[str]], n: int, prepared: bool) -> tuple[list[float], list[float]]:
     """n key presses; (seconds press to next item, seconds the hand-out's lock was held)."""
-    from labeler import scheduling
+    from labeler.retrieval import scheduling
     from labeler.store import assign, connect, labels
 
     held: list[float] = []

@@ -15,7 +15,7 @@ an incorrect answer CORRECT 35% of the time (a correct one INCORRECT 5%), a miss
 ADDRESSES 50% of the time. The truth is the people's value over every answer (what people would say if they
 labelled all of it). Each repetition hands a random ``--share`` of the questions (all their
 answers) to people, the judge labels everything, and answer-metrics' own code
-(``labeler.answer_metrics.system_metrics``) gives the three estimates. Prints, per metric, the
+(``labeler.generation.metrics.system_metrics``) gives the three estimates. Prints, per metric, the
 coverage of the 95% intervals and their mean width, people-only against PPI++, and the
 judge-only bias.
 
@@ -37,8 +37,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labeler.answer_metrics import system_metrics  # noqa: E402
-from labeler.answer_outcomes import Outcome  # noqa: E402
+from labeler.generation.metrics import system_metrics  # noqa: E402
+from labeler.generation.outcomes import Outcome  # noqa: E402
 
 METRICS = ("faithfulness", "correctness", "answer-relevance")
 
@@ -129,7 +129,7 @@ def evouna(args: argparse.Namespace) -> None:
     import json
 
     from bench.evouna_correctness import lexical
-    from labeler.answer_outcomes import is_abstention
+    from labeler.generation.outcomes import is_abstention
 
     questions = []
     for name in ("NQ", "TQ"):

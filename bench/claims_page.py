@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 
-from labeler.answers import import_answers  # noqa: E402
+from labeler.generation.answers import import_answers  # noqa: E402
 from labeler.store import connect, init_db  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402

@@ -62,7 +62,7 @@ def with_pytrec_eval(run_path: Path, qrels_path: Path) -> tuple[dict[str, dict[s
 
 
 def with_goldpool(run_path: Path, qrels_path: Path, metrics: list[str]):
-    from labeler.golden_set import evaluate_runs, load_golden
+    from labeler.retrieval.golden_set import evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
     started = time.perf_counter()

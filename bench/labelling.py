@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 
-from labeler import scheduling  # noqa: E402
+from labeler.retrieval import scheduling  # noqa: E402
 from labeler.store import connect, init_db, now  # noqa: E402
 from labeler.store.schema import start_checkpointer  # noqa: E402
 from labeler.store import labels  # noqa: E402

@@ -270,7 +270,7 @@ def case_encode(n_texts: int, rounds: int = 5) -> dict:
 
 
 def _pool_case(name: str, corpus: Path, queries: Path, *, random_vectors: bool) -> dict:
-    from labeler import build
+    from labeler.retrieval import build
     from labeler.store import corpus as store
 
     db, path = fresh_project(name)
@@ -322,7 +322,7 @@ def case_vaswani() -> dict:
 
 def case_prepare(n_docs: int, n_queries: int) -> dict:
     """Import a synthetic corpus and fill its cache (chunks and queries): a warm project."""
-    from labeler import build as store
+    from labeler.retrieval import build as store
 
     corpus, queries = synthesize(n_docs, n_queries, OUT)
     db, path = fresh_project(f"warm-{n_docs}")
@@ -335,7 +335,7 @@ def case_prepare(n_docs: int, n_queries: int) -> dict:
 
 def case_warm(n_docs: int) -> dict:
     """One build-pool of a prepared project, from a warm cache, alone in its process."""
-    from labeler import build
+    from labeler.retrieval import build
     from labeler.store import connect
     from labeler.store import corpus as store
 
@@ -392,7 +392,7 @@ def case_engines(name: str, workers: int = 2) -> dict:
     Both start from an empty cache and encode every chunk and query; the encode stage's
     chunks/s of each is their throughput (Ray's includes starting the instance and actors).
     """
-    from labeler import build as store
+    from labeler.retrieval import build as store
     from pooling.dense import DenseRetriever
     from pooling.ray_engine import RayOptions
 

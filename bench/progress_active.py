@@ -9,7 +9,7 @@ is relevant when it carries several of them; two sources rank the chunks by a no
 query are judged, the best of the sources' fused order first. The strategy is ``active``
 and the ``sample`` stopping rule is on.
 
-Timed: :func:`labeler.adaptive.query_status`, what the Progress page and ``goldpool stats``
+Timed: :func:`labeler.retrieval.adaptive.query_status`, what the Progress page and ``goldpool stats``
 call, with every cache of estimates and scores emptied first (a first load). Against, in the
 same process on the same project: the reference, the same call with the cross-fitted scores
 computed as :func:`reference_strategy_scores` does (a whole ``relevance_scores`` per fold,
@@ -97,7 +97,7 @@ def reference_mixture(p, upto=None):
 
 
 def build(path: Path, queries: int, depth: int, judged: int, seed: int) -> None:
-    from labeler import scheduling
+    from labeler.retrieval import scheduling
     from labeler.store import init_db, labels, now
     from labeler.store.access import OWNER
     from pooling.pool import rrf_priority
@@ -146,14 +146,14 @@ def build(path: Path, queries: int, depth: int, judged: int, seed: int) -> None:
 def first_load(path: Path, strategy: str | None = None) -> tuple[float, list]:
     """Seconds of one uncached ``query_status`` call, and its estimates."""
     import pooling.strategies
-    from labeler import adaptive
+    from labeler.retrieval import adaptive
     from labeler.store import connect
     from labeler.store.access import OWNER
 
     db = connect(path)
     try:
         if strategy is not None:
-            from labeler import scheduling
+            from labeler.retrieval import scheduling
 
             scheduling.set_settings(db, {"strategy": strategy}, caller=OWNER)
         adaptive._ESTIMATES.clear()

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import labelling  # noqa: E402 - the labelling benchmark's project
-from labeler import scheduling  # noqa: E402
+from labeler.retrieval import scheduling  # noqa: E402
 from labeler.store import connect  # noqa: E402
 from labeler.store import labels  # noqa: E402
 

@@ -588,7 +588,7 @@ def _markdown_escape(text: str) -> str:
     """``text`` with Markdown's special characters backslash-escaped, so it renders as written.
 
     Part of this module's Markdown writer, as ``html.escape`` is of the HTML one (the app
-    escapes for Streamlit in ``labeler.highlight``; calibration never imports the app).
+    escapes for Streamlit in ``labeler.text``; calibration never imports the app).
 
     Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
     remote image and ``a|b`` would add a table column.

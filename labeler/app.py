@@ -25,11 +25,11 @@ from collections.abc import Callable
 import sqlite_utils
 import streamlit as st
 
-from labeler import key_guard, state
-from labeler.highlight import markdown_escape
-from labeler.views import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
-from labeler.views import golden_set as _golden_set
-from labeler.views import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
+from labeler.ui import key_guard, state
+from labeler.text import markdown_escape
+from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
+from labeler.ui.pages import golden_set as _golden_set
+from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels as store_labels
 from labeler.store.assign import enabled_tasks
@@ -100,7 +100,7 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         st.info(READ_ONLY_PAGE)
     except StoreBusy:
         # Another program holds the write lock (e.g. a large import): say so, try again.
-        # Nothing was written; any key press made meanwhile is kept by the task page (labeler.flow).
+        # Nothing was written; any key press made meanwhile is kept by the task page (labeler.ui.flow).
         st.info(BUSY_NOTICE, icon="⏳")
         time.sleep(RETRY_EVERY)
         st.rerun()
@@ -179,7 +179,7 @@ def calibration_page() -> None:
     _signed_in_page(calibration.render, admin=True)
 
 
-# The page modules live in ``labeler/views/``, not ``pages/``: Streamlit treats a ``pages/``
+# The page modules live in ``labeler/ui/pages/``, not ``pages/``: Streamlit treats a ``pages/``
 # folder beside the entry point as file pages and routes the first request after start-up
 # by their names, which would break deep links to the admin pages.
 _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (

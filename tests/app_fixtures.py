@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import labeler
-from labeler import state
+from labeler.ui import state
 from labeler.store import connect, init_db, now
 from labeler.store import labels
 
@@ -136,7 +136,7 @@ def verdict_records(n_faithfulness: int = 4, n_pairwise: int = 8) -> list[dict]:
 def add_verdict_items(path: Path, n_faithfulness: int = 4, n_pairwise: int = 8, judge: bool = True) -> None:
     """Import verdict items (and a judge's verdicts on all of them) into the project at ``path``."""
     from labeler.store.access import OWNER
-    from labeler.verdict_files import import_items, import_verdicts
+    from labeler.judges.verdict_files import import_items, import_verdicts
 
     items = path.parent / "items.jsonl"
     records = verdict_records(n_faithfulness, n_pairwise)
@@ -185,9 +185,9 @@ def answer_records(n: int = 3, long_texts: bool = False) -> list[dict]:
 def add_answers(path: Path, n: int = 3, long_texts: bool = False, judge: bool = True) -> list[dict]:
     """Import :func:`answer_records` into the project at ``path`` (and a judge's verdicts on
     every claim, correctness and relevance item); returns the records."""
-    from labeler.answers import import_answers
+    from labeler.generation.answers import import_answers
     from labeler.store.access import OWNER
-    from labeler.verdict_files import import_verdicts
+    from labeler.judges.verdict_files import import_verdicts
 
     records = answer_records(n, long_texts)
     answers = path.parent / "answers.jsonl"

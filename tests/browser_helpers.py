@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from app_fixtures import Project
-from labeler import state
+from labeler.ui import state
 from labeler.store import connect
 
 #: The system's Chromium (Debian's ``chromium`` package), found on the PATH; None without it.

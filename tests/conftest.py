@@ -17,7 +17,7 @@ pytest.register_assert_rewrite("app_fixtures", "browser_helpers", "judge_server"
 from app_fixtures import Project, add_judgments, build_project  # noqa: E402 - after the line above
 from browser_helpers import serving  # noqa: E402
 from judge_server import JudgeServer  # noqa: E402
-from labeler import state  # noqa: E402
+from labeler.ui import state  # noqa: E402
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from labels_fixtures import write_jsonl
-from labeler.gold_context import gold_answer_id, gold_chunk_ids
+from labeler.diagnosis.gold_context import gold_answer_id, gold_chunk_ids
 from labeler.cli import cli
 
 CORPUS = [

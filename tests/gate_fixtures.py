@@ -15,7 +15,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from labeler.golden_set import content_hash
+from labeler.retrieval.golden_set import content_hash
 
 N = 200
 #: drop in points -> (questions made worse, questions made better)

@@ -36,7 +36,7 @@ def grade_of(message: str) -> str:
 
 def framed_blocks(message: str) -> dict[str, str]:
     """Every framed text of a prompt the server received, by tag, checking that each is opened and
-    closed once, all by one id (the frames ``labeler.judge.prompts.frame`` writes)."""
+    closed once, all by one id (the frames ``labeler.judges.prompts.frame`` writes)."""
     ids = set(re.findall(r"<\w+ id=(\w+)>", message))
     assert len(ids) == 1, ids
     ident = ids.pop()

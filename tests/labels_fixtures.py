@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.store import connect, init_db, now
 from labeler.store import labels
 

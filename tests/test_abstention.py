@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.abstention import FAMILIES, decline_family
-from labeler.answer_outcomes import is_abstention
+from labeler.generation.abstention import FAMILIES, decline_family
+from labeler.generation.outcomes import is_abstention
 
 #: Declines, by family: each a whole response people would mark "declines to answer".
 DECLINES: dict[str, tuple[str, ...]] = {

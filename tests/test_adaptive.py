@@ -9,7 +9,7 @@ import sqlite_utils
 
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import Project, open_page
-from labeler import adaptive, scheduling
+from labeler.retrieval import adaptive, scheduling
 from labeler.store import StoreError, connect, labels
 from labeler.store.access import OWNER
 from pooling.stopping import RULES
@@ -131,7 +131,7 @@ def test_stats_prints_each_labelled_query_estimate(project: Project) -> None:
 
 
 def test_progress_page_shows_the_estimate(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler import state
+    from labeler.ui import state
 
     monkeypatch.setenv(state.DB_ENV_VAR, str(project.path))
     db = connect(project.path)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.cli import cli
 from labeler.store import labels
 from labels_fixtures import make_project

@@ -11,13 +11,13 @@ from streamlit.testing.v1 import AppTest
 
 from app_fixtures import (JUDGE_NAME, JUDGE_RAW, SYSTEM_NAME, XSS_PAYLOAD, Project, add_answers, answer_records,
                           open_page, page_text, press)
-from labeler import state
-from labeler.highlight import claim_html, claim_span
+from labeler.ui import state
+from labeler.text import claim_html, claim_span
 from labeler.store import connect
 from labeler.store import labels
 from labeler.store.access import OWNER
 from labeler.store.verdict_queue import Card
-from labeler.views import claims
+from labeler.ui.pages import claims
 
 RECORDS = {r["answer_id"]: r for r in answer_records(4)}
 #: (page function, task, the verdicts its keys give in order, what "Your verdict" says of the last one)

@@ -12,12 +12,12 @@ import pytest
 import sqlite_utils
 
 from labels_fixtures import write_jsonl
-from labeler.answers import import_answers, split_claims
+from labeler.generation.answers import import_answers, split_claims
 from labeler.store import StoreError, connect, init_db
 from labeler.store.access import OWNER
 from labeler.store.answers import item_hash
 from labeler.store.verdicts import get_item, list_items, record_human_verdict
-from labeler.verdict_files import import_verdicts
+from labeler.judges.verdict_files import import_verdicts
 
 ANSWERS = [
     {"answer_id": "a1", "question": "Capital of France?", "response": "Paris. It is large.",
@@ -133,7 +133,7 @@ def test_a_project_with_answers_from_before_the_tasks_gets_their_items(tmp_path:
 
 def test_outcomes_take_peoples_majority_and_define_faithfulness_only_on_fully_judged_answers(
         db: sqlite_utils.Database, tmp_path: Path) -> None:
-    from labeler.answer_outcomes import outcomes
+    from labeler.generation.outcomes import outcomes
 
     def verdicts(who: str, records: list[dict], judge: bool = False) -> None:
         path = write_jsonl(tmp_path / f"{who}.jsonl", records)
@@ -157,7 +157,7 @@ def test_outcomes_take_peoples_majority_and_define_faithfulness_only_on_fully_ju
 
 
 def test_whole_answer_faithfulness_items_are_judged_by_run_judge(db: sqlite_utils.Database) -> None:
-    from labeler.judge.run import default_prompt, units
+    from labeler.judges.run import default_prompt, units
 
     prompt = default_prompt(db, "faithfulness", None)
     found = {u.target.item_id: u for u in units(db, "faithfulness", prompt)}
@@ -183,7 +183,7 @@ def test_whole_answer_verdicts_import_by_item_or_by_answer_id_with_the_task(db: 
                                                ("a1@faithfulness", "its faithfulness item")])
 def test_an_item_with_the_id_of_an_answers_item_is_refused_by_file_line_and_field(
         db: sqlite_utils.Database, tmp_path: Path, item_id: str, what: str) -> None:
-    from labeler.verdict_files import import_items
+    from labeler.judges.verdict_files import import_items
 
     good = {"item_id": "f1", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}
     path = write_jsonl(tmp_path / "items.jsonl", [good, {**good, "item_id": item_id}])
@@ -200,7 +200,7 @@ def test_an_item_with_the_id_of_an_answers_item_is_refused_by_file_line_and_fiel
                                                 ("z@answer-relevance", "answer_id")])
 def test_answers_whose_items_take_an_items_id_are_refused_by_file_line_and_field(
         db: sqlite_utils.Database, tmp_path: Path, item_id: str, field: str) -> None:
-    from labeler.verdict_files import import_items
+    from labeler.judges.verdict_files import import_items
 
     import_items(db, write_jsonl(tmp_path / "items.jsonl", [
         {"item_id": item_id, "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
@@ -217,8 +217,8 @@ def test_answers_whose_items_take_an_items_id_are_refused_by_file_line_and_field
 
 def test_a_judge_is_calibrated_on_imported_and_whole_answer_faithfulness_items_alike(
         db: sqlite_utils.Database, tmp_path: Path) -> None:
-    from labeler.judge.report import judge_report
-    from labeler.verdict_files import import_items
+    from labeler.judges.report import judge_report
+    from labeler.judges.verdict_files import import_items
 
     import_items(db, write_jsonl(tmp_path / "items.jsonl", [
         {"item_id": "f1", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)
@@ -233,7 +233,7 @@ def test_a_judge_is_calibrated_on_imported_and_whole_answer_faithfulness_items_a
 
 
 def test_split_claims_onto_an_items_id_names_that_id_and_writes_nothing(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    from labeler.verdict_files import import_items
+    from labeler.judges.verdict_files import import_items
 
     import_items(db, write_jsonl(tmp_path / "items.jsonl", [
         {"item_id": "z#2", "kind": "faithfulness", "question": "q?", "contexts": ["c"], "response": "r"}]), caller=OWNER)

@@ -13,7 +13,7 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from labels_fixtures import dump, write_jsonl
-from labeler.answers import derived_answer_id, import_answers, normalise_question, split_claims
+from labeler.generation.answers import derived_answer_id, import_answers, normalise_question, split_claims
 from labeler.cli import cli
 from labeler.store import StoreError, connect
 from labeler.store.access import OWNER

@@ -10,12 +10,12 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from judge_server import JudgeServer, framed_blocks
-from labeler.answers import import_answers
+from labeler.generation.answers import import_answers
 from labeler.cli import cli
-from labeler.judge import JudgeError
-from labeler.judge.claims import SPLIT_PROMPT, parse_claims, split_with_judge
-from labeler.judge.client import Endpoint
-from labeler.judge.prompts import framed_prompt_hash
+from labeler.judges import JudgeError
+from labeler.judges.claims import SPLIT_PROMPT, parse_claims, split_with_judge
+from labeler.judges.client import Endpoint
+from labeler.judges.prompts import framed_prompt_hash
 from labeler.store import connect
 from labeler.store.access import OWNER
 from labeler.store.answers import list_claims

@@ -14,10 +14,11 @@ from sklearn.metrics import cohen_kappa_score
 from streamlit.proto.TextInput_pb2 import TextInput as TextInputProto
 from streamlit.testing.v1 import AppTest
 
-from labeler import scheduling, state
-from labeler.flow import RELEVANCE
-from labeler.highlight import highlight, query_terms
-from labeler.views import ADMIN_REFUSAL
+from labeler.retrieval import scheduling
+from labeler.ui import state
+from labeler.ui.flow import RELEVANCE
+from labeler.text import highlight, query_terms
+from labeler.ui.pages import ADMIN_REFUSAL
 from labeler.store import connect, now
 from labeler.store import labels
 from labeler.store.labels import Item

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from labeler import scheduling, state
-from labeler.highlight import preformatted
+from labeler.retrieval import scheduling
+from labeler.ui import state
+from labeler.text import preformatted
 from labeler.store import connect
 from labeler.store import labels, sessions
 from app_fixtures import Project, add_judgments, open_page, sign_in

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from app_fixtures import Project
 from browser_helpers import BROWSER, NARROW, UI_TIMEOUT_MS, idle, judgments, launch, new_page, settle, sign_in
-from labeler import state
-from labeler.views import ADMIN_REFUSAL
+from labeler.ui import state
+from labeler.ui.pages import ADMIN_REFUSAL
 from labeler.store import connect
 
 SCREENSHOT = Path(__file__).parent / "artifacts" / "labelling.png"

@@ -14,7 +14,7 @@ import pytest
 
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import SOURCE_MARKERS, Project, add_judgments
-from labeler import adaptive, scheduling
+from labeler.retrieval import adaptive, scheduling
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks

@@ -20,11 +20,11 @@ import pytest
 
 from app_fixtures import Project, add_answers, build_project
 from browser_helpers import BROWSER, UI_TIMEOUT_MS, WIDE, idle, launch, new_page, serving, settle, sign_in
-from labeler import state
+from labeler.ui import state
 from labeler.store import connect, now
 from labeler.store.access import OWNER
 from labeler.store import labels
-from labeler.verdict_files import import_items
+from labeler.judges.verdict_files import import_items
 
 pytestmark = [*BROWSER]
 

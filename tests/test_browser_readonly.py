@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app_fixtures import AS_NOBODY, NEEDS_NOBODY, NOBODY_ENV, Project, make_readonly
 from browser_helpers import BROWSER, WIDE, idle, launch, new_page, no_traceback, serving, settle, sign_in
-from labeler import state
+from labeler.ui import state
 
 pytestmark = [*BROWSER, NEEDS_NOBODY]
 

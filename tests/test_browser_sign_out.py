@@ -11,7 +11,7 @@ import pytest
 
 from app_fixtures import Project
 from browser_helpers import BROWSER, WIDE, idle, launch, new_page, sign_in, judgments
-from labeler import state
+from labeler.ui import state
 
 pytestmark = [pytest.mark.flaky(reruns=2), *BROWSER]
 

@@ -19,8 +19,9 @@ import pytest
 from click.testing import CliRunner
 
 from app_fixtures import HOLDER, Project, add_verdict_items, function_test, sign_in, signed_in_as
-from labeler import flow, scheduling, state
-from labeler.flow import RELEVANCE
+from labeler.ui import flow, state
+from labeler.retrieval import scheduling
+from labeler.ui.flow import RELEVANCE
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels

@@ -374,7 +374,7 @@ def test_calibration_imports_without_streamlit():
 
 
 def _page(path: str, role: str) -> None:
-    from labeler.views.calibration import render
+    from labeler.ui.pages.calibration import render
     from labeler.store import connect
     from labeler.store.labels import Annotator
 
@@ -394,7 +394,7 @@ def test_admin_page_shows_the_report(tmp_path):
 
 
 def test_annotator_is_refused_the_calibration_page(tmp_path):
-    from labeler.views import ADMIN_REFUSAL
+    from labeler.ui.pages import ADMIN_REFUSAL
 
     path = build_project(tmp_path)
     at = function_test(_page, str(path), "annotator").run()

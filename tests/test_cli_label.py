@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.cli import cli
 from labeler.store import connect
 from labeler.store import labels

@@ -10,7 +10,7 @@ from labels_fixtures import write_jsonl
 from labeler.cli import cli
 from labeler.store import connect, labels
 from labeler.store.access import OWNER
-from labeler.verdict_files import import_verdicts
+from labeler.judges.verdict_files import import_verdicts
 
 #: bob's imported relevance labels (none of them assigned to him), faithfulness and pairwise verdicts.
 IMPORTED = {("q1", "q1-d1"): 2, ("q1", "q1-d2"): 0, ("q2", "q2-d1"): 3}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.store import SCHEMA_VERSION, connect
 from labeler.store import versions as store_versions
 from labeler.store import labels, verdict_queue, verdicts

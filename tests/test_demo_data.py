@@ -38,11 +38,11 @@ def test_the_demo_says_where_each_token_lands(tmp_path: Path, monkeypatch: pytes
     from click.testing import CliRunner
 
     import labeler.commands.serve
-    import labeler.demo
+    import labeler.retrieval.demo
     from labeler.cli import cli
 
-    built = labeler.demo.DemoProject(tmp_path / "demo.db", {"demo-admin": "gp1.a", "alice": "gp2.b"}, 3, 2, 5)
-    monkeypatch.setattr(labeler.demo, "build_demo_project", lambda *args, **kwargs: built)
+    built = labeler.retrieval.demo.DemoProject(tmp_path / "demo.db", {"demo-admin": "gp1.a", "alice": "gp2.b"}, 3, 2, 5)
+    monkeypatch.setattr(labeler.retrieval.demo, "build_demo_project", lambda *args, **kwargs: built)
     served = []
     monkeypatch.setattr(labeler.commands.serve, "run_app", lambda *args: served.append(args))
     args = ["demo", "--dir", str(tmp_path)] + ([] if serve else ["--no-serve"])

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labeler import demo
+from labeler.retrieval import demo
 from pooling.dense import DenseRetriever, EmbeddingCache, default_model_path, model_identity
 from pooling.readers import read_corpus, read_queries
 from pooling.retrieve import query_key

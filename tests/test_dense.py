@@ -90,7 +90,7 @@ def test_warm_cache_encodes_nothing_and_loads_no_model(encoded: tuple[Path, np.n
 
 
 def test_build_pool_twice_hits_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler import build
+    from labeler.retrieval import build
     from labeler.store import init_db
 
     (tmp_path / "c.jsonl").write_text("".join(json.dumps({"doc_id": k, "text": t}) + "\n" for k, t in zip(KEYS, TEXTS)))

@@ -16,7 +16,7 @@ from diagnose_fixtures import CORPUS, EXPECTED, QRELS, build, gold_id, invoke, o
 from judge_server import JudgeServer, framed_blocks
 from labels_fixtures import write_jsonl
 from labeler.cli import cli
-from labeler.gold_context import DEFAULT_PROMPT, render
+from labeler.diagnosis.gold_context import DEFAULT_PROMPT, render
 from labeler.store import connect
 from labeler.store.access import OWNER
 
@@ -28,7 +28,7 @@ def generator() -> JudgeServer:
     s.close()
 
 
-@pytest.mark.parametrize("module", ["labeler.golden_answers", "labeler.stages", "labeler.diagnose", "labeler.gold_context"])
+@pytest.mark.parametrize("module", ["labeler.diagnosis.golden_answers", "labeler.diagnosis.stages", "labeler.diagnosis.diagnose", "labeler.diagnosis.gold_context"])
 def test_worked_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
@@ -290,14 +290,14 @@ def _c(delta: float, p: float, mdd: float = 0.1, n: int = 50):
     (_c(0.01, 0.5), _c(0.01, 0.5), _c(0.01, 0.5), "So no stage changed detectably."),
 ])
 def test_the_attribution_names_the_stage_that_changed(recall, given, end, verdict: str) -> None:
-    from labeler.stages import attribution
+    from labeler.diagnosis.stages import attribution
 
     text = attribution("A", "B", {"recall": recall, "correct_given_relevant": given, "correct": end}, k=10)
     assert text.endswith(verdict)
 
 
 def test_the_attribution_reads_as_the_issue_of_a_retrieval_change() -> None:
-    from labeler.stages import attribution
+    from labeler.diagnosis.stages import attribution
 
     recall = _c(0.08, 0.001)
     given = _c(0.01, 0.6, 0.06)
@@ -338,7 +338,7 @@ def test_questions_wrong_by_a_judge_are_tested_when_people_gave_no_verdict(tmp_p
 
 
 def test_chunks_found_by_an_answer_search_are_no_capture_source(tmp_path: Path, generator: JudgeServer) -> None:
-    from labeler.golden_set import found_by_source
+    from labeler.retrieval.golden_set import found_by_source
     from labeler.store.versions import version_rows
 
     db = build(tmp_path, generator.url)
@@ -369,7 +369,7 @@ def test_the_attribution_names_a_faithfulness_drop_beyond_its_mdd() -> None:
     nothing else moving; the summary once ended "So no stage changed detectably."."""
     from types import SimpleNamespace
 
-    from labeler.stages import attribution
+    from labeler.diagnosis.stages import attribution
 
     faithfulness = SimpleNamespace(delta=-0.48, low=-0.767, high=-0.188, p_value=0.031, mdd=0.461, n=9)
     flat = _c(0.0, 0.9, 0.3)
@@ -382,7 +382,7 @@ def test_the_attribution_names_a_faithfulness_drop_beyond_its_mdd() -> None:
 def test_an_interval_that_excludes_zero_is_never_said_not_to_have_changed() -> None:
     from types import SimpleNamespace
 
-    from labeler.stages import attribution
+    from labeler.diagnosis.stages import attribution
 
     apart = SimpleNamespace(delta=0.06, low=0.01, high=0.11, p_value=0.07, mdd=0.09, n=40)  # bootstrap and test differ
     text = attribution("A", "B", {"recall": apart, "correct_given_relevant": _c(0.01, 0.6, 0.06), "correct": None},

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.cli import cli
 from labeler.store import connect
 from labeler.store import labels

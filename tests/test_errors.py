@@ -27,7 +27,7 @@ def test_any_other_error_is_a_bug_and_keeps_its_traceback(error: Exception) -> N
 
 
 def test_a_missing_demo_file_is_a_demo_error(tmp_path: Path) -> None:
-    from labeler.demo import DemoError, build_demo_project
+    from labeler.retrieval.demo import DemoError, build_demo_project
 
     with pytest.raises(DemoError, match=r"corpus\.jsonl: demo data not found"):
         build_demo_project(tmp_path / "project", data_dir=tmp_path / "absent")

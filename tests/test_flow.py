@@ -10,8 +10,8 @@ import pytest
 import sqlite_utils
 
 from app_fixtures import Clock, Project, add_answers, add_verdict_items, build_project
-from labeler import state
-from labeler.flow import FLOWS, Flow
+from labeler.ui import state
+from labeler.ui.flow import FLOWS, Flow
 from labeler.store import StoreError, connect, labels, sessions
 from labeler.store.access import OWNER
 from labeler.store.vocabulary import TASKS
@@ -116,7 +116,7 @@ def test_the_key_guard_covers_every_task_page_and_ships_with_the_package() -> No
     import fnmatch
     import tomllib
 
-    from labeler import key_guard
+    from labeler.ui import key_guard
 
     script = key_guard.script()
     assert script.startswith("<script>") and script.endswith("})();\n</script>")

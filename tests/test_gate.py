@@ -285,7 +285,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_systems_are_gated_on_their_retrieved_ids(project: Path) -> None:
-    from labeler.gate import run_gate
+    from labeler.diagnosis.gate import run_gate
     from labeler.store.access import OWNER
 
     gate = run_gate(f"{project / 'p.db'}@v1", "sys-a", "sys-b", ["nDCG@10"], caller=OWNER)
@@ -297,7 +297,7 @@ def test_systems_are_gated_on_their_retrieved_ids(project: Path) -> None:
 
 
 def test_generation_metrics_take_peoples_verdicts_then_the_judges(project: Path) -> None:
-    from labeler.gate import run_gate
+    from labeler.diagnosis.gate import run_gate
     from labeler.store.access import OWNER
 
     db = f"{project / 'p.db'}@v1"
@@ -344,7 +344,7 @@ def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(projec
     assert runner.invoke(cli, ["export", db, "--version", "v1", "--format", "all", "-o", str(out)]).exit_code == 0
     (project / "a.trec").write_text("".join(f"q{i} Q0 d{i} 1 2.0 a\nq{i} Q0 d9 2 1.0 a\n" for i in range(1, 9)))
     (project / "b.trec").write_text("".join(f"q{i} Q0 d9 1 2.0 b\nq{i} Q0 d{i} 2 1.0 b\n" for i in range(1, 9)))
-    from labeler.gate import run_gate
+    from labeler.diagnosis.gate import run_gate
     from labeler.store.access import OWNER
 
     from_folder = run_gate(str(out), str(project / "a.trec"), str(project / "b.trec"), ["nDCG@10"], caller=OWNER)

@@ -12,44 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from labeler.cli import cli
+from golden_fixtures import ALICE, BOB, CAROL, DOCS, _run_file, new_project, qrels, run
 from labeler.store import StoreError, connect
-
-DOCS = [f"d{n:02d}" for n in range(1, 13)]
-QUERIES = ["q1", "q2", "q3"]
-# alice labels everything; bob agrees on most of what he labels and disagrees on (q1, d02).
-ALICE = {("q1", "d01"): 3, ("q1", "d02"): 1, ("q1", "d03"): 0, ("q2", "d04"): 2, ("q2", "d05"): 0,
-         ("q3", "d06"): 1, ("q3", "d07"): 0}
-BOB = {("q1", "d01"): 3, ("q1", "d02"): 2, ("q2", "d04"): 2}
-CAROL = {("q1", "d02"): 2}
-
-
-def run(*args: str, ok: bool = True) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    if ok:
-        assert result.exit_code == 0, result.output
-    else:
-        assert result.exit_code == 1, result.output
-    return result.output
-
-
-def qrels(path: Path, labels: dict[tuple[str, str], int]) -> Path:
-    path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(labels.items())))
-    return path
-
-
-def new_project(directory: Path, name: str = "p.db") -> Path:
-    corpus = directory / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"doc_id": d, "title": f"T {d}", "text": f"text of {d} <b>"}) + "\n" for d in DOCS))
-    queries = directory / "queries.jsonl"
-    queries.write_text("".join(json.dumps({"query_id": q, "text": f"question {q}"}) + "\n" for q in QUERIES))
-    db = directory / name
-    run("init", str(db))
-    run("import-corpus", str(db), str(corpus))
-    run("import-queries", str(db), str(queries))
-    return db
 
 
 @pytest.fixture()
@@ -257,11 +222,6 @@ def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) ->
     assert len(run("diff", str(project), "v1", "v2").splitlines()) == 2 + 3 + 1  # the full diff lists items
 
 
-def _run_file(path: Path, lines: list[str]) -> Path:
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_eval_json_shapes_unknown_queries_and_bad_input(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a", "q2 Q0 d04 1 1 a", "q9 Q0 d01 1 1 a"])
@@ -381,7 +341,7 @@ def test_import_judgments_bad_input_changes_nothing(project: Path, tmp_path: Pat
 def test_import_judgments_refuses_a_document_whose_corpus_import_is_unfinished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from labeler.golden_set import import_judgments
+    from labeler.retrieval.golden_set import import_judgments
     from labeler.store import corpus
     from labeler.store.access import OWNER
     from pooling.types import Document

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from labeler.store import connect, now
-from labeler.views import ADMIN_REFUSAL
+from labeler.ui.pages import ADMIN_REFUSAL
 from app_fixtures import Project, open_page
 
 

@@ -9,7 +9,7 @@ import pytest
 import sqlite_utils
 
 from labels_fixtures import write_jsonl
-from labeler import build
+from labeler.retrieval import build
 from labeler.store import StoreError, corpus, init_db
 from pooling import PoolingError
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from labeler import build
+from labeler.retrieval import build
 from labeler.store import connect, corpus, init_db
 from pooling.readers import read_corpus
 from pooling.types import Document

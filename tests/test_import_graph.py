@@ -93,8 +93,8 @@ def _cycle(graph: dict[str, set[str]], packages: frozenset[str] = frozenset()) -
 def test_the_graph_sees_imports_inside_functions_and_under_type_checking() -> None:
     graph = _graph()
     assert "labeler.store.schema" in graph["labeler.store.access"]  # at load time
-    assert "pooling.strategies" in graph["labeler.adaptive"]  # inside a function only
-    assert "pooling.stopping" in graph["labeler.adaptive"]  # under TYPE_CHECKING too
+    assert "pooling.strategies" in graph["labeler.retrieval.adaptive"]  # inside a function only
+    assert "pooling.stopping" in graph["labeler.retrieval.adaptive"]  # under TYPE_CHECKING too
 
 
 @pytest.mark.parametrize("package", ["pooling", "calibration"])
@@ -129,8 +129,8 @@ def test_no_import_cycle() -> None:
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    graph = {"labeler.build": {"labeler.golden_set"}, "labeler.golden_set": {"labeler.demo"}, "labeler.demo": {"labeler.build"}}
-    assert _cycle(graph) == ["labeler.build", "labeler.golden_set", "labeler.demo", "labeler.build"]
+    graph = {"labeler.retrieval.build": {"labeler.retrieval.golden_set"}, "labeler.retrieval.golden_set": {"labeler.retrieval.demo"}, "labeler.retrieval.demo": {"labeler.retrieval.build"}}
+    assert _cycle(graph) == ["labeler.retrieval.build", "labeler.retrieval.golden_set", "labeler.retrieval.demo", "labeler.retrieval.build"]
 
 
 def test_no_sql_outside_the_store() -> None:
@@ -142,4 +142,99 @@ def test_no_sql_outside_the_store() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
+
+
+#: labeler's own top level: its entry points and the layer every wing may use; the rest are wings.
+TOP_LEVEL = {"__init__.py", "cli.py", "app.py", "project.py", "text.py"}
+
+#: What each wing may import of the others (beside itself, ``labeler.project``, ``labeler.text``,
+#: ``labeler`` and the libraries). The arrows of the README's layout: commands, ui -> diagnosis ->
+#: judges -> generation -> store; diagnosis -> retrieval -> store; the closure written out.
+WINGS = {
+    "store": set(),
+    "generation": {"store"},
+    "retrieval": {"store"},
+    "judges": {"generation", "store"},
+    "diagnosis": {"judges", "generation", "retrieval", "store"},
+    "ui": {"diagnosis", "judges", "generation", "retrieval", "store"},
+    "commands": {"ui", "diagnosis", "judges", "generation", "retrieval", "store"},
+}
+SHARED = {"labeler", "labeler.project", "labeler.text"}
+
+
+def _wing(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "labeler" and len(parts) > 1 and parts[1] in WINGS else None
+
+
+def test_labeler_s_top_level_holds_only_its_entry_points_the_shared_layer_and_wings() -> None:
+    top = ROOT / "labeler"
+    files = {p.name for p in top.iterdir() if p.is_file() and p.suffix == ".py"}
+    folders = {p.name for p in top.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert files == TOP_LEVEL
+    assert folders == set(WINGS)
+
+
+def test_the_wings_import_each_other_only_along_the_stated_arrows() -> None:
+    graph = _graph()
+    wrong = {}
+    for module, targets in graph.items():
+        wing = _wing(module)
+        if wing is None:
+            continue
+        bad = sorted(t for t in targets if t.split(".")[0] == "labeler" and t not in SHARED
+                     and _wing(t) not in {wing, *WINGS[wing]})
+        if bad:
+            wrong[module] = bad
+    assert wrong == {}
+
+
+def test_the_shared_layer_imports_no_wing_but_the_store() -> None:
+    graph = _graph()
+    for module in ("labeler.project", "labeler.text"):
+        assert {_wing(t) for t in graph[module] if _wing(t)} <= {"store"}, module
+
+
+def test_the_arrows_are_a_dag() -> None:
+    assert _cycle({w: set(d) for w, d in WINGS.items()}) is None
+    for wing, deps in WINGS.items():  # written out closed: what a wing reaches, it names
+        assert all(WINGS[d] <= deps for d in deps), wing
+
+
+def test_every_module_with_a_doctest_is_collected() -> None:
+    import tomllib
+
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    paths = [ROOT / p for p in options["testpaths"]]
+    ignored = {ROOT / a.split("=", 1)[1] for a in options["addopts"].split() if a.startswith("--ignore=")}
+    assert "--doctest-modules" in options["addopts"].split()
+    for path in _files().values():
+        if ">>> " in path.read_text(encoding="utf-8"):
+            assert path not in ignored and any(path == p or p in path.parents for p in paths), path
+
+
+def test_the_readme_layout_names_every_module_of_labeler() -> None:
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme[readme.index("## Layout"):readme.index("## Benchmarks")]
+    words = set(re.findall(r"[A-Za-z_]+", layout))
+    for module, path in _files().items():
+        if module.startswith("labeler.") and path.name != "__init__.py":
+            assert path.stem in words, f"the README's Layout section does not name {module}"
+    for module, path in _files().items():  # and every wing by its folder
+        if module.startswith("labeler.") and path.name == "__init__.py" and module.count(".") == 1:
+            assert f"{path.parent.name}/" in layout, module
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test helpers live in the fixture modules (``*_fixtures``, ``browser_helpers``,
+    ``judge_server``), never in a test module another imports."""
+    found = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0].startswith("test_")]
     assert found == []

@@ -7,8 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_fixtures import XSS_PAYLOAD, Project, add_verdict_items, open_page, press, sign_in
-from labeler import state
-from labeler.views.verdict_page import Box, frame_html
+from labeler.ui import state
+from labeler.ui.pages.verdict_page import Box, frame_html
 
 
 @pytest.fixture

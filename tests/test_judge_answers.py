@@ -14,18 +14,18 @@ from sklearn.metrics import cohen_kappa_score
 
 from judge_server import JudgeServer
 from labels_fixtures import dump, write_jsonl
-from labeler.answers import import_answers
+from labeler.generation.answers import import_answers
 from labeler.cli import cli
-from labeler.judge import JudgeError
-from labeler.judge.client import Endpoint
-from labeler.judge.prompts import DEFAULTS, make_prompt, parse_reply
-from labeler.judge.report import judge_report, to_dict, to_html, to_text
-from labeler.judge.run import run_judge, units
+from labeler.judges import JudgeError
+from labeler.judges.client import Endpoint
+from labeler.judges.prompts import DEFAULTS, make_prompt, parse_reply
+from labeler.judges.report import judge_report, to_dict, to_html, to_text
+from labeler.judges.run import run_judge, units
 from labeler.store import connect
 from labeler.store.access import OWNER
 from labeler.store.schema import StoreError
 from labeler.store.verdicts import latest_judge_verdicts
-from labeler.verdict_files import import_verdicts
+from labeler.judges.verdict_files import import_verdicts
 
 #: Six answers of system "rag": claims say "ok" when the contexts hold them; a response says
 #: "right" when it gives the reference's answer, "off" when it misses the question. a7 abstains.
@@ -111,7 +111,7 @@ def test_each_task_on_answers_is_judged_from_its_own_texts(db, judge_server) -> 
 
 
 def test_the_answer_relevance_judge_says_whether_an_answer_declines(db) -> None:
-    from labeler.answer_metrics import answer_metrics
+    from labeler.generation.metrics import answer_metrics
 
     def declining(message: str) -> str:  # the scripted judge declares the "wrong" answers declines
         return "declines" if "wrong" in (_framed("response", message) or "") else reply(message)
@@ -281,7 +281,7 @@ def test_calibration_on_claims_and_correctness_equals_a_hand_count(db, judge_ser
 
 
 def test_the_judge_card_is_saved_printed_and_goes_stale_with_a_new_prompt(db, judge_server, tmp_path: Path) -> None:
-    from labeler.judge.card import card_line, current_card
+    from labeler.judges.card import card_line, current_card
 
     people = _people(db, tmp_path)
     _run(db, judge_server, "claims")
@@ -334,7 +334,7 @@ def test_the_judge_card_is_saved_printed_and_goes_stale_with_a_new_prompt(db, ju
 
 def test_estimate_prints_the_card_of_the_judge_it_rests_on(tmp_path: Path) -> None:
     from labels_fixtures import make_project
-    from labeler.verdict_files import import_items
+    from labeler.judges.verdict_files import import_items
 
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=2)
     items = [{"item_id": f"f{i}", "kind": "faithfulness", "question": f"q{i % 5}", "contexts": ["c"], "response": f"r{i}"}
@@ -386,7 +386,7 @@ def test_calibrate_takes_imported_judge_verdicts_on_answers(db, tmp_path: Path) 
 
 
 def test_run_judge_faithfulness_judges_whole_answers_and_answer_metrics_reads_them(db) -> None:
-    from labeler.answer_metrics import answer_metrics
+    from labeler.generation.metrics import answer_metrics
 
     def whole(message: str) -> str:  # SUPPORTED unless the response says "wrong"
         return "UNSUPPORTED" if "wrong" in (_framed("response", message) or "") else "SUPPORTED"

@@ -28,13 +28,13 @@ from calibration.judge_assisted import (  # noqa: E402
 )
 from calibration.metrics import evaluate_many  # noqa: E402
 from labels_fixtures import label_all, make_project, query_ids, write_jsonl  # noqa: E402
-from labeler import scheduling  # noqa: E402
+from labeler.retrieval import scheduling  # noqa: E402
 from labeler.cli import cli  # noqa: E402
-from labeler.judge_assisted import plan_sample  # noqa: E402
+from labeler.retrieval.judge_assisted import plan_sample  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
 from labeler.store.schema import StoreError  # noqa: E402
-from labeler.verdict_files import import_verdicts  # noqa: E402
+from labeler.judges.verdict_files import import_verdicts  # noqa: E402
 
 KEYS = {"value", "low", "high", "judge_only", "people_only", "n_people", "n_judge"}
 
@@ -505,7 +505,7 @@ def test_plan_with_a_judge_needs_fewer_judgments_than_people_alone(tmp_path: Pat
 
 def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
     from app_fixtures import press, sign_in
-    from labeler import state
+    from labeler.ui import state
     from labeler.store import connect
 
     with connect(project.path) as db:
@@ -526,7 +526,7 @@ def test_the_app_shows_an_annotator_only_the_sample(project) -> None:
 
 def test_with_a_sample_handed_out_the_progress_line_counts_the_samples_entries(project) -> None:
     from app_fixtures import add_judgments, sign_in
-    from labeler import state
+    from labeler.ui import state
     from labeler.store import connect
 
     with connect(project.path) as db:
@@ -564,7 +564,7 @@ def test_the_whole_path_plan_label_in_the_app_judge_freeze_eval(project, tmp_pat
 
     from app_fixtures import QUERIES, press, sign_in
     from judge_server import JudgeServer
-    from labeler import state
+    from labeler.ui import state
 
     path = str(project.path)
     runner = CliRunner()

@@ -19,14 +19,14 @@ from click.testing import CliRunner
 from judge_server import JudgeServer, grade_of
 from labels_fixtures import make_project
 from labeler.cli import cli
-from labeler.judge import JudgeError
-from labeler.judge.client import Endpoint
-from labeler.judge.prompts import make_prompt
-from labeler.judge.run import run_judge
+from labeler.judges import JudgeError
+from labeler.judges.client import Endpoint
+from labeler.judges.prompts import make_prompt
+from labeler.judges.run import run_judge
 from labeler.store import connect
 from labeler.store.access import OWNER
 from labeler.store.verdicts import latest_judge_verdicts
-from labeler.verdict_files import import_items
+from labeler.judges.verdict_files import import_items
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -229,7 +229,7 @@ def test_faithfulness_items_get_one_verdict_each(db, tmp_path: Path) -> None:
 
 
 def test_an_empty_response_reaches_the_judge_as_empty(db, tmp_path: Path) -> None:
-    from labeler.judge.run import units
+    from labeler.judges.run import units
 
     items = tmp_path / "empty.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in (

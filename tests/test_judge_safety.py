@@ -22,12 +22,12 @@ from click.testing import CliRunner
 from judge_server import JudgeServer, framed_blocks
 from labels_fixtures import make_project
 from labeler.cli import cli
-from labeler.judge.client import MAX_REPLY_BYTES, MAX_REPLY_CHARS, Endpoint, keep_reply
-from labeler.judge.prompts import make_prompt, prompt_hash
-from labeler.judge.run import default_prompt, run_judge
+from labeler.judges.client import MAX_REPLY_BYTES, MAX_REPLY_CHARS, Endpoint, keep_reply
+from labeler.judges.prompts import make_prompt, prompt_hash
+from labeler.judges.run import default_prompt, run_judge
 from labeler.store.access import OWNER
 from labeler.store.labels import set_rubric
-from labeler.verdict_files import import_items
+from labeler.judges.verdict_files import import_items
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-Zq8v1NOTAREALKEYx93"

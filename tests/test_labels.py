@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.store import StoreError, connect
 from labeler.store import labels
 from labels_fixtures import add_pool, label_all, make_project, position_of

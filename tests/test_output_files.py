@@ -257,7 +257,7 @@ def test_export_refuses_a_read_only_file_inside_a_previous_export_and_writes_not
 
 
 def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler import golden_set
+    from labeler.retrieval import golden_set
 
     db = project(tmp_path)
     out = tmp_path / "golden"
@@ -282,7 +282,7 @@ def test_an_export_killed_mid_write_leaves_the_previous_one_intact(tmp_path: Pat
     # The export writes half of golden.jsonl, says so, and waits on its stdin: killed right there.
     script = (
         "import sys\n"
-        "from labeler import golden_set\n"
+        "from labeler.retrieval import golden_set\n"
         "from labeler.cli import cli\n"
         "def half(folder, rows, records, **_):\n"
         "    with (folder / 'golden.jsonl').open('w') as handle:\n"

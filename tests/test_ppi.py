@@ -19,7 +19,7 @@ from labels_fixtures import make_project, write_jsonl  # noqa: E402
 from labeler.cli import cli  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
-from labeler.verdict_files import import_verdicts  # noqa: E402
+from labeler.judges.verdict_files import import_verdicts  # noqa: E402
 
 
 def _judged_grades(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:

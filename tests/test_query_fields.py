@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from app_fixtures import sign_in
-from labeler import state
+from labeler.ui import state
 from labeler.cli import cli
-from labeler.query_fields import LONG, query_fields_html
+from labeler.ui.query_fields import LONG, query_fields_html
 from labeler.store import connect
 from labeler.store import labels
 

@@ -44,7 +44,7 @@ CHUNKS = [
 
 
 def _project(tmp_path: Path, name: str) -> object:
-    from labeler import build as corpus
+    from labeler.retrieval import build as corpus
     from labeler.store import init_db
 
     (tmp_path / "c.jsonl").write_text("".join(json.dumps({"doc_id": f"d{i:02d}", "text": t}) + "\n" for i, t in enumerate(CHUNKS)))
@@ -62,7 +62,7 @@ def _pool(db: object) -> list[tuple[str, str, dict[str, int], int]]:
 
 @needs_ray
 def test_ray_engine_builds_the_local_pool_resumes_and_leaves_a_cache_the_local_engine_reuses(tmp_path: Path) -> None:
-    from labeler import build as corpus
+    from labeler.retrieval import build as corpus
     from pooling.dense import DenseRetriever
     from pooling.ray_engine import RayOptions
     from pooling.retrieve import query_key

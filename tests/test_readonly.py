@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app_fixtures import AS_NOBODY, NEEDS_NOBODY, NOBODY_ENV, Project, make_readonly, page_text, sign_in
-from labeler import state
+from labeler.ui import state
 from labeler.store import schema
 
 pytestmark = NEEDS_NOBODY

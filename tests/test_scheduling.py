@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labeler.scheduling import Scheduler
+from labeler.retrieval.scheduling import Scheduler
 from labeler.store import labels
 from labeler.store.assign import Entry, Offer, Request, Settings, is_overlap, shuffle_key
 from labels_fixtures import make_project

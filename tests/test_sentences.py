@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.sentences import split_sentences
+from labeler.generation.sentences import split_sentences
 
 
 @pytest.mark.parametrize(("text", "sentences"), [

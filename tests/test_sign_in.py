@@ -9,7 +9,7 @@ import secrets
 import pytest
 
 from app_fixtures import Project, press, sign_in
-from labeler import state
+from labeler.ui import state
 from labeler.store import access, connect
 from labeler.store.access import authenticate
 

@@ -115,7 +115,7 @@ def _estimate_project(tmp_path: Path, people: dict, judge: dict) -> Path:
     from labels_fixtures import make_project
     from labeler.store import labels
     from labeler.store.access import OWNER
-    from labeler.verdict_files import import_verdicts
+    from labeler.judges.verdict_files import import_verdicts
 
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=10)
     pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY doc_id").fetchall()
@@ -169,7 +169,7 @@ def test_a_detectable_difference_beyond_a_metric_scale_is_said_in_words() -> Non
 
 
 def test_completeness_of_one_query_claims_no_certainty(tmp_path: Path) -> None:
-    from test_golden import _run_file, new_project, qrels, run
+    from golden_fixtures import _run_file, new_project, qrels, run
 
     db = new_project(tmp_path)
     run("add-run", str(db), str(_run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a"])), "--name", "A")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from calibration import project_report
-from labeler import scheduling
+from labeler.retrieval import scheduling
 from labeler.store import StoreError, connect
 from labeler.store import labels, sessions
 from labeler.store.assign import is_overlap

@@ -10,13 +10,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project, open_page, page_text, press
-from labeler import state
-from labeler.judge.report import judge_report, task_dict
+from labeler.ui import state
+from labeler.judges.report import judge_report, task_dict
 from labeler.store import connect
 from labeler.store import labels
 from labeler.store.access import OWNER
 from labeler.store.assign import enabled_tasks
-from labeler.views import ADMIN_REFUSAL
+from labeler.ui.pages import ADMIN_REFUSAL
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_judges_page_shows_the_leaderboard_and_opens_disagreements(project: Proj
 
 
 def test_an_empty_response_is_shown_as_such_and_unlike_any_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler.verdict_files import import_items
+    from labeler.judges.verdict_files import import_items
 
     built = build_project(tmp_path)
     items = tmp_path / "empty.jsonl"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from app_fixtures import Clock, JUDGE_NAME, MODEL_NAMES, Project, add_verdict_items, build_project
 from labeler.cli import cli
-from labeler.flow import FLOWS
+from labeler.ui.flow import FLOWS
 from labeler.store import StoreError, connect
 from labeler.store import labels
 from labeler.store import verdict_queue as queue
@@ -184,7 +184,7 @@ def test_a_deactivated_annotators_unjudged_copies_go_to_someone_else(db: sqlite_
 
 
 def test_imported_human_verdicts_count_as_copies(db: sqlite_utils.Database, project: Project, tmp_path: Path) -> None:
-    from labeler.verdict_files import import_verdicts
+    from labeler.judges.verdict_files import import_verdicts
 
     labels.set_settings(db, {"batch_size": 100, "overlap": 0.0}, caller=OWNER)
     path = tmp_path / "bob.jsonl"
@@ -197,7 +197,7 @@ def test_imported_human_verdicts_count_as_copies(db: sqlite_utils.Database, proj
 
 
 def test_sign_out_forgets_every_verdict_page_item_and_unsaved_note(db: sqlite_utils.Database, project: Project) -> None:
-    from labeler import state
+    from labeler.ui import state
 
     session: dict = {}
     for task in ("faithfulness", "pairwise"):

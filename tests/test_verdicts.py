@@ -17,7 +17,7 @@ from labeler.store import labels
 from labeler.store.access import OWNER
 from labeler.store.verdict_io import export_verdicts
 from labeler.store.verdicts import latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
-from labeler.verdict_files import import_items, import_verdicts
+from labeler.judges.verdict_files import import_items, import_verdicts
 from labels_fixtures import dump, make_project, write_jsonl
 from pooling import PoolingError
 

@@ -31,13 +31,13 @@ def simulate_pooling(
     stop, against the oracle's judgments (the first judgment at which the order reached the
     target).
     """
-    from labeler.adaptive import simulate
+    from labeler.retrieval.adaptive import simulate
     from pooling.strategies import STRATEGIES
 
     result = simulate(project.db, qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every,
                       rules=list(rules))
     if html_path:
-        from labeler.pooling_report import simulation_html
+        from labeler.retrieval.pooling_report import simulation_html
 
         with output_file(html_path) as out:
             out.write(simulation_html(result))

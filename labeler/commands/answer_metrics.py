@@ -43,15 +43,15 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     verdict DECLINES); "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
     """
-    from labeler.answer_metrics import answer_metrics as run
-    from labeler.answer_metrics import to_html, to_text
+    from labeler.generation.metrics import answer_metrics as run
+    from labeler.generation.metrics import to_html, to_text
     from labeler.commands.common import output_file
     from labeler.store.access import OWNER
 
     m = run(project.db, systems, judge=judge, ci=ci, caller=OWNER)
     card = None
     if judge is not None:
-        from labeler.judge.card import card_line
+        from labeler.judges.card import card_line
 
         card = card_line(project.db, judge)  # how far the judge's numbers can be trusted
     if html_path is not None:

@@ -34,8 +34,8 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
     """
-    from labeler.answers import ImportReport
-    from labeler.answers import import_answers as run
+    from labeler.generation.answers import ImportReport
+    from labeler.generation.answers import import_answers as run
     from labeler.store.access import OWNER
 
     result, linked = run(project.db, file, system, caller=OWNER)
@@ -93,17 +93,17 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
         raise click.UsageError("say how to split: --sentences, or --judge NAME --model M --base-url URL")
     if judge is not None and (model is None or base_url is None):
         raise click.UsageError("--judge needs --model and --base-url")
-    from labeler.answers import SplitReport
+    from labeler.generation.answers import SplitReport
 
     if sentences:
-        from labeler.answers import split_claims as run
-        from labeler.sentences import SPLITTER
+        from labeler.generation.answers import split_claims as run
+        from labeler.generation.sentences import SPLITTER
 
         r = SplitReport(system, SPLITTER, **run(project.db, system, caller=OWNER))
     else:
         from labeler.commands.judge import clear_text_warning
-        from labeler.judge.claims import split_with_judge
-        from labeler.judge.client import Endpoint
+        from labeler.judges.claims import split_with_judge
+        from labeler.judges.client import Endpoint
 
         warning = clear_text_warning(base_url)
         if warning:

@@ -271,7 +271,7 @@ def _plan_with_judge(judge: str | None, width: float | None, db_path: str | None
         raise click.UsageError("--judge, --width and --db go together: the plan reads the judge's grades and the "
                                "people's labels from the project")
     from labeler.commands.common import Project
-    from labeler.judge_assisted import plan_budget
+    from labeler.retrieval.judge_assisted import plan_budget
     from labeler.store.access import OWNER
 
     project = Project(db_path)

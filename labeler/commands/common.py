@@ -40,7 +40,7 @@ ERROR_ROOTS: tuple[tuple[str, str], ...] = (
     ("pooling", "PoolingError"),
     ("calibration", "CalibrationError"),
     ("labeler.store.schema", "StoreError"),
-    ("labeler.demo", "DemoError"),
+    ("labeler.retrieval.demo", "DemoError"),
 )
 
 

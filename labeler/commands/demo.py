@@ -31,7 +31,7 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
     per demo user to paste into the app's "Access token" field: demo-admin lands on Progress
     (Label in the sidebar labels), alice and bob land on Label.
     """
-    from labeler.demo import build_demo_project
+    from labeler.retrieval.demo import build_demo_project
 
     project = build_demo_project(directory, progress=not no_progress, say=click.echo)
     click.echo(

@@ -25,7 +25,7 @@ def _card(db: Any, judge: str | None) -> str | None:
     """The judge's calibration card line (correctness: the task these commands rest on)."""
     if judge is None:
         return None
-    from labeler.judge.card import card_line
+    from labeler.judges.card import card_line
 
     return card_line(db, judge, "correctness")
 
@@ -51,7 +51,7 @@ _judge_option = click.option("--judge", default=None,
 @contextmanager
 def _golden(spec: str) -> Iterator[tuple[Any, Any]]:
     """The project of GOLDEN (DB@VERSION), opened for the command and closed after it."""
-    from labeler.golden_answers import golden_spec
+    from labeler.diagnosis.golden_answers import golden_spec
     from labeler.store import connect
 
     found = golden_spec(spec)
@@ -97,8 +97,8 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
     {KEY: {name, mean, low, high, n}}, per_question}}, comparison {baseline, system, sentence,
     stages {KEY: {name, n, delta, low, high, p_value, mdd, ...}}} or null.
     """
-    from labeler.stages import STAGE_NAMES, sources_text, stage_labels, to_html
-    from labeler.stages import stages as run
+    from labeler.diagnosis.stages import STAGE_NAMES, sources_text, stage_labels, to_html
+    from labeler.diagnosis.stages import stages as run
     from labeler.store.access import OWNER
 
     with _golden(golden) as (db, spec):
@@ -193,9 +193,9 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
     --limit).
     """
     from labeler.commands.judge import clear_text_warning, report_calls
-    from labeler.gold_context import gold_context as run
-    from labeler.gold_context import read_template
-    from labeler.judge.client import Endpoint
+    from labeler.diagnosis.gold_context import gold_context as run
+    from labeler.diagnosis.gold_context import read_template
+    from labeler.judges.client import Endpoint
     from labeler.store.access import OWNER
 
     prompt_text = read_template(prompt_file) if prompt_file is not None else None
@@ -270,8 +270,8 @@ def diagnose(golden: str, system: str, k: int, relevance_level: int, judge: str 
     """
     from dataclasses import replace
 
-    from labeler.diagnose import ADVICE, OUTCOMES, PENDING, offer_to_pool, offered_count, to_html
-    from labeler.diagnose import diagnose as run
+    from labeler.diagnosis.diagnose import ADVICE, OUTCOMES, PENDING, offer_to_pool, offered_count, to_html
+    from labeler.diagnosis.diagnose import diagnose as run
     from labeler.store.access import OWNER
 
     with _golden(golden) as (db, spec):

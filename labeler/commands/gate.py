@@ -60,7 +60,7 @@ def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics
     mean_candidate, drop, low, high, p_value, p_adjusted, sd, mdd, tolerance, tolerance_is_mdd,
     alpha, power, status, warning, missing, left_out, source and reason.
     """
-    from labeler.gate import junit, markdown, run_gate, text_report
+    from labeler.diagnosis.gate import junit, markdown, run_gate, text_report
     from labeler.store.access import OWNER
 
     try:
@@ -97,7 +97,7 @@ def _report_bad_input(message: str, golden: str, baseline: str, candidate: str, 
                       junit_path: str | None) -> None:
     """On exit 2, --summary and --junit still get a report (saying nothing was compared), so a CI
     step that uploads them never shows a previous run's."""
-    from labeler.gate import bad_input_junit, bad_input_markdown
+    from labeler.diagnosis.gate import bad_input_junit, bad_input_markdown
 
     for path, render in ((summary_path, bad_input_markdown), (junit_path, bad_input_junit)):
         if not path:

@@ -40,7 +40,7 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool, 
     over the sorted aggregated rows) and a manifest. Freezing again with the same grades makes
     no new version. The manifest's relevant counts are at --relevance-level, which it records.
     """
-    from labeler.golden_set import freeze as run
+    from labeler.retrieval.golden_set import freeze as run
     from labeler.store.access import OWNER
 
     result = run(project.db, name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER,
@@ -67,7 +67,7 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool, 
 @with_project
 def versions(project: Project) -> None:
     """List the frozen golden-set versions of DB, oldest first."""
-    from labeler.golden_set import altered_versions
+    from labeler.retrieval.golden_set import altered_versions
     from labeler.store.access import OWNER
     from labeler.store.versions import list_versions
 
@@ -106,7 +106,7 @@ def export(project: Project, name: str, formats: tuple[str, ...], out: str, over
     previous export of DB in OUT is replaced whole, anything else needs --overwrite. The relevant
     counts of the card and the manifest are at --relevance-level, which both record.
     """
-    from labeler.golden_set import export as run
+    from labeler.retrieval.golden_set import export as run
     from labeler.store.access import OWNER
 
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
@@ -125,7 +125,7 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
     Entries not yet in the pool join it with source `qrels`. Importing the same file again
     changes nothing; bad input changes nothing.
     """
-    from labeler.golden_set import import_judgments as run
+    from labeler.retrieval.golden_set import import_judgments as run
     from labeler.store.access import OWNER
 
     result = run(project.db, qrels, annotator, caller=OWNER)
@@ -142,7 +142,7 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
               help="Counts only: per grade change, per grade added and removed, and per query; no item rows.")
 def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
-    from labeler.golden_set import diff as run
+    from labeler.retrieval.golden_set import diff as run
     from labeler.store.access import OWNER
 
     d = run(project.db, v1, v2, caller=OWNER)
@@ -237,7 +237,7 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, j
             raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
         judge_assisted(golden, runs, names, judge, sample, relevance_level, as_json, baseline=False)
         return
-    from labeler.golden_set import Evaluation, evaluate_runs, load_golden
+    from labeler.retrieval.golden_set import Evaluation, evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
     gold = load_golden(golden, caller=OWNER)
@@ -328,7 +328,7 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, 
     from calibration import CalibrationError, fixed
     from calibration.compare import Comparisons, compare_runs, to_html
     from calibration.metrics import parse_metrics
-    from labeler.golden_set import evaluate_runs, load_golden
+    from labeler.retrieval.golden_set import evaluate_runs, load_golden
     from labeler.store.access import OWNER
 
     if len(runs) < 2:
@@ -380,7 +380,7 @@ def add_run(project: Project, run: str, name: str, depth: int) -> None:
     The new entries join the labelling queue; `goldpool eval` then shows Judged@k rising as
     they are labelled.
     """
-    from labeler.golden_set import add_run as do
+    from labeler.retrieval.golden_set import add_run as do
     from labeler.store.access import OWNER
 
     imported, extension = do(project.db, run, name, depth, caller=OWNER)
@@ -406,7 +406,7 @@ def completeness(project: Project, name: str | None, relevance_level: int, per_q
     estimated_relevant, missed, low, high), per_query ({found, missed}), interval_note (why
     low and high are null: one query; else null).
     """
-    from labeler.golden_set import completeness as run
+    from labeler.retrieval.golden_set import completeness as run
     from labeler.store.access import OWNER
 
     result = run(project.db, name, caller=OWNER, relevance_level=relevance_level)

@@ -50,9 +50,9 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
     """
     from pathlib import Path
 
-    from labeler.judge.client import Endpoint
-    from labeler.judge.run import RunInterrupted
-    from labeler.judge.run import run_judge as run
+    from labeler.judges.client import Endpoint
+    from labeler.judges.run import RunInterrupted
+    from labeler.judges.run import run_judge as run
     from labeler.store.access import OWNER
 
     warning = clear_text_warning(base_url)
@@ -93,7 +93,7 @@ def report_calls(calls: int, errors: int, first_error: str | None, cut: Mapping[
     (``outcome``; ``again``: how those cut at the token budget are asked again), then the
     failed calls. Exits 1 naming the first error when every call made failed.
     """
-    from labeler.judge.client import MAX_REPLY_CHARS
+    from labeler.judges.client import MAX_REPLY_CHARS
 
     cut = {why: n for why, n in (cut or {}).items() if n}
     if cut:
@@ -146,8 +146,8 @@ def calibrate_judges(
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people
     (``save``: stored as the judges' cards)."""
     from labeler.commands.common import output_file
-    from labeler.judge.card import card_line, save_cards
-    from labeler.judge.report import judge_report, to_html, to_text
+    from labeler.judges.card import card_line, save_cards
+    from labeler.judges.report import judge_report, to_html, to_text
     from labeler.store.access import OWNER
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
@@ -199,9 +199,9 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
     that are empty or decline); an undefined number is null.
     """
     from calibration import fixed
-    from labeler.judge.card import card_line
-    from labeler.judge.estimate import BOUNDS, METRIC_TASK
-    from labeler.judge.estimate import estimate as run
+    from labeler.judges.card import card_line
+    from labeler.judges.estimate import BOUNDS, METRIC_TASK
+    from labeler.judges.estimate import estimate as run
     from labeler.store.access import OWNER
 
     if threshold is not None:

@@ -30,7 +30,7 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     intervals. --json: {"sample", "design", "judgments", "items": [{"query_id", "doc_id",
     "probability"}], "judge", "pool_entries", "queries", "labelled_queries"}.
     """
-    from labeler.judge_assisted import plan_sample as run
+    from labeler.retrieval.judge_assisted import plan_sample as run
     from labeler.store.access import OWNER
 
     planned = run(project.db, name, design=design, share=share, budget=budget, judge=judge, seed=seed, caller=OWNER)
@@ -74,9 +74,9 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
                    html_path: str | None = None) -> None:
     """Print (or --json) the judge-assisted estimates of ``eval`` (``baseline`` False) or
     ``compare`` (differences from the first run); with ``html_path``, also write them as one
-    HTML page (:func:`labeler.judge_assisted.to_html`)."""
-    from labeler.golden_set import run_names
-    from labeler.judge_assisted import ESTIMATE_HEADER, estimate, estimate_rows, gather, to_html
+    HTML page (:func:`labeler.retrieval.judge_assisted.to_html`)."""
+    from labeler.retrieval.golden_set import run_names
+    from labeler.retrieval.judge_assisted import ESTIMATE_HEADER, estimate, estimate_rows, gather, to_html
     from labeler.store.access import OWNER
 
     inputs = gather(golden, list(runs), judge, sample, caller=OWNER)

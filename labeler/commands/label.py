@@ -146,7 +146,7 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     """
     from dataclasses import asdict
 
-    from labeler import scheduling
+    from labeler.retrieval import scheduling
     from labeler.store import labels
 
     values: dict[str, object] = {}

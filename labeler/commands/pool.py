@@ -50,7 +50,7 @@ def import_corpus(project: Project, file: str, replace: bool) -> None:
     become metadata), or TREC <DOC><DOCNO> SGML. Bad input stops the import and leaves DB
     unchanged.
     """
-    from labeler.build import import_corpus as run
+    from labeler.retrieval.build import import_corpus as run
 
     _import(run, project, file, replace, "document", "documents")
 
@@ -65,7 +65,7 @@ def import_queries(project: Project, file: str, replace: bool) -> None:
     FILE is JSONL, CSV or TSV with query_id and text, or TREC <top> topics (the title is the
     query text). Bad input stops the import and leaves DB unchanged.
     """
-    from labeler.build import import_queries as run
+    from labeler.retrieval.build import import_queries as run
 
     _import(run, project, file, replace, "query", "queries")
 
@@ -80,7 +80,7 @@ def import_run(project: Project, file: str, name: str) -> None:
     Documents are ranked by score descending, ties by doc_id descending, as trec_eval
     ranks them; the rank column is ignored.
     """
-    from labeler.build import import_run as run
+    from labeler.retrieval.build import import_run as run
 
     result = run(project.db, file, name)
     if result.added:
@@ -99,7 +99,7 @@ def remove_run(project: Project, name: str) -> None:
     judgment, a skip or an adjudication): then it stays, with its labels, without a source.
     Other entries keep their position; their priority is recomputed from the sources left.
     """
-    from labeler.build import remove_run as run
+    from labeler.retrieval.build import remove_run as run
 
     result = run(project.db, name)
     click.echo(
@@ -168,7 +168,7 @@ def build_pool(
     (or a local Ray instance) and written to the same cache; the pool is the same. With
     --ray-search the dense top-k runs there too, by corpus shard, merged exactly.
     """
-    from labeler.build import build_pool as run
+    from labeler.retrieval.build import build_pool as run
 
     ray = _ray_options(engine, ray_address, num_gpus, num_workers, batch_size, ray_search)
     result = run(
@@ -266,7 +266,7 @@ def _verdict_lines(store: Any) -> list[str]:
 
 def _stop_lines(store: Any) -> list[str]:
     """``q17: ~90% of relevant found [82, 96]; stop`` for every query with labels."""
-    from labeler.adaptive import query_status, stop_line
+    from labeler.retrieval.adaptive import query_status, stop_line
     from labeler.store.access import OWNER
 
     return [stop_line(s) for s in query_status(store, caller=OWNER) if s.estimate.judged]

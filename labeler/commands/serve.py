@@ -82,7 +82,7 @@ def run_app(
     Raises:
         StoreError: ``db_path`` is missing or is not a goldpool project.
     """
-    from labeler.state import DB_ENV_VAR
+    from labeler.ui.state import DB_ENV_VAR
     from labeler.store import connect
 
     path = Path(db_path).resolve()

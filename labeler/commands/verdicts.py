@@ -25,7 +25,7 @@ def import_items(project: Project, file: str) -> None:
     the stored text). Other keys are kept as metadata.
     """
     from labeler.store.access import OWNER
-    from labeler.verdict_files import import_items as run
+    from labeler.judges.verdict_files import import_items as run
 
     result = run(project.db, file, caller=OWNER)
     click.echo(f"{file}: {result.added} item{'s' if result.added != 1 else ''} added, {result.unchanged} unchanged")
@@ -56,7 +56,7 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     for a judge). A record equal to the latest one on the same item and order is skipped.
     """
     from labeler.store.access import OWNER
-    from labeler.verdict_files import import_verdicts as run
+    from labeler.judges.verdict_files import import_verdicts as run
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")

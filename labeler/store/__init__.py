@@ -1,8 +1,8 @@
 """The project store: one SQLite file per labelling project.
 
 Every SQL statement goldpool runs lives in this package, and it imports nothing of goldpool
-outside itself: services (:mod:`labeler.build`, :mod:`labeler.golden_set`, :mod:`labeler.scheduling`,
-:mod:`labeler.adaptive`, :mod:`labeler.verdict_files`, :mod:`labeler.backup`) read files, run retrieval and plan, then hand the store records, rows
+outside itself: services (:mod:`labeler.retrieval.build`, :mod:`labeler.retrieval.golden_set`, :mod:`labeler.retrieval.scheduling`,
+:mod:`labeler.retrieval.adaptive`, :mod:`labeler.judges.verdict_files`, :mod:`labeler.project`) read files, run retrieval and plan, then hand the store records, rows
 and plans. The store raises only :class:`StoreError`. Functions that check rights take the
 required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 

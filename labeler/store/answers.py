@@ -7,7 +7,7 @@ answer. Its claims are the atomic statements its faithfulness is measured on, ea
 model. Neither ever changes once stored: people label the stored text.
 
 Imports receive records already read, checked and given their ids by the service
-(:mod:`labeler.answers`); the store checks them against the project (documents, stored
+(:mod:`labeler.generation.answers`); the store checks them against the project (documents, stored
 answers) and writes them in one transaction, so a bad record anywhere leaves the database as it
 was, and importing the same file again adds nothing.
 """

@@ -1,7 +1,7 @@
 """Assignment: which pool entries go to which annotator, and in which order they are shown.
 
 The policy (what a batch holds, who gets overlap copies, adaptive pooling) is a planner
-(:class:`Planner`, :mod:`labeler.scheduling`); this module reads what it plans from, and
+(:class:`Planner`, :mod:`labeler.retrieval.scheduling`); this module reads what it plans from, and
 applies its plan in the same write transaction: read, plan, write.
 
 Two pieces of bookkeeping keep every call independent of the project's size; both live in the
@@ -41,7 +41,7 @@ class Settings:
     reservation_minutes: float = 30.0  # an idle hold on a single-label entry lapses after this
     batch_size: int = 10  # entries of one query handed out at a time
     tasks: tuple[str, ...] | None = None  # task pages annotators see; None: every task with work
-    strategy: str = "depth"  # adaptive pooling strategy (labeler.adaptive); depth: pool order
+    strategy: str = "depth"  # adaptive pooling strategy (labeler.retrieval.adaptive); depth: pool order
     stop_recall: float | None = None  # stop offering a query's candidates at this recall; None: off
     stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
     sample: str | None = None  # hand out only this designed sample's entries (plan-sample); None: the whole pool
@@ -104,7 +104,7 @@ def validate_settings(
     """Check setting values, converting numeric strings (from the CLI); return them typed.
 
     ``strategies`` are the valid ``strategy`` names (the pooling strategies the caller can
-    run; :func:`labeler.scheduling.set_settings` passes them all), ``rules`` the valid
+    run; :func:`labeler.retrieval.scheduling.set_settings` passes them all), ``rules`` the valid
     ``stop_rule`` names (likewise).
 
     Raises:
@@ -311,7 +311,7 @@ class HandOut:
 
 
 class Planner(Protocol):
-    """The scheduling policy the store applies (:mod:`labeler.scheduling`)."""
+    """The scheduling policy the store applies (:mod:`labeler.retrieval.scheduling`)."""
 
     def decide_before_lock(self, db: sqlite_utils.Database) -> None:
         """Work done before the write lock is taken (decisions that need a model)."""

@@ -1,7 +1,7 @@
 """Candidate lists and what adaptive pooling reads and writes (SQL only).
 
 The ``candidates`` table keeps each pool source's ranking of a query to the candidate depth;
-:mod:`labeler.adaptive` reads it with the labels so far and asks :mod:`pooling.strategies` what
+:mod:`labeler.retrieval.adaptive` reads it with the labels so far and asks :mod:`pooling.strategies` what
 to judge next; the hand-out (:mod:`labeler.store.assign`) adds chosen candidates to the pool here.
 """
 

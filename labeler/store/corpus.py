@@ -1,6 +1,6 @@
 """Documents, queries, runs and the pool: every SQL statement for them.
 
-The records come already parsed (:mod:`labeler.build` reads the files through
+The records come already parsed (:mod:`labeler.retrieval.build` reads the files through
 :mod:`pooling`). Adding the same file twice changes nothing; a record whose text differs from
 the stored one under the same id is refused unless ``replace=True``. A bad record anywhere
 leaves the project exactly as it was.

@@ -230,7 +230,7 @@ def _query_meta(stored: str | None) -> dict[str, Any]:
 
 def next_item(db: sqlite_utils.Database, annotator_id: int, planner: assign.Planner) -> Item | None:
     """The annotator's next unlabelled, unskipped item, assigning a new query batch when the
-    current one is done (as ``planner`` plans it: :func:`labeler.scheduling.next_item` gives
+    current one is done (as ``planner`` plans it: :func:`labeler.retrieval.scheduling.next_item` gives
     the project's own) and reserving single-label items; None when there is no work left.
 
     Skipped items come back only once the annotator has nothing else: no unlabelled item and
@@ -465,7 +465,7 @@ def change_settings(
     labelling outside the sample.
 
     ``strategies`` are the valid ``strategy`` names, ``rules`` the valid ``stop_rule`` names
-    (:func:`labeler.scheduling.set_settings` passes every pooling strategy and stopping rule).
+    (:func:`labeler.retrieval.scheduling.set_settings` passes every pooling strategy and stopping rule).
 
     Raises:
         StoreError: an unknown setting or a value out of range; nothing is changed.

@@ -1210,7 +1210,7 @@ def snapshot(db: sqlite_utils.Database, path: str | Path) -> int:
     meanwhile), a project file like any other: the rows still in the ``-wal`` file folded in,
     nothing beside it. A plain file copy of a database being written can catch half a
     transaction, or miss what still sits in the ``-wal`` file. Where ``path`` goes and how it
-    is moved into place is the caller's (:mod:`labeler.backup`).
+    is moved into place is the caller's (:mod:`labeler.project`).
 
     Returns:
         The number of pages copied.

@@ -10,7 +10,7 @@ checked on every use, so the next click after any of them meets the sign-in form
 
 Every tab of one browser that resumed from the cookie shares the one secret, so a sign-out in
 any of them deletes the row the others stand on: each tab checks the row on every run and
-before every write (``labeler.state.check_token``), so a tab left open is refused at its
+before every write (``labeler.ui.state.check_token``), so a tab left open is refused at its
 next key press instead of saving under the name that signed out.
 """
 

@@ -1,7 +1,7 @@
 """Human and judge verdicts in and out: import of checked records, export as JSONL.
 
 The records come from a verdict file (JSONL, or TREC qrels for relevance), read and checked
-before they reach the store (``labeler.verdict_files``); one record per line:
+before they reach the store (``labeler.judges.verdict_files``); one record per line:
 
 - faithfulness: ``{"item_id", "verdict": "SUPPORTED" | "UNSUPPORTED"}``, the item one of
   ``import-items`` or an answer's whole-answer item ``ANSWER_ID@faithfulness`` (or ANSWER_ID

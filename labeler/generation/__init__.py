@@ -1,0 +1,4 @@
+"""Generation: a system's answers, their claims and sentences, abstention, outcomes and the
+generation metrics (faithfulness, correctness, answer relevance, abstention) from people, judges
+and PPI++.
+"""

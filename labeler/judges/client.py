@@ -1,0 +1,359 @@
+"""One chat-completion call to an OpenAI-compatible endpoint, with retries.
+
+vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol; the ``openai`` package is
+imported only when a client is made. The key comes from ``OPENAI_API_KEY`` (a local server
+needs none) and is never written anywhere: an error message or a reply that could echo it has
+it masked before anything stores or shows it.
+
+Server errors (5xx), rate limits, timeouts, dropped connections and replies that are not valid
+JSON are retried with exponential backoff (``tenacity``); a ``Retry-After`` header on a 429 or
+503 is waited for (up to ``retry_after_cap``). A refused key, an unknown model or endpoint
+stops the run; any other refusal (e.g. a prompt too long) is recorded for that item.
+
+A reply's body is read up to :data:`MAX_REPLY_BYTES` and no further: a larger one (by its
+``Content-Length``, or once that many bytes have arrived) fails the call, not retried, with
+an error naming the cap, and its connection is closed unread. Replies are asked for
+uncompressed (``Accept-Encoding: identity``) and a compressed one is refused, so the cap
+bounds what is held in memory, not just what crosses the wire.
+
+``timeout`` bounds one attempt whole, from connecting to the last byte of the reply: HTTP
+clients bound each read only, so a server that sends one byte at a time could hold a worker
+for ever. Each attempt therefore runs as a task on the endpoint's own event loop, under an
+``asyncio`` deadline that cancels it (and closes its connection) when time is up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import email.utils
+import importlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from labeler.judges import JudgeError
+from labeler.store.verdicts import CallResult
+
+KEY_VARIABLE = "OPENAI_API_KEY"
+
+#: Characters of a reply kept. A verdict is one token; this leaves room for a model that
+#: explains itself while a runaway or hostile reply (megabytes) is cut, its length recorded.
+MAX_REPLY_CHARS = 10_000
+
+#: Bytes of an HTTP reply body read at most (4 MiB): a verdict's JSON is under a kilobyte, and
+#: a reply of ``MAX_REPLY_CHARS`` characters well under this, while a hostile or broken server
+#: sending 100 MB costs one 4 MiB buffer, not 100 MB.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+
+#: The shortest start of the key that :func:`mask` masks when a text holds only the start.
+MASK_PREFIX = 8
+
+
+def _key() -> str:
+    return os.environ.get(KEY_VARIABLE) or "no-key"
+
+
+def mask(text: str) -> str:
+    """``text`` with the API key (if any) replaced by ``***``, and its start too.
+
+    A reply cut mid-key (at its token budget, or by a proxy) holds only the key's first
+    characters. So every run of at least :data:`MASK_PREFIX` (8) characters that the key starts
+    with (the whole key, when it is shorter) is masked, taken as long as it goes on matching the
+    key: a whole key and any start of it alike. A key shorter than 4 characters is not a secret
+    a reply could give away and is left alone (it would mask common words).
+    """
+    key = os.environ.get(KEY_VARIABLE)
+    if not key or len(key) < 4:
+        return text
+    head = key[:MASK_PREFIX]
+    out: list[str] = []
+    i = 0
+    while (j := text.find(head, i)) != -1:
+        n = len(head)
+        while n < len(key) and j + n < len(text) and text[j + n] == key[n]:
+            n += 1
+        out += [text[i:j], "***"]
+        i = j + n
+    return "".join(out) + text[i:] if out else text
+
+
+def keep_reply(text: str) -> tuple[str, int | None]:
+    """A reply as it may be stored: the key masked, cut to ``MAX_REPLY_CHARS``.
+
+    Returns the text and, when it was cut, the masked reply's full length in characters.
+
+    >>> keep_reply("2")
+    ('2', None)
+    >>> text, length = keep_reply("x" * 20_000); len(text), length
+    (10000, 20000)
+    """
+    text = mask(text)
+    return (text, None) if len(text) <= MAX_REPLY_CHARS else (text[:MAX_REPLY_CHARS], len(text))
+
+
+class Interrupted(Exception):
+    """The endpoint was closed while a call waited (the run is stopping)."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply's body is larger than :data:`MAX_REPLY_BYTES` (or compressed); the rest is not read."""
+
+
+def _http_client(openai: Any, cap: int) -> Any:
+    """The HTTP client of an endpoint: the installed openai's own (its defaults, proxies from the
+    environment), reading a reply body up to ``cap`` bytes and no further."""
+    base = openai.DefaultAsyncHttpxClient
+    # The HTTP package openai builds on (httpx, or httpx2 for openai 3): its byte-stream type.
+    package = next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
+    byte_stream = importlib.import_module(package).AsyncByteStream
+
+    def too_large(detail: str) -> ReplyTooLarge:
+        return ReplyTooLarge(f"the reply is larger than {cap:,} bytes (MAX_REPLY_BYTES){detail}; it was not read further")
+
+    class Capped(byte_stream):  # type: ignore[misc, valid-type]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> Any:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > cap:
+                    raise too_large("")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class Client(base):  # type: ignore[misc, valid-type]
+        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+            request.headers["Accept-Encoding"] = "identity"
+            response = await super().send(request, stream=True, **kwargs)
+            if stream:
+                return response
+            try:
+                length = response.headers.get("content-length", "").strip()
+                if length.isdigit() and int(length) > cap:
+                    raise too_large(f" (Content-Length {int(length):,})")
+                encoding = response.headers.get("content-encoding", "identity").strip().lower()
+                if encoding not in ("", "identity"):
+                    raise ReplyTooLarge(f"the reply is {encoding}-compressed though only identity was accepted: "
+                                        f"unpacked it could exceed {cap:,} bytes (MAX_REPLY_BYTES)")
+                response.stream = Capped(response.stream)
+                await response.aread()
+            except BaseException:
+                await response.aclose()
+                raise
+            return response
+
+    return Client()
+
+
+def _too_large(exc: BaseException | None) -> ReplyTooLarge | None:
+    """The ReplyTooLarge behind ``exc`` (openai 1 wraps what the HTTP client raises), else None."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ReplyTooLarge):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+@dataclass(slots=True)
+class Endpoint:
+    """An OpenAI-compatible chat endpoint and how patiently to call it.
+
+    Attributes:
+        base_url: e.g. ``http://127.0.0.1:8000/v1``.
+        timeout: seconds one attempt may take in all, from connecting to the reply's last byte.
+        attempts: tries per call, the first included.
+        backoff: first wait between tries, in seconds (doubles each time, at most 30 s).
+        max_tokens: reply budget (the prompts ask for one token).
+        retry_after_cap: longest wait a ``Retry-After`` header can impose, in seconds.
+        max_reply_bytes: bytes of a reply body read at most (:data:`MAX_REPLY_BYTES`).
+
+    Its event loop starts with the first call; ``close()`` (or leaving a ``with`` block) ends it.
+    """
+
+    base_url: str
+    timeout: float = 60.0
+    attempts: int = 5
+    backoff: float = 0.5
+    max_tokens: int = 16
+    retry_after_cap: float = 60.0
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    requests: int = 0  # HTTP requests sent so far, retries included
+    _client: Any = None
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closed: threading.Event = field(default_factory=threading.Event)
+
+    def _started(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+        with self._lock:
+            if self._closed.is_set():
+                raise Interrupted("the run is stopping")
+            if self._loop is None:
+                import openai
+
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, name="judge-calls", daemon=True)
+                self._thread.start()
+                self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
+                                                  max_retries=0, http_client=_http_client(openai, self.max_reply_bytes))
+            self.requests += 1
+            return self._loop, self._client
+
+    async def _create(self, client: Any, model: str, message: str) -> Any:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await client.chat.completions.create(
+                    model=model,
+                    messages=[{"role": "user", "content": message}],
+                    max_tokens=self.max_tokens,
+                    temperature=0,
+                )
+        except TimeoutError:
+            raise TimeoutError(f"no complete reply within {self.timeout:g} s") from None
+
+    def send(self, model: str, message: str) -> Any:
+        """One attempt: the parsed reply, within ``timeout`` seconds or ``TimeoutError``."""
+        loop, client = self._started()
+        future = asyncio.run_coroutine_threadsafe(self._create(client, model, message), loop)
+        try:
+            return future.result()
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            raise Interrupted("the run is stopping") from None
+
+    def pause(self, seconds: float) -> None:
+        """Wait between attempts; returns at once when the endpoint is closed."""
+        self._closed.wait(seconds)
+
+    def close(self) -> None:
+        """Cancel the calls in flight (their workers return at once) and stop the event loop."""
+        with self._lock:
+            self._closed.set()
+            loop, thread, client = self._loop, self._thread, self._client
+            self._loop = self._thread = self._client = None
+        if loop is None or thread is None:
+            return
+
+        async def stop() -> None:
+            for task in asyncio.all_tasks():
+                if task is not asyncio.current_task():
+                    task.cancel()
+            await client.close()
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=10)
+        except Exception:  # noqa: BLE001 (closing must not hide what stopped the run)
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        if not thread.is_alive():
+            loop.close()
+
+    def __enter__(self) -> Endpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _retryable(exc: BaseException) -> bool:
+    import openai
+
+    if _too_large(exc) is not None:  # the same reply again
+        return False
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError, TimeoutError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code in (408, 409, 429)
+    return isinstance(exc, openai.APIResponseValidationError)
+
+
+def _fatal(exc: BaseException) -> bool:
+    import openai
+
+    return isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError))
+
+
+def retry_after(exc: BaseException | None) -> float | None:
+    """Seconds a 429 or 503 reply asks to wait (``Retry-After``: seconds or an HTTP date), else None."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (429, 503):
+        return None
+    value = (exc.response.headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _describe(exc: BaseException) -> str:
+    return mask(f"{type(exc).__name__}: {exc}")[:500]
+
+
+def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
+    """Ask ``model`` one question; the reply unparsed (``verdict`` is filled in by the caller).
+
+    The reply is stored as :func:`keep_reply` makes it: key masked, cut to ``MAX_REPLY_CHARS``,
+    with the ``finish_reason`` the endpoint gave, so a reply cut short is known as such
+    (:attr:`~labeler.store.verdicts.CallResult.cut_short`). A body larger than
+    ``endpoint.max_reply_bytes`` is a failed call, not retried.
+
+    Raises:
+        JudgeError: the endpoint refuses the key, the model or the path (every call would).
+    """
+    from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
+
+    exponential = wait_exponential(multiplier=endpoint.backoff, max=30)
+
+    def wait(state: Any) -> float:
+        asked = retry_after(state.outcome.exception() if state.outcome else None)
+        base = exponential(state)
+        return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
+
+    @retry(
+        retry=retry_if_exception(_retryable),
+        stop=stop_after_attempt(max(1, endpoint.attempts)),
+        wait=wait,
+        sleep=endpoint.pause,
+        reraise=True,
+    )
+    def attempt() -> tuple[Any, float]:
+        start = time.perf_counter()
+        response = endpoint.send(model, message)
+        return response, time.perf_counter() - start
+
+    try:
+        response, latency = attempt()
+    except Exception as exc:
+        if _fatal(exc):
+            raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None
+        return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
+    choices = getattr(response, "choices", None) or []
+    if not choices or getattr(choices[0], "message", None) is None:
+        return CallResult(None, None, False, None, None, latency, "the reply holds no message (no 'choices')")
+    usage = getattr(response, "usage", None)
+    tokens_in = getattr(usage, "prompt_tokens", None) if usage else None
+    tokens_out = getattr(usage, "completion_tokens", None) if usage else None
+    raw, length = keep_reply(choices[0].message.content or "")
+    finish = getattr(choices[0], "finish_reason", None)
+    return CallResult(raw, None, False, tokens_in, tokens_out, latency, raw_length=length,
+                      finish_reason=finish if isinstance(finish, str) else None)
