@@ -127,4 +127,4 @@ def test_the_key_guard_covers_every_task_page_and_ships_with_the_package() -> No
     assert f'var mark = "{key_guard.HANDLED_MARK}";' in script
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     shipped = pyproject["tool"]["setuptools"]["package-data"]["labeler"]
-    assert any(fnmatch.fnmatch("static/key_guard.js", pattern) for pattern in shipped)
+    assert any(fnmatch.fnmatch("ui/static/key_guard.js", pattern) for pattern in shipped)
