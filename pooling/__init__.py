@@ -1,7 +1,8 @@
 """Pooling: from a corpus, queries and runs to a blind, ordered pool per query.
 
 Also the one home of every input file format: ``lines`` (UTF-8 lines), ``readers`` (corpora,
-queries), ``trec`` (SGML documents, topics, runs) and ``qrels`` (label files, which
+queries), ``verdict_readers`` (verdict items, verdicts), ``answer_readers`` (a system's
+answers), ``trec`` (SGML documents, topics, runs) and ``qrels`` (label files, which
 ``goldpool agree`` hands to ``calibration`` as vectors); ``files`` writes the files a user
 names without following links or leaving half a file. Pure computation: no database, no UI,
 no printing, no import of ``labeler``. Heavy imports (torch, sentence-transformers) happen

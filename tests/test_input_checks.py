@@ -172,14 +172,14 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def _read_with(reader: str):
-    from pooling import qrels, readers
+    from pooling import answer_readers, qrels, readers, verdict_readers
 
     return {
         "corpus": readers.read_corpus,
         "queries": readers.read_queries,
-        "items": readers.read_items,
-        "verdicts": readers.read_verdicts,
-        "answers": readers.read_answers,
+        "items": verdict_readers.read_items,
+        "verdicts": verdict_readers.read_verdicts,
+        "answers": answer_readers.read_answers,
         "labels": lambda p: [qrels.read_labels(p)],
         "raters": lambda p: [qrels.read_raters(p)],
     }[reader]

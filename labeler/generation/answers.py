@@ -1,7 +1,7 @@
 """A generating system's answers and their claims into the project: :mod:`pooling` reads, the
 store writes.
 
-``import-answers`` reads its file with :func:`pooling.readers.read_answers` (JSONL, CSV or
+``import-answers`` reads its file with :func:`pooling.answer_readers.read_answers` (JSONL, CSV or
 Parquet told apart by their content; ids, NUL, lists, empty files, RAGAS's column names), then, record by record as the file streams:
 
 - links a record to a project query: its ``query_id`` if it gives one (it must be a project
@@ -40,7 +40,7 @@ from labeler.store.access import require_admin
 from labeler.store.answers import AnswerImport
 from labeler.store.vocabulary import Caller
 from pooling import PoolingError, shown
-from pooling.readers import read_answers
+from pooling.answer_readers import read_answers
 
 
 def normalise_question(text: str) -> str:

@@ -1,7 +1,7 @@
 """Verdict items and verdicts from files into the project: :mod:`pooling` reads, the store writes.
 
 An application service: ``import-items`` and ``import-verdicts`` read their file with
-:func:`pooling.readers.read_items` and :func:`pooling.readers.read_verdicts` (the checks every
+:func:`pooling.verdict_readers.read_items` and :func:`pooling.verdict_readers.read_verdicts` (the checks every
 reader applies: ids, NUL, empty files, dates, one verdict per item), then hand the records to
 :mod:`labeler.store.verdicts` and :mod:`labeler.store.verdict_io`, which match them against the
 project and write them in one transaction.
@@ -19,7 +19,7 @@ import sqlite_utils
 from labeler.store import StoreError, verdict_io, verdicts
 from labeler.store.access import require_admin
 from labeler.store.verdicts import Caller, ImportCount
-from pooling.readers import read_items, read_verdicts
+from pooling.verdict_readers import read_items, read_verdicts
 
 
 def import_items(db: sqlite_utils.Database, path: str | Path, *, caller: Caller) -> ImportCount:

@@ -119,7 +119,7 @@ def add_answers(
 ) -> AnswerImport:
     """Add one system's answers read from the file ``path`` (admin only), in one transaction.
 
-    ``answers`` are ``(line, answer)`` as :func:`pooling.readers.read_answers` yields them,
+    ``answers`` are ``(line, answer)`` as :func:`pooling.answer_readers.read_answers` yields them,
     each with its ``answer_id`` set and its ``query_id`` (if any) a project query. It is read
     once, inside the transaction, so a file streams through. An answer already stored with
     the same content for the same system counts as unchanged; its claims are not touched.
