@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "Estimate": "bootstrap",
     "N_BOOT": "bootstrap",
     "wilson_interval": "bootstrap",
+    "normal_quantile": "stats",
+    "z_for": "stats",
     "PairTables": "tables",
     "pair_tables": "tables",
     "Confusion": "agreement",

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration import CalibrationError
+from calibration.stats import z_for
 
 IntervalMethod = Literal["bootstrap", "cluster bootstrap", "analytic", "wilson", "none"]
 
@@ -206,9 +207,7 @@ def percentile_interval(replicates: NDArray[np.float64], ci: float) -> tuple[flo
 
 def normal_interval(value: float, se: float, ci: float) -> tuple[float, float]:
     """``value ± z_{(1+ci)/2} · se``."""
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + ci / 2.0))
+    z = z_for(ci)
     return value - z * se, value + z * se
 
 
@@ -220,9 +219,7 @@ def wilson_interval(successes: int, n: int, ci: float) -> tuple[float, float]:
     """
     if n == 0:
         return float("nan"), float("nan")
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + ci / 2.0))
+    z = z_for(ci)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
