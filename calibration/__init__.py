@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "wilson_interval": "bootstrap",
     "normal_quantile": "stats",
     "z_for": "stats",
+    "wilson": "stats",
     "PairTables": "tables",
     "pair_tables": "tables",
     "Confusion": "agreement",

@@ -46,7 +46,7 @@ import numpy as np
 
 from calibration import CalibrationError
 from calibration.bootstrap import Estimate
-from calibration.stats import normal_quantile, z_for
+from calibration.stats import normal_quantile, wilson, z_for
 
 
 def cluster_variance(values: Sequence[float], units: Sequence[Hashable]) -> float:
@@ -67,21 +67,6 @@ def cluster_variance(values: Sequence[float], units: Sequence[Hashable]) -> floa
     _, index = np.unique(np.asarray([str(u) for u in units]), return_inverse=True)
     sums = np.bincount(index, weights=x - x.mean())
     return float(np.sum(sums * sums) / (len(x) ** 2))
-
-
-def wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
-    """The Wilson score interval of a share ``p`` at a (possibly fractional) sample size.
-
-    >>> [round(v, 4) for v in wilson(0.8, 10, 1.959964)]
-    [0.4902, 0.9433]
-    """
-    if n_eff <= 0 or math.isnan(p):
-        return float("nan"), float("nan")
-    denominator = 1.0 + z * z / n_eff
-    centre = (p + z * z / (2.0 * n_eff)) / denominator
-    half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n_eff + z * z / (4.0 * n_eff * n_eff)) / denominator
-    # Rounding must not put an end on the wrong side of p (nor outside [0, 1]) when p is 0 or 1.
-    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def effective_n(values: Sequence[float], units: Sequence[Hashable]) -> float:

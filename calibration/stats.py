@@ -53,3 +53,19 @@ def z_for(ci: float) -> float:
     if not 0.0 < ci < 1.0:
         raise CalibrationError(f"ci={ci}: the interval coverage must be between 0 and 1, e.g. 0.95")
     return normal_quantile(0.5 + ci / 2.0)
+
+
+def wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson score interval of a share ``p`` at a (possibly fractional) sample size ``n``,
+    ``z`` standard errors wide on each side; NaN when ``n`` is not above 0 or ``p`` is NaN.
+
+    >>> [round(v, 4) for v in wilson(0.8, 10, 1.959964)]
+    [0.4902, 0.9433]
+    """
+    if n <= 0 or math.isnan(p):
+        return float("nan"), float("nan")
+    denominator = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denominator
+    half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n + z * z / (4.0 * n * n)) / denominator
+    # Rounding must not put an end on the wrong side of p (nor outside [0, 1]) when p is 0 or 1.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
