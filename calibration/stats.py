@@ -69,3 +69,55 @@ def wilson(p: float, n: float, z: float) -> tuple[float, float]:
     half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n + z * z / (4.0 * n * n)) / denominator
     # Rounding must not put an end on the wrong side of p (nor outside [0, 1]) when p is 0 or 1.
     return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
+
+
+def sign_flip_p(deltas: Sequence[float], *, alternative: Alternative = "two-sided", exact_up_to: int = EXACT_UP_TO,
+                n_permutations: int = N_PERMUTATIONS, seed: int | None = 0) -> float:
+    """p of the paired sign-flip test of "mean δ = 0" against ``alternative``: ``two-sided``
+    (share of sign patterns whose |mean| reaches the observed |mean|), ``less`` (mean at or
+    below the observed one: "δ < 0") or ``greater``.
+
+    Exact for at most ``exact_up_to`` non-zero differences. With δ = (1, 1, 1) the 2 of the 2³
+    patterns with all signs equal reach |mean| 1; against "δ < 0" only the pattern with every
+    sign flipped reaches −1 when δ = (−1, −1, −1):
+
+    >>> sign_flip_p([1.0, 1.0, 1.0])
+    0.25
+    >>> sign_flip_p([-1.0, -1.0, -1.0], alternative="less"), sign_flip_p([1.0, 1.0, 1.0], alternative="less")
+    (0.125, 1.0)
+
+    Raises:
+        CalibrationError: no difference, or an unknown ``alternative``.
+    """
+    import numpy as np
+
+    if alternative not in ("two-sided", "less", "greater"):
+        raise CalibrationError(f"alternative={alternative!r}: give 'two-sided', 'less' or 'greater'")
+    d = np.asarray(deltas, dtype=float)
+    if d.size == 0:
+        raise CalibrationError("no paired differences to test")
+    observed = float(d.mean())
+    nonzero = d[d != 0.0]
+    m = nonzero.size
+    if m == 0:
+        return 1.0
+
+    def reached(means: np.ndarray) -> int:
+        if alternative == "less":
+            return int(np.count_nonzero(means <= observed + _EPS))
+        if alternative == "greater":
+            return int(np.count_nonzero(means >= observed - _EPS))
+        return int(np.count_nonzero(np.abs(means) >= abs(observed) - _EPS))
+
+    if m <= exact_up_to:
+        patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(np.int8) * 2 - 1
+        return reached((patterns @ nonzero) / d.size) / 2**m
+    rng = np.random.default_rng(seed)
+    hits, done = 0, 0
+    step = max(1, _CHUNK // m)
+    while done < n_permutations:
+        k = min(step, n_permutations - done)
+        signs = rng.integers(0, 2, size=(k, m), dtype=np.int8) * 2 - 1
+        hits += reached((signs @ nonzero) / d.size)
+        done += k
+    return (1 + hits) / (1 + n_permutations)
