@@ -446,9 +446,9 @@ _SOURCE_LABEL = {"text": "text rule", "people": "people", "judge": "judge", "ppi
 
 
 def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
-    from calibration import fixed
+    from calibration.formatting import fixed
 
-    return "-" if x is None else fixed(x, digits, sign=sign)
+    return fixed(x, digits, sign=sign, missing="-")
 
 
 def _interval(low: float | None, high: float | None, *, sign: bool = False) -> str:

@@ -26,7 +26,7 @@ import sqlite_utils
 import streamlit as st
 
 from labeler import key_guard, state
-from labeler.highlight import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler.views import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.views import golden_set as _golden_set
 from labeler.views import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks

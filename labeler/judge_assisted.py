@@ -232,7 +232,9 @@ ESTIMATE_HEADER = ("run", "metric", "estimate", "95% interval", "people only", "
 
 
 def _cell(value: float | None) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    from calibration.formatting import fixed
+
+    return fixed(value, 4, missing="n/a")
 
 
 def estimate_rows(result: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:

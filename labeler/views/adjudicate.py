@@ -11,7 +11,7 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from labeler.highlight import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler import state
 from labeler.highlight import chunk_html, query_html
 from labeler.views import admin_only

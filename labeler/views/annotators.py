@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite_utils
 import streamlit as st
 
-from labeler.highlight import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler import state
 from labeler.views import admin_only
 from labeler.store import StoreError
