@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration import CalibrationError
+from calibration.stats import wilson, z_for
 
 IntervalMethod = Literal["bootstrap", "cluster bootstrap", "analytic", "wilson", "none"]
 
@@ -206,24 +207,17 @@ def percentile_interval(replicates: NDArray[np.float64], ci: float) -> tuple[flo
 
 def normal_interval(value: float, se: float, ci: float) -> tuple[float, float]:
     """``value ± z_{(1+ci)/2} · se``."""
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + ci / 2.0))
+    z = z_for(ci)
     return value - z * se, value + z * se
 
 
 def wilson_interval(successes: int, n: int, ci: float) -> tuple[float, float]:
-    """Wilson score interval of a proportion (Wilson 1927), NaN when n is 0.
+    """Wilson score interval of ``successes`` out of ``n`` (:func:`calibration.stats.wilson`),
+    NaN when n is 0.
 
     >>> [round(x, 4) for x in wilson_interval(8, 10, 0.95)]
     [0.4902, 0.9433]
     """
     if n == 0:
         return float("nan"), float("nan")
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + ci / 2.0))
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre - half), float(centre + half)
+    return wilson(successes / n, n, z_for(ci))

@@ -46,14 +46,7 @@ import numpy as np
 
 from calibration import CalibrationError
 from calibration.bootstrap import Estimate
-
-
-def _z(ci: float) -> float:
-    from scipy.stats import norm
-
-    if not 0.0 < ci < 1.0:
-        raise CalibrationError(f"ci={ci}: the interval coverage must be between 0 and 1, e.g. 0.95")
-    return float(norm.ppf(0.5 + ci / 2.0))
+from calibration.stats import normal_quantile, wilson, z_for
 
 
 def cluster_variance(values: Sequence[float], units: Sequence[Hashable]) -> float:
@@ -74,21 +67,6 @@ def cluster_variance(values: Sequence[float], units: Sequence[Hashable]) -> floa
     _, index = np.unique(np.asarray([str(u) for u in units]), return_inverse=True)
     sums = np.bincount(index, weights=x - x.mean())
     return float(np.sum(sums * sums) / (len(x) ** 2))
-
-
-def wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
-    """The Wilson score interval of a share ``p`` at a (possibly fractional) sample size.
-
-    >>> [round(v, 4) for v in wilson(0.8, 10, 1.959964)]
-    [0.4902, 0.9433]
-    """
-    if n_eff <= 0 or math.isnan(p):
-        return float("nan"), float("nan")
-    denominator = 1.0 + z * z / n_eff
-    centre = (p + z * z / (2.0 * n_eff)) / denominator
-    half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n_eff + z * z / (4.0 * n_eff * n_eff)) / denominator
-    # Rounding must not put an end on the wrong side of p (nor outside [0, 1]) when p is 0 or 1.
-    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def effective_n(values: Sequence[float], units: Sequence[Hashable]) -> float:
@@ -112,7 +90,7 @@ def clustered_rate(values: Sequence[float], units: Sequence[Hashable], *, ci: fl
     >>> e.value, round(e.low, 4), e.high, e.n, e.n_groups
     (1.0, 0.4385, 1.0, 5, 3)
     """
-    z = _z(ci)
+    z = z_for(ci)
     x = np.asarray(values, dtype=np.float64)
     if len(x) == 0:
         return Estimate(statistic, float("nan"), float("nan"), float("nan"), 0, ci, "none",
@@ -165,7 +143,7 @@ def stratified_rate(values: Sequence[float], units: Sequence[Hashable], populati
     mean = min(max(mean, 0.0), 1.0)
     groups = len(set(map(str, population_units)))
     n_eff = mean * (1.0 - mean) / variance if mean * (1.0 - mean) > 0 and variance > 1e-15 else float(groups)
-    low, high = wilson(mean, n_eff, _z(ci))
+    low, high = wilson(mean, n_eff, z_for(ci))
     return Estimate("mean", mean, low, high, len(x), ci, "wilson", n_groups=len(set(map(str, units))))
 
 
@@ -205,7 +183,7 @@ def clustered_ppi(
     if len(yl) < 2 or len(fu) < 1:
         raise CalibrationError(f"PPI needs at least 2 answers people and the judge both labelled and 1 the judge "
                                f"alone labelled (got {len(yl)} and {len(fu)})")
-    z = _z(ci)
+    z = z_for(ci)
     lam = ppi_lambda(yl, fl, fu) if tuned else 1.0
     value = float(np.mean(lam * fu) + np.mean(yl - lam * fl))
     se = math.sqrt(cluster_variance(lam * fu, units_unlabelled) + cluster_variance(yl - lam * fl, units_labelled))
@@ -263,7 +241,7 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: flo
     diffs = [a[u] - b[u] for u in common]
     mean = sum(diffs) / len(diffs)
     sd = per_query_sd([a[u] for u in common], [b[u] for u in common])
-    half = _z(ci) * sd / math.sqrt(len(common))
+    half = z_for(ci) * sd / math.sqrt(len(common))
     mdd = minimum_detectable_difference(len(common), "per_query", sd=sd, alpha=alpha, power=power)
     return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), mdd, len(common), sd)
 
@@ -272,8 +250,6 @@ def ppi_paired_difference(people: Mapping[str, float], judge: Mapping[str, float
                           alpha: float = 0.05, power: float = 0.8) -> PairedDifference | None:
     """PPI++ on per-unit differences: ``people`` on the units people labelled for both systems,
     ``judge`` on every unit the judge labelled for both; None when PPI is not possible."""
-    from calibration.power import _z as z_alpha
-
     labelled = sorted(u for u in judge if u in people)
     unlabelled = sorted(u for u in judge if u not in people)
     try:
@@ -281,6 +257,6 @@ def ppi_paired_difference(people: Mapping[str, float], judge: Mapping[str, float
                           [judge[u] for u in unlabelled], unlabelled, ci=ci, bounds=(-1.0, 1.0))
     except CalibrationError:
         return None
-    mdd = (z_alpha(alpha) + z_alpha(2.0 * (1.0 - power))) * r.se
+    mdd = (normal_quantile(1.0 - alpha / 2.0) + normal_quantile(1.0 - 2.0 * (1.0 - power) / 2.0)) * r.se
     e = r.estimate
     return PairedDifference(e.value, e.low, e.high, mdd, len(labelled) + len(unlabelled), r.se * math.sqrt(e.n))

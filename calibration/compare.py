@@ -5,9 +5,10 @@ For per-query scores a_q and b_q of two runs on the same n queries, δ_q = b_q �
 - **Mean difference** δ̄ with a percentile bootstrap interval over queries (Efron & Tibshirani
   1993): each replicate draws n queries with replacement.
 - **Paired randomisation test** (Fisher 1935; Smucker, Allan & Carterette 2007): under "no
-  difference" each δ_q is as likely to have either sign, so 10,000 replicates flip every sign
+  difference" each δ_q is as likely to have either sign: with at most 16 non-zero differences
+  every sign pattern is enumerated (the exact p), beyond that 10,000 replicates flip every sign
   at random and ``p = (1 + #{|mean of flipped| >= |δ̄|}) / (1 + R)`` (Phipson & Smyth 2010: never
-  0).
+  0). The test is :func:`calibration.stats.sign_flip_p`, two-sided.
 - **Holm's step-down correction** (Holm 1979) when several runs are compared with one baseline.
 - **Minimum detectable difference** of the set: ``(z_{1−α/2} + z_{1−β}) · sd(δ)/sqrt(n)``
   (:func:`calibration.power.minimum_detectable_difference`, per-query design). A difference
@@ -19,12 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from calibration import CalibrationError
+from calibration.stats import N_PERMUTATIONS, sign_flip_p
 
-#: Sign-flip replicates of the randomisation test and resamples of the bootstrap.
-N_PERMUTATIONS = 10_000
+#: Resamples of the bootstrap (the randomisation test's patterns: calibration.stats.N_PERMUTATIONS).
 N_BOOTSTRAP = 10_000
 _CHUNK = 2_000_000  # replicate x query cells drawn at once (bounds memory to ~16 MB)
 
@@ -84,31 +86,8 @@ class Comparisons:
                 "comparisons": [c.as_dict() for c in self.comparisons]}
 
 
-def randomisation_p(deltas: Sequence[float], *, n_permutations: int = N_PERMUTATIONS, seed: int | None = 0) -> float:
-    """Two-sided paired randomisation (sign-flip) test of mean δ = 0.
-
-    With δ = (1, 1, 1) only the 2 of the 2³ sign patterns with all signs equal reach |mean| 1,
-    so the exact p is 2/8 = 0.25; 10,000 random flips land near it:
-
-    >>> round(randomisation_p([1.0, 1.0, 1.0]), 2)
-    0.25
-    """
-    import numpy as np
-
-    d = np.asarray(deltas, dtype=float)
-    if d.size == 0:
-        raise CalibrationError("no paired queries to test")
-    observed = abs(d.mean())
-    rng = np.random.default_rng(seed)
-    hits, done = 0, 0
-    step = max(1, _CHUNK // d.size)
-    while done < n_permutations:
-        k = min(step, n_permutations - done)
-        signs = rng.integers(0, 2, size=(k, d.size), dtype=np.int8) * 2 - 1
-        means = np.abs(signs @ d) / d.size
-        hits += int(np.count_nonzero(means >= observed - 1e-12))
-        done += k
-    return (1 + hits) / (1 + n_permutations)
+#: The two-sided test of "mean δ = 0" (:func:`calibration.stats.sign_flip_p`).
+randomisation_p = partial(sign_flip_p, alternative="two-sided")
 
 
 def bootstrap_interval(
@@ -211,7 +190,7 @@ def compare_runs(
         mean = sum(values) / len(values)
         sd = math.sqrt(sum((x - mean) ** 2 for x in values) / (len(values) - 1))
         low, high = bootstrap_interval(values, ci=ci, n_boot=n_boot, seed=seed)
-        p = randomisation_p(values, n_permutations=n_permutations, seed=seed)
+        p = sign_flip_p(values, n_permutations=n_permutations, seed=seed)
         mdd = minimum_detectable_difference(len(values), "per_query", sd=sd, alpha=alpha, power=power)
         mean_a = sum(base[q] for q in shared) / len(shared)
         mean_b = sum(other[q] for q in shared) / len(shared)

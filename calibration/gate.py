@@ -31,55 +31,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from calibration import CalibrationError
+from calibration.stats import EXACT_UP_TO, N_PERMUTATIONS, sign_flip_p
 
-#: Random sign patterns of the test when the exact enumeration would be larger.
-N_PERMUTATIONS = 10_000
-#: Up to this many non-zero differences, all 2^m sign patterns are enumerated (65,536 at most).
-EXACT_UP_TO = 16
-_CHUNK = 2_000_000  # pattern x question cells drawn at once (bounds memory)
 _EPS = 1e-12  # float sums of the same values in another order differ in the last bits
 
 Status = Literal["pass", "fail"]
 
 
-def one_sided_p(deltas: Sequence[float], *, n_permutations: int = N_PERMUTATIONS, seed: int | None = 0) -> float:
-    """p of the one-sided paired sign-flip test of "mean δ = 0" against "mean δ < 0".
-
-    Exact for at most :data:`EXACT_UP_TO` non-zero differences. With δ = (−1, −1, −1) only the
-    pattern with every sign kept reaches a mean of −1: 1 of the 2³ patterns:
-
-    >>> one_sided_p([-1.0, -1.0, -1.0])
-    0.125
-    >>> one_sided_p([1.0, 1.0, 1.0])
-    1.0
-    """
-    import numpy as np
-
-    d = np.asarray(deltas, dtype=float)
-    if d.size == 0:
-        raise CalibrationError("no paired questions to test")
-    observed = float(d.mean())
-    nonzero = d[d != 0.0]
-    m = nonzero.size
-    if m == 0:
-        return 1.0
-    if m <= EXACT_UP_TO:
-        patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(np.int8) * 2 - 1
-        means = (patterns @ nonzero) / d.size
-        return float(np.count_nonzero(means <= observed + _EPS)) / 2**m
-    rng = np.random.default_rng(seed)
-    hits, done = 0, 0
-    step = max(1, _CHUNK // m)
-    while done < n_permutations:
-        k = min(step, n_permutations - done)
-        signs = rng.integers(0, 2, size=(k, m), dtype=np.int8) * 2 - 1
-        means = (signs @ nonzero) / d.size
-        hits += int(np.count_nonzero(means <= observed + _EPS))
-        done += k
-    return (1 + hits) / (1 + n_permutations)
+#: The one-sided test of "no difference" against "the candidate is worse" (mean δ < 0), exact
+#: for at most :data:`EXACT_UP_TO` non-zero differences (:func:`calibration.stats.sign_flip_p`).
+one_sided_p = partial(sign_flip_p, alternative="less")
 
 
 def paired_values(
@@ -235,7 +200,7 @@ def gate_metric(
     mean_delta = sum(deltas) / n
     sd = math.sqrt(sum((x - mean_delta) ** 2 for x in deltas) / (n - 1))
     mdd = minimum_detectable_difference(n, "per_query", sd=sd, alpha=alpha, power=power)
-    p = one_sided_p(deltas, n_permutations=n_permutations, seed=seed)
+    p = sign_flip_p(deltas, alternative="less", n_permutations=n_permutations, seed=seed)
     low, high = (math.nan, math.nan)
     if n_boot > 0:
         lo, hi = bootstrap_interval(deltas, n_boot=n_boot, seed=seed)

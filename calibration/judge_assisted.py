@@ -57,6 +57,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration import CalibrationError
+from calibration.stats import z_for
 
 DESIGNS = ("queries", "stratified")
 #: Metric families the stratified design estimates; the rest are refused with the reason.
@@ -72,12 +73,6 @@ N_REPLICATES = 400
 #: Best ranks that are cells of their own in the relevant counts' model (the sampling design's
 #: depth: deeper ranks share one cell with entries no run ranks).
 RANK_CELLS = 10
-
-
-def _z(ci: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + ci / 2))
 
 
 def best_discount(best_rank: NDArray[np.int_], depth: int = 10) -> NDArray[np.float64]:
@@ -551,7 +546,7 @@ def interval(replicated: NDArray[np.float64], ci: float = 0.95,
     reps = reps[np.isfinite(reps)]
     if not math.isfinite(value) or len(reps) < 2:
         return value, math.nan, math.nan
-    half = _z(ci) * float(np.std(reps, ddof=1))
+    half = z_for(ci) * float(np.std(reps, ddof=1))
     low, high = value - half, value + half
     if bounds is not None:
         value, low, high = (min(max(x, bounds[0]), bounds[1]) for x in (value, low, high))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from calibration import CalibrationError
+from calibration.stats import normal_quantile
 
 Design = Literal["accuracy", "unpaired", "paired", "per_query"]
 
@@ -51,12 +52,6 @@ class Plan:
     inflation: float
 
 
-def _z(alpha: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(1.0 - alpha / 2.0))
-
-
 def _check(n: float, alpha: float = 0.05, power: float = 0.8) -> None:
     if n <= 0:
         raise CalibrationError(f"n={n}: the number of questions must be positive")
@@ -79,7 +74,7 @@ def accuracy_half_width(p: float, n: int, alpha: float = 0.05) -> float:
     """
     _check_share("p", p)
     _check(n, alpha)
-    return _z(alpha) * math.sqrt(p * (1.0 - p) / n)
+    return normal_quantile(1.0 - alpha / 2.0) * math.sqrt(p * (1.0 - p) / n)
 
 
 def unpaired_half_width(p: float, n: int, alpha: float = 0.05) -> float:
@@ -90,7 +85,7 @@ def unpaired_half_width(p: float, n: int, alpha: float = 0.05) -> float:
     """
     _check_share("p", p)
     _check(n, alpha)
-    return _z(alpha) * math.sqrt(2.0 * p * (1.0 - p) / n)
+    return normal_quantile(1.0 - alpha / 2.0) * math.sqrt(2.0 * p * (1.0 - p) / n)
 
 
 def paired_half_width(discordant: float, n: int, alpha: float = 0.05) -> float:
@@ -101,7 +96,7 @@ def paired_half_width(discordant: float, n: int, alpha: float = 0.05) -> float:
     """
     _check_share("discordant", discordant)
     _check(n, alpha)
-    return _z(alpha) * math.sqrt(discordant / n)
+    return normal_quantile(1.0 - alpha / 2.0) * math.sqrt(discordant / n)
 
 
 def judge_inflation(sensitivity: float | None, specificity: float | None) -> float:
@@ -165,7 +160,7 @@ def minimum_detectable_difference(
     """
     _check(n, alpha, power)
     v = unit_variance(design, p=p, discordant=discordant, sd=sd)
-    return (_z(alpha) + _z(2.0 * (1.0 - power))) * math.sqrt(v / n) * judge_inflation(sensitivity, specificity)
+    return (normal_quantile(1.0 - alpha / 2.0) + normal_quantile(1.0 - 2.0 * (1.0 - power) / 2.0)) * math.sqrt(v / n) * judge_inflation(sensitivity, specificity)
 
 
 def required_n(
@@ -191,7 +186,7 @@ def required_n(
         raise CalibrationError(f"delta={delta}: the target difference must be positive (0.03 for 3 points)")
     _check(1, alpha, power)
     v = unit_variance(design, p=p, discordant=discordant, sd=sd)
-    scale = (_z(alpha) + _z(2.0 * (1.0 - power))) * judge_inflation(sensitivity, specificity) / delta
+    scale = (normal_quantile(1.0 - alpha / 2.0) + normal_quantile(1.0 - 2.0 * (1.0 - power) / 2.0)) * judge_inflation(sensitivity, specificity) / delta
     return max(1, math.ceil(v * scale * scale - 1e-9))
 
 
@@ -211,7 +206,7 @@ def plan(
     _check(n, alpha, power)
     v = unit_variance(design, p=p, discordant=discordant, sd=sd)
     inflation = judge_inflation(sensitivity, specificity)
-    half = _z(alpha) * math.sqrt(v / n) * inflation
+    half = normal_quantile(1.0 - alpha / 2.0) * math.sqrt(v / n) * inflation
     mdd = minimum_detectable_difference(
         n, design, p=p, discordant=discordant, sd=sd, alpha=alpha, power=power,
         sensitivity=sensitivity, specificity=specificity,

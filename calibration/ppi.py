@@ -47,6 +47,7 @@ import numpy as np
 
 from calibration import CalibrationError
 from calibration.bootstrap import Estimate, check_interval_args, wilson_interval
+from calibration.stats import z_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +75,6 @@ class MeanEstimates:
     df: float = math.inf
 
 
-def _z(ci: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + ci / 2))
-
-
 #: Values closer than this are the same value (metric values are sums of float terms).
 SAME = 1e-12
 
@@ -92,7 +87,7 @@ def _same(values: np.ndarray) -> bool:
 def _t(ci: float, df: float) -> float:
     """Student's t quantile for a two-sided ``ci`` interval (the normal one for infinite ``df``)."""
     if math.isinf(df):
-        return _z(ci)
+        return z_for(ci)
     from scipy.stats import t
 
     return float(t.ppf(0.5 + ci / 2, df))

@@ -26,6 +26,7 @@ from calibration import CalibrationError
 from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, gwet_ac, majority_baseline, raw_agreement
 from calibration.alpha import Level, krippendorff_alpha
 from calibration.bootstrap import FEW_GROUPS, MIN_GROUPS, N_BOOT, Estimate
+from calibration.formatting import fixed, markdown_escape
 from calibration.power import Plan, PlanSummary, plan, required_n
 
 #: Discordant share assumed when no pair of runs is at hand (two decent systems on one set).
@@ -400,19 +401,6 @@ def project_report(
     )
 
 
-def fixed(x: float, digits: int = 3, *, sign: bool = False) -> str:
-    """``x`` with ``digits`` decimals, never ``-0.000``: a value that rounds to zero has no sign
-    (with ``sign``, every other value shows its ``+`` or ``-``).
-
-    >>> fixed(-0.0004), fixed(-0.0), fixed(-0.0006), fixed(0.5123, 2), fixed(-0.00001, 4, sign=True), fixed(0.02, 2, sign=True)
-    ('0.000', '0.000', '-0.001', '0.51', '0.0000', '+0.02')
-    """
-    text = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
-    if text[:1] in "+-" and not text.strip("+-0."):
-        return text[1:]
-    return text
-
-
 def format_estimate(e: Estimate, digits: int = 3, undefined: str = "n/a", *, why: bool = True) -> str:
     """``0.512 [0.480, 0.540]``; no brackets without an interval. An undefined value reads
     ``undefined (why)`` when the estimate says why (``undefined`` alone with ``why=False``),
@@ -581,24 +569,6 @@ def _plan_sentence(s: PlanSummary) -> str:
     )
 
 
-_MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
-
-
-def _markdown_escape(text: str) -> str:
-    """``text`` with Markdown's special characters backslash-escaped, so it renders as written.
-
-    Part of this module's Markdown writer, as ``html.escape`` is of the HTML one (the app
-    escapes for Streamlit in ``labeler.text``; calibration never imports the app).
-
-    Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
-    remote image and ``a|b`` would add a table column.
-
-    >>> print(_markdown_escape("a|b ![x](u)"))
-    a\\|b \\!\\[x\\]\\(u\\)
-    """
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
-
-
 def plain(text: str) -> str:
     """``text`` for a terminal: control characters (an escape sequence's ESC among them) shown
     as U+FFFD, nothing else changed (a terminal draws no Markdown, so nothing is escaped).
@@ -649,7 +619,7 @@ def to_text(report: ProjectReport) -> str:
 
 
 def _report_lines(report: ProjectReport, *, markdown: bool) -> list[str]:
-    name = _markdown_escape if markdown else plain
+    name = markdown_escape if markdown else plain
     lines = [
         *heading_lines(1, "Calibration report", markdown=markdown),
         "",

@@ -26,7 +26,7 @@ import sqlite_utils
 import streamlit as st
 
 from labeler.ui import key_guard, state
-from labeler.text import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.ui.pages import golden_set as _golden_set
 from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks

@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import re
 
+from calibration.formatting import markdown_escape
+
 # Words too common to be worth marking; the query's other words carry its meaning.
 STOPWORDS: frozenset[str] = frozenset(
     """a an and are as at be but by can do does for from has have how i if in into is it its
@@ -19,7 +21,6 @@ STOPWORDS: frozenset[str] = frozenset(
 
 # Characters Streamlit's Markdown gives a meaning: CommonMark's, plus ``$`` (LaTeX), ``:``
 # (emoji and colour directives) and ``~`` (strike-through).
-_MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -130,18 +131,6 @@ def safe_markdown(text: str) -> str:
     'not an image: \\![x](u)'
     """
     return _IMAGE.sub(lambda m: m.group(1) + "\\![", text)
-
-
-def markdown_escape(text: str) -> str:
-    """``text`` with every character Streamlit's Markdown treats specially backslash-escaped.
-
-    Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
-    remote image and ``:red[x]`` would colour the page.
-
-    >>> print(markdown_escape("a|b ![x](u) :red[x]"))
-    a\\|b \\!\\[x\\]\\(u\\) \\:red\\[x\\]
-    """
-    return "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text)
 
 
 def claim_span(response: str, claim: str) -> tuple[int, int] | None:

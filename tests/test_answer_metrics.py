@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from calibration.clustered import cluster_variance, clustered_ppi, clustered_rate, effective_n, paired_difference, wilson
+from calibration.clustered import cluster_variance, clustered_ppi, clustered_rate, effective_n, paired_difference
+from calibration.stats import wilson
 from labels_fixtures import write_jsonl
 from labeler.cli import cli
 

@@ -93,7 +93,7 @@ def test_a_slot_key_is_stored_as_the_response_and_the_order(db: sqlite_utils.Dat
         assert order == shown
         # "left" names the response shown on the left: A when the order was AB, B when it was BA.
         assert verdict == ("A" if left.startswith("ALPHA") else "B") == shown[0]
-        assert seconds == 2.5 and rubric == queue.rubric_hash("pairwise")
+        assert seconds == 2.5 and rubric == queue.verdict_rubric_hash("pairwise")
     assert {s[1] for s in stored} == {"AB", "BA"}
 
 

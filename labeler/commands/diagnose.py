@@ -3,7 +3,6 @@ wrong answer is wrong."""
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from collections.abc import Iterator
 from typing import Any
@@ -63,7 +62,9 @@ def _golden(spec: str) -> Iterator[tuple[Any, Any]]:
 
 
 def _num(x: float, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+    from calibration.formatting import fixed
+
+    return fixed(x, digits, missing="n/a")
 
 
 @click.command("stages")

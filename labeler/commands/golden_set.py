@@ -177,7 +177,9 @@ def _diff_summary(d) -> None:
 
 
 def _fmt(x: float) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4f}"
+    from calibration.formatting import fixed
+
+    return fixed(x, 4, missing="n/a")
 
 
 def _judged_note(scores) -> str:

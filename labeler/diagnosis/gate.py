@@ -311,9 +311,9 @@ def _with(result: GateResult, **changes: Any) -> GateResult:
 # --- reports ---------------------------------------------------------------------------------
 
 def _num(x: float, digits: int = 4) -> str:
-    from calibration.report import fixed
+    from calibration.formatting import fixed
 
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else fixed(x, digits)
+    return fixed(x, digits, missing="n/a")
 
 
 def _interval(r: GateResult) -> str:

@@ -256,7 +256,8 @@ def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
 
 def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float) -> Rate:
     from calibration import CalibrationError
-    from calibration.clustered import _z, clustered_ppi, stratified_rate, with_known_part
+    from calibration.clustered import clustered_ppi, stratified_rate, with_known_part
+    from calibration.stats import z_for
 
     y = {o.answer_id: _value(o, metric) for o in people}
     # Empty responses have values fixed by their text (see _split): PPI runs on the other
@@ -287,7 +288,7 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
         else:
             value, variance = with_known_part(r.value, r.se ** 2,
                                               [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known)
-            half = _z(ci) * math.sqrt(variance)
+            half = z_for(ci) * math.sqrt(variance)
             value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
     return Rate(value, low, high, len(rest) + len(fixed), _mean_words([*rest, *fixed]),
                 len({o.unit for o in [*rest, *fixed]}), method,
@@ -445,9 +446,9 @@ _SOURCE_LABEL = {"text": "text rule", "people": "people", "judge": "judge", "ppi
 
 
 def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
-    from calibration import fixed
+    from calibration.formatting import fixed
 
-    return "-" if x is None else fixed(x, digits, sign=sign)
+    return fixed(x, digits, sign=sign, missing="-")
 
 
 def _interval(low: float | None, high: float | None, *, sign: bool = False) -> str:

@@ -270,7 +270,7 @@ def to_text(report: JudgeReport, max_disagreements: int = 10) -> str:
 
 def _report_lines(report: JudgeReport, max_disagreements: int, *, markdown: bool) -> list[str]:
     from calibration.report import heading_lines, plain, table_lines
-    from labeler.text import markdown_escape
+    from calibration.formatting import markdown_escape
 
     text = markdown_escape if markdown else plain
     header, rows = board(report)
@@ -295,7 +295,7 @@ def task_markdown(report: JudgeReport, name: str, task: str, max_disagreements: 
 def task_lines(report: JudgeReport, name: str, task: str, max_disagreements: int = 10, *, markdown: bool) -> list[str]:
     """The lines of one judge's task (:func:`task_markdown`), as Markdown or as plain text."""
     from calibration.report import plain, table_lines
-    from labeler.text import markdown_escape
+    from calibration.formatting import markdown_escape
 
     text = markdown_escape if markdown else plain
     t = report.results[name][task]

@@ -379,7 +379,9 @@ _WRITERS = {"trec": _write_trec, "jsonl": _write_jsonl, "parquet": _write_parque
 
 
 def _num(x: Any) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    from calibration.formatting import fixed
+
+    return fixed(x, 3, missing="n/a")
 
 
 # Shell commands that recompute the content hash from an export (the README shows the same).

@@ -232,7 +232,9 @@ ESTIMATE_HEADER = ("run", "metric", "estimate", "95% interval", "people only", "
 
 
 def _cell(value: float | None) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    from calibration.formatting import fixed
+
+    return fixed(value, 4, missing="n/a")
 
 
 def estimate_rows(result: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -388,7 +390,7 @@ def plan_budget(db: sqlite_utils.Database, judge: str, width: float, *, ci: floa
     Raises:
         StoreError: no such judge, a width not above 0, fewer than 10 entries graded by both.
     """
-    from calibration.judge_assisted import _z
+    from calibration.stats import z_for
     from labeler.store import samples as store
     from labeler.store.versions import current_labels
 
@@ -406,7 +408,7 @@ def plan_budget(db: sqlite_utils.Database, judge: str, width: float, *, ci: floa
     f = np.array([b[1] for b in both])
     calibrated = np.array([y[f == g].mean() for g in f])
     sd_y, sd_e = float(np.std(y, ddof=1)), float(np.std(y - calibrated, ddof=1))
-    z = _z(ci)
+    z = z_for(ci)
     need = lambda sd: max(2, math.ceil((2 * z * sd / width) ** 2))  # noqa: E731
     return BudgetPlan(judge, width, len(both), sd_y, sd_e, need(sd_y), need(sd_e),
                       "a mean of per-entry grades; run metrics (nDCG@10) scale alike when the judge's errors are "

@@ -46,9 +46,17 @@ back after your other items.
 """
 
 
-def rubric_hash(text: str) -> str:
-    """A rubric's version: the first 12 hex digits of the sha256 of its text."""
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+def rubric_hash(text: str, digits: int = 12) -> str:
+    """A rubric's version: the first ``digits`` hex digits of the sha256 of its text.
+
+    12 for the relevance rubric (the key of ``rubrics``, stored with every judgment); the
+    verdict pages' rubrics are stored with 16 (:func:`labeler.store.verdict_queue.verdict_rubric_hash`).
+    Stored hashes keep their length: a hash names a text it was computed from.
+
+    >>> rubric_hash("grade 0-3"), len(rubric_hash("grade 0-3", 16))
+    ('a63c47674f0d', 16)
+    """
+    return hashlib.sha256(text.encode()).hexdigest()[:digits]
 
 
 def current_rubric(db: sqlite_utils.Database) -> Rubric:

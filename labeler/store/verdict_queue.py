@@ -28,7 +28,6 @@ person's verdict.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,6 +36,7 @@ import sqlite_utils
 
 from labeler.store.access import require_active
 from labeler.store.assign import enabled_tasks, get_settings, is_overlap, shuffle_key
+from labeler.store.rubric import rubric_hash
 from labeler.store.schema import StoreError, now, transaction
 from labeler.store.verdicts import get_item, record_human_verdict
 from labeler.store.vocabulary import KINDS, ORDERS
@@ -78,9 +78,10 @@ RUBRICS = {
 SLOTS = ("left", "right", "tie")
 
 
-def rubric_hash(kind: str) -> str:
-    """Content hash of a kind's rubric text (stored with every verdict given on the page)."""
-    return hashlib.sha256(RUBRICS[kind].encode()).hexdigest()[:16]
+def verdict_rubric_hash(kind: str) -> str:
+    """The version of a verdict kind's rubric text, stored with every verdict given on the page:
+    :func:`labeler.store.rubric.rubric_hash` at 16 hex digits (the length stored since verdicts began)."""
+    return rubric_hash(RUBRICS[kind], 16)
 
 
 def slot_order(annotator_id: int, item_id: str) -> str:
@@ -340,7 +341,7 @@ def record_verdict(
     kind, _, position, order = _assignment(db, annotator_id, item_id)
     verdict, shown = (slot_to_response(choice, order), order) if kind == "pairwise" and order else (choice, None)
     row_id = record_human_verdict(db, annotator_id, item_id, verdict, shown_order=shown, seconds=seconds,
-                                  note=note, rubric_hash=rubric_hash(kind))
+                                  note=note, rubric_hash=verdict_rubric_hash(kind))
     if position < 0:  # a verdict sent after the hold lapsed is kept, and the item is theirs again
         with transaction(db):
             db.execute("UPDATE verdict_assignments SET shown_order = -shown_order WHERE item_id = ? AND annotator_id = ? "
@@ -374,5 +375,5 @@ def progress(db: sqlite_utils.Database, annotator_id: int, kind: str) -> QueuePr
 
 
 __all__ = ["Card", "QueueProgress", "RUBRICS", "SLOTS", "assign_batch", "get_card", "next_card",
-           "previous_card", "progress", "record_skip", "record_verdict", "response_to_slot", "rubric_hash", "slot_order",
-           "slot_to_response"]
+           "previous_card", "progress", "record_skip", "record_verdict", "response_to_slot", "slot_order",
+           "slot_to_response", "verdict_rubric_hash"]

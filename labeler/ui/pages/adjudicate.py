@@ -11,7 +11,7 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from labeler.text import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler.ui import state
 from labeler.text import chunk_html, query_html
 from labeler.ui.pages import admin_only

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite_utils
 import streamlit as st
 
-from labeler.text import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler.ui import state
 from labeler.ui.pages import admin_only
 from labeler.store import StoreError

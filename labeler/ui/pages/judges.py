@@ -12,7 +12,7 @@ from html import escape
 import sqlite_utils
 import streamlit as st
 
-from labeler.text import markdown_escape
+from calibration.formatting import markdown_escape
 from labeler.judges.report import board, judge_report, task_dict, task_markdown
 from labeler.store import corpus
 from labeler.store.labels import Annotator
