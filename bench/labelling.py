@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from labeler import scheduling  # noqa: E402
 from labeler.store import connect, init_db, now  # noqa: E402
-from labeler.store.schema import start_checkpointer  # noqa: E402
+from labeler.store.connection import start_checkpointer  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.assign import is_overlap  # noqa: E402
 

@@ -33,7 +33,8 @@ from labeler.views import answer_relevance, claims, correctness, faithfulness, j
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels as store_labels
 from labeler.store.assign import enabled_tasks
-from labeler.store.schema import StoreReadOnly, busy_timeout, start_checkpointer
+from labeler.store.connection import busy_timeout, start_checkpointer
+from labeler.store.errors import StoreReadOnly
 from labeler.store.labels import Annotator
 from labeler.store.sessions import SESSION_HOURS
 

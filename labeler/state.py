@@ -21,7 +21,7 @@ from labeler.store import StoreBusy, StoreError
 from labeler.store import labels, sessions
 from labeler.store.corpus import database_file
 from labeler.store.labels import Annotator
-from labeler.store.schema import StoreReadOnly
+from labeler.store.errors import StoreReadOnly
 from labeler.store.vocabulary import TASKS
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).

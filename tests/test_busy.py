@@ -24,7 +24,7 @@ from labeler.flow import RELEVANCE
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import labels
-from labeler.store.schema import BUSY_TIMEOUT_ENV, busy_timeout
+from labeler.store.connection import BUSY_TIMEOUT_ENV, busy_timeout
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ from labeler import scheduling
 from labeler.store import SCHEMA_VERSION, connect
 from labeler.store import versions as store_versions
 from labeler.store import labels, verdict_queue, verdicts
-from labeler.store.schema import MIGRATIONS, _M_CURRENT_ROWS
+from labeler.store.migrations import MIGRATIONS
+from labeler.store.migrations.m12_current_rows import SQL as _M_CURRENT_ROWS
 from labels_fixtures import make_project
 
 VIEWS = ("current_judgments", "current_adjudications", "current_human_verdicts", "current_judge_verdicts")

@@ -33,7 +33,7 @@ from labeler.cli import cli  # noqa: E402
 from labeler.judge_assisted import plan_sample  # noqa: E402
 from labeler.store import labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
-from labeler.store.schema import StoreError  # noqa: E402
+from labeler.store.errors import StoreError  # noqa: E402
 from labeler.verdict_files import import_verdicts  # noqa: E402
 
 KEYS = {"value", "low", "high", "judge_only", "people_only", "n_people", "n_judge"}

@@ -79,7 +79,8 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     db.execute("DROP INDEX judge_verdicts_unit")
     db.execute("ALTER TABLE judge_verdicts DROP COLUMN raw_length")  # likewise
     db.execute("ALTER TABLE judge_cache DROP COLUMN raw_length")
-    from labeler.store.schema import _M_SESSIONS, MIGRATIONS
+    from labeler.store.migrations import MIGRATIONS
+    from labeler.store.migrations.m08_sessions import SQL as _M_SESSIONS
 
     db.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_SESSIONS)}")  # the migration before it
     db.close()

@@ -141,7 +141,7 @@ def test_tasks_are_listed_in_page_order_and_each_knows_its_verdicts() -> None:
 
 
 def test_the_database_holds_the_vocabularys_tasks_and_verdicts(tmp_path) -> None:
-    from labeler.store import schema
+    from labeler.store import connection as schema
 
     db = schema.init_db(tmp_path / "p.db")
     assert [r[0] for r in db.execute("SELECT name FROM tasks")] == sorted(v.TASKS)

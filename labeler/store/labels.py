@@ -39,6 +39,8 @@ from labeler.store.access import (
     set_active,
 )
 from labeler.store.assign import Settings, get_settings, release_holds
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
 from labeler.store.review import (
     Adjudication,
     AnnotatorProgress,
@@ -57,7 +59,7 @@ from labeler.store.review import (
     task_progress,
 )
 from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_hash, rubric_in_use, set_rubric
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.schema import now
 from labeler.store.vocabulary import GRADES, OWNER, Annotator, Caller, Owner, Role, check_grade
 
 __all__ = [
