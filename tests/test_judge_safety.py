@@ -26,7 +26,7 @@ from labeler.judge.client import MAX_REPLY_BYTES, MAX_REPLY_CHARS, Endpoint, kee
 from labeler.judge.prompts import make_prompt, prompt_hash
 from labeler.judge.run import default_prompt, run_judge
 from labeler.store.access import OWNER
-from labeler.store.labels import set_rubric
+from labeler.store.rubric import set_rubric
 from labeler.verdict_files import import_items
 
 ROOT = Path(__file__).resolve().parent.parent

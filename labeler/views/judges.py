@@ -15,7 +15,7 @@ import streamlit as st
 from labeler.highlight import markdown_escape
 from labeler.judge.report import board, judge_report, task_dict, task_markdown
 from labeler.store import corpus
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdicts import get_item, judges
 from labeler.views import admin_only
 from labeler.views.verdict_page import text_box

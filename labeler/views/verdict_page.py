@@ -29,7 +29,7 @@ from labeler import state
 from labeler.flow import FLOWS, pending
 from labeler.store import verdict_queue as queue
 from labeler.store.assign import enabled_tasks
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.views import busy_wait, on_item_key
 
