@@ -35,7 +35,7 @@ def build(path: Path, strategy: str) -> tuple[int, dict[str, set[str]]]:
     import pooling_strategies as ps
 
     from labeler.retrieval import scheduling
-    from labeler.store import init_db, labels, now
+    from labeler.store import access, init_db, now
     from labeler.store.access import OWNER
     from pooling.pool import rrf_priority
 
@@ -61,7 +61,7 @@ def build(path: Path, strategy: str) -> tuple[int, dict[str, set[str]]]:
     db["pool"].insert_all(pool)
     with db.conn:
         db.conn.executemany("INSERT INTO candidates (query_id, source, doc_id, rank) VALUES (?, ?, ?, ?)", cands)
-    annotator, _ = labels.add_annotator(db, "ann")
+    annotator, _ = access.add_annotator(db, "ann")
     scheduling.set_settings(db, {"strategy": strategy, "stop_recall": 0.8, "overlap": 0, "batch_size": 10}, caller=OWNER)
     db.close()
     return annotator.id, qrels

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from labeler.generation.answers import import_answers  # noqa: E402
 from labeler.store import connect, init_db  # noqa: E402
-from labeler.store import labels  # noqa: E402
+from labeler.store import access, labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
 
 FILLER = "The delta spreads over a wide plain where the water slows and drops its silt. "
@@ -98,7 +98,7 @@ def build(path: Path, n_answers: int) -> str:
     answers.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     import_answers(db, answers, SYSTEM, caller=OWNER)
     labels.set_settings(db, {"tasks": "claims"}, caller=OWNER)
-    _, token = labels.add_annotator(db, "bench")
+    _, token = access.add_annotator(db, "bench")
     db.close()
     return token
 

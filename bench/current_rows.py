@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from labeler.store import candidates, init_db, now, verdict_queue  # noqa: E402
 from labeler.store import versions as store_versions  # noqa: E402
-from labeler.store import labels, verdicts  # noqa: E402
+from labeler.store import labels, review, verdicts  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
 from labeler.store.verdict_io import import_verdicts  # noqa: E402
 
@@ -150,13 +150,13 @@ def main() -> None:
             "candidates.labels (one query, per call)": (lambda: [candidates.labels(db, q) for q in queries], len(queries)),
             "own_verdicts (one annotator)": (lambda: verdicts.own_verdicts(db, a), 1),
             "latest_judgments": (lambda: labels.latest_judgments(db, caller=OWNER), 1),
-            "disagreements": (lambda: labels.disagreements(db, caller=OWNER), 1),
-            "adjudications": (lambda: labels.adjudications(db, caller=OWNER), 1),
+            "disagreements": (lambda: review.disagreements(db, caller=OWNER), 1),
+            "adjudications": (lambda: review.adjudications(db, caller=OWNER), 1),
             "golden current_labels": (lambda: store_versions.current_labels(db, caller=OWNER), 1),
             "golden current_adjudications": (lambda: store_versions.current_adjudications(db, caller=OWNER), 1),
             "latest_human_verdicts": (lambda: verdicts.latest_human_verdicts(db, caller=OWNER), 1),
             "latest_judge_verdicts (one judge)": (lambda: verdicts.latest_judge_verdicts(db, "j1", caller=OWNER), 1),
-            "export_judgments": (lambda: labels.export_judgments(db, io.StringIO(), caller=OWNER), 1),
+            "export_judgments": (lambda: review.export_judgments(db, io.StringIO(), caller=OWNER), 1),
             "import-verdicts, 500 unchanged records": (
                 lambda: import_verdicts(db, made["human_file"], annotator=made["person"], caller=OWNER), 1),
             "import-judgments, 500 unchanged labels": (

@@ -46,8 +46,10 @@ sys.path.insert(0, str(ROOT))
 
 from labeler.retrieval import scheduling  # noqa: E402
 from labeler.store import connect, init_db, now  # noqa: E402
-from labeler.store.schema import start_checkpointer  # noqa: E402
-from labeler.store import labels  # noqa: E402
+from labeler.store.connection import start_checkpointer  # noqa: E402
+from labeler.store import access, labels  # noqa: E402
+from labeler.store.rubric import current_rubric  # noqa: E402
+from labeler.store.vocabulary import OWNER  # noqa: E402
 from labeler.store.assign import is_overlap  # noqa: E402
 
 N_QUERIES, PER_QUERY, N_LABELS, N_ANNOTATORS = 1_000, 100, 50_000, 8
@@ -82,7 +84,7 @@ def build(path: Path) -> list[int]:
         ((q, f"{q}-d{n:03d}", '{"bm25": 1}', 1 / (61 + n), n + 1, at) for q in queries for n in range(PER_QUERY)),
     )
     conn.execute("COMMIT")
-    people = [labels.add_annotator(db, f"annotator{n}")[0].id for n in range(N_ANNOTATORS)]
+    people = [access.add_annotator(db, f"annotator{n}")[0].id for n in range(N_ANNOTATORS)]
     _label_history(db, queries, people, rng)
     db.close()
     return people
@@ -90,7 +92,7 @@ def build(path: Path) -> list[int]:
 
 def _label_history(db, queries: list[str], people: list[int], rng: random.Random) -> None:
     """50k labels in batches of 10 per query, round robin, overlap entries labelled twice."""
-    rubric = labels.current_rubric(db)
+    rubric = current_rubric(db)
     conn, at, far = db.conn, now(), "2999-01-01T00:00:00.000000+00:00"
     order = dict.fromkeys(people, 0)
     assignments, holds, judgments = [], [], []
@@ -280,7 +282,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "labelling.db"
     if args.busy_only:
-        people = [a.id for a in labels.list_annotators(connect(path), caller=labels.OWNER)]
+        people = [a.id for a in access.list_annotators(connect(path), caller=OWNER)]
         _print_busy(busy(path, people[-1], args.chunks))
         return
     began = time.perf_counter()

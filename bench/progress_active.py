@@ -98,13 +98,13 @@ def reference_mixture(p, upto=None):
 
 def build(path: Path, queries: int, depth: int, judged: int, seed: int) -> None:
     from labeler.retrieval import scheduling
-    from labeler.store import init_db, labels, now
+    from labeler.store import access, init_db, now
     from labeler.store.access import OWNER
     from pooling.pool import rrf_priority
 
     rng = random.Random(seed)
     db = init_db(path)
-    annotator, _ = labels.add_annotator(db, "ann")
+    annotator, _ = access.add_annotator(db, "ann")
     docs: dict[str, str] = {}
     qrows, pool, cands, judgments = [], [], [], []
     for q in range(queries):

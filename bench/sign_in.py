@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import labelling  # noqa: E402 - the labelling benchmark's project
 from labeler.retrieval import scheduling  # noqa: E402
 from labeler.store import connect  # noqa: E402
-from labeler.store import labels  # noqa: E402
+from labeler.store import access  # noqa: E402
 
 NEW_ANNOTATORS = 16
 TIMEOUT_MS = 300_000
@@ -82,7 +82,7 @@ def build(path: Path) -> list[str]:
     people = labelling.build(path)
     db = connect(path)
     scheduling.next_item(db, people[0])
-    tokens = [labels.add_annotator(db, f"newcomer{n}")[1] for n in range(NEW_ANNOTATORS)]
+    tokens = [access.add_annotator(db, f"newcomer{n}")[1] for n in range(NEW_ANNOTATORS)]
     db.close()
     return tokens
 

@@ -35,7 +35,7 @@ from functools import partial
 from typing import Any, Literal
 
 from calibration import CalibrationError
-from calibration.stats import EXACT_UP_TO, N_PERMUTATIONS, sign_flip_p
+from calibration.stats import N_PERMUTATIONS, sign_flip_p
 
 _EPS = 1e-12  # float sums of the same values in another order differ in the last bits
 

@@ -31,10 +31,11 @@ from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, a
 from labeler.ui.pages import golden_set as _golden_set
 from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
-from labeler.store import labels as store_labels
+from labeler.store import assign
 from labeler.store.assign import enabled_tasks
-from labeler.store.schema import StoreReadOnly, busy_timeout, start_checkpointer
-from labeler.store.labels import Annotator
+from labeler.store.connection import busy_timeout, start_checkpointer
+from labeler.store.errors import StoreReadOnly
+from labeler.store.vocabulary import Annotator
 from labeler.store.sessions import SESSION_HOURS
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
@@ -94,7 +95,7 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         return
     try:
         if admin:  # an admin who left the labelling page holds nothing others could label
-            store_labels.release_holds(db, user.id)
+            assign.release_holds(db, user.id)
         render(db, user)
     except StoreReadOnly:
         st.info(READ_ONLY_PAGE)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import sqlite_utils
 
-from labeler.store.schema import StoreError, refuse_project_file, snapshot
+from labeler.store.connection import refuse_project_file, snapshot
+from labeler.store.errors import StoreError
 
 
 def backup(db: sqlite_utils.Database, dest: str | Path) -> int:

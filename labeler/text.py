@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import re
 
-from calibration.formatting import markdown_escape
 
 # Words too common to be worth marking; the query's other words carry its meaning.
 STOPWORDS: frozenset[str] = frozenset(

@@ -22,7 +22,7 @@ import pytest
 import labeler
 from labeler.ui import state
 from labeler.store import connect, init_db, now
-from labeler.store import labels
+from labeler.store import access
 
 if TYPE_CHECKING:
     from streamlit.testing.v1 import AppTest
@@ -96,8 +96,8 @@ def build_project(directory: Path) -> Project:
         }
         for q, d, _, rank in documents
     )
-    admin, admin_token = labels.add_annotator(db, "ada", role="admin")
-    annotator, annotator_token = labels.add_annotator(db, "bob")
+    admin, admin_token = access.add_annotator(db, "ada", role="admin")
+    annotator, annotator_token = access.add_annotator(db, "bob")
     db.close()
     return Project(path, admin_token, annotator_token, admin.id, annotator.id, len(documents))
 
@@ -210,7 +210,7 @@ def signed_in_as(at: AppTest, path: Path, token: str) -> None:
     from labeler.store import sessions
 
     with connect(path) as db:
-        user = labels.authenticate(db, token)
+        user = access.authenticate(db, token)
         assert user is not None, "the fixture's token does not sign in"
         at.session_state[state.USER] = user
         at.session_state[state.TOKEN_FP] = sessions.token_fingerprint(db, user.id)

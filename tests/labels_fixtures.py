@@ -17,6 +17,7 @@ import sqlite_utils
 from labeler.retrieval import scheduling
 from labeler.store import connect, init_db, now
 from labeler.store import labels
+from labeler.store.vocabulary import OWNER
 
 
 def query_ids(n_queries: int) -> list[str]:
@@ -67,7 +68,7 @@ def make_project(path: Path, n_queries: int = 3, per_query: int = 10, **settings
     for query_id in query_ids(n_queries):
         add_pool(db, query_id, range(1, per_query + 1), per_query, 1)
     if settings:
-        labels.set_settings(db, settings, caller=labels.OWNER)
+        labels.set_settings(db, settings, caller=OWNER)
     return db
 
 

@@ -11,7 +11,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from labeler.retrieval import scheduling
 from labeler.cli import cli
-from labeler.store import labels
+from labeler.store import access, labels, review
+from labeler.store.vocabulary import OWNER
 from labels_fixtures import make_project
 
 HUMAN = "q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 1\n"
@@ -57,9 +58,9 @@ def export(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int]],
     an admin adjudicates one item they disagree on. Returns the export, the current labels and
     the final grades."""
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=4, overlap=1.0, overlap_k=2)
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
-    boss, _ = labels.add_annotator(db, "boss", "admin")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
+    boss, _ = access.add_annotator(db, "boss", "admin")
     grade = {"ada": lambda d: int(d[-1]) % 4, "bob": lambda d: min(3, int(d[-1]))}
     idle: set[str] = set()
     while len(idle) < 2:  # in turns, as two people labelling at the same time
@@ -69,12 +70,12 @@ def export(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int]],
                 continue
             labels.record_judgment(db, who.id, item.query_id, item.doc_id, grade[who.name](item.doc_id), 1.0)
     labels.record_judgment(db, ada.id, "q001", "q001-d001", 3, 1.0)  # a change: history in the export
-    labels.record_adjudication(db, "q002", "q002-d004", 2, caller=boss)
+    review.record_adjudication(db, "q002", "q002-d004", 2, caller=boss)
     out = tmp_path / "judgments.jsonl"
     with out.open("w", encoding="utf-8") as handle:
-        labels.export_judgments(db, handle, caller=labels.OWNER)
+        review.export_judgments(db, handle, caller=OWNER)
     current: dict[str, dict[tuple[str, str], int]] = {}
-    for j in labels.latest_judgments(db, caller=labels.OWNER):
+    for j in labels.latest_judgments(db, caller=OWNER):
         current.setdefault(j.annotator, {})[(j.query_id, j.doc_id)] = j.relevance
     final = {k: v for k, v in current["ada"].items() if current["bob"][k] == v}
     final[("q002", "q002-d004")] = 2

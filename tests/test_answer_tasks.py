@@ -96,7 +96,8 @@ def test_the_database_itself_refuses_a_verdict_of_another_task(db: sqlite_utils.
 
 
 def test_a_project_with_answers_from_before_the_tasks_gets_their_items(tmp_path: Path) -> None:
-    from labeler.store.schema import _M_ANSWER_TASKS, MIGRATIONS
+    from labeler.store.migrations import MIGRATIONS
+    from labeler.store.migrations.m14_answer_tasks import SQL as _M_ANSWER_TASKS
 
     path = tmp_path / "old.db"
     before = MIGRATIONS.index(_M_ANSWER_TASKS)

@@ -315,7 +315,8 @@ def test_cli_import_and_split_print_fixed_json(db: sqlite_utils.Database, tmp_pa
 
 
 def test_a_project_from_before_answers_gets_their_tables_on_open(tmp_path: Path) -> None:
-    from labeler.store.schema import _M_ANSWERS, MIGRATIONS
+    from labeler.store.migrations import MIGRATIONS
+    from labeler.store.migrations.m13_answers import SQL as _M_ANSWERS
 
     path = tmp_path / "old.db"
     before = MIGRATIONS.index(_M_ANSWERS)

@@ -20,7 +20,9 @@ from labeler.ui.flow import RELEVANCE
 from labeler.text import highlight, query_terms
 from labeler.ui.pages import ADMIN_REFUSAL
 from labeler.store import connect, now
-from labeler.store import labels
+from labeler.store import access, labels
+from labeler.store.rubric import current_rubric
+from labeler.store.vocabulary import OWNER
 from labeler.store.labels import Item
 from app_fixtures import APP, QUERIES, SOURCE_MARKERS, XSS_PAYLOAD, Project, add_judgments, app_test, fake_streamlit, open_page, page_text, press, sign_in
 
@@ -77,7 +79,7 @@ def test_label_five_go_back_change_one_and_skip(project: Project) -> None:
     with connect(project.path) as db:
         rows = list(db["judgments"].rows_where("annotator_id = ?", [project.annotator_id], order_by="id"))
         skips = list(db["skips"].rows_where("annotator_id = ?", [project.annotator_id]))
-        latest = {(j.query_id, j.doc_id): j.relevance for j in labels.latest_judgments(db, caller=labels.OWNER) if j.annotator == "bob"}
+        latest = {(j.query_id, j.doc_id): j.relevance for j in labels.latest_judgments(db, caller=OWNER) if j.annotator == "bob"}
     assert len(rows) == 6
     assert [r["relevance"] for r in rows] == [*grades, 0]
     assert (rows[-1]["query_id"], rows[-1]["doc_id"]) == last
@@ -125,7 +127,7 @@ def test_first_item_has_the_rubric_at_hand_and_nothing_before_it(project: Projec
     at = sign_in(project.annotator_token)
     first = _on_screen(at)
     with connect(project.path) as db:
-        rubric = labels.current_rubric(db)
+        rubric = current_rubric(db)
     assert [p.proto.popover.label for p in at.get("popover")] == ["Rubric"]
     assert rubric.text.strip() in [m.value.strip() for m in at.markdown]
     assert f"Rubric version {rubric.hash}" in [c.value for c in at.caption]
@@ -207,7 +209,7 @@ def test_admin_deactivates_an_annotator(project: Project) -> None:
     at = open_page(project.path, "annotators_page", project.admin_token)
     at.toggle(key=state.active_key(project.annotator_id)).set_value(False).run()
     with connect(project.path) as db:
-        assert [a.active for a in labels.list_annotators(db, caller=labels.OWNER) if a.name == "bob"] == [False]
+        assert [a.active for a in access.list_annotators(db, caller=OWNER) if a.name == "bob"] == [False]
     press(bob, state.grade_key(2))  # the next click finds the token deactivated
     assert state.USER not in bob.session_state
     assert "deactivated" in bob.error[0].value
@@ -220,7 +222,7 @@ def test_admin_saves_a_new_rubric_version(project: Project) -> None:
     at.text_area(key=state.RUBRIC_TEXT).input(text)
     at.button(key=state.RUBRIC_SAVE).click().run()
     with connect(project.path) as db:
-        current = labels.current_rubric(db)
+        current = current_rubric(db)
     assert current.text == text
     assert current.hash == hashlib.sha256(text.encode()).hexdigest()[:12]
     assert not at.exception
@@ -365,7 +367,7 @@ def test_a_label_sent_after_the_hold_went_to_someone_else_is_kept(project: Proje
     session: dict[str, object] = {}
     clock = FakeClock()
     with connect(project.path) as db:
-        labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)  # every entry single-label, so it is held
+        labels.set_settings(db, {"overlap": 0.0}, caller=OWNER)  # every entry single-label, so it is held
         shown = RELEVANCE.current(session, db, project.annotator_id, clock)
         _hand_bobs_holds_to_ada(db, project)
         assert _order(db, project.annotator_id, shown.query_id, shown.doc_id) < 0  # it left bob's queue
@@ -385,7 +387,7 @@ def test_a_label_sent_after_the_hold_went_to_someone_else_is_kept(project: Proje
 def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project: Project) -> None:
     session: dict[str, object] = {}
     with connect(project.path) as db:
-        labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)
+        labels.set_settings(db, {"overlap": 0.0}, caller=OWNER)
         shown = RELEVANCE.current(session, db, project.annotator_id)
         _hand_bobs_holds_to_ada(db, project)
         session[state.NOTE] = "needs the table the chunk refers to"
@@ -401,7 +403,7 @@ def test_a_skip_sent_after_the_hold_went_to_someone_else_keeps_its_note(project:
 
 def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
     with connect(project.path) as db:
-        labels.set_settings(db, {"overlap": 0.0}, caller=labels.OWNER)
+        labels.set_settings(db, {"overlap": 0.0}, caller=OWNER)
     at = sign_in(project.annotator_token)
     query_id, doc_id = _on_screen(at)
     with connect(project.path) as db:
@@ -421,7 +423,7 @@ def test_a_late_label_in_the_app_is_saved_not_refused(project: Project) -> None:
 
 def _leave_a_draft(session: dict[str, object], db: sqlite_utils.Database, project: Project) -> Item:
     """Bob labels one item, types a note on the next and goes back: the note stays a draft."""
-    labels.set_settings(db, {"overlap": 1.0}, caller=labels.OWNER)  # every entry also goes to ada
+    labels.set_settings(db, {"overlap": 1.0}, caller=OWNER)  # every entry also goes to ada
     first = RELEVANCE.current(session, db, project.annotator_id)
     RELEVANCE.choose(session, db, project.annotator_id, (first.query_id, first.doc_id), 1)
     second = RELEVANCE.current(session, db, project.annotator_id)

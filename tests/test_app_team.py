@@ -9,7 +9,9 @@ from labeler.retrieval import scheduling
 from labeler.ui import state
 from labeler.text import preformatted
 from labeler.store import connect
-from labeler.store import labels, sessions
+from labeler.store import access, labels, sessions
+from labeler.store.rubric import set_rubric
+from labeler.store.vocabulary import OWNER
 from app_fixtures import Project, add_judgments, open_page, sign_in
 
 CODE = 'def boil(water):\n    """Heat until it boils."""\n    while water.temp < 100:\n        water.heat(1)\n'
@@ -29,7 +31,7 @@ def test_a_new_token_signs_out_the_browser_that_used_the_old_one(project: Projec
     bob.button(key=state.grade_key(2)).click().run()
     assert _judgments(project, project.annotator_id) == 1
     with connect(project.path) as db:
-        labels.rotate_token(db, "bob")
+        access.rotate_token(db, "bob")
     bob.button(key=state.grade_key(3)).click().run()  # the next action meets the sign-in form
     assert _judgments(project, project.annotator_id) == 1
     assert state.USER not in bob.session_state
@@ -111,7 +113,7 @@ def test_an_admin_adds_an_annotator_and_sees_the_token_once(project: Project) ->
     shown = [c.value for c in at.code]
     assert len(shown) == 1
     with connect(project.path) as db:
-        cy = labels.authenticate(db, shown[0])
+        cy = access.authenticate(db, shown[0])
     assert cy is not None and cy.name == "<cy>" and cy.role == "annotator"
     at.run()
     assert [c.value for c in at.code] == []  # shown once only
@@ -123,22 +125,22 @@ def test_an_admin_reissues_a_token_and_the_old_one_stops(project: Project) -> No
     at.button(key=state.reissue_key(project.annotator_id)).click().run()
     (token,) = [c.value for c in at.code]
     with connect(project.path) as db:
-        assert labels.authenticate(db, token).id == project.annotator_id
-        assert labels.authenticate(db, project.annotator_token) is None
+        assert access.authenticate(db, token).id == project.annotator_id
+        assert access.authenticate(db, project.annotator_token) is None
     # An admin who renews their own token stays signed in with it.
     at.button(key=state.reissue_key(project.admin_id)).click().run()
     (own,) = [c.value for c in at.code]
     at.run()
     assert [t.value for t in at.title] == ["Annotators"]
     with connect(project.path) as db:
-        assert labels.authenticate(db, own).id == project.admin_id
+        assert access.authenticate(db, own).id == project.admin_id
     assert not at.exception
 
 
 def test_the_rubric_shows_no_remote_image(project: Project) -> None:
     rubric = "# Rubric\n\n![tracker](http://203.0.113.9/pixel.png)\n\n[guide](http://203.0.113.9/guide)"
     with connect(project.path) as db:
-        labels.set_rubric(db, rubric, caller=labels.OWNER)
+        set_rubric(db, rubric, caller=OWNER)
     at = sign_in(project.annotator_token)
     shown = [m.value for m in at.markdown if "tracker" in m.value]
     assert shown == ["# Rubric\n\n\\![tracker](http://203.0.113.9/pixel.png)\n\n[guide](http://203.0.113.9/guide)"]
@@ -156,9 +158,9 @@ def test_a_kept_sign_in_resumes_in_a_new_browser_session(project: Project) -> No
         reloaded: dict[str, object] = {}
         assert state.resume(reloaded, db, secret) == user
         assert state.signed_in(reloaded, db) == user
-        labels.rotate_token(db, "bob")
+        access.rotate_token(db, "bob")
         assert state.signed_in(reloaded, db) is None  # a new token ends it
-        user = state.sign_in(first, db, labels.rotate_token(db, "bob"))
+        user = state.sign_in(first, db, access.rotate_token(db, "bob"))
         secret = first[state.SESSION_SECRET]
         assert state.resume(reloaded, db, secret) == user
         state.sign_out(first, db)

@@ -15,7 +15,7 @@ import pytest
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import SOURCE_MARKERS, Project, add_judgments
 from labeler.retrieval import adaptive, scheduling
-from labeler.store import connect, labels
+from labeler.store import access, connect
 from labeler.store.access import OWNER
 from pooling.strategies import next_chunks
 from browser_helpers import BROWSER, NARROW, idle, launch, new_page, serving, sign_in
@@ -44,7 +44,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Project, str, str, list[str]]]:
     add_judgments(project.path, project.admin_id, {("q1", "q1-d1"): 0})
     with connect(project.path) as db:
         scheduling.set_settings(db, {"strategy": "mtf", "batch_size": BATCH, "overlap": 1.0}, caller=OWNER)
-        _, second_token = labels.add_annotator(db, "cy")
+        _, second_token = access.add_annotator(db, "cy")
         expected = next_chunks("mtf", adaptive.load_candidates(db, "q1"), {"q1-d1": False}, BATCH)
     with serving(project, tmp_path / "serve.log") as url:
         yield project, second_token, url, expected

@@ -17,7 +17,7 @@ import pytest
 
 from app_fixtures import HOLDER, Project, build_project
 from labeler.store import connect
-from labeler.store.schema import BUSY_TIMEOUT_ENV
+from labeler.store.connection import BUSY_TIMEOUT_ENV
 from browser_helpers import BROWSER, NARROW, idle, launch, new_page, no_traceback, serving, settle, sign_in
 
 pytestmark = [

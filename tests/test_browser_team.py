@@ -14,7 +14,7 @@ import pytest
 
 from app_fixtures import Project
 from labeler.store import connect
-from labeler.store import labels
+from labeler.store import access
 from labeler.store.assign import is_overlap
 from labels_fixtures import label_all
 from browser_helpers import BROWSER, WIDE, idle, launch, new_page, settle, sign_in
@@ -61,7 +61,7 @@ def test_an_annotator_arriving_after_the_other_finished_gets_the_overlap(served:
     with connect(project.path) as db:
         assert label_all(db, [project.annotator_id]) == project.n_items  # bob alone, all of it
         overlap = {tuple(r) for r in db.execute("SELECT query_id, doc_id FROM pool") if is_overlap(*r, 0.2)}
-        _, token = labels.add_annotator(db, "cy")
+        _, token = access.add_annotator(db, "cy")
     assert overlap
     with sync_playwright() as playwright:
         browser = launch(playwright)
@@ -144,7 +144,7 @@ def test_a_sign_in_survives_a_reload_and_a_typed_address_until_sign_out(served: 
             bob.reload()
             expect(bob.locator(".gp-chunk")).to_be_visible()
             with connect(project.path) as db:
-                labels.rotate_token(db, "bob")
+                access.rotate_token(db, "bob")
             settle(bob)
             _press(bob, "2")
             expect(bob.get_by_label("Access token")).to_be_visible()
@@ -235,6 +235,6 @@ def test_screenshots_of_a_code_chunk_and_issuing_a_token(served: tuple[Project, 
             admin.screenshot(path=str(ARTIFACTS / "annotators-token.png"), animations="disabled", full_page=True)
             token = admin.locator("[data-testid='stCode'] code").inner_text().strip()
             with connect(project.path) as db:
-                assert labels.authenticate(db, token).name == "cy"
+                assert access.authenticate(db, token).name == "cy"
         finally:
             browser.close()

@@ -24,8 +24,9 @@ from labeler.retrieval import scheduling
 from labeler.ui.flow import RELEVANCE
 from labeler.cli import cli
 from labeler.store import StoreBusy, StoreError, connect
-from labeler.store import labels
-from labeler.store.schema import BUSY_TIMEOUT_ENV, busy_timeout
+from labeler.store import access, labels
+from labeler.store.vocabulary import OWNER
+from labeler.store.connection import BUSY_TIMEOUT_ENV, busy_timeout
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def test_cli_says_in_one_line_that_the_project_is_busy(project: Project) -> None
     assert "the project is busy" in lines[0] and "Traceback" not in result.output
     assert isinstance(result.exception, SystemExit)
     with connect(project.path) as db:
-        assert "carol" not in {a.name for a in labels.list_annotators(db, caller=labels.OWNER)}
+        assert "carol" not in {a.name for a in access.list_annotators(db, caller=OWNER)}
 
 
 def test_a_grade_pressed_while_busy_is_kept_and_saved_once(project: Project) -> None:

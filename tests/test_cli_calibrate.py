@@ -376,7 +376,7 @@ def test_calibration_imports_without_streamlit():
 def _page(path: str, role: str) -> None:
     from labeler.ui.pages.calibration import render
     from labeler.store import connect
-    from labeler.store.labels import Annotator
+    from labeler.store.vocabulary import Annotator
 
     with connect(path) as db:
         user_id = db.execute("SELECT id FROM annotators WHERE role = ? ORDER BY id LIMIT 1", [role]).fetchone()[0]

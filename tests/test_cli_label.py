@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from labeler.retrieval import scheduling
 from labeler.cli import cli
 from labeler.store import connect
-from labeler.store import labels
+from labeler.store import access, labels
+from labeler.store.vocabulary import Annotator
 from labels_fixtures import make_project
 
 
@@ -29,7 +30,7 @@ def test_add_annotator_prints_a_token_that_signs_in(tmp_path: Path) -> None:
     token = re.fullmatch(r"Access token \(shown once, not stored\): (gp1\.[A-Za-z0-9_-]+)", lines[1])[1]
     assert lines[2] == f'To label: goldpool serve {path}, then paste the token into "Access token".'
     assert len(lines) == 3
-    assert labels.authenticate(connect(path), token) == labels.Annotator(1, "ada", "admin", True)
+    assert access.authenticate(connect(path), token) == Annotator(1, "ada", "admin", True)
 
 
 def test_new_token_replaces_the_old_one(tmp_path: Path) -> None:
@@ -40,8 +41,8 @@ def test_new_token_replaces_the_old_one(tmp_path: Path) -> None:
     assert result.exit_code == 0
     new = re.fullmatch(r"New access token for 'ada' \(shown once, not stored\): (gp1\.[A-Za-z0-9_-]+)\n", result.output)[1]
     db = connect(path)
-    assert labels.authenticate(db, old) is None
-    assert labels.authenticate(db, new) == labels.Annotator(1, "ada", "annotator", True)
+    assert access.authenticate(db, old) is None
+    assert access.authenticate(db, new) == Annotator(1, "ada", "annotator", True)
     assert _run("new-token", str(path), "nobody").exit_code == 1
 
 
@@ -63,8 +64,8 @@ def test_missing_database_is_one_line(tmp_path: Path) -> None:
 def test_annotators_lists_and_deactivate_activate(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     db = make_project(path, overlap=0.0)
-    ada, _ = labels.add_annotator(db, "ada", role="admin")
-    bob, token = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada", role="admin")
+    bob, token = access.add_annotator(db, "bob")
     item = scheduling.next_item(db, bob.id)
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 2, 1.0)
     assert _run("annotators", str(path)).output == (
@@ -73,10 +74,10 @@ def test_annotators_lists_and_deactivate_activate(tmp_path: Path) -> None:
     )
     result = _run("deactivate", str(path), "bob")
     assert result.output == "'bob' is deactivated: their token stops working at their next click; labels are kept.\n"
-    assert labels.authenticate(db, token) is None
+    assert access.authenticate(db, token) is None
     assert "inactive" in _run("annotators", str(path)).output.splitlines()[1]
     assert _run("activate", str(path), "bob").output == "'bob' is active: their token works again.\n"
-    assert labels.authenticate(db, token) == bob
+    assert access.authenticate(db, token) == bob
     missing = _run("deactivate", str(path), "eve")
     assert missing.exit_code == 1 and "no annotator named 'eve'" in missing.output
 
@@ -110,7 +111,7 @@ def test_label_settings_shows_and_changes(tmp_path: Path) -> None:
 def test_export_judgments_to_a_file_and_to_stdout(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     db = make_project(path, overlap=0.0)
-    bob, _ = labels.add_annotator(db, "bob")
+    bob, _ = access.add_annotator(db, "bob")
     item = scheduling.next_item(db, bob.id)
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 2, 4.0, "a note")
     labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 3, 1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeler.store import connect
-from labeler.store import labels
+from labeler.store import access
 from labels_fixtures import make_project, run_workers
 
 N_PROCESSES = 4
@@ -15,7 +15,7 @@ N_LABELS = 50
 def test_concurrent_annotators_lose_no_label_and_never_see_a_lock(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     db = make_project(path, n_queries=20, per_query=15, batch_size=5)  # 300 entries, 20% overlap
-    people = [labels.add_annotator(db, f"annotator{n}")[0].id for n in range(N_PROCESSES)]
+    people = [access.add_annotator(db, f"annotator{n}")[0].id for n in range(N_PROCESSES)]
     db.close()
     results = run_workers(str(path), people, N_LABELS)
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from app_fixtures import JUDGE_NAME, Project, add_judgments, add_verdict_items, open_page
 from labels_fixtures import write_jsonl
 from labeler.cli import cli
-from labeler.store import connect, labels
+from labeler.store import connect, review
 from labeler.store.access import OWNER
 from labeler.judges.verdict_files import import_verdicts
 
@@ -34,11 +34,11 @@ def _imported(project: Project) -> None:
 def test_the_store_counts_imported_labels_and_every_task(project: Project) -> None:
     _imported(project)
     with connect(project.path) as db:
-        report = labels.progress_report(db, caller=OWNER)
+        report = review.progress_report(db, caller=OWNER)
     ada, bob = report.annotators
     assert (bob.done, bob.assigned) == (3, 0) and (ada.done, ada.assigned) == (1, 0)
     with connect(project.path) as db:
-        counts = labels.labelled_counts(db, caller=OWNER)
+        counts = review.labelled_counts(db, caller=OWNER)
     none = {"claims": 0, "correctness": 0, "answer-relevance": 0}  # the project has no answers
     assert counts[project.annotator_id] == {"relevance": 3, "faithfulness": 2, "pairwise": 1} | none
     assert counts[project.admin_id] == {"relevance": 1, "faithfulness": 1, "pairwise": 0} | none

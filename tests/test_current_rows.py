@@ -17,8 +17,10 @@ import pytest
 from labeler.retrieval import scheduling
 from labeler.store import SCHEMA_VERSION, connect
 from labeler.store import versions as store_versions
-from labeler.store import labels, verdict_queue, verdicts
-from labeler.store.schema import MIGRATIONS, _M_CURRENT_ROWS
+from labeler.store import access, labels, review, verdict_queue, verdicts
+from labeler.store.vocabulary import OWNER
+from labeler.store.migrations import MIGRATIONS
+from labeler.store.migrations.m12_current_rows import SQL as _M_CURRENT_ROWS
 from labels_fixtures import make_project
 
 VIEWS = ("current_judgments", "current_adjudications", "current_human_verdicts", "current_judge_verdicts")
@@ -35,7 +37,7 @@ VIEW_OF = dict(zip(KEYS, VIEWS, strict=True))
 
 def _history(db, rng: random.Random) -> None:
     """Several rows per (item, person) in every append-only table, in shuffled order."""
-    ids = [labels.add_annotator(db, name, role=role)[0].id for name, role in (("ada", "annotator"), ("bo", "annotator"), ("cy", "admin"))]
+    ids = [access.add_annotator(db, name, role=role)[0].id for name, role in (("ada", "annotator"), ("bo", "annotator"), ("cy", "admin"))]
     pool = [tuple(r) for r in db.execute("SELECT query_id, doc_id FROM pool ORDER BY query_id, doc_id")]
     at = "2026-12-01T10:00:00.000000+00:00"
     conn = db.conn
@@ -132,7 +134,7 @@ def test_a_view_read_for_one_key_gives_that_keys_current_row(project, table: str
 
 
 def test_the_store_reads_current_rows_through_the_views(project) -> None:
-    owner = labels.OWNER
+    owner = OWNER
     latest = {(r[1], r[2], r[3]): r for r in project.execute("SELECT * FROM current_judgments")}
     got = labels.latest_judgments(project, caller=owner)
     names = dict(project.execute("SELECT id, name FROM annotators").fetchall())
@@ -144,7 +146,7 @@ def test_the_store_reads_current_rows_through_the_views(project) -> None:
     ]
     final = {(r[1], r[2]): r[4] for r in project.execute("SELECT * FROM current_adjudications")}
     assert store_versions.current_adjudications(project, caller=owner) == final
-    assert {(a.query_id, a.doc_id): a.relevance for a in labels.adjudications(project, caller=owner)} == final
+    assert {(a.query_id, a.doc_id): a.relevance for a in review.adjudications(project, caller=owner)} == final
     human = {(r[1], names[r[2]]): r[3] for r in project.execute("SELECT * FROM current_human_verdicts")}
     assert {(v.item_id, v.annotator): v.verdict for v in verdicts.latest_human_verdicts(project, caller=owner)} == human
     judge = {(r[2], r[3], r[4], r[5], r[8]): r[9] for r in project.execute("SELECT * FROM current_judge_verdicts WHERE judge = 'j1'")}
@@ -154,13 +156,13 @@ def test_the_store_reads_current_rows_through_the_views(project) -> None:
 
 def test_an_item_shows_its_annotators_latest_label_and_verdict(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=4, batch_size=4)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     item = scheduling.next_item(db, ada.id)
     for grade in (3, 0, 2):
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, grade, 1.0, note=f"graded {grade}")
     shown = labels.get_item(db, ada.id, item.query_id, item.doc_id)
     assert (shown.relevance, shown.note) == (2, "graded 2")
-    labels.set_settings(db, {"tasks": "faithfulness"}, caller=labels.OWNER)
+    labels.set_settings(db, {"tasks": "faithfulness"}, caller=OWNER)
     db.conn.execute("INSERT INTO verdict_items (item_id, kind, question, contexts, response, content_hash, added_at) "
                     "VALUES ('f1', 'faithfulness', 'q', '[\"c\"]', 'r', 'h', 'now')")
     card = verdict_queue.next_card(db, ada.id, "faithfulness")

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from labeler.retrieval import scheduling
 from labeler.cli import cli
 from labeler.store import connect
-from labeler.store import labels
+from labeler.store import access, labels
 
 TOPICS = {
     "boil": "Water boils at 100 degrees Celsius at sea level; at altitude the boiling point drops.",
@@ -77,7 +77,7 @@ def test_readme_walkthrough(files: Path) -> None:
     _cli("label-settings", "project.db", "overlap=0.5", "batch_size=4")
 
     db = connect("project.db")
-    people = {name: labels.authenticate(db, token) for name, token in tokens.items()}
+    people = {name: access.authenticate(db, token) for name, token in tokens.items()}
     assert all(people.values())
     done = {name: 0 for name in people}
     for _ in range(200):

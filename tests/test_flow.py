@@ -12,7 +12,7 @@ import sqlite_utils
 from app_fixtures import Clock, Project, add_answers, add_verdict_items, build_project
 from labeler.ui import state
 from labeler.ui.flow import FLOWS, Flow
-from labeler.store import StoreError, connect, labels, sessions
+from labeler.store import access, connect, sessions, StoreError
 from labeler.store.access import OWNER
 from labeler.store.vocabulary import TASKS
 
@@ -103,7 +103,7 @@ def test_a_key_from_a_replaced_token_is_refused_on_every_task_page(project: Proj
     session[state.TOKEN_FP] = sessions.token_fingerprint(db, who)
     shown = flow.current(session, db, who)
     assert shown is not None
-    labels.reissue_token(db, who, caller=OWNER)  # e.g. by an admin, while the page is open
+    access.reissue_token(db, who, caller=OWNER)  # e.g. by an admin, while the page is open
     for act in (lambda: flow.choose(session, db, who, flow.adapter.identity(shown), CHOICES[task][0]),
                 lambda: flow.skip(session, db, who, flow.adapter.identity(shown)),
                 lambda: flow.back(session, db, who, flow.adapter.identity(shown))):

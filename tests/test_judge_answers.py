@@ -23,7 +23,7 @@ from labeler.judges.report import judge_report, to_dict, to_html, to_text
 from labeler.judges.run import run_judge, units
 from labeler.store import connect
 from labeler.store.access import OWNER
-from labeler.store.schema import StoreError
+from labeler.store.errors import StoreError
 from labeler.store.verdicts import latest_judge_verdicts
 from labeler.judges.verdict_files import import_verdicts
 
@@ -361,7 +361,7 @@ def test_estimate_prints_the_card_of_the_judge_it_rests_on(tmp_path: Path) -> No
 
 
 def test_the_card_migration_replays_harmlessly(tmp_path: Path) -> None:
-    from labeler.store.schema import _M_JUDGE_CARDS
+    from labeler.store.migrations.m15_judge_cards import SQL as _M_JUDGE_CARDS
 
     assert CliRunner().invoke(cli, ["init", str(tmp_path / "p.db")]).exit_code == 0
     db = connect(tmp_path / "p.db")

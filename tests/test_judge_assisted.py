@@ -31,9 +31,9 @@ from labels_fixtures import label_all, make_project, query_ids, write_jsonl  # n
 from labeler.retrieval import scheduling  # noqa: E402
 from labeler.cli import cli  # noqa: E402
 from labeler.retrieval.judge_assisted import plan_sample  # noqa: E402
-from labeler.store import labels  # noqa: E402
+from labeler.store import access, labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
-from labeler.store.schema import StoreError  # noqa: E402
+from labeler.store.errors import StoreError  # noqa: E402
 from labeler.judges.verdict_files import import_verdicts  # noqa: E402
 
 KEYS = {"value", "low", "high", "judge_only", "people_only", "n_people", "n_judge"}
@@ -63,7 +63,7 @@ def _project(tmp_path: Path, n_queries: int = 8, per_query: int = 12, seed: int 
 
 def _label_and_freeze(tmp_path: Path, db, people, items) -> str:
     """People label exactly ``items`` (as imported labels), then the project is frozen as v1."""
-    labels.add_annotator(db, "ann")
+    access.add_annotator(db, "ann")
     import_verdicts(db, write_jsonl(tmp_path / "h.jsonl", [{"query_id": q, "doc_id": d, "relevance": people[(q, d)]}
                                                            for q, d in items]), annotator="ann", caller=OWNER)
     result = CliRunner().invoke(cli, ["freeze", str(tmp_path / "p.db"), "--version", "v1"])
@@ -380,8 +380,8 @@ def test_eval_names_who_holds_the_unlabelled_sample_entries_and_how_to_release_t
     path = str(tmp_path / "p.db")
     planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
     assert CliRunner().invoke(cli, ["label-settings", path, "sample=s1", "overlap=0", "batch_size=6"]).exit_code == 0
-    a, _ = labels.add_annotator(db, "ann")
-    b, _ = labels.add_annotator(db, "bo b")
+    a, _ = access.add_annotator(db, "ann")
+    b, _ = access.add_annotator(db, "bo b")
     for _ in range(4):  # ann labels 4 of her batch of 6, bo b none of his
         item = scheduling.next_item(db, a.id)
         labels.record_judgment(db, a.id, item.query_id, item.doc_id, people[(item.query_id, item.doc_id)], 1.0)
@@ -445,8 +445,8 @@ def test_the_app_hands_out_only_the_sample(tmp_path: Path) -> None:
         scheduling.set_settings(db, {"sample": "s", "strategy": "rrf"}, caller=OWNER)
     result = CliRunner().invoke(cli, ["label-settings", str(tmp_path / "p.db"), "sample=s", "overlap=0"])
     assert result.exit_code == 0, result.output
-    a, _ = labels.add_annotator(db, "a")
-    b, _ = labels.add_annotator(db, "b")
+    a, _ = access.add_annotator(db, "a")
+    b, _ = access.add_annotator(db, "b")
     assert label_all(db, [a.id, b.id]) == len(chosen)
     labelled = {(q, d) for q, d in db.execute("SELECT query_id, doc_id FROM judgments")}
     assert labelled == chosen
@@ -459,8 +459,8 @@ def test_setting_a_sample_releases_batches_handed_out_before_it(tmp_path: Path) 
     db, *_ = _project(tmp_path)
     path = str(tmp_path / "p.db")
     scheduling.set_settings(db, {"overlap": 0.5, "batch_size": 6}, caller=OWNER)
-    a, _ = labels.add_annotator(db, "a")
-    b, _ = labels.add_annotator(db, "b")
+    a, _ = access.add_annotator(db, "a")
+    b, _ = access.add_annotator(db, "b")
     first = scheduling.next_item(db, a.id)  # a's batch (and b's overlap copies of it)
     labels.record_judgment(db, a.id, first.query_id, first.doc_id, 1, 1.0)
     scheduling.next_item(db, b.id)

@@ -14,7 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from labels_fixtures import make_project, write_jsonl
 from labeler.cli import cli
 from labeler.judges.report import judge_report, to_dict
-from labeler.store import labels
+from labeler.store import access
 from labeler.store.access import OWNER
 from labeler.judges.verdict_files import import_items, import_verdicts
 
@@ -32,7 +32,7 @@ def project(tmp_path: Path):
     ab = {it["item_id"]: rng.choice("AAB") for it in items}
     ba = {k: (v if rng.random() < 0.6 else ("A" if v == "B" else "B")) for k, v in ab.items()}
     for name, verdicts in people.items():
-        labels.add_annotator(db, name)
+        access.add_annotator(db, name)
         import_verdicts(db, write_jsonl(tmp_path / f"{name}.jsonl", [{"item_id": k, "verdict": v} for k, v in verdicts.items()]),
                         annotator=name, caller=OWNER)
     judge_rows = [{"item_id": k, "verdict": v, "order": "AB", "model": "gpt-4o-mini", "tokens_in": 100, "tokens_out": 1}

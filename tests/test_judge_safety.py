@@ -26,7 +26,7 @@ from labeler.judges.client import MAX_REPLY_BYTES, MAX_REPLY_CHARS, Endpoint, ke
 from labeler.judges.prompts import make_prompt, prompt_hash
 from labeler.judges.run import default_prompt, run_judge
 from labeler.store.access import OWNER
-from labeler.store.labels import set_rubric
+from labeler.store.rubric import set_rubric
 from labeler.judges.verdict_files import import_items
 
 ROOT = Path(__file__).resolve().parent.parent

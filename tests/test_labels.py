@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from labeler.retrieval import scheduling
 from labeler.store import StoreError, connect
-from labeler.store import labels
+from labeler.store import access, assign, labels, review
+from labeler.store.rubric import DEFAULT_RUBRIC, current_rubric, rubric_hash, set_rubric
+from labeler.store.vocabulary import OWNER
 from labels_fixtures import add_pool, label_all, make_project, position_of
 
 
@@ -40,7 +42,7 @@ def _queue(db, annotator_id: int) -> list[tuple[str, str]]:
 
 def _labellers(db) -> dict[tuple[str, str], set[str]]:
     found: dict[tuple[str, str], set[str]] = {}
-    for j in labels.latest_judgments(db, caller=labels.OWNER):
+    for j in labels.latest_judgments(db, caller=OWNER):
         found.setdefault((j.query_id, j.doc_id), set()).add(j.annotator)
     return found
 
@@ -50,8 +52,8 @@ def _labellers(db) -> dict[tuple[str, str], set[str]]:
 
 def test_only_a_salted_hash_of_the_token_is_stored(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, token = labels.add_annotator(db, "ada", role="admin")
-    bob, token_b = labels.add_annotator(db, "bob")
+    ada, token = access.add_annotator(db, "ada", role="admin")
+    bob, token_b = access.add_annotator(db, "bob")
     annotator_id, secret = _token_parts(token)
     salt, stored = db.execute("SELECT token_salt, token_hash FROM annotators WHERE id = ?", [ada.id]).fetchone()
     assert annotator_id == ada.id and len(secret) >= 40
@@ -64,29 +66,29 @@ def test_only_a_salted_hash_of_the_token_is_stored(tmp_path: Path) -> None:
 
 def test_authenticate_accepts_only_the_exact_token_of_an_active_annotator(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, token_a = labels.add_annotator(db, "ada")
-    bob, token_b = labels.add_annotator(db, "bob")
+    ada, token_a = access.add_annotator(db, "ada")
+    bob, token_b = access.add_annotator(db, "bob")
     _, secret_b = _token_parts(token_b)
-    assert labels.authenticate(db, token_a) == ada
-    assert labels.authenticate(db, f"  {token_b}\n") == bob
-    assert labels.authenticate(db, f"gp{ada.id}.{secret_b}") is None  # bob's secret, ada's id
-    assert labels.authenticate(db, token_a[:-1] + ("A" if token_a[-1] != "A" else "B")) is None
-    assert labels.authenticate(db, "") is None
-    assert labels.authenticate(db, "gp999." + secret_b) is None
-    labels.set_active(db, ada.id, False, caller=labels.OWNER)
-    assert labels.authenticate(db, token_a) is None
-    labels.set_active(db, ada.id, True, caller=labels.OWNER)
-    assert labels.authenticate(db, token_a) == ada
+    assert access.authenticate(db, token_a) == ada
+    assert access.authenticate(db, f"  {token_b}\n") == bob
+    assert access.authenticate(db, f"gp{ada.id}.{secret_b}") is None  # bob's secret, ada's id
+    assert access.authenticate(db, token_a[:-1] + ("A" if token_a[-1] != "A" else "B")) is None
+    assert access.authenticate(db, "") is None
+    assert access.authenticate(db, "gp999." + secret_b) is None
+    access.set_active(db, ada.id, False, caller=OWNER)
+    assert access.authenticate(db, token_a) is None
+    access.set_active(db, ada.id, True, caller=OWNER)
+    assert access.authenticate(db, token_a) == ada
 
 
 def test_add_annotator_refuses_a_taken_name_or_unknown_role(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    labels.add_annotator(db, "ada")
+    access.add_annotator(db, "ada")
     with pytest.raises(StoreError, match="already exists"):
-        labels.add_annotator(db, "ada")
+        access.add_annotator(db, "ada")
     with pytest.raises(StoreError, match="role"):
-        labels.add_annotator(db, "eve", role="owner")  # type: ignore[arg-type]
-    assert [a.name for a in labels.list_annotators(db, caller=labels.OWNER)] == ["ada"]
+        access.add_annotator(db, "eve", role="owner")  # type: ignore[arg-type]
+    assert [a.name for a in access.list_annotators(db, caller=OWNER)] == ["ada"]
 
 
 # --- assignment ---------------------------------------------------------------------------------
@@ -94,8 +96,8 @@ def test_add_annotator_refuses_a_taken_name_or_unknown_role(tmp_path: Path) -> N
 
 def test_priority_decides_which_entries_go_first(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=30, overlap=0.0, batch_size=10)
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
     scheduling.next_item(db, ada.id)
     scheduling.next_item(db, bob.id)
     positions = dict(db.execute("SELECT doc_id, position FROM pool").fetchall())
@@ -109,8 +111,8 @@ def test_batch_order_is_shuffled_per_annotator_and_the_same_on_a_rerun(tmp_path:
     for run in ("a", "b"):
         # Every entry overlapping: both annotators get the same ten entries.
         db = make_project(tmp_path / f"{run}.db", n_queries=1, per_query=10, overlap=1.0, overlap_k=2)
-        ada, _ = labels.add_annotator(db, "ada")
-        bob, _ = labels.add_annotator(db, "bob")
+        ada, _ = access.add_annotator(db, "ada")
+        bob, _ = access.add_annotator(db, "bob")
         scheduling.next_item(db, ada.id)
         scheduling.next_item(db, bob.id)
         orders.append((_queue(db, ada.id), _queue(db, bob.id)))
@@ -124,7 +126,7 @@ def test_batch_order_is_shuffled_per_annotator_and_the_same_on_a_rerun(tmp_path:
 
 def test_item_shows_nothing_of_the_source(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     item = scheduling.next_item(db, ada.id)
     assert {f.name for f in dataclasses.fields(item)} == {
         "query_id", "doc_id", "query_text", "doc_title", "doc_text", "position", "batch_size", "relevance", "note",
@@ -138,7 +140,7 @@ def test_overlap_share_is_fixed_by_the_item_and_every_pair_overlaps(tmp_path: Pa
     found = []
     for run, order in (("a", [0, 1, 2, 3]), ("b", [3, 1, 0, 2])):
         db = make_project(tmp_path / f"{run}.db", n_queries=20, per_query=25)  # defaults: 20%, k = 2
-        people = [labels.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy", "di")]
+        people = [access.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy", "di")]
         label_all(db, [people[i] for i in order])
         found.append(_labellers(db))
     first, second = found
@@ -157,7 +159,7 @@ def test_overlap_share_is_fixed_by_the_item_and_every_pair_overlaps(tmp_path: Pa
 
 def test_a_single_label_entry_is_never_held_by_two_annotators(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=12, overlap=0.0, batch_size=5)
-    people = [labels.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy")]
+    people = [access.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy")]
     for annotator_id in people:
         scheduling.next_item(db, annotator_id)
     queues = [set(_queue(db, a)) for a in people]
@@ -171,7 +173,7 @@ def test_a_single_label_entry_is_never_held_by_two_annotators(tmp_path: Path) ->
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["label", "skip", "expire"])), max_size=40))
 def test_no_two_annotators_ever_wait_on_the_same_single_label_entry(tmp_path_factory, steps) -> None:
     db = make_project(tmp_path_factory.mktemp("p") / "p.db", n_queries=3, per_query=6, overlap=0.0, batch_size=3)
-    people = [labels.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy")]
+    people = [access.add_annotator(db, name)[0].id for name in ("ada", "bob", "cy")]
     for who, action in steps:
         if action == "expire":  # the clock passes every hold
             db.execute("UPDATE reservations SET expires_at = ?", [LONG_AGO])
@@ -196,8 +198,8 @@ def test_no_two_annotators_ever_wait_on_the_same_single_label_entry(tmp_path_fac
 
 def test_a_lapsed_hold_goes_to_the_next_annotator_and_a_late_label_is_kept(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=15, overlap=0.0, batch_size=10)
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
     first = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, first.query_id, first.doc_id, 3, 4.0)
     ada_batch = set(_queue(db, ada.id))
@@ -224,7 +226,7 @@ def test_a_lapsed_hold_goes_to_the_next_annotator_and_a_late_label_is_kept(tmp_p
 
 def test_this_batch_counts_one_hand_out_not_every_item_of_the_query(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=10, overlap=0.0, batch_size=4)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     for _ in range(4):
         item = scheduling.next_item(db, ada.id)
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 1.0)
@@ -248,13 +250,13 @@ def test_this_batch_counts_one_hand_out_not_every_item_of_the_query(tmp_path: Pa
 
 def test_a_deactivated_annotators_unlabelled_work_goes_to_others(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=20, overlap=0.5, batch_size=10)
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
-    cy, _ = labels.add_annotator(db, "cy")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
+    cy, _ = access.add_annotator(db, "cy")
     scheduling.next_item(db, ada.id)
     scheduling.next_item(db, bob.id)  # bob's overlap entries get a copy earmarked for ada
     held_by_ada = set(_queue(db, ada.id))
-    labels.set_active(db, ada.id, False, caller=labels.OWNER)
+    access.set_active(db, ada.id, False, caller=OWNER)
     label_all(db, [bob.id, cy.id])
     labelled = _labellers(db)
     assert held_by_ada <= set(labelled) and len(labelled) == 20
@@ -266,8 +268,8 @@ def test_a_deactivated_annotators_unlabelled_work_goes_to_others(tmp_path: Path)
 
 def test_labelling_in_a_query_renews_the_holds_there(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=12, overlap=0.0, batch_size=6)
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
     item = scheduling.next_item(db, ada.id)
     db.execute("UPDATE reservations SET expires_at = ?", [LONG_AGO])
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 1.0)
@@ -278,7 +280,7 @@ def test_labelling_in_a_query_renews_the_holds_there(tmp_path: Path) -> None:
 
 def test_a_skipped_item_comes_back_after_all_other_work(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=4, overlap=0.0, batch_size=4)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     skipped = scheduling.next_item(db, ada.id)
     labels.record_skip(db, ada.id, skipped.query_id, skipped.doc_id, 3.0)
     seen = []
@@ -291,7 +293,7 @@ def test_a_skipped_item_comes_back_after_all_other_work(tmp_path: Path) -> None:
 
 def test_a_new_pool_build_hands_out_new_entries_of_finished_queries(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=3, overlap=0.0)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     assert label_all(db, [ada.id]) == 6
     db["pool_builds"].insert({"id": 2, "at": "2026-01-01T00:00:00+00:00", "params": "{}"})
     add_pool(db, "q001", range(4, 6), 5, 2)
@@ -303,7 +305,7 @@ def test_a_new_pool_build_hands_out_new_entries_of_finished_queries(tmp_path: Pa
 
 def test_labels_are_append_only_and_the_latest_counts(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     first = scheduling.next_item(db, ada.id)
     one = labels.record_judgment(db, ada.id, first.query_id, first.doc_id, 1, 5.5, "unsure")
     second = scheduling.next_item(db, ada.id)
@@ -312,7 +314,7 @@ def test_labels_are_append_only_and_the_latest_counts(tmp_path: Path) -> None:
     two = labels.record_judgment(db, ada.id, back.query_id, back.doc_id, 3, 2.0)
     rows = db.execute("SELECT id, relevance, note, seconds FROM judgments ORDER BY id").fetchall()
     assert rows == [(one, 1, "unsure", 5.5), (two, 3, "", 2.0)]
-    assert [(j.doc_id, j.relevance) for j in labels.latest_judgments(db, caller=labels.OWNER)] == [(first.doc_id, 3)]
+    assert [(j.doc_id, j.relevance) for j in labels.latest_judgments(db, caller=OWNER)] == [(first.doc_id, 3)]
     assert scheduling.next_item(db, ada.id).doc_id == second.doc_id  # back where she was
     for statement in ("UPDATE judgments SET relevance = 0", "DELETE FROM judgments"):
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
@@ -322,35 +324,35 @@ def test_labels_are_append_only_and_the_latest_counts(tmp_path: Path) -> None:
 
 def test_a_label_records_who_when_how_long_and_the_rubric(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, _ = labels.add_annotator(db, "ada", role="admin")
-    default_hash = hashlib.sha256(labels.DEFAULT_RUBRIC.encode()).hexdigest()[:12]
-    assert labels.current_rubric(db).hash == default_hash and "Fully answers" in labels.current_rubric(db).text
+    ada, _ = access.add_annotator(db, "ada", role="admin")
+    default_hash = hashlib.sha256(DEFAULT_RUBRIC.encode()).hexdigest()[:12]
+    assert current_rubric(db).hash == default_hash and "Fully answers" in current_rubric(db).text
     item = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, 7.25)
     new_text = "Grade 3 only when the chunk alone answers the question."
-    assert labels.set_rubric(db, new_text, caller=ada).hash == hashlib.sha256(new_text.encode()).hexdigest()[:12]
+    assert set_rubric(db, new_text, caller=ada).hash == hashlib.sha256(new_text.encode()).hexdigest()[:12]
     item = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 0, None)
     rows = db.execute("SELECT annotator_id, seconds, rubric_hash, at FROM judgments ORDER BY id").fetchall()
-    assert [r[:3] for r in rows] == [(ada.id, 7.25, default_hash), (ada.id, None, labels.rubric_hash(new_text))]
+    assert [r[:3] for r in rows] == [(ada.id, 7.25, default_hash), (ada.id, None, rubric_hash(new_text))]
     assert rows[0][3] < rows[1][3] and rows[0][3].endswith("+00:00")
-    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, caller=ada).hash == default_hash  # back to the old text
-    assert labels.current_rubric(db).hash == default_hash
+    assert set_rubric(db, DEFAULT_RUBRIC, caller=ada).hash == default_hash  # back to the old text
+    assert current_rubric(db).hash == default_hash
     assert db.execute("SELECT count(*) FROM rubrics").fetchone()[0] == 2
     # The history says default, new text, default again; no earlier row was re-dated.
     history = db.execute("SELECT hash, at FROM rubric_changes ORDER BY id").fetchall()
-    assert [h for h, _ in history] == [default_hash, labels.rubric_hash(new_text), default_hash]
+    assert [h for h, _ in history] == [default_hash, rubric_hash(new_text), default_hash]
     assert history[0][1] < history[1][1] < history[2][1]
     first_use = db.execute("SELECT created_at FROM rubrics WHERE hash = ?", [default_hash]).fetchone()[0]
     assert first_use == history[0][1]
-    assert labels.set_rubric(db, labels.DEFAULT_RUBRIC, caller=ada).created_at == history[2][1]  # already in force
+    assert set_rubric(db, DEFAULT_RUBRIC, caller=ada).created_at == history[2][1]  # already in force
     assert db.execute("SELECT count(*) FROM rubric_changes").fetchone()[0] == 3
 
 
 @pytest.mark.parametrize("bad", [4, -1, True, "2", 2.0])
 def test_a_bad_grade_is_refused_and_nothing_is_written(tmp_path: Path, bad: object) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     item = scheduling.next_item(db, ada.id)
     with pytest.raises(StoreError, match="grade 0-3"):
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, bad, 1.0)  # type: ignore[arg-type]
@@ -359,8 +361,8 @@ def test_a_bad_grade_is_refused_and_nothing_is_written(tmp_path: Path, bad: obje
 
 def test_an_annotator_reaches_only_their_own_items(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
     theirs = scheduling.next_item(db, ada.id)
     scheduling.next_item(db, bob.id)
     for call in (labels.get_item, labels.previous_item):
@@ -371,7 +373,7 @@ def test_an_annotator_reaches_only_their_own_items(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not assigned"):
         labels.record_skip(db, bob.id, theirs.query_id, theirs.doc_id, 1.0)
     assert db.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
-    labels.set_active(db, bob.id, False, caller=labels.OWNER)
+    access.set_active(db, bob.id, False, caller=OWNER)
     with pytest.raises(StoreError, match="deactivated"):
         scheduling.next_item(db, bob.id)
 
@@ -381,9 +383,9 @@ def test_an_annotator_reaches_only_their_own_items(tmp_path: Path) -> None:
 
 def _disagreeing_project(tmp_path: Path):
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=3, overlap=1.0, overlap_k=2)
-    admin, _ = labels.add_annotator(db, "ada", role="admin")
-    bob, _ = labels.add_annotator(db, "bob")
-    cy, _ = labels.add_annotator(db, "cy")
+    admin, _ = access.add_annotator(db, "ada", role="admin")
+    bob, _ = access.add_annotator(db, "bob")
+    cy, _ = access.add_annotator(db, "cy")
     grades = {bob.id: [3, 1, 2], cy.id: [3, 2, 0]}  # by doc number
     label_all(db, [bob.id, cy.id])
     for annotator_id, row in grades.items():
@@ -394,7 +396,7 @@ def _disagreeing_project(tmp_path: Path):
 
 def test_overlap_labels_align_current_labels_of_each_pair(tmp_path: Path) -> None:
     db, admin, *_ = _disagreeing_project(tmp_path)
-    rows = labels.overlap_labels(db, caller=admin)
+    rows = review.overlap_labels(db, caller=admin)
     assert [(r.doc_id, r.annotator_a, r.annotator_b, r.relevance_a, r.relevance_b) for r in rows] == [
         ("q001-d001", "bob", "cy", 3, 3),
         ("q001-d002", "bob", "cy", 1, 2),
@@ -404,59 +406,59 @@ def test_overlap_labels_align_current_labels_of_each_pair(tmp_path: Path) -> Non
 
 def test_adjudication_is_its_own_row_and_empties_the_queue(tmp_path: Path) -> None:
     db, admin, bob, cy = _disagreeing_project(tmp_path)
-    queue = labels.disagreements(db, caller=admin)
+    queue = review.disagreements(db, caller=admin)
     assert [(d.doc_id, d.labels) for d in queue] == [
         ("q001-d002", (("bob", 1, "n2"), ("cy", 2, "n2"))),
         ("q001-d003", (("bob", 2, "n3"), ("cy", 0, "n3"))),
     ]
     assert queue[0].query_text == "query text q001" and queue[0].doc_text == "Text of q001-d002 about q001."
     before = db.execute("SELECT * FROM judgments ORDER BY id").fetchall()
-    first = labels.record_adjudication(db, "q001", "q001-d002", 1, "bob is right", caller=admin.id)
-    again = labels.record_adjudication(db, "q001", "q001-d002", 2, caller=admin)
+    first = review.record_adjudication(db, "q001", "q001-d002", 1, "bob is right", caller=admin.id)
+    again = review.record_adjudication(db, "q001", "q001-d002", 2, caller=admin)
     assert db.execute("SELECT * FROM judgments ORDER BY id").fetchall() == before
     assert db.execute("SELECT id, relevance FROM adjudications ORDER BY id").fetchall() == [(first, 1), (again, 2)]
-    assert [d.doc_id for d in labels.disagreements(db, caller=admin)] == ["q001-d003"]
-    assert [(a.doc_id, a.admin, a.relevance) for a in labels.adjudications(db, caller=admin)] == [("q001-d002", "ada", 2)]
+    assert [d.doc_id for d in review.disagreements(db, caller=admin)] == ["q001-d003"]
+    assert [(a.doc_id, a.admin, a.relevance) for a in review.adjudications(db, caller=admin)] == [("q001-d002", "ada", 2)]
     with pytest.raises(StoreError, match="not in the pool"):
-        labels.record_adjudication(db, "q001", "nope", 2, caller=admin)
+        review.record_adjudication(db, "q001", "nope", 2, caller=admin)
 
 
 def test_admin_functions_refuse_annotators_and_deactivated_admins(tmp_path: Path) -> None:
     db, admin, bob, _ = _disagreeing_project(tmp_path)
     calls = [
-        lambda who: labels.progress_report(db, caller=who),
-        lambda who: labels.overlap_labels(db, caller=who),
-        lambda who: labels.disagreements(db, caller=who),
-        lambda who: labels.adjudications(db, caller=who),
-        lambda who: labels.record_adjudication(db, "q001", "q001-d002", 1, caller=who),
-        lambda who: labels.export_judgments(db, io.StringIO(), caller=who),
+        lambda who: review.progress_report(db, caller=who),
+        lambda who: review.overlap_labels(db, caller=who),
+        lambda who: review.disagreements(db, caller=who),
+        lambda who: review.adjudications(db, caller=who),
+        lambda who: review.record_adjudication(db, "q001", "q001-d002", 1, caller=who),
+        lambda who: review.export_judgments(db, io.StringIO(), caller=who),
         lambda who: labels.latest_judgments(db, caller=who),
-        lambda who: labels.list_annotators(db, caller=who),
-        lambda who: labels.set_active(db, bob.id, True, caller=who),
-        lambda who: labels.set_rubric(db, "new rubric", caller=who),
+        lambda who: access.list_annotators(db, caller=who),
+        lambda who: access.set_active(db, bob.id, True, caller=who),
+        lambda who: set_rubric(db, "new rubric", caller=who),
         lambda who: labels.set_settings(db, {"overlap": 0.5}, caller=who),
     ]
     for call in calls:
         with pytest.raises(StoreError, match="admin"):
             call(bob)
         call(admin)
-    labels.set_active(db, admin.id, False, caller=labels.OWNER)
+    access.set_active(db, admin.id, False, caller=OWNER)
     with pytest.raises(StoreError, match="admin"):
-        labels.progress_report(db, caller=admin)
+        review.progress_report(db, caller=admin)
     assert db.execute("SELECT count(*) FROM adjudications").fetchone()[0] == 1
     assert not (tmp_path / "out.jsonl.partial").exists()
 
 
 def test_progress_report_counts_work_and_time_on_screen(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=2, per_query=4, overlap=0.0, batch_size=4)
-    ada, _ = labels.add_annotator(db, "ada", role="admin")
-    bob, _ = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada", role="admin")
+    bob, _ = access.add_annotator(db, "bob")
     for seconds in (10.0, 20.0, 60.0):
         item = scheduling.next_item(db, bob.id)
         labels.record_judgment(db, bob.id, item.query_id, item.doc_id, 1, seconds)
     item = scheduling.next_item(db, bob.id)
     labels.record_skip(db, bob.id, item.query_id, item.doc_id, 10.0)
-    report = labels.progress_report(db, caller=ada)
+    report = review.progress_report(db, caller=ada)
     ada_row, bob_row = report.annotators
     assert (ada_row.done, ada_row.assigned, ada_row.labels_per_hour, ada_row.median_seconds) == (0, 0, None, None)
     assert (bob_row.done, bob_row.assigned, bob_row.median_seconds) == (3, 4, 20.0)
@@ -469,15 +471,15 @@ def test_progress_report_counts_work_and_time_on_screen(tmp_path: Path) -> None:
 
 def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     item = scheduling.next_item(db, ada.id)
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 1, 3.5, "first")
     labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, None)
     out = io.StringIO()
-    assert labels.export_judgments(db, out, caller=labels.OWNER) == 2
+    assert review.export_judgments(db, out, caller=OWNER) == 2
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     at = [r[0] for r in db.execute("SELECT at FROM judgments ORDER BY id")]
-    rubric = labels.current_rubric(db).hash
+    rubric = current_rubric(db).hash
     assert rows == [
         {"query_id": item.query_id, "doc_id": item.doc_id, "annotator": "ada", "relevance": 1, "at": at[0],
          "seconds": 3.5, "note": "first", "rubric_hash": rubric, "adjudicated": None},
@@ -488,8 +490,8 @@ def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
 
 def test_settings_have_defaults_and_refuse_bad_values(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    assert labels.get_settings(db) == labels.Settings(overlap=0.2, overlap_k=2, reservation_minutes=30.0, batch_size=10)
-    assert labels.set_settings(db, {"overlap": "0.5", "batch_size": 4}, caller=labels.OWNER).overlap == 0.5
+    assert assign.get_settings(db) == assign.Settings(overlap=0.2, overlap_k=2, reservation_minutes=30.0, batch_size=10)
+    assert labels.set_settings(db, {"overlap": "0.5", "batch_size": 4}, caller=OWNER).overlap == 0.5
     for values, message in (
         ({"overlap": 1.5}, "outside"),
         ({"overlap_k": 1}, "outside"),
@@ -497,9 +499,9 @@ def test_settings_have_defaults_and_refuse_bad_values(tmp_path: Path) -> None:
         ({"colour": 1}, "unknown setting"),
     ):
         with pytest.raises(StoreError, match=message):
-            labels.set_settings(db, values, caller=labels.OWNER)
+            labels.set_settings(db, values, caller=OWNER)
     reopened = connect(tmp_path / "p.db")
-    assert labels.get_settings(reopened) == labels.Settings(overlap=0.5, batch_size=4)
+    assert assign.get_settings(reopened) == assign.Settings(overlap=0.5, batch_size=4)
 
 
 RIGHTS_CHECKED = (
@@ -521,7 +523,10 @@ RIGHTS_CHECKED = (
 def test_who_asks_is_a_required_keyword(name: str) -> None:
     import inspect
 
-    parameter = inspect.signature(getattr(labels, name)).parameters["caller"]
+    from labeler.store import rubric as rubric_module
+
+    function = next(getattr(m, name) for m in (labels, access, review, rubric_module) if hasattr(m, name))
+    parameter = inspect.signature(function).parameters["caller"]
     assert (parameter.kind, parameter.default) == (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty)
 
 
@@ -529,10 +534,10 @@ def test_no_caller_grants_nothing_and_owner_everything(tmp_path: Path) -> None:
     db, admin, bob, _ = _disagreeing_project(tmp_path)
     with pytest.raises(StoreError, match="not a caller"):
         labels.latest_judgments(db, caller=None)  # type: ignore[arg-type]
-    assert labels.latest_judgments(db, caller=labels.OWNER) == labels.latest_judgments(db, caller=admin)
-    assert len(labels.disagreements(db, caller=labels.OWNER)) == 2
+    assert labels.latest_judgments(db, caller=OWNER) == labels.latest_judgments(db, caller=admin)
+    assert len(review.disagreements(db, caller=OWNER)) == 2
     with pytest.raises(StoreError, match="needs the admin who makes it"):
-        labels.record_adjudication(db, "q001", "q001-d002", 1, caller=labels.OWNER)
-    rubric = labels.set_rubric(db, "owner's rubric", caller=labels.OWNER)
+        review.record_adjudication(db, "q001", "q001-d002", 1, caller=OWNER)
+    rubric = set_rubric(db, "owner's rubric", caller=OWNER)
     author = db.execute("SELECT annotator_id FROM rubric_changes ORDER BY id DESC LIMIT 1").fetchone()[0]
     assert (rubric.text, author) == ("owner's rubric", None)

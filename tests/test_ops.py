@@ -83,7 +83,7 @@ def test_backup_to_an_unwritable_place_is_one_line(tmp_path: Path) -> None:
 
 
 def test_app_sessions_leave_checkpoints_to_the_checkpointer(tmp_path: Path) -> None:
-    from labeler.store.schema import start_checkpointer
+    from labeler.store.connection import start_checkpointer
 
     project = build_project(tmp_path)
     session = connect(project.path, autocheckpoint=False)

@@ -423,7 +423,8 @@ def test_versions_recompute_the_content_hash_of_an_intact_project(tmp_path: Path
 
 def test_a_project_frozen_before_the_seal_is_sealed_when_opened(tmp_path: Path) -> None:
     from labeler.store import SCHEMA_VERSION, connect
-    from labeler.store.schema import _M_GOLDEN_SEALED, MIGRATIONS
+    from labeler.store.migrations import MIGRATIONS
+    from labeler.store.migrations.m10_golden_sealed import SQL as _M_GOLDEN_SEALED
 
     db = project(tmp_path)
     conn = sqlite3.connect(db, isolation_level=None)

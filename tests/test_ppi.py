@@ -17,7 +17,7 @@ from ppi_py.baselines import classical_mean_ci  # noqa: E402
 from calibration.ppi import ppi_mean  # noqa: E402
 from labels_fixtures import make_project, write_jsonl  # noqa: E402
 from labeler.cli import cli  # noqa: E402
-from labeler.store import labels  # noqa: E402
+from labeler.store import access  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
 from labeler.judges.verdict_files import import_verdicts  # noqa: E402
 
@@ -75,7 +75,7 @@ def test_estimate_command_uses_people_on_the_labelled_items_and_the_judge_elsewh
     rng = random.Random(3)
     judge = {k: rng.randint(0, 3) for k in pool}
     people = {k: min(3, max(0, judge[k] + rng.choice([-1, 0, 0]))) for k in pool[::3]}
-    labels.add_annotator(db, "ann")
+    access.add_annotator(db, "ann")
     import_verdicts(db, write_jsonl(tmp_path / "h.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in people.items()]),
                     annotator="ann", caller=OWNER)
     import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", [{"query_id": q, "doc_id": d, "relevance": r} for (q, d), r in judge.items()]),

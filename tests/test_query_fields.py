@@ -14,7 +14,7 @@ from labeler.ui import state
 from labeler.cli import cli
 from labeler.ui.query_fields import LONG, query_fields_html
 from labeler.store import connect
-from labeler.store import labels
+from labeler.store import access
 
 NARRATIVE = "A relevant document must <b>identify</b> the organization & its activity" + ", in detail" * 30 + "."
 TOPICS = (
@@ -37,7 +37,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]
         result = runner.invoke(cli, args, catch_exceptions=False)
         assert result.exit_code == 0, result.output
     db = connect("p.db")
-    _, token = labels.add_annotator(db, "ann")
+    _, token = access.add_annotator(db, "ann")
     db.close()
     monkeypatch.setenv(state.DB_ENV_VAR, str(tmp_path / "p.db"))
     return tmp_path / "p.db", token

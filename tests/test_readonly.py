@@ -17,7 +17,7 @@ import pytest
 
 from app_fixtures import AS_NOBODY, NEEDS_NOBODY, NOBODY_ENV, Project, make_readonly, page_text, sign_in
 from labeler.ui import state
-from labeler.store import schema
+from labeler.store import connection as schema
 
 pytestmark = NEEDS_NOBODY
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.store import connect, now
-from labeler.store import labels
+from labeler.store import access
 from pooling.pool import rrf_priority
 
 CORPUS = [{"doc_id": f"d{n}", "text": f"text number {n}"} for n in range(1, 5)]
@@ -41,7 +41,7 @@ def _pool() -> dict[tuple[str, str], tuple[dict[str, int], float, int]]:
 
 def test_remove_run_keeps_labelled_entries_and_other_provenance(project: CliRunner) -> None:
     db = connect("p.db")
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     db["judgments"].insert({"query_id": "q1", "doc_id": "d2", "annotator_id": ada.id, "relevance": 2, "at": now()})
     db["skips"].insert({"query_id": "q2", "doc_id": "d4", "annotator_id": ada.id, "at": now()})
     db["assignments"].insert({"query_id": "q2", "doc_id": "d1", "annotator_id": ada.id, "shown_order": 1, "assigned_at": now()})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from labeler.retrieval.scheduling import Scheduler
-from labeler.store import labels
+from labeler.store import access, labels
 from labeler.store.assign import Entry, Offer, Request, Settings, is_overlap, shuffle_key
 from labels_fixtures import make_project
 
@@ -40,7 +40,7 @@ class _Reversed(Scheduler):
 
 def test_the_store_applies_whatever_the_planner_plans(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", overlap=0.0)
-    ann, _ = labels.add_annotator(db, "ann")
+    ann, _ = access.add_annotator(db, "ann")
     item = labels.next_item(db, ann.id, _Reversed())
     assert item is not None and item.query_id == "q001"
     handed = db.execute("SELECT doc_id FROM assignments WHERE annotator_id = ?", [ann.id]).fetchall()

@@ -113,14 +113,14 @@ def test_the_app_says_why_and_warns(project: Project) -> None:
 def _estimate_project(tmp_path: Path, people: dict, judge: dict) -> Path:
     """A one-query project whose pool's i-th entry has grade ``people[i]`` (people) and ``judge[i]``."""
     from labels_fixtures import make_project
-    from labeler.store import labels
+    from labeler.store import access
     from labeler.store.access import OWNER
     from labeler.judges.verdict_files import import_verdicts
 
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=10)
     pool = db.execute("SELECT query_id, doc_id FROM pool ORDER BY doc_id").fetchall()
     people, judge = ({pool[i]: g for i, g in d.items()} for d in (people, judge))
-    labels.add_annotator(db, "ann")
+    access.add_annotator(db, "ann")
     for name, who, grades in (("h", {"annotator": "ann"}, people), ("j", {"judge": "g"}, judge)):
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "relevance": r}) + "\n" for (q, d), r in grades.items()))

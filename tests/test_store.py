@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from labeler.store import SCHEMA_VERSION, StoreError, connect, init_db, transaction
-from labeler.store.schema import MIGRATIONS, migrate
+from labeler.store.migrations import MIGRATIONS, migrate
 
 
 def _schema(path: Path) -> list[tuple[str, str]]:

@@ -10,7 +10,8 @@ import pytest
 from calibration import project_report
 from labeler.retrieval import scheduling
 from labeler.store import StoreError, connect
-from labeler.store import labels, sessions
+from labeler.store import access, assign, labels, sessions
+from labeler.store.vocabulary import OWNER
 from labeler.store.assign import is_overlap
 from labeler.store.vocabulary import GRADES
 from labels_fixtures import label_all, make_project
@@ -33,26 +34,26 @@ def test_a_late_annotator_gets_every_overlap_copy_and_agreement_covers_them(tmp_
     db = make_project(tmp_path / "p.db", n_queries=3, per_query=10, overlap=0.2, batch_size=10)
     overlap = _overlap_entries(db, 0.2)
     assert len(overlap) >= 3  # the hash picks some of the 30 entries
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     assert label_all(db, [ada.id]) == 30  # alone: every entry, once
-    bob, _ = labels.add_annotator(db, "bob")  # arrives after ada finished
+    bob, _ = access.add_annotator(db, "bob")  # arrives after ada finished
     label_all(db, [bob.id], relevance=1)
     assert _labelled_by(db, bob.id) == overlap
-    report = project_report(labels.latest_judgments(db, caller=labels.OWNER), grades=tuple(GRADES))
+    report = project_report(labels.latest_judgments(db, caller=OWNER), grades=tuple(GRADES))
     assert report.overlap is not None and report.overlap.n == len(overlap)
     # A third annotator finds nothing waiting: every overlap entry has its two copies.
-    cy, _ = labels.add_annotator(db, "cy")
+    cy, _ = access.add_annotator(db, "cy")
     assert scheduling.next_item(db, cy.id) is None
 
 
 def test_waiting_copies_come_before_new_work_and_never_go_back_to_their_first_holder(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=4, per_query=10, overlap=0.3, batch_size=10)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     for _ in range(10):  # ada alone labels the first query's batch
         item = scheduling.next_item(db, ada.id)
         labels.record_judgment(db, ada.id, item.query_id, item.doc_id, 2, 1.0)
     first_query = {d for q, d in _overlap_entries(db, 0.3) if q == item.query_id}
-    bob, _ = labels.add_annotator(db, "bob")
+    bob, _ = access.add_annotator(db, "bob")
     first = scheduling.next_item(db, bob.id)
     queue = db.execute(
         "SELECT doc_id FROM assignments WHERE annotator_id = ? AND shown_order > 0", [bob.id]
@@ -65,7 +66,7 @@ def test_waiting_copies_come_before_new_work_and_never_go_back_to_their_first_ho
 def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     db = make_project(path, n_queries=2, per_query=10, overlap=0.3, batch_size=10)
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     label_all(db, [ada.id])
     expected = {tuple(r) for r in db.execute("SELECT query_id, doc_id FROM overlap_waiting")}
     assert expected == _overlap_entries(db, 0.3)
@@ -79,7 +80,8 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
     db.execute("DROP INDEX judge_verdicts_unit")
     db.execute("ALTER TABLE judge_verdicts DROP COLUMN raw_length")  # likewise
     db.execute("ALTER TABLE judge_cache DROP COLUMN raw_length")
-    from labeler.store.schema import _M_SESSIONS, MIGRATIONS
+    from labeler.store.migrations import MIGRATIONS
+    from labeler.store.migrations.m08_sessions import SQL as _M_SESSIONS
 
     db.execute(f"PRAGMA user_version = {MIGRATIONS.index(_M_SESSIONS)}")  # the migration before it
     db.close()
@@ -92,12 +94,12 @@ def test_the_migration_finds_copies_already_waiting(tmp_path: Path) -> None:
 
 def test_an_admin_who_labelled_once_is_never_pushed_overlap_copies(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=3, per_query=10, overlap=0.5, batch_size=10)
-    boss, _ = labels.add_annotator(db, "boss", role="admin")
+    boss, _ = access.add_annotator(db, "boss", role="admin")
     item = scheduling.next_item(db, boss.id)  # the admin chose to label once
     labels.record_judgment(db, boss.id, item.query_id, item.doc_id, 1, 1.0)
-    labels.release_holds(db, boss.id)
+    assign.release_holds(db, boss.id)
     before = db.execute("SELECT count(*) FROM assignments WHERE annotator_id = ?", [boss.id]).fetchone()[0]
-    ann, _ = labels.add_annotator(db, "ann")
+    ann, _ = access.add_annotator(db, "ann")
     for _ in range(12):
         item = scheduling.next_item(db, ann.id)
         labels.record_judgment(db, ann.id, item.query_id, item.doc_id, 1, 1.0)
@@ -107,11 +109,11 @@ def test_an_admin_who_labelled_once_is_never_pushed_overlap_copies(tmp_path: Pat
 
 def test_released_holds_go_to_the_next_annotator_at_once(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db", n_queries=1, per_query=10, overlap=0.0, batch_size=10)
-    boss, _ = labels.add_annotator(db, "boss", role="admin")
+    boss, _ = access.add_annotator(db, "boss", role="admin")
     scheduling.next_item(db, boss.id)  # ten entries held for 30 minutes
-    ann, _ = labels.add_annotator(db, "ann")
+    ann, _ = access.add_annotator(db, "ann")
     assert scheduling.next_item(db, ann.id) is None  # held: nothing for ann
-    labels.release_holds(db, boss.id)
+    assign.release_holds(db, boss.id)
     assert scheduling.next_item(db, ann.id) is not None
     assert label_all(db, [ann.id]) == 10
 
@@ -121,7 +123,7 @@ def test_released_holds_go_to_the_next_annotator_at_once(tmp_path: Path) -> None
 
 def test_a_session_signs_in_until_sign_out(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, token = labels.add_annotator(db, "ada")
+    ada, token = access.add_annotator(db, "ada")
     secret = sessions.open_session(db, ada)
     assert token not in secret and secret not in token
     stored = db.execute("SELECT secret_hash FROM sessions").fetchall()
@@ -137,14 +139,14 @@ def test_a_session_signs_in_until_sign_out(tmp_path: Path) -> None:
 @pytest.mark.parametrize("ending", ["deactivate", "new_token", "expire"])
 def test_a_session_ends_with_deactivation_a_new_token_or_its_expiry(tmp_path: Path, ending: str) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     secret = sessions.open_session(db, ada, hours=12)
     other = sessions.open_session(db, ada, hours=12)
     if ending == "deactivate":
-        labels.set_active(db, ada.id, False, caller=labels.OWNER)
-        labels.set_active(db, ada.id, True, caller=labels.OWNER)  # back, but the sessions are gone
+        access.set_active(db, ada.id, False, caller=OWNER)
+        access.set_active(db, ada.id, True, caller=OWNER)  # back, but the sessions are gone
     elif ending == "new_token":
-        labels.rotate_token(db, "ada")
+        access.rotate_token(db, "ada")
     else:
         db.execute("UPDATE sessions SET expires_at = '2000-01-01T00:00:00.000000+00:00'")
     assert sessions.resume_session(db, secret) is None and sessions.resume_session(db, other) is None
@@ -152,9 +154,9 @@ def test_a_session_ends_with_deactivation_a_new_token_or_its_expiry(tmp_path: Pa
 
 def test_a_new_token_changes_the_fingerprint_the_app_checks(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, _ = labels.add_annotator(db, "ada")
+    ada, _ = access.add_annotator(db, "ada")
     before = sessions.token_fingerprint(db, ada.id)
-    token = labels.rotate_token(db, "ada")
+    token = access.rotate_token(db, "ada")
     assert sessions.token_fingerprint(db, ada.id) != before
     assert token not in sessions.token_fingerprint(db, ada.id)
 
@@ -164,8 +166,8 @@ def test_a_new_token_changes_the_fingerprint_the_app_checks(tmp_path: Path) -> N
 
 def test_highlighting_is_a_per_annotator_choice_that_persists(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    ada, _ = labels.add_annotator(db, "ada")
-    bob, _ = labels.add_annotator(db, "bob")
+    ada, _ = access.add_annotator(db, "ada")
+    bob, _ = access.add_annotator(db, "bob")
     assert sessions.preference(db, ada.id, "highlight") is True
     sessions.set_preference(db, "highlight", False, caller=ada)
     assert sessions.preference(db, ada.id, "highlight") is False
@@ -173,18 +175,18 @@ def test_highlighting_is_a_per_annotator_choice_that_persists(tmp_path: Path) ->
     with pytest.raises(StoreError, match="not a bool"):
         sessions.set_preference(db, "highlight", "no", caller=ada)
     with pytest.raises(StoreError, match="command line"):
-        sessions.set_preference(db, "highlight", True, caller=labels.OWNER)
+        sessions.set_preference(db, "highlight", True, caller=OWNER)
 
 
 def test_only_an_admin_adds_annotators_and_reissues_tokens(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    boss, _ = labels.add_annotator(db, "boss", role="admin")
-    bob, old = labels.add_annotator(db, "bob")
-    cy, token = labels.issue_annotator(db, "cy", caller=boss)
-    assert labels.authenticate(db, token) == cy
-    new = labels.reissue_token(db, bob.id, caller=boss)
-    assert labels.authenticate(db, new) == bob and labels.authenticate(db, old) is None
+    boss, _ = access.add_annotator(db, "boss", role="admin")
+    bob, old = access.add_annotator(db, "bob")
+    cy, token = access.issue_annotator(db, "cy", caller=boss)
+    assert access.authenticate(db, token) == cy
+    new = access.reissue_token(db, bob.id, caller=boss)
+    assert access.authenticate(db, new) == bob and access.authenticate(db, old) is None
     with pytest.raises(StoreError, match="admin"):
-        labels.issue_annotator(db, "dan", caller=bob)
+        access.issue_annotator(db, "dan", caller=bob)
     with pytest.raises(StoreError, match="admin"):
-        labels.reissue_token(db, boss.id, caller=bob)
+        access.reissue_token(db, boss.id, caller=bob)

@@ -14,7 +14,7 @@ from app_fixtures import Clock, JUDGE_NAME, MODEL_NAMES, Project, add_verdict_it
 from labeler.cli import cli
 from labeler.ui.flow import FLOWS
 from labeler.store import StoreError, connect
-from labeler.store import labels
+from labeler.store import access, labels
 from labeler.store import verdict_queue as queue
 from labeler.store.access import OWNER
 from labeler.store.assign import enabled_tasks, is_overlap
@@ -178,7 +178,7 @@ def test_a_deactivated_annotators_unjudged_copies_go_to_someone_else(db: sqlite_
     labels.set_settings(db, {"batch_size": 100, "overlap": 0.0}, caller=OWNER)
     queue.next_card(db, project.annotator_id, "faithfulness")
     assert queue.next_card(db, project.admin_id, "faithfulness") is None
-    labels.set_active(db, project.annotator_id, False, caller=OWNER)
+    access.set_active(db, project.annotator_id, False, caller=OWNER)
     assert queue.next_card(db, project.admin_id, "faithfulness") is not None
     assert len(_assigned(db, project.admin_id, "faithfulness")) == 6
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.store import StoreError
-from labeler.store import labels
+from labeler.store import access
 from labeler.store.access import OWNER
 from labeler.store.verdict_io import export_verdicts
 from labeler.store.verdicts import latest_human_verdicts, own_verdicts, latest_judge_verdicts, list_items, record_human_verdict
@@ -36,7 +36,7 @@ ITEMS = [
 def db(tmp_path: Path) -> sqlite_utils.Database:
     store = make_project(tmp_path / "p.db", n_queries=2, per_query=3)
     import_items(store, write_jsonl(tmp_path / "items.jsonl", ITEMS), caller=OWNER)
-    labels.add_annotator(store, "ann")
+    access.add_annotator(store, "ann")
     return store
 
 
@@ -83,7 +83,7 @@ def test_malformed_json_names_the_line(db: sqlite_utils.Database, tmp_path: Path
 
 
 def test_annotator_cannot_import_items(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    annotator = labels.find_annotator(db, "ann")
+    annotator = access.find_annotator(db, "ann")
     with pytest.raises(StoreError, match="admin"):
         import_items(db, tmp_path / "items.jsonl", caller=annotator)
 
@@ -144,12 +144,12 @@ def test_bad_verdicts_are_refused_and_nothing_written(db: sqlite_utils.Database,
 
 
 def test_human_verdicts_are_append_only(db: sqlite_utils.Database) -> None:
-    annotator = labels.find_annotator(db, "ann")
+    annotator = access.find_annotator(db, "ann")
     record_human_verdict(db, annotator.id, "p1", "B", shown_order="AB", seconds=3.5)
     record_human_verdict(db, annotator.id, "p1", "A", shown_order="AB")
     assert [v.verdict for v in latest_human_verdicts(db, caller=OWNER)] == ["A"]
     assert own_verdicts(db, annotator.id) == {"p1": ("A", "AB", "")}
-    other, _ = labels.add_annotator(db, "cat")
+    other, _ = access.add_annotator(db, "cat")
     assert own_verdicts(db, other.id) == {}
     with pytest.raises(StoreError, match="admin"):
         latest_human_verdicts(db, caller=other)
@@ -163,7 +163,7 @@ def test_human_verdicts_are_append_only(db: sqlite_utils.Database) -> None:
 
 
 def test_export_round_trips_through_import(db: sqlite_utils.Database, tmp_path: Path) -> None:
-    annotator = labels.find_annotator(db, "ann")
+    annotator = access.find_annotator(db, "ann")
     record_human_verdict(db, annotator.id, "p1", "B", shown_order="BA")
     import_verdicts(db, write_jsonl(tmp_path / "j.jsonl", [{"item_id": "p1", "verdict": "B", "order": "AB", "prompt_hash": "h1"},
                                                       {"query_id": "q002", "doc_id": "q002-d001", "relevance": 2}]),
@@ -229,9 +229,9 @@ def test_import_verdicts_creates_a_new_annotator_as_import_judgments_does(db: sq
 def test_a_new_annotators_token_opens_nothing(db: sqlite_utils.Database, tmp_path: Path) -> None:
     verdicts = write_jsonl(tmp_path / "dora.jsonl", [{"item_id": "f1", "verdict": "SUPPORTED"}])
     assert import_verdicts(db, verdicts, annotator=" dora ", caller=OWNER).created_annotator
-    dora = labels.find_annotator(db, "dora")
+    dora = access.find_annotator(db, "dora")
     for secret in ("0" * 20, "0" * 64, "A" * 43):
-        assert labels.authenticate(db, f"gp{dora.id}.{secret}") is None
+        assert access.authenticate(db, f"gp{dora.id}.{secret}") is None
 
 
 def test_items_with_an_empty_response_are_accepted(db: sqlite_utils.Database, tmp_path: Path) -> None:

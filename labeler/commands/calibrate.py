@@ -340,7 +340,8 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     if save:
         raise click.UsageError("--save stores a judge's card: give --judge NAME")
     from calibration import project_report, to_html, to_text
-    from labeler.store.labels import OWNER, latest_judgments
+    from labeler.store.labels import latest_judgments
+    from labeler.store.vocabulary import OWNER
     from labeler.store.verdicts import task_verdict_rows
     from labeler.store.vocabulary import GRADES
 

@@ -39,7 +39,7 @@ db_argument = click.argument("db", type=click.Path(dir_okay=False))
 ERROR_ROOTS: tuple[tuple[str, str], ...] = (
     ("pooling", "PoolingError"),
     ("calibration", "CalibrationError"),
-    ("labeler.store.schema", "StoreError"),
+    ("labeler.store.errors", "StoreError"),
     ("labeler.retrieval.demo", "DemoError"),
 )
 

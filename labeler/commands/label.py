@@ -27,9 +27,9 @@ def add_annotator(project: Project, name: str, role: str) -> None:
     Only a salted hash of the token is kept: copy it now and hand it to NAME, who pastes it
     into the "Access token" field of the app (`goldpool serve DB`).
     """
-    from labeler.store import labels
+    from labeler.store import access
 
-    annotator, token = labels.add_annotator(project.db, name, role=role)  # type: ignore[arg-type]
+    annotator, token = access.add_annotator(project.db, name, role=role)  # type: ignore[arg-type]
     click.echo(f"Added {annotator.role} {annotator.name!r} (id {annotator.id}).")
     click.echo(f"Access token (shown once, not stored): {token}")
     click.echo(f'To label: goldpool serve {project.path}, then paste the token into "Access token".')
@@ -43,9 +43,9 @@ def new_token(project: Project, name: str) -> None:
 
     For a lost token: labels and assignments are kept.
     """
-    from labeler.store import labels
+    from labeler.store import access
 
-    token = labels.rotate_token(project.db, name)
+    token = access.rotate_token(project.db, name)
     click.echo(f"New access token for {name!r} (shown once, not stored): {token}")
 
 
@@ -57,9 +57,10 @@ def annotators(project: Project) -> None:
     Labels count whether made in the app or imported (an import assigns nothing, so labelled
     can exceed assigned); verdicts of the faithfulness and pairwise tasks follow when any.
     """
-    from labeler.store import labels
+    from labeler.store import review
+    from labeler.store.vocabulary import OWNER
 
-    report = labels.progress_report(project.db, caller=labels.OWNER)
+    report = review.progress_report(project.db, caller=OWNER)
     if not report.annotators:
         click.echo("No annotators yet: add one with `goldpool add-annotator DB NAME`.")
         return
@@ -73,10 +74,11 @@ def annotators(project: Project) -> None:
 
 
 def _set_active(project: Project, name: str, active: bool) -> None:
-    from labeler.store import labels
+    from labeler.store import access
+    from labeler.store.vocabulary import OWNER
 
-    annotator = labels.find_annotator(project.db, name)
-    labels.set_active(project.db, annotator.id, active, caller=labels.OWNER)
+    annotator = access.find_annotator(project.db, name)
+    access.set_active(project.db, annotator.id, active, caller=OWNER)
     if active:
         click.echo(f"{name!r} is active: their token works again.")
     else:
@@ -110,8 +112,9 @@ def release(project: Project, name: str) -> None:
     work. For someone who stopped labelling a batch others are waiting for.
     """
     from labeler.store import labels
+    from labeler.store.vocabulary import OWNER
 
-    n = labels.release_annotator(project.db, name, caller=labels.OWNER)
+    n = labels.release_annotator(project.db, name, caller=OWNER)
     click.echo(f"{name}: released {n} unlabelled entr{'y' if n == 1 else 'ies'}; the next annotator who asks gets "
                f"{'it' if n == 1 else 'them'}")
 
@@ -147,7 +150,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     from dataclasses import asdict
 
     from labeler.retrieval import scheduling
-    from labeler.store import labels
+    from labeler.store import assign
+    from labeler.store.vocabulary import OWNER
 
     values: dict[str, object] = {}
     for assignment in assignments:
@@ -158,8 +162,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     from labeler.store.assign import enabled_tasks
 
     store = project.db
-    change = scheduling.change_settings(store, values, caller=labels.OWNER) if values else None
-    current = change.settings if change else labels.get_settings(store)
+    change = scheduling.change_settings(store, values, caller=OWNER) if values else None
+    current = change.settings if change else assign.get_settings(store)
     if change and change.released is not None:
         n = sum(change.released.values())
         who = ", ".join(f"{name} {count}" for name, count in change.released.items())
@@ -185,14 +189,15 @@ def export_judgments(project: Project, output: str | None) -> None:
 
     Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash.
     """
-    from labeler.store import labels
+    from labeler.store import review
+    from labeler.store.vocabulary import OWNER
 
     store = project.db
     if output is None:
-        labels.export_judgments(store, sys.stdout, caller=labels.OWNER)
+        review.export_judgments(store, sys.stdout, caller=OWNER)
         return
     with output_file(output) as out:
-        n = labels.export_judgments(store, out, caller=labels.OWNER)
+        n = review.export_judgments(store, out, caller=OWNER)
     click.echo(f"{output}: {n} judgment{'s' if n != 1 else ''} written", err=True)
 
 

@@ -10,7 +10,7 @@ judge), and ``estimate`` prediction-powered estimates from many judge labels and
 
 from __future__ import annotations
 
-from labeler.store.schema import StoreError
+from labeler.store.errors import StoreError
 
 
 class JudgeError(StoreError):

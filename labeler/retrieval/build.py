@@ -23,7 +23,7 @@ import sqlite_utils
 
 from labeler.store import candidates, corpus
 from labeler.store.corpus import ImportResult, Recorded
-from labeler.store.schema import transaction
+from labeler.store.connection import transaction
 from pooling import PoolingError
 from pooling.pool import RRF_K, Rankings, grown, merge, rrf_priority
 from pooling.readers import read_corpus, read_queries

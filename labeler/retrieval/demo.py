@@ -14,13 +14,14 @@ from pathlib import Path
 from labeler.store import init_db
 from labeler.retrieval import build
 from labeler.store import corpus as corpus_store
-from labeler.store import labels
+from labeler.store import access
+from labeler.store.vocabulary import OWNER, Role
 
 #: Where the demo's corpus and queries live in a checkout of goldpool.
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
 
 #: The demo team: one admin and two annotators, so overlap and agreement show up at once.
-TEAM: tuple[tuple[str, labels.Role], ...] = (
+TEAM: tuple[tuple[str, Role], ...] = (
     ("demo-admin", "admin"),
     ("alice", "annotator"),
     ("bob", "annotator"),
@@ -94,11 +95,11 @@ def _seed_embeddings(db, shipped: Path) -> str:  # type: ignore[no-untyped-def]
 
 
 def _issue_tokens(db) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    existing = {a.name for a in labels.list_annotators(db, caller=labels.OWNER)}
+    existing = {a.name for a in access.list_annotators(db, caller=OWNER)}
     tokens: dict[str, str] = {}
     for name, role in TEAM:
         if name in existing:
-            tokens[name] = labels.rotate_token(db, name)
+            tokens[name] = access.rotate_token(db, name)
         else:
-            tokens[name] = labels.add_annotator(db, name, role)[1]
+            tokens[name] = access.add_annotator(db, name, role)[1]
     return tokens

@@ -25,7 +25,8 @@ import sqlite_utils
 
 from labeler.store.corpus import Recorded
 from labeler.store.versions import GoldenRow, Version
-from labeler.store.schema import StoreError, now
+from labeler.store.errors import StoreError
+from labeler.store.schema import now
 from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, Caller
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from labeler.store.schema import StoreError
+from labeler.store.errors import StoreError
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 
 

@@ -6,7 +6,11 @@ outside itself: services (:mod:`labeler.retrieval.build`, :mod:`labeler.retrieva
 and plans. The store raises only :class:`StoreError`. Functions that check rights take the
 required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 
-- ``schema``: tables, migrations, connections, transactions, :class:`StoreError`.
+- ``schema``: the data dictionary: tables, the views of current rows, times.
+- ``migrations``: one module per migration, applied in order by ``migrate``.
+- ``connection``: opening a project, transactions, busy and read-only projects, the
+  checkpointer thread, the online backup.
+- ``errors``: :class:`StoreError` and its kinds, and how an error quotes a value.
 - ``vocabulary``: tasks and their verdicts, grades and their range, callers and roles.
 - ``corpus``: documents, queries, runs and the pool.
 - ``candidates``: candidate lists deeper than the pool, for adaptive pooling.
@@ -31,16 +35,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from labeler.store.schema import SCHEMA_VERSION, StoreBusy, StoreError, connect, init_db, now, transaction
+    from labeler.store.connection import connect, init_db, transaction
+    from labeler.store.errors import StoreBusy, StoreError
+    from labeler.store.migrations import SCHEMA_VERSION
+    from labeler.store.schema import now
 
 __all__ = ["SCHEMA_VERSION", "StoreBusy", "StoreError", "connect", "init_db", "now", "transaction"]
 
 
 def __getattr__(name: str) -> object:
     # Loaded on first use: the command line imports ``labeler.store.vocabulary`` at start-up,
-    # and the schema (with sqlite_utils) only when a command opens a project.
-    if name in __all__:
+    # and the connection (with sqlite_utils) only when a command opens a project.
+    if name in ("connect", "init_db", "transaction"):
+        from labeler.store import connection
+
+        return getattr(connection, name)
+    if name in ("StoreBusy", "StoreError"):
+        from labeler.store import errors
+
+        return getattr(errors, name)
+    if name == "SCHEMA_VERSION":
+        from labeler.store import migrations
+
+        return migrations.SCHEMA_VERSION
+    if name == "now":
         from labeler.store import schema
 
-        return getattr(schema, name)
+        return schema.now
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,9 @@ import sqlite3
 import sqlite_utils
 
 from labeler.store import assign
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+from labeler.store.schema import now
 from labeler.store.vocabulary import OWNER, Annotator, Caller, Owner, Role
 
 _TOKEN = re.compile(r"gp(\d{1,12})\.([A-Za-z0-9_-]{20,200})")

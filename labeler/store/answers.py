@@ -25,7 +25,9 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_admin
-from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, shown, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError, shown
+from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.verdicts import CallResult
 from labeler.store.vocabulary import PER_ANSWER_TASKS, Caller, answer_item
 

@@ -28,7 +28,8 @@ from typing import Protocol
 import sqlite_utils
 
 from labeler.store.candidates import add_to_pool, begin_check
-from labeler.store.schema import StoreError, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
 from labeler.store.vocabulary import TASKS
 
 

@@ -15,7 +15,8 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_admin
-from labeler.store.schema import now, transaction
+from labeler.store.connection import transaction
+from labeler.store.schema import now
 from labeler.store.vocabulary import Caller
 
 #: The columns of a card row a caller gives (``calibrated_at`` and ``id`` are the store's).

@@ -26,7 +26,10 @@ from typing import Any, Protocol, TextIO, TypeVar
 
 import sqlite_utils
 
-from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+
+from labeler.store.schema import VISIBLE_DOCUMENTS, now
 
 
 class Document(Protocol):

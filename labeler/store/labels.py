@@ -1,10 +1,10 @@
 """Annotators, assignment, judgments, skips, adjudications and rubrics.
 
-This module is the contract between the labelling app and the database. The app and the CLI
-call only these functions; every one is plain Python over a ``sqlite_utils.Database`` opened
+This module is the contract between the labelling app and the database for items, judgments
+and skips; every function is plain Python over a ``sqlite_utils.Database`` opened
 with ``labeler.store.connect``. Annotators and tokens live in ``access``, who gets which item
-in ``assign``, the admin reports in ``review``, the rubric in ``rubric``; their public names
-are re-exported here.
+in ``assign``, the admin reports in ``review``, the rubric in ``rubric``: import their names
+from there (this module re-exports none of them).
 
 Admin-only functions take the caller (``Annotator`` or id) and raise ``StoreError`` unless the
 database says the caller is an active admin; ``None`` stands for the project owner working on
@@ -25,96 +25,30 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store import assign
-from labeler.store.access import (
-    add_annotator,
-    annotator_by_id,
-    authenticate,
-    find_annotator,
-    issue_annotator,
-    list_annotators,
-    reissue_token,
-    require_active,
-    require_admin,
-    rotate_token,
-    set_active,
-)
-from labeler.store.assign import Settings, get_settings, release_holds
-from labeler.store.review import (
-    Adjudication,
-    AnnotatorProgress,
-    Disagreement,
-    OverlapLabel,
-    ProgressReport,
-    QueryProgress,
-    TaskProgress,
-    adjudications,
-    disagreements,
-    export_judgments,
-    labelled_counts,
-    overlap_labels,
-    progress_report,
-    record_adjudication,
-    task_progress,
-)
-from labeler.store.rubric import DEFAULT_RUBRIC, Rubric, current_rubric, rubric_hash, rubric_in_use, set_rubric
-from labeler.store.schema import StoreError, now, transaction
-from labeler.store.vocabulary import GRADES, OWNER, Annotator, Caller, Owner, Role, check_grade
+from labeler.store.access import find_annotator, require_active, require_admin
+from labeler.store.assign import Settings, get_settings
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+from labeler.store.rubric import rubric_in_use
+from labeler.store.schema import now
+from labeler.store.vocabulary import Caller, check_grade
 
 __all__ = [
-    "DEFAULT_RUBRIC",
-    "GRADES",
-    "Adjudication",
-    "Annotator",
-    "AnnotatorProgress",
-    "Caller",
-    "Disagreement",
     "Item",
     "Judgment",
-    "OWNER",
-    "OverlapLabel",
-    "Owner",
     "Progress",
-    "ProgressReport",
-    "QueryProgress",
-    "Role",
-    "TaskProgress",
-    "Rubric",
-    "Settings",
     "SettingsChange",
-    "add_annotator",
-    "adjudications",
-    "annotator_by_id",
-    "authenticate",
     "change_settings",
-    "current_rubric",
-    "disagreements",
-    "export_judgments",
-    "find_annotator",
-    "issue_annotator",
     "get_item",
-    "get_settings",
-    "labelled_counts",
     "latest_judgments",
-    "list_annotators",
     "next_item",
-    "overlap_labels",
     "pool_progress",
     "previous_item",
     "progress",
-    "progress_report",
-    "record_adjudication",
     "record_judgment",
     "record_skip",
-    "reissue_token",
     "release_annotator",
-    "release_holds",
-    "require_admin",
-    "rotate_token",
-    "rubric_hash",
-    "set_active",
-    "set_rubric",
     "set_settings",
-    "task_progress",
 ]
 
 

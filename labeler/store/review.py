@@ -23,7 +23,9 @@ import sqlite_utils
 
 from labeler.store.access import caller_id, require_admin
 from labeler.store.assign import get_settings
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+from labeler.store.schema import now
 from labeler.store.vocabulary import KINDS, TASKS, Caller, Role, check_grade
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from labeler.store.access import caller_id, require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+from labeler.store.schema import now
 from labeler.store.vocabulary import Caller
 
 

@@ -11,7 +11,9 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_admin
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+from labeler.store.schema import now
 from labeler.store.vocabulary import Caller
 
 DESIGNS = ("queries", "stratified")

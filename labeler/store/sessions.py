@@ -24,7 +24,9 @@ from datetime import UTC, datetime, timedelta
 import sqlite_utils
 
 from labeler.store.access import caller_id, end_sessions, require_active
-from labeler.store.schema import StoreError, now, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import StoreError
+from labeler.store.schema import now
 from labeler.store.vocabulary import Annotator, Caller
 
 __all__ = [

@@ -33,16 +33,17 @@ from typing import Any, TextIO
 import sqlite_utils
 
 from labeler.store.access import require_admin
-from labeler.store.versions import ensure_annotator
-from labeler.store.schema import StoreError, now, shown, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import InputError, StoreError, shown
+from labeler.store.schema import now
 from labeler.store.verdicts import (
     CallResult,
     ImportCount,
-    InputError,
     Target,
     _check_verdict,
     _insert_judge,
 )
+from labeler.store.versions import ensure_annotator
 from labeler.store.vocabulary import (
     ANSWER_TASKS,
     GRADE_RANGE,

@@ -26,23 +26,15 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_active, require_admin
-from labeler.store.schema import StoreError, now, shown, transaction
+from labeler.store.connection import transaction
+from labeler.store.errors import InputError, StoreError, shown
+from labeler.store.schema import now
 from labeler.store.vocabulary import KINDS, ORDERS, VERDICTS, Caller
 
 _ITEM_FIELDS = {
     "faithfulness": ("item_id", "kind", "question", "contexts", "response"),
     "pairwise": ("item_id", "kind", "question", "context", "response_a", "response_b", "model_a", "model_b"),
 }
-
-
-class InputError(StoreError):
-    """A bad record in an input file, located as ``file, line N, field 'f': message``."""
-
-    def __init__(self, message: str, path: str | Path, line: int | None = None, field: str | None = None) -> None:
-        where = str(path) if line is None else f"{path}, line {line}"
-        if field is not None:
-            where += f", field '{field}'"
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,10 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_admin
+from labeler.store.connection import transaction
 from labeler.store.corpus import PoolEntry, Recorded
-from labeler.store.schema import VISIBLE_DOCUMENTS, StoreError, now, transaction
+from labeler.store.errors import StoreError
+from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.vocabulary import GRADE_RANGE, Annotator, Caller, is_grade
 
 Item = tuple[str, str]

@@ -54,7 +54,7 @@ def check_grade(relevance: object) -> int:
     2
     """
     if not is_grade(relevance):
-        from labeler.store.schema import StoreError
+        from labeler.store.errors import StoreError
 
         raise StoreError(f"relevance {relevance!r}: give an integer grade {GRADE_RANGE}")
     return relevance  # type: ignore[return-value]

@@ -18,10 +18,10 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store import StoreBusy, StoreError
-from labeler.store import labels, sessions
+from labeler.store import access, assign, labels, sessions
 from labeler.store.corpus import database_file
-from labeler.store.labels import Annotator
-from labeler.store.schema import StoreReadOnly
+from labeler.store.vocabulary import Annotator
+from labeler.store.errors import StoreReadOnly
 from labeler.store.vocabulary import TASKS
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
@@ -167,7 +167,7 @@ def sign_in(
     if until > at:
         session[LOGIN_ERROR] = _wait_message(until - at)
         return None
-    user = labels.authenticate(db, token.strip()) if token.strip() else None
+    user = access.authenticate(db, token.strip()) if token.strip() else None
     if user is None:
         session[LOGIN_ERROR] = "That access token was not recognised. Check it and try again."
         if token.strip():
@@ -287,7 +287,7 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     if db is not None and secret:
         sessions.end_session(db, secret)
     if db is not None and user is not None:
-        labels.release_holds(db, user.id)
+        assign.release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
     session.pop(SIGN_IN_NOTICE, None)
     session.pop(FLASH, None)  # a message of this sign-in is not for whoever signs in next
@@ -312,7 +312,7 @@ def signed_in(session: Session, db: sqlite_utils.Database) -> Annotator | None:
     user = session.get(USER)
     if user is None:
         return None
-    fresh = labels.annotator_by_id(db, user.id)
+    fresh = access.annotator_by_id(db, user.id)
     if fresh is None or not fresh.active:
         sign_out(session)
         session[LOGIN_ERROR] = "This access token has been deactivated."
@@ -388,7 +388,7 @@ def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, i
         shared = _POOL_COUNTS.get(key)
         at = clock()
         if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
-            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db), labels.get_settings(db).sample)
+            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db), assign.get_settings(db).sample)
     return shared
 
 

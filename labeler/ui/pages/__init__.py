@@ -15,7 +15,7 @@ import streamlit as st
 
 from labeler.ui import flow, state
 from labeler.store import StoreError
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 
 if TYPE_CHECKING:
     from streamlit.delta_generator import DeltaGenerator

@@ -16,9 +16,10 @@ from labeler.ui import state
 from labeler.text import chunk_html, query_html
 from labeler.ui.pages import admin_only
 from labeler.store import StoreError
-from labeler.store import labels
+from labeler.store import review
 from labeler.store.vocabulary import GRADES
-from labeler.store.labels import Annotator, Disagreement
+from labeler.store.review import Disagreement
+from labeler.store.vocabulary import Annotator
 
 #: Items drawn at once; the queue shrinks as grades are recorded.
 PAGE_SIZE = 20
@@ -32,14 +33,14 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     flash = state.pop_flash(st.session_state)
     if flash:
         st.info(flash)
-    queue = labels.disagreements(db, caller=user)
+    queue = review.disagreements(db, caller=user)
     if not queue:
         st.info("No disagreements are waiting.")
     else:
         st.caption(f"{len(queue)} {'item disagrees' if len(queue) == 1 else 'items disagree'}; showing the first {min(len(queue), PAGE_SIZE)}.")
     for item in queue[:PAGE_SIZE]:
         _item(db, user, item)
-    settled = labels.adjudications(db, caller=user)
+    settled = review.adjudications(db, caller=user)
     if settled:
         with st.expander(f"Adjudicated items ({len(settled)})"):
             st.dataframe(
@@ -87,7 +88,7 @@ def _on_record(db: sqlite_utils.Database, user: Annotator, query_id: str, doc_id
         return
     try:
         state.check_token(st.session_state, db, user.id)
-        labels.record_adjudication(
+        review.record_adjudication(
             db, query_id, doc_id, int(grade), st.session_state.get(f"{prefix}:note", ""), caller=user
         )
     except StoreError as exc:

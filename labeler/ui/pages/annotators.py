@@ -14,8 +14,8 @@ from calibration.formatting import markdown_escape
 from labeler.ui import state
 from labeler.ui.pages import admin_only
 from labeler.store import StoreError
-from labeler.store import labels
-from labeler.store.labels import Annotator
+from labeler.store import access, review
+from labeler.store.vocabulary import Annotator
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
@@ -28,8 +28,8 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         st.warning(flash)
     _issued()
     st.caption("A deactivated token stops working at its holder's next click; labels are kept.")
-    counts = labels.labelled_counts(db, caller=user)
-    for annotator in labels.list_annotators(db, caller=user):
+    counts = review.labelled_counts(db, caller=user)
+    for annotator in access.list_annotators(db, caller=user):
         name, role, done, active, token = st.columns([3, 1, 2, 1, 1])
         name.markdown(f"**{markdown_escape(annotator.name)}**")
         role.write(annotator.role)
@@ -82,7 +82,7 @@ def _add_form(db: sqlite_utils.Database, user: Annotator) -> None:
     if submitted:
         try:
             state.check_token(st.session_state, db, user.id)
-            added, token = labels.issue_annotator(db, name or "", role, caller=user)
+            added, token = access.issue_annotator(db, name or "", role, caller=user)
         except StoreError as exc:
             st.error(f"Not added: {exc}")
             return
@@ -93,7 +93,7 @@ def _add_form(db: sqlite_utils.Database, user: Annotator) -> None:
 def _on_reissue(db: sqlite_utils.Database, annotator: Annotator, user: Annotator) -> None:
     try:
         state.check_token(st.session_state, db, user.id)
-        token = labels.reissue_token(db, annotator.id, caller=user)
+        token = access.reissue_token(db, annotator.id, caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not changed: {exc}"
         return
@@ -105,6 +105,6 @@ def _on_reissue(db: sqlite_utils.Database, annotator: Annotator, user: Annotator
 def _on_toggle(db: sqlite_utils.Database, annotator_id: int, user: Annotator) -> None:
     try:
         state.check_token(st.session_state, db, user.id)
-        labels.set_active(db, annotator_id, bool(st.session_state[state.active_key(annotator_id)]), caller=user)
+        access.set_active(db, annotator_id, bool(st.session_state[state.active_key(annotator_id)]), caller=user)
     except StoreError as exc:
         st.session_state[state.FLASH] = f"Not changed: {exc}"

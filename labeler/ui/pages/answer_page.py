@@ -19,7 +19,7 @@ from html import escape
 import sqlite_utils
 import streamlit as st
 
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.ui.pages.verdict_page import EMPTY_RESPONSE, Box, Choice, item_frame_html, render_task
 

@@ -10,7 +10,8 @@ from calibration.report_html import confusion_svg, intervals_svg, mdd_svg
 from labeler.store.verdicts import task_verdict_rows
 from labeler.store.vocabulary import GRADES
 from labeler.ui.pages import admin_only
-from labeler.store.labels import Annotator, latest_judgments
+from labeler.store.labels import latest_judgments
+from labeler.store.vocabulary import Annotator
 
 #: Widget key of the HTML download button.
 DOWNLOAD_KEY = "calibration-download-html"

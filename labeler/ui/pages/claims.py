@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from labeler.text import claim_html
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.store.vocabulary import NOT_ONE_CLAIM
 from labeler.ui.pages.answer_page import Box, box, render_answer_task, response_box, text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.ui.pages.answer_page import Box, box, render_answer_task, response_box, text
 from labeler.ui.pages.verdict_page import Choice

@@ -18,7 +18,7 @@ import streamlit as st
 from labeler.retrieval import golden_set
 from labeler.store import StoreError
 from labeler.store import versions as store
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.ui.pages import admin_only
 
 

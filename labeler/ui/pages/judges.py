@@ -15,7 +15,7 @@ import streamlit as st
 from calibration.formatting import markdown_escape
 from labeler.judges.report import board, judge_report, task_dict, task_markdown
 from labeler.store import corpus
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdicts import get_item, judges
 from labeler.ui.pages import admin_only
 from labeler.ui.pages.verdict_page import text_box

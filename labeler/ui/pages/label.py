@@ -32,9 +32,10 @@ from labeler.ui.flow import RELEVANCE
 from labeler.text import chunk_body_html, preformatted, query_html, safe_markdown
 from labeler.ui.query_fields import query_fields_html
 from labeler.store import StoreError
-from labeler.store import labels, sessions
+from labeler.store import labels, rubric, sessions
 from labeler.store.vocabulary import GRADE_HELP, GRADES
-from labeler.store.labels import Annotator, Item
+from labeler.store.labels import Item
+from labeler.store.vocabulary import Annotator
 from labeler.ui.pages import busy_wait, on_item_key
 from labeler.ui.pages.verdict_page import PAGE_STYLE, counter_html
 
@@ -153,7 +154,7 @@ def _other_keys(db: sqlite_utils.Database, user: Annotator, item: Item) -> None:
     )
     with st.popover("Rubric", width="stretch"):
         try:
-            current = labels.current_rubric(db)
+            current = rubric.current_rubric(db)
         except StoreError as exc:
             st.warning(str(exc))
         else:

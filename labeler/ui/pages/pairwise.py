@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.ui.pages.verdict_page import EMPTY_RESPONSE, Box, Choice, item_frame, render_task
 

@@ -15,8 +15,8 @@ import streamlit as st
 from calibration import CalibrationError, Estimate, ProjectReport, format_estimate, project_report
 from calibration.report import few_queries_warning
 from labeler.store.vocabulary import GRADES
-from labeler.store import labels
-from labeler.store.labels import Annotator
+from labeler.store import labels, review
+from labeler.store.vocabulary import Annotator
 from labeler.ui.pages import admin_only
 
 #: What the table shows for a statistic that is undefined (every label the same grade).
@@ -36,7 +36,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if not admin_only(user):
         return
     st.title("Progress")
-    report = labels.progress_report(db, caller=user)
+    report = review.progress_report(db, caller=user)
     st.subheader("Annotators")
     st.dataframe(_annotator_table(report), hide_index=True)
     st.subheader("Tasks")
@@ -77,7 +77,7 @@ def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
     )
 
 
-def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:
+def _annotator_table(report: review.ProgressReport) -> pd.DataFrame:
     """One row per annotator: relevance labels done and assigned, and the verdicts of every
     verdict task that has items."""
     verdict_tasks = [t for t in report.tasks if t.task != "relevance" and (t.items or t.labelled)]
@@ -102,7 +102,7 @@ def _annotator_table(report: labels.ProgressReport) -> pd.DataFrame:
     )
 
 
-def _task_table(report: labels.ProgressReport) -> pd.DataFrame:
+def _task_table(report: review.ProgressReport) -> pd.DataFrame:
     return pd.DataFrame(
         [{"task": t.task, "items": t.items, "labelled": t.labelled, f"overlap done (≥{t.overlap_k})": t.overlap_done,
           "per annotator": ", ".join(f"{name} {n:,}" for name, n in t.per_annotator if n) or MISSING}
@@ -110,7 +110,7 @@ def _task_table(report: labels.ProgressReport) -> pd.DataFrame:
     ).set_index("task")
 
 
-def _query_table(report: labels.ProgressReport) -> pd.DataFrame:
+def _query_table(report: review.ProgressReport) -> pd.DataFrame:
     return pd.DataFrame(
         [{"query_id": q.query_id, "done": q.done, "assigned": q.assigned, "pool": q.pool_size} for q in report.queries],
         columns=["query_id", "done", "assigned", "pool"],

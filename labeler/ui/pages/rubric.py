@@ -13,8 +13,8 @@ from labeler.ui import state
 from labeler.text import safe_markdown
 from labeler.ui.pages import admin_only
 from labeler.store import StoreError
-from labeler.store import labels
-from labeler.store.labels import Annotator
+from labeler.store import rubric
+from labeler.store.vocabulary import Annotator
 
 
 def render(db: sqlite_utils.Database, user: Annotator) -> None:
@@ -22,12 +22,12 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     if not admin_only(user):
         return
     st.title("Rubric")
-    current = labels.current_rubric(db)
+    current = rubric.current_rubric(db)
     st.caption(f"Current version **{current.hash}**, saved {current.created_at}")
     text = st.text_area("Rubric (Markdown)", value=current.text, height=320, key=state.RUBRIC_TEXT)
     if st.button("Save as new version", key=state.RUBRIC_SAVE, type="primary"):
         try:
-            saved = labels.set_rubric(db, text, caller=user)
+            saved = rubric.set_rubric(db, text, caller=user)
         except StoreError as exc:
             st.error(str(exc))
             return

@@ -29,7 +29,7 @@ from labeler.ui import state
 from labeler.ui.flow import FLOWS, pending
 from labeler.store import verdict_queue as queue
 from labeler.store.assign import enabled_tasks
-from labeler.store.labels import Annotator
+from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.ui.pages import busy_wait, on_item_key
 
