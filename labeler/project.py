@@ -1,6 +1,6 @@
 """Backups: a consistent copy of the open project, written where nothing can redirect it.
 
-The store takes the snapshot (:func:`labeler.store.schema.snapshot`); this module decides
+The store takes the snapshot (:func:`labeler.store.connection.snapshot`); this module decides
 where it goes. The copy, with the journal SQLite keeps beside it, is made inside a private
 temporary folder beside ``dest`` (so a link planted in a shared folder redirects neither) and
 moved onto ``dest`` only once whole and checked: ``dest`` is either the previous file or a
