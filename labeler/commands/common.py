@@ -177,8 +177,62 @@ file_argument = click.argument("file", type=click.Path(dir_okay=False))
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of text.")
 html_option = click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
                            help="Also write the result as one self-contained HTML page (works offline).")
-output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-                             help="File to write (default: standard output).")
+
+
+def output_option_for(*, folder: bool = False, required: bool = False,
+                      help: str = "File to write (default: standard output).") -> Callable[[F], F]:
+    """``-o/--output``: the one spelling of what a command writes (a file, or with ``folder`` a folder)."""
+    kind = click.Path(file_okay=False) if folder else click.Path(dir_okay=False)
+    return click.option("-o", "--output", "output", type=kind, required=required, default=None, help=help)
+
+
+output_option = output_option_for()
+
+
+def judge_option(help: str, *, required: bool = False, multiple: bool = False, metavar: str = "NAME") -> Callable[[F], F]:
+    """``--judge NAME``: the name a judge's verdicts are stored under; the help says what it does here."""
+    if multiple:
+        return click.option("--judge", "judges", multiple=True, metavar=metavar, help=help)
+    return click.option("--judge", "judge", required=required, default=None, metavar=metavar, help=help)
+
+
+def _given(value: Any) -> bool:
+    return value not in (None, (), False)
+
+
+def deprecated_alias(old: str, *, into: str, new: str, merge: Callable[[dict[str, Any], Any], None] | None = None,
+                     **option: Any) -> Callable[[F], F]:
+    """A hidden old spelling ``old`` of option ``new`` (parameter ``into``), kept one release.
+
+    Using it prints one line to standard error (``OLD is deprecated: use NEW``) and passes its
+    value on as ``into`` (or through ``merge(kwargs, value)``); giving both spellings is refused.
+    """
+    dest = "deprecated_" + old.lstrip("-").replace("-", "_")
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(dest)
+            if _given(value):
+                click.echo(f"{old} is deprecated: use {new}", err=True)
+                if _given(kwargs.get(into)):
+                    raise click.UsageError(f"give {new} or {old}, not both ({old} is its old spelling)")
+                if merge is None:
+                    kwargs[into] = value
+                else:
+                    merge(kwargs, value)
+            return command(*args, **kwargs)
+
+        return click.option(old, dest, hidden=True, **option)(run)  # type: ignore[return-value]
+
+    return decorate
+
+
+def require(value: Any, spelling: str) -> None:
+    """A required option that also has a deprecated spelling (so click cannot require it itself)."""
+    if not _given(value):
+        raise click.UsageError(f"Missing option '{spelling}'.")
+
 seed_option = click.option("--seed", type=int, default=0, show_default=True,
                            help="Seed of the random draws (bootstrap, randomisation test): same seed, same numbers.")
 n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=2000, show_default=True,

@@ -10,13 +10,16 @@ import click
 
 from labeler.commands.common import (
     Project,
+    deprecated_alias,
     echo_json,
     handles_errors,
     html_option,
     json_option,
     output_file,
+    output_option_for,
     per_query_option,
     relevance_level_option,
+    require,
     run_name_option,
     seed_option,
     with_project,
@@ -93,22 +96,26 @@ def versions(project: Project) -> None:
 @click.option("--version", "name", required=True, help="The version to export.")
 @click.option("--format", "formats", multiple=True, required=True, type=click.Choice([*_FORMATS, "all"]),
               help="trec (qrels.txt), jsonl, parquet or beir; repeatable; all for every one.")
-@click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+@output_option_for(folder=True, help="Folder to write.  [required]")
 @click.option("--overwrite", is_flag=True,
-              help="Replace OUT whole even if it holds something else than a previous export of DB.")
+              help="Replace OUTPUT whole even if it holds something else than a previous export of DB.")
 @relevance_level_option
-def export(project: Project, name: str, formats: tuple[str, ...], out: str, overwrite: bool, relevance_level: int) -> None:
-    """Write a frozen version of DB to folder OUT, with manifest.json and a README.md dataset card.
+@deprecated_alias("--out", into="output", new="-o/--output", type=click.Path(file_okay=False))
+def export(project: Project, name: str, formats: tuple[str, ...], output: str | None, overwrite: bool,
+           relevance_level: int) -> None:
+    """Write a frozen version of DB to folder OUTPUT, with manifest.json and a README.md dataset card.
 
     trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
     every raw label, the pool provenance and the texts; beir: corpus.jsonl, queries.jsonl,
-    qrels/test.tsv. The folder is built beside OUT and moved into place when complete; a
-    previous export of DB in OUT is replaced whole, anything else needs --overwrite. The relevant
+    qrels/test.tsv. The folder is built beside OUTPUT and moved into place when complete; a
+    previous export of DB in OUTPUT is replaced whole, anything else needs --overwrite. The relevant
     counts of the card and the manifest are at --relevance-level, which both record.
     """
     from labeler.retrieval.golden_set import export as run
     from labeler.store.access import OWNER
 
+    require(output, "-o' / '--output")
+    out = output
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
     written = run(project.db, name, chosen, out, caller=OWNER, overwrite=overwrite, relevance_level=relevance_level)
     click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)}; relevant counts at relevance level "
