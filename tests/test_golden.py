@@ -203,7 +203,7 @@ def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) ->
     dan = {("q3", "d08"): 2, ("q3", "d09"): 0, ("q2", "d10"): 2}
     run("import-judgments", str(project), str(qrels(tmp_path / "dan.qrels", dan)), "--annotator", "dan")
     run("freeze", str(project), "--version", "v2")
-    assert run("diff", str(project), "v1", "v2", "--summary").splitlines() == [
+    assert run("diff", str(project), "v1", "v2", "--counts-only").splitlines() == [
         "v1 -> v2: 3 added, 0 removed, 1 regraded",
         "  grade 1 -> 2: 1",
         "  added with grade 0: 1",
@@ -214,7 +214,7 @@ def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) ->
         "  q2           1        0         0",
         "  q3           2        0         0",
     ]
-    back = run("diff", str(project), "v2", "v1", "--summary").splitlines()
+    back = run("diff", str(project), "v2", "v1", "--counts-only").splitlines()
     assert back[:4] == ["v2 -> v1: 0 added, 3 removed, 1 regraded", "  grade 2 -> 1: 1",
                         "  removed with grade 0: 1", "  removed with grade 2: 2"]
     assert back[-1] == "  q3           0        2         0"

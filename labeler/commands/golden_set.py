@@ -145,9 +145,10 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
 @with_project
 @click.argument("v1")
 @click.argument("v2")
-@click.option("--summary", is_flag=True,
+@click.option("--counts-only", "counts_only", is_flag=True,
               help="Counts only: per grade change, per grade added and removed, and per query; no item rows.")
-def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
+@deprecated_alias("--summary", into="counts_only", new="--counts-only", is_flag=True)
+def diff(project: Project, v1: str, v2: str, counts_only: bool) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
     from labeler.retrieval.golden_set import diff as run
     from labeler.store.access import OWNER
@@ -156,7 +157,7 @@ def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
     click.echo(f"{v1} -> {v2}: {len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
     for (a, b), n in d.changes.items():
         click.echo(f"  grade {a} -> {b}: {n}")
-    if summary:
+    if counts_only:
         _diff_summary(d)
         return
     for q, doc, g in d.added:
@@ -168,7 +169,7 @@ def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
 
 
 def _diff_summary(d) -> None:
-    """The counts of ``goldpool diff --summary`` below its first lines: added and removed per
+    """The counts of ``goldpool diff --counts-only`` below its first lines: added and removed per
     grade, then one row per query that changed."""
     for word, grades in zip(("added", "removed"), d.by_grade(), strict=True):
         for grade, n in grades.items():
