@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from labeler.commands.common import Project, echo_json, file_argument, json_option, plural, with_project
+from labeler.commands.common import Project, echo_json, file_argument, json_option, plural, with_project, judge_option
 
 
 @click.command("import-answers")
@@ -53,7 +53,7 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
 @with_project
 @click.option("--system", required=True, help="The system whose answers are cut into claims.")
 @click.option("--sentences", is_flag=True, help="Cut each response into its sentences (offline, no model).")
-@click.option("--judge", default=None, help="Ask a judge model, stored under this name, for one claim per line.")
+@judge_option(help="Ask a judge model, stored under this name, for one claim per line.")
 @click.option("--model", default=None, help="Model name the endpoint serves (with --judge).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (with --judge).")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")

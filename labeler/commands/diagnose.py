@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import echo_json, handles_errors, html_option, json_option, output_file, plural
+from labeler.commands.common import echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
 from labeler.store.vocabulary import RELEVANCE_LEVEL
 
 _k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -44,8 +44,7 @@ def _written(report: Any, to_html: Any, html_path: str | None, as_json: bool, ca
     return False
 
 
-_judge_option = click.option("--judge", default=None,
-                             help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
+_judge_option = judge_option(help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from labeler.commands.common import (
+    judge_option,
     Project,
     deprecated_alias,
     echo_json,
@@ -205,8 +206,7 @@ def _judged_note(scores) -> str:
                    "nDCG(dcg='exp-log2')@10, R@k, RR, P@k, Judged@k with k = --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
               help="k of the default R@k, P@k and Judged@k: how many chunks you feed downstream.")
-@click.option("--judge", default=None,
-              help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
+@judge_option(help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
                    "people's labels on the sample (GOLDEN must be DB@VERSION).")
 @click.option("--sample", default=None, help="The designed sample people labelled (goldpool plan-sample); needs --judge.")
 @relevance_level_option
@@ -306,8 +306,7 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool, relevance_level: 
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--metric", default="nDCG@10", show_default=True,
               help="The metric to compare on: an ir-measures name (nDCG@10) or a trec_eval one (ndcg_cut_10).")
-@click.option("--judge", default=None,
-              help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
+@judge_option(help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
                    "people's labels on the sample (GOLDEN must be DB@VERSION).")
 @click.option("--sample", default=None, help="The designed sample people labelled (goldpool plan-sample); needs --judge.")
 @relevance_level_option

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project
+from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project, judge_option
 from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @click.command("run-judge")
 @with_project
-@click.option("--judge", required=True, help="Name the verdicts are stored under (e.g. llama3-8b-v1).")
+@judge_option(required=True, help="Name the verdicts are stored under (e.g. llama3-8b-v1).")
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
@@ -171,7 +171,7 @@ def calibrate_judges(
 
 @click.command("estimate")
 @with_project
-@click.option("--judge", required=True, help="The judge whose labels cover the items people did not label.")
+@judge_option(required=True, help="The judge whose labels cover the items people did not label.")
 @click.option("--metric", required=True, type=click.Choice(["mean-relevance", "relevant-share", "faithfulness-rate", "win-rate"]),
               help="mean-relevance: mean grade 0-3 of pool entries; relevant-share: share graded >= --relevance-level; "
                    "faithfulness-rate: share SUPPORTED; win-rate: A wins 1, tie 0.5, B wins 0.")
