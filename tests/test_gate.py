@@ -353,7 +353,7 @@ def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(projec
     assert from_folder.results[0].drop == from_db.results[0].drop == pytest.approx(1 - 1 / math.log2(3))
     # Eight questions all 0.369 worse: only the observed one of 2^8 sign patterns reaches it.
     assert from_folder.results[0].p_value == 1 / 256 and from_folder.failed
-    scored = runner.invoke(cli, ["eval", str(out), str(project / "a.trec"), "--metrics", "nDCG@10", "--json"])
+    scored = runner.invoke(cli, ["eval", str(out), str(project / "a.trec"), "--metric", "nDCG@10", "--json"])
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["content_hash"] == from_db.content_hash
 

@@ -226,10 +226,10 @@ def test_eval_json_shapes_unknown_queries_and_bad_input(project: Path, tmp_path:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a", "q2 Q0 d04 1 1 a", "q9 Q0 d01 1 1 a"])
     b = _run_file(tmp_path / "b.trec", ["q1 Q0 d03 1 3 b", "q1 Q0 d01 2 2 b", "q2 Q0 d05 1 2 b", "q2 Q0 d04 2 1 b"])
-    one = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@2", "--json"))
+    one = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "RR", "--metric", "P@2", "--json"))
     assert one["metrics"] == {"RR": 1.0, "P@2": pytest.approx((2 / 2 + 1 / 2) / 2)}
     assert one["excluded"] == 0 and set(one["per_query"]) == {"q1", "q2"} and one["unknown"] == ["q9"]
-    both = json.loads(run("eval", f"{project}@v1", str(a), str(b), "--metrics", "RR", "--json"))
+    both = json.loads(run("eval", f"{project}@v1", str(a), str(b), "--metric", "RR", "--json"))
     assert set(both) == set(one) and both["runs"]["b.trec"]["metrics"]["RR"] == pytest.approx((1 / 2 + 1 / 2) / 2)
     table = run("eval", f"{project}@v1", str(a))
     assert "1 run queries not in the golden set (q9): not scored" in table and "Judged@10" in table
@@ -243,7 +243,7 @@ def test_eval_json_shapes_unknown_queries_and_bad_input(project: Path, tmp_path:
 def test_eval_against_a_qrels_file(tmp_path: Path) -> None:
     golden = qrels(tmp_path / "golden.qrels", {("q1", "d1"): 1, ("q1", "d2"): 0, ("q2", "d3"): 0})
     r = _run_file(tmp_path / "r.trec", ["q1 Q0 d2 1 2 r", "q1 Q0 d1 2 1 r", "q2 Q0 d3 1 1 r"])
-    data = json.loads(run("eval", str(golden), str(r), "--metrics", "RR,nDCG@10", "--json"))
+    data = json.loads(run("eval", str(golden), str(r), "--metric", "RR", "--metric", "nDCG@10", "--json"))
     assert data["metrics"] == {"RR": 0.5, "nDCG@10": pytest.approx(1 / __import__("math").log2(3))}
     assert data["excluded"] == 1
 
@@ -265,7 +265,7 @@ def test_compare_prints_the_sentence(project: Path, tmp_path: Path) -> None:
 def test_add_run_pools_unjudged_top_k_and_judged_rises(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     r = _run_file(tmp_path / "sys.trec", ["q1 Q0 d01 1 4 s", "q1 Q0 d08 2 3 s", "q1 Q0 d09 3 2 s", "q1 Q0 d10 4 1 s"])
-    before = json.loads(run("eval", f"{project}@v1", str(r), "--metrics", "Judged@4", "--json"))
+    before = json.loads(run("eval", f"{project}@v1", str(r), "--metric", "Judged@4", "--json"))
     assert before["metrics"]["Judged@4"] == pytest.approx(1 / 4)
     out = run("add-run", str(project), str(r), "--name", "sys", "--depth", "3")
     assert "2 new pool entries to label, 1 already pooled, 1 already judged" in out
@@ -274,7 +274,7 @@ def test_add_run_pools_unjudged_top_k_and_judged_rises(project: Path, tmp_path: 
     run("import-judgments", str(project), str(qrels(tmp_path / "new.qrels", {("q1", "d08"): 2, ("q1", "d09"): 0})),
         "--annotator", "alice")
     run("freeze", str(project), "--version", "v2", "--allow-ties")
-    after = json.loads(run("eval", f"{project}@v2", str(r), "--metrics", "Judged@4", "--json"))
+    after = json.loads(run("eval", f"{project}@v2", str(r), "--metric", "Judged@4", "--json"))
     assert after["metrics"]["Judged@4"] == pytest.approx(3 / 4)
 
 
@@ -372,16 +372,16 @@ def test_import_judgments_refuses_a_document_whose_corpus_import_is_unfinished(
 def test_relevance_level_is_one_setting_printed_with_every_number(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")  # grades: q1 3 1 0, q2 2 0, q3 1 0
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d02 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d04 1 1 a", "q3 Q0 d06 1 1 a"])
-    default = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@1", "--json"))
+    default = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "RR", "--metric", "P@1", "--json"))
     assert default["relevance_level"] == 1 and default["runs"]["a.trec"]["relevance_level"] == 1
     assert default["metrics"] == {"RR": 1.0, "P@1": 1.0} and default["excluded"] == 0
-    strict = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@1", "--relevance-level", "2", "--json"))
+    strict = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "RR", "--metric", "P@1", "--relevance-level", "2", "--json"))
     # d02 (grade 1) no longer counts: q1's first relevant is d01 at rank 2; q3 has none and is left out.
     assert strict["relevance_level"] == 2 and strict["excluded"] == 1 and set(strict["per_query"]) == {"q1", "q2"}
     assert strict["metrics"] == {"RR": pytest.approx((1 / 2 + 1) / 2), "P@1": pytest.approx(1 / 2)}
-    text = run("eval", f"{project}@v1", str(a), "--metrics", "RR", "--relevance-level", "2")
+    text = run("eval", f"{project}@v1", str(a), "--metric", "RR", "--relevance-level", "2")
     assert "relevance level 2: grade >= 2 counts as relevant (trec_eval -l 2)" in text
-    assert "relevance level 1: grade >= 1" in run("eval", f"{project}@v1", str(a), "--metrics", "RR")
+    assert "relevance level 1: grade >= 1" in run("eval", f"{project}@v1", str(a), "--metric", "RR")
 
 
 def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Path, tmp_path: Path) -> None:
@@ -403,10 +403,10 @@ def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Pa
 def test_eval_reads_trec_eval_names_and_refuses_unknown_ones_in_one_line(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d02 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d04 1 1 a", "q3 Q0 d06 1 1 a"])
-    trec = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "map,P_1,ndcg_cut_10,recip_rank", "--json"))
-    ours = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "AP,P@1,nDCG@10,RR", "--json"))
+    trec = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "map", "--metric", "P_1", "--metric", "ndcg_cut_10", "--metric", "recip_rank", "--json"))
+    ours = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "AP", "--metric", "P@1", "--metric", "nDCG@10", "--metric", "RR", "--json"))
     assert trec["metrics"] == ours["metrics"] and list(trec["metrics"]) == ["AP", "P@1", "nDCG@10", "RR"]
-    out = run("eval", f"{project}@v1", str(a), "--metrics", "map,P5", ok=False)
+    out = run("eval", f"{project}@v1", str(a), "--metric", "map", "--metric", "P5", ok=False)
     assert out.startswith("Error: metric 'P5': not a measure name; spell it as ir-measures (P@5") and out.count("\n") == 1
     assert "trec_eval (P_5" in out
 

@@ -99,7 +99,7 @@ TO_RUN: list[str] = [
     "goldpool plan-sample project.db --name tenth --share 0.1 --design stratified --judge qwen-v1",
     "goldpool label-settings project.db sample=tenth",
     "goldpool freeze project.db --version v1",
-    "goldpool eval project.db@v1 runs/*.trec --judge qwen-v1 --sample tenth --metrics \"nDCG@10,P@10,R@10\"",
+    "goldpool eval project.db@v1 runs/*.trec --judge qwen-v1 --sample tenth --metric nDCG@10 --metric P@10 --metric R@10",
     "goldpool compare project.db@v1 runs/a.trec runs/b.trec --judge qwen-v1 --sample tenth --html differences.html",
     "mkdir -p backups",
     "goldpool backup project.db backups/project-$(date +%Y%m%d-%H%M).db",
