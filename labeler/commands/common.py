@@ -125,6 +125,36 @@ def with_project(command: Callable[..., Any]) -> Callable[..., Any]:
     return db_argument(run)
 
 
+def with_golden(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the GOLDEN argument, ``DB@VERSION`` or ``DB`` (read by
+    :func:`labeler.project.parse_golden`), as a :class:`Project` and the version (None: DB alone).
+
+    The old spelling ``DB --version NAME`` still works one release, with a deprecation note.
+    Errors and closing as :func:`with_project`. Put it right under ``@click.command``.
+    """
+
+    @functools.wraps(command)
+    def run(golden: str, deprecated_version: str | None, **kwargs: Any) -> Any:
+        from labeler.project import parse_golden
+
+        with user_errors():
+            db, version = parse_golden(golden)
+        if deprecated_version is not None:
+            click.echo("--version is deprecated: use GOLDEN as DB@VERSION", err=True)
+            if version is not None:
+                raise click.UsageError(f"{golden} names its version already: drop --version")
+            version = deprecated_version
+        project = Project(db)
+        with user_errors():
+            try:
+                return command(project, version, **kwargs)
+            finally:
+                project.close()
+
+    run = click.option("--version", "deprecated_version", hidden=True, default=None, metavar="NAME")(run)
+    return click.argument("golden", metavar="GOLDEN")(run)
+
+
 def _finite(value: Any) -> Any:
     """``value`` with every NaN and infinity (also inside lists and dicts) made None."""
     if isinstance(value, float):
@@ -144,9 +174,54 @@ def json_text(data: Any) -> str:
     return json.dumps(_finite(data), indent=2, allow_nan=False, default=str)
 
 
+#: Where :func:`echo_json` puts what it is given while :func:`each_system` gathers several runs.
+_json_gathered: list[Any] | None = None
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as strict JSON: the one way a command prints JSON."""
+    if _json_gathered is not None:
+        _json_gathered.append(data)
+        return
     click.echo(json_text(data))
+
+
+def each_system(help: str, *, one_html: bool = False) -> Callable[[F], F]:
+    """``--system NAME``, repeatable: the command body (taking ``system``) runs once per system,
+    in the order given. One system prints exactly what it always did; several print one block
+    each, a blank line between, and with --json a list of the objects, one per system. With
+    ``one_html``, --html takes one system.
+    """
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def run(*args: Any, systems: tuple[str, ...], **kwargs: Any) -> Any:
+            global _json_gathered
+            systems = tuple(dict.fromkeys(systems))
+            if len(systems) == 1:
+                return command(*args, system=systems[0], **kwargs)
+            if one_html and kwargs.get("html_path"):
+                raise click.UsageError("--html writes the report of one --system: give one")
+            if not kwargs.get("as_json"):
+                for i, system in enumerate(systems):
+                    if i:
+                        click.echo("")
+                    command(*args, system=system, **kwargs)
+                return None
+            _json_gathered = []
+            try:
+                for system in systems:
+                    command(*args, system=system, **kwargs)
+                gathered = _json_gathered
+            finally:
+                _json_gathered = None
+            echo_json(gathered)
+            return None
+
+        return click.option("--system", "systems", multiple=True, required=True, metavar="NAME",
+                            help=help + " Repeat for several: each in turn.")(run)  # type: ignore[return-value]
+
+    return decorate
 
 
 @contextmanager
