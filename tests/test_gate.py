@@ -341,7 +341,7 @@ def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(projec
     runner = CliRunner()
     db = str(project / "p.db")
     out = project / "golden"
-    assert runner.invoke(cli, ["export", db, "--version", "v1", "--format", "all", "-o", str(out)]).exit_code == 0
+    assert runner.invoke(cli, ["export", f"{db}@v1", "--format", "all", "-o", str(out)]).exit_code == 0
     (project / "a.trec").write_text("".join(f"q{i} Q0 d{i} 1 2.0 a\nq{i} Q0 d9 2 1.0 a\n" for i in range(1, 9)))
     (project / "b.trec").write_text("".join(f"q{i} Q0 d9 1 2.0 b\nq{i} Q0 d{i} 2 1.0 b\n" for i in range(1, 9)))
     from labeler.diagnosis.gate import run_gate

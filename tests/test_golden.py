@@ -108,7 +108,7 @@ def test_the_content_hash_is_what_the_readme_and_the_card_say(tmp_path: Path) ->
     lines = sorted(f"{q}\t{d}\t{g}\n".encode() for (q, d), g in grades.items())
     assert hashlib.sha256(b"".join(lines)).hexdigest() == digest
     out = tmp_path / "export"
-    run("export", str(db), "--version", "v1", "--format", "trec", "--format", "beir", "-o", str(out))
+    run("export", f"{db}@v1", "--format", "trec", "--format", "beir", "-o", str(out))
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     card = (out / "README.md").read_text(encoding="utf-8")
     commands = _sh_block(readme, "The content hash is") + _sh_block(card, "Content hash")
@@ -123,7 +123,7 @@ def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, t
     run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
     run("freeze", str(project), "--version", "v1", "--rule", "dawid-skene")
     out_dir = tmp_path / "export"
-    run("export", str(project), "--version", "v1", "--format", "all", "-o", str(out_dir))
+    run("export", f"{project}@v1", "--format", "all", "-o", str(out_dir))
     manifest = json.loads((out_dir / "manifest.json").read_text())
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((out_dir / name).read_bytes()).hexdigest() == digest
@@ -159,7 +159,7 @@ def test_manifest_and_card_name_the_dense_model_never_its_path(project: Path, tm
     conn.close()
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     out_dir = tmp_path / "export"
-    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(out_dir))
+    run("export", f"{project}@v1", "--format", "trec", "-o", str(out_dir))
     stored = connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0]
     written = (out_dir / "manifest.json").read_text()
     card = (out_dir / "README.md").read_text()
@@ -179,7 +179,7 @@ def test_parquet_export_loads_with_pandas_and_datasets(project: Path, tmp_path: 
     import pandas as pd
 
     run("freeze", str(project), "--version", "v1", "--allow-ties")
-    run("export", str(project), "--version", "v1", "--format", "parquet", "-o", str(tmp_path / "x"))
+    run("export", f"{project}@v1", "--format", "parquet", "-o", str(tmp_path / "x"))
     frame = pd.read_parquet(tmp_path / "x" / "golden.parquet")
     assert len(frame) == 7 and frame["relevance"].tolist() == [g for _, g in sorted({**ALICE, ("q1", "d02"): 1}.items())]
     datasets = pytest.importorskip("datasets")
@@ -390,12 +390,12 @@ def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Pa
     manifest = json.loads(connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0])
     assert manifest["counts"]["relevance_level"] == 2 and manifest["counts"]["relevant_items"] == 2
     assert manifest["counts"]["queries_with_relevant"] == 2
-    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(tmp_path / "e1"))
+    run("export", f"{project}@v1", "--format", "trec", "-o", str(tmp_path / "e1"))
     exported = json.loads((tmp_path / "e1" / "manifest.json").read_text())
     assert (exported["counts"]["relevance_level"], exported["counts"]["relevant_items"]) == (1, 4)
     card = (tmp_path / "e1" / "README.md").read_text()
     assert "Relevance level 1 (grade >= 1 counts as relevant, as trec_eval's `-l 1`): 4 relevant items in 3 queries" in card
-    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(tmp_path / "e2"), "--relevance-level", "3")
+    run("export", f"{project}@v1", "--format", "trec", "-o", str(tmp_path / "e2"), "--relevance-level", "3")
     assert json.loads((tmp_path / "e2" / "manifest.json").read_text())["counts"]["relevant_items"] == 1
     assert "Relevance level 3 (grade >= 3" in (tmp_path / "e2" / "README.md").read_text()
 

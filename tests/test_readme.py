@@ -142,7 +142,7 @@ SETUP_BEFORE: dict[str, list[str]] = {
     # judge-assisted section, where the same grades make no new version.
     "goldpool stages project.db@v1 --system my-rag --k 10": [f"{G} freeze project.db --version v1"],
     "awk -v OFS='\\t' '{print $1, $3, $4}' qrels.txt | LC_ALL=C sort | sha256sum": [
-        f"{G} export project.db --version v1 --format trec --format beir -o export",
+        f"{G} export project.db@v1 --format trec --format beir -o export",
     ],
     # A cold embedding cache, so that the Ray engine encodes (with a warm one it starts no Ray).
     "goldpool build-pool project.db --engine ray": ["rm -rf project.db.cache"],

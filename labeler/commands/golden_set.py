@@ -23,6 +23,7 @@ from labeler.commands.common import (
     require,
     run_name_option,
     seed_option,
+    with_golden,
     with_project,
 )
 
@@ -93,8 +94,7 @@ def versions(project: Project) -> None:
 
 
 @click.command("export")
-@with_project
-@click.option("--version", "name", required=True, help="The version to export.")
+@with_golden
 @click.option("--format", "formats", multiple=True, required=True, type=click.Choice([*_FORMATS, "all"]),
               help="trec (qrels.txt), jsonl, parquet or beir; repeatable; all for every one.")
 @output_option_for(folder=True, help="Folder to write.  [required]")
@@ -102,9 +102,9 @@ def versions(project: Project) -> None:
               help="Replace OUTPUT whole even if it holds something else than a previous export of DB.")
 @relevance_level_option
 @deprecated_alias("--out", into="output", new="-o/--output", type=click.Path(file_okay=False))
-def export(project: Project, name: str, formats: tuple[str, ...], output: str | None, overwrite: bool,
+def export(project: Project, name: str | None, formats: tuple[str, ...], output: str | None, overwrite: bool,
            relevance_level: int) -> None:
-    """Write a frozen version of DB to folder OUTPUT, with manifest.json and a README.md dataset card.
+    """Write GOLDEN, a frozen version DB@VERSION, to folder OUTPUT, with manifest.json and a README.md dataset card.
 
     trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
     every raw label, the pool provenance and the texts; beir: corpus.jsonl, queries.jsonl,
@@ -115,6 +115,8 @@ def export(project: Project, name: str, formats: tuple[str, ...], output: str | 
     from labeler.retrieval.golden_set import export as run
     from labeler.store.access import OWNER
 
+    if name is None:
+        raise click.UsageError(f"{project.path}: give GOLDEN as DB@VERSION, the version to export")
     require(output, "-o' / '--output")
     out = output
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
@@ -423,15 +425,14 @@ def add_run(project: Project, run: str, name: str, depth: int) -> None:
 
 
 @click.command("completeness")
-@with_project
-@click.option("--version", "name", default=None, help="The version to read (default: the latest).")
+@with_golden
 @relevance_level_option
 @per_query_option
 @json_option
 def completeness(project: Project, name: str | None, relevance_level: int, per_query: bool, as_json: bool) -> None:
-    """Estimate how many relevant chunks the pool of DB missed (capture-recapture over sources).
+    """Estimate how many relevant chunks the pool missed, in GOLDEN: DB@VERSION, or DB (its latest version).
 
-    Chapman's estimator over each pair of pool sources, per query and summed, with a
+    Capture-recapture: Chapman's estimator over each pair of pool sources, per query and summed, with a
     query-bootstrap interval. It assumes the sources find relevant chunks independently. A
     chunk graded at or above --relevance-level counts as relevant.
 
