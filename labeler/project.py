@@ -1,4 +1,6 @@
-"""Backups: a consistent copy of the open project, written where nothing can redirect it.
+"""The project as a whole: what names a golden set in it (:func:`parse_golden`), and backups.
+
+Backups: a consistent copy of the open project, written where nothing can redirect it.
 
 The store takes the snapshot (:func:`labeler.store.connection.snapshot`); this module decides
 where it goes. The copy, with the journal SQLite keeps beside it, is made inside a private
@@ -53,3 +55,32 @@ def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
     return pages
+
+
+def parse_golden(text: str, *, project_for: str | None = None) -> tuple[str, str | None]:
+    """The project file and version that a GOLDEN argument names: ``DB@VERSION`` gives
+    ``(DB, VERSION)``; anything else (a qrels file, a folder ``goldpool export`` wrote, a
+    project file alone) gives ``(text, None)``. The one reading of GOLDEN, for every command.
+
+    ``text`` is ``DB@VERSION`` when it is not itself an existing file or folder and, split at
+    its last ``@``, DB is an existing file; the version after the ``@`` may not be empty. With
+    ``project_for`` (why a project is needed), anything but ``DB@VERSION`` is refused.
+
+    >>> parse_golden("qrels.txt")
+    ('qrels.txt', None)
+
+    Raises:
+        StoreError: ``DB@`` without a version; with ``project_for``, not ``DB@VERSION``.
+    """
+    if not Path(text).exists():
+        base, at, version = text.rpartition("@")
+        if at and base and Path(base).is_file():
+            if not version:
+                raise StoreError(f"golden set {text!r}: no version after '@': give DB@VERSION")
+            return base, version
+    if project_for is None:
+        return text, None
+    base, at, version = text.rpartition("@")
+    if at and base and version and not Path(base).exists():
+        raise StoreError(f"golden set {text!r}: no project file {base!r}")
+    raise StoreError(f"golden set {text!r}: give DB@VERSION ({project_for})")

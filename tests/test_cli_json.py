@@ -128,8 +128,8 @@ def _run_file(path: Path, lines: list[str]) -> str:
 def test_eval_json_has_the_same_keys_for_one_run_and_several(project: Path, tmp_path: Path) -> None:
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d1 1 3 a", "q1 Q0 d2 2 2 a", "q2 Q0 d4 1 1 a"])
     b = _run_file(tmp_path / "b.trec", ["q1 Q0 d3 1 3 b", "q2 Q0 d5 1 2 b"])
-    one = run_json("eval", "ada.txt", a, "--metrics", "RR")
-    both = run_json("eval", "ada.txt", a, b, "--metrics", "RR")
+    one = run_json("eval", "ada.txt", a, "--metric", "RR")
+    both = run_json("eval", "ada.txt", a, b, "--metric", "RR")
     assert set(one) == set(both) == {"metrics", "per_query", "excluded", "missing", "unknown", "scored", "run", "golden",
                                      "content_hash", "runs", "relevance_level"}
     assert one["relevance_level"] == both["runs"]["b.trec"]["relevance_level"] == 1

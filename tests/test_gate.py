@@ -341,7 +341,7 @@ def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(projec
     runner = CliRunner()
     db = str(project / "p.db")
     out = project / "golden"
-    assert runner.invoke(cli, ["export", db, "--version", "v1", "--format", "all", "-o", str(out)]).exit_code == 0
+    assert runner.invoke(cli, ["export", f"{db}@v1", "--format", "all", "-o", str(out)]).exit_code == 0
     (project / "a.trec").write_text("".join(f"q{i} Q0 d{i} 1 2.0 a\nq{i} Q0 d9 2 1.0 a\n" for i in range(1, 9)))
     (project / "b.trec").write_text("".join(f"q{i} Q0 d9 1 2.0 b\nq{i} Q0 d{i} 2 1.0 b\n" for i in range(1, 9)))
     from labeler.diagnosis.gate import run_gate
@@ -353,7 +353,7 @@ def test_a_folder_goldpool_export_wrote_is_a_golden_set_for_gate_and_eval(projec
     assert from_folder.results[0].drop == from_db.results[0].drop == pytest.approx(1 - 1 / math.log2(3))
     # Eight questions all 0.369 worse: only the observed one of 2^8 sign patterns reaches it.
     assert from_folder.results[0].p_value == 1 / 256 and from_folder.failed
-    scored = runner.invoke(cli, ["eval", str(out), str(project / "a.trec"), "--metrics", "nDCG@10", "--json"])
+    scored = runner.invoke(cli, ["eval", str(out), str(project / "a.trec"), "--metric", "nDCG@10", "--json"])
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["content_hash"] == from_db.content_hash
 

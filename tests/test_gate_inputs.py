@@ -76,7 +76,7 @@ def test_the_gate_exits_2_and_still_writes_its_reports(work: Path, case: str, go
 def test_eval_and_compare_refuse_the_same_inputs(work: Path, case: str, golden: str, baseline: str,
                                                   candidate: str, metric: str, says: str) -> None:
     runs = [str(work / baseline), str(work / candidate)]
-    for args in (["eval", str(work / golden), *runs, "--metrics", metric],
+    for args in (["eval", str(work / golden), *runs, "--metric", metric],
                  ["compare", str(work / golden), *runs, "--metric", metric]):
         result = _invoke(*args)
         assert result.exit_code != 0 and says in result.output, (case, args[0], result.output)

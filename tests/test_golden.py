@@ -108,7 +108,7 @@ def test_the_content_hash_is_what_the_readme_and_the_card_say(tmp_path: Path) ->
     lines = sorted(f"{q}\t{d}\t{g}\n".encode() for (q, d), g in grades.items())
     assert hashlib.sha256(b"".join(lines)).hexdigest() == digest
     out = tmp_path / "export"
-    run("export", str(db), "--version", "v1", "--format", "trec", "--format", "beir", "-o", str(out))
+    run("export", f"{db}@v1", "--format", "trec", "--format", "beir", "-o", str(out))
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     card = (out / "README.md").read_text(encoding="utf-8")
     commands = _sh_block(readme, "The content hash is") + _sh_block(card, "Content hash")
@@ -123,7 +123,7 @@ def test_export_every_format_and_round_trip_gives_the_same_hash(project: Path, t
     run("import-judgments", str(project), str(qrels(tmp_path / "carol.qrels", CAROL)), "--annotator", "carol")
     run("freeze", str(project), "--version", "v1", "--rule", "dawid-skene")
     out_dir = tmp_path / "export"
-    run("export", str(project), "--version", "v1", "--format", "all", "-o", str(out_dir))
+    run("export", f"{project}@v1", "--format", "all", "-o", str(out_dir))
     manifest = json.loads((out_dir / "manifest.json").read_text())
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((out_dir / name).read_bytes()).hexdigest() == digest
@@ -159,7 +159,7 @@ def test_manifest_and_card_name_the_dense_model_never_its_path(project: Path, tm
     conn.close()
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     out_dir = tmp_path / "export"
-    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(out_dir))
+    run("export", f"{project}@v1", "--format", "trec", "-o", str(out_dir))
     stored = connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0]
     written = (out_dir / "manifest.json").read_text()
     card = (out_dir / "README.md").read_text()
@@ -179,7 +179,7 @@ def test_parquet_export_loads_with_pandas_and_datasets(project: Path, tmp_path: 
     import pandas as pd
 
     run("freeze", str(project), "--version", "v1", "--allow-ties")
-    run("export", str(project), "--version", "v1", "--format", "parquet", "-o", str(tmp_path / "x"))
+    run("export", f"{project}@v1", "--format", "parquet", "-o", str(tmp_path / "x"))
     frame = pd.read_parquet(tmp_path / "x" / "golden.parquet")
     assert len(frame) == 7 and frame["relevance"].tolist() == [g for _, g in sorted({**ALICE, ("q1", "d02"): 1}.items())]
     datasets = pytest.importorskip("datasets")
@@ -203,7 +203,7 @@ def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) ->
     dan = {("q3", "d08"): 2, ("q3", "d09"): 0, ("q2", "d10"): 2}
     run("import-judgments", str(project), str(qrels(tmp_path / "dan.qrels", dan)), "--annotator", "dan")
     run("freeze", str(project), "--version", "v2")
-    assert run("diff", str(project), "v1", "v2", "--summary").splitlines() == [
+    assert run("diff", str(project), "v1", "v2", "--counts-only").splitlines() == [
         "v1 -> v2: 3 added, 0 removed, 1 regraded",
         "  grade 1 -> 2: 1",
         "  added with grade 0: 1",
@@ -214,7 +214,7 @@ def test_diff_summary_counts_without_item_rows(project: Path, tmp_path: Path) ->
         "  q2           1        0         0",
         "  q3           2        0         0",
     ]
-    back = run("diff", str(project), "v2", "v1", "--summary").splitlines()
+    back = run("diff", str(project), "v2", "v1", "--counts-only").splitlines()
     assert back[:4] == ["v2 -> v1: 0 added, 3 removed, 1 regraded", "  grade 2 -> 1: 1",
                         "  removed with grade 0: 1", "  removed with grade 2: 2"]
     assert back[-1] == "  q3           0        2         0"
@@ -226,10 +226,10 @@ def test_eval_json_shapes_unknown_queries_and_bad_input(project: Path, tmp_path:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d01 1 3 a", "q1 Q0 d02 2 2 a", "q2 Q0 d04 1 1 a", "q9 Q0 d01 1 1 a"])
     b = _run_file(tmp_path / "b.trec", ["q1 Q0 d03 1 3 b", "q1 Q0 d01 2 2 b", "q2 Q0 d05 1 2 b", "q2 Q0 d04 2 1 b"])
-    one = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@2", "--json"))
+    one = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "RR", "--metric", "P@2", "--json"))
     assert one["metrics"] == {"RR": 1.0, "P@2": pytest.approx((2 / 2 + 1 / 2) / 2)}
     assert one["excluded"] == 0 and set(one["per_query"]) == {"q1", "q2"} and one["unknown"] == ["q9"]
-    both = json.loads(run("eval", f"{project}@v1", str(a), str(b), "--metrics", "RR", "--json"))
+    both = json.loads(run("eval", f"{project}@v1", str(a), str(b), "--metric", "RR", "--json"))
     assert set(both) == set(one) and both["runs"]["b.trec"]["metrics"]["RR"] == pytest.approx((1 / 2 + 1 / 2) / 2)
     table = run("eval", f"{project}@v1", str(a))
     assert "1 run queries not in the golden set (q9): not scored" in table and "Judged@10" in table
@@ -243,7 +243,7 @@ def test_eval_json_shapes_unknown_queries_and_bad_input(project: Path, tmp_path:
 def test_eval_against_a_qrels_file(tmp_path: Path) -> None:
     golden = qrels(tmp_path / "golden.qrels", {("q1", "d1"): 1, ("q1", "d2"): 0, ("q2", "d3"): 0})
     r = _run_file(tmp_path / "r.trec", ["q1 Q0 d2 1 2 r", "q1 Q0 d1 2 1 r", "q2 Q0 d3 1 1 r"])
-    data = json.loads(run("eval", str(golden), str(r), "--metrics", "RR,nDCG@10", "--json"))
+    data = json.loads(run("eval", str(golden), str(r), "--metric", "RR", "--metric", "nDCG@10", "--json"))
     assert data["metrics"] == {"RR": 0.5, "nDCG@10": pytest.approx(1 / __import__("math").log2(3))}
     assert data["excluded"] == 1
 
@@ -265,7 +265,7 @@ def test_compare_prints_the_sentence(project: Path, tmp_path: Path) -> None:
 def test_add_run_pools_unjudged_top_k_and_judged_rises(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     r = _run_file(tmp_path / "sys.trec", ["q1 Q0 d01 1 4 s", "q1 Q0 d08 2 3 s", "q1 Q0 d09 3 2 s", "q1 Q0 d10 4 1 s"])
-    before = json.loads(run("eval", f"{project}@v1", str(r), "--metrics", "Judged@4", "--json"))
+    before = json.loads(run("eval", f"{project}@v1", str(r), "--metric", "Judged@4", "--json"))
     assert before["metrics"]["Judged@4"] == pytest.approx(1 / 4)
     out = run("add-run", str(project), str(r), "--name", "sys", "--depth", "3")
     assert "2 new pool entries to label, 1 already pooled, 1 already judged" in out
@@ -274,7 +274,7 @@ def test_add_run_pools_unjudged_top_k_and_judged_rises(project: Path, tmp_path: 
     run("import-judgments", str(project), str(qrels(tmp_path / "new.qrels", {("q1", "d08"): 2, ("q1", "d09"): 0})),
         "--annotator", "alice")
     run("freeze", str(project), "--version", "v2", "--allow-ties")
-    after = json.loads(run("eval", f"{project}@v2", str(r), "--metrics", "Judged@4", "--json"))
+    after = json.loads(run("eval", f"{project}@v2", str(r), "--metric", "Judged@4", "--json"))
     assert after["metrics"]["Judged@4"] == pytest.approx(3 / 4)
 
 
@@ -372,16 +372,16 @@ def test_import_judgments_refuses_a_document_whose_corpus_import_is_unfinished(
 def test_relevance_level_is_one_setting_printed_with_every_number(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")  # grades: q1 3 1 0, q2 2 0, q3 1 0
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d02 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d04 1 1 a", "q3 Q0 d06 1 1 a"])
-    default = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@1", "--json"))
+    default = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "RR", "--metric", "P@1", "--json"))
     assert default["relevance_level"] == 1 and default["runs"]["a.trec"]["relevance_level"] == 1
     assert default["metrics"] == {"RR": 1.0, "P@1": 1.0} and default["excluded"] == 0
-    strict = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "RR,P@1", "--relevance-level", "2", "--json"))
+    strict = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "RR", "--metric", "P@1", "--relevance-level", "2", "--json"))
     # d02 (grade 1) no longer counts: q1's first relevant is d01 at rank 2; q3 has none and is left out.
     assert strict["relevance_level"] == 2 and strict["excluded"] == 1 and set(strict["per_query"]) == {"q1", "q2"}
     assert strict["metrics"] == {"RR": pytest.approx((1 / 2 + 1) / 2), "P@1": pytest.approx(1 / 2)}
-    text = run("eval", f"{project}@v1", str(a), "--metrics", "RR", "--relevance-level", "2")
+    text = run("eval", f"{project}@v1", str(a), "--metric", "RR", "--relevance-level", "2")
     assert "relevance level 2: grade >= 2 counts as relevant (trec_eval -l 2)" in text
-    assert "relevance level 1: grade >= 1" in run("eval", f"{project}@v1", str(a), "--metrics", "RR")
+    assert "relevance level 1: grade >= 1" in run("eval", f"{project}@v1", str(a), "--metric", "RR")
 
 
 def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Path, tmp_path: Path) -> None:
@@ -390,12 +390,12 @@ def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Pa
     manifest = json.loads(connect(project).execute("SELECT manifest FROM golden_versions").fetchone()[0])
     assert manifest["counts"]["relevance_level"] == 2 and manifest["counts"]["relevant_items"] == 2
     assert manifest["counts"]["queries_with_relevant"] == 2
-    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(tmp_path / "e1"))
+    run("export", f"{project}@v1", "--format", "trec", "-o", str(tmp_path / "e1"))
     exported = json.loads((tmp_path / "e1" / "manifest.json").read_text())
     assert (exported["counts"]["relevance_level"], exported["counts"]["relevant_items"]) == (1, 4)
     card = (tmp_path / "e1" / "README.md").read_text()
     assert "Relevance level 1 (grade >= 1 counts as relevant, as trec_eval's `-l 1`): 4 relevant items in 3 queries" in card
-    run("export", str(project), "--version", "v1", "--format", "trec", "-o", str(tmp_path / "e2"), "--relevance-level", "3")
+    run("export", f"{project}@v1", "--format", "trec", "-o", str(tmp_path / "e2"), "--relevance-level", "3")
     assert json.loads((tmp_path / "e2" / "manifest.json").read_text())["counts"]["relevant_items"] == 1
     assert "Relevance level 3 (grade >= 3" in (tmp_path / "e2" / "README.md").read_text()
 
@@ -403,10 +403,10 @@ def test_freeze_and_export_record_the_level_of_their_relevant_counts(project: Pa
 def test_eval_reads_trec_eval_names_and_refuses_unknown_ones_in_one_line(project: Path, tmp_path: Path) -> None:
     run("freeze", str(project), "--version", "v1", "--allow-ties")
     a = _run_file(tmp_path / "a.trec", ["q1 Q0 d02 1 3 a", "q1 Q0 d01 2 2 a", "q2 Q0 d04 1 1 a", "q3 Q0 d06 1 1 a"])
-    trec = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "map,P_1,ndcg_cut_10,recip_rank", "--json"))
-    ours = json.loads(run("eval", f"{project}@v1", str(a), "--metrics", "AP,P@1,nDCG@10,RR", "--json"))
+    trec = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "map", "--metric", "P_1", "--metric", "ndcg_cut_10", "--metric", "recip_rank", "--json"))
+    ours = json.loads(run("eval", f"{project}@v1", str(a), "--metric", "AP", "--metric", "P@1", "--metric", "nDCG@10", "--metric", "RR", "--json"))
     assert trec["metrics"] == ours["metrics"] and list(trec["metrics"]) == ["AP", "P@1", "nDCG@10", "RR"]
-    out = run("eval", f"{project}@v1", str(a), "--metrics", "map,P5", ok=False)
+    out = run("eval", f"{project}@v1", str(a), "--metric", "map", "--metric", "P5", ok=False)
     assert out.startswith("Error: metric 'P5': not a measure name; spell it as ir-measures (P@5") and out.count("\n") == 1
     assert "trec_eval (P_5" in out
 

@@ -76,8 +76,8 @@ def test_query_design_equals_ppi_python_on_per_query_metrics(tmp_path: Path) -> 
     planned = plan_sample(db, "s1", design="queries", share=0.5, seed=1, caller=OWNER)
     assert planned.labelled_queries == 4 and {p for _, _, p in planned.items} == {0.5}
     golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items])
-    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s1", "--metrics",
-                                      "nDCG@10,P@5", "--json"])
+    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s1", "--metric",
+                                      "nDCG@10", "--metric", "P@5", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["design"] == "queries" and set(out["runs"]) == {"run0.trec", "run1.trec", "run2.trec"}
@@ -322,8 +322,8 @@ def test_stratified_eval_json_and_a_metric_it_cannot_estimate(tmp_path: Path) ->
     db, people, judge, runs = _project(tmp_path)
     planned = plan_sample(db, "s2", design="stratified", share=0.4, judge="j1", seed=2, caller=OWNER)
     golden = _label_and_freeze(tmp_path, db, people, [(q, d) for q, d, _ in planned.items])
-    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s2", "--metrics",
-                                      "nDCG@10,RR,R@5", "--json"])
+    result = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s2", "--metric",
+                                      "nDCG@10", "--metric", "RR", "--metric", "R@5", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     cell = out["runs"]["run1.trec"]["nDCG@10"]
@@ -334,7 +334,7 @@ def test_stratified_eval_json_and_a_metric_it_cannot_estimate(tmp_path: Path) ->
     rr = out["runs"]["run1.trec"]["RR"]
     assert rr["value"] is None and rr["low"] is None and "not a sum of per-entry terms" in rr["why"]
     assert rr["judge_only"] is not None
-    text = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s2", "--metrics", "RR"])
+    text = CliRunner().invoke(cli, ["eval", golden, *runs, "--judge", "j1", "--sample", "s2", "--metric", "RR"])
     assert "not estimated: RR" in text.output
     compared = CliRunner().invoke(cli, ["compare", golden, *runs, "--judge", "j1", "--sample", "s2", "--json"])
     assert compared.exit_code == 0, compared.output
@@ -594,7 +594,7 @@ def test_the_whole_path_plan_label_in_the_app_judge_freeze_eval(project, tmp_pat
                  for i, n in enumerate(sorted(range(1, 6), reverse=reverse))]
         (tmp_path / name).write_text("".join(lines), encoding="utf-8")
     result = runner.invoke(cli, ["eval", f"{path}@v1", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "--judge", "j",
-                                 "--sample", "s", "--metrics", "nDCG@5", "--json"])
+                                 "--sample", "s", "--metric", "nDCG@5", "--json"])
     assert result.exit_code == 0, result.output
     cell = json.loads(result.output)["runs"]["b.trec"]["nDCG@5"]
     assert set(cell) >= KEYS and (cell["n_people"], cell["n_judge"]) == (10, 15)

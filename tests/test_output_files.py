@@ -182,7 +182,7 @@ def test_the_partial_file_is_created_exclusively(tmp_path: Path, monkeypatch: py
 
 
 def export_args(db: Path, out: Path, *formats: str) -> list[str]:
-    return ["export", str(db), "--version", "v1", *(a for f in formats for a in ("--format", f)), "-o", str(out)]
+    return ["export", f"{db}@v1", *(a for f in formats for a in ("--format", f)), "-o", str(out)]
 
 
 def test_export_replaces_a_previous_export_whole(tmp_path: Path) -> None:
@@ -382,7 +382,7 @@ def test_a_version_altered_outside_goldpool_is_refused_by_export_eval_diff_compl
     assert snapshot(out) == before
     assert altered in refused("eval", f"{db}@v1", str(run))
     assert altered in refused("diff", str(db), "v1", "v1")
-    assert altered in refused("completeness", str(db), "--version", "v1")
+    assert altered in refused("completeness", f"{db}@v1")
     assert altered in refused("completeness", str(db))  # the latest version, v1
     code, output = invoke("versions", str(db))
     assert code == 1 and output.splitlines()[1].endswith("ALTERED")

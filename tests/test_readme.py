@@ -99,7 +99,7 @@ TO_RUN: list[str] = [
     "goldpool plan-sample project.db --name tenth --share 0.1 --design stratified --judge qwen-v1",
     "goldpool label-settings project.db sample=tenth",
     "goldpool freeze project.db --version v1",
-    "goldpool eval project.db@v1 runs/*.trec --judge qwen-v1 --sample tenth --metrics \"nDCG@10,P@10,R@10\"",
+    "goldpool eval project.db@v1 runs/*.trec --judge qwen-v1 --sample tenth --metric nDCG@10 --metric P@10 --metric R@10",
     "goldpool compare project.db@v1 runs/a.trec runs/b.trec --judge qwen-v1 --sample tenth --html differences.html",
     "mkdir -p backups",
     "goldpool backup project.db backups/project-$(date +%Y%m%d-%H%M).db",
@@ -142,7 +142,7 @@ SETUP_BEFORE: dict[str, list[str]] = {
     # judge-assisted section, where the same grades make no new version.
     "goldpool stages project.db@v1 --system my-rag --k 10": [f"{G} freeze project.db --version v1"],
     "awk -v OFS='\\t' '{print $1, $3, $4}' qrels.txt | LC_ALL=C sort | sha256sum": [
-        f"{G} export project.db --version v1 --format trec --format beir -o export",
+        f"{G} export project.db@v1 --format trec --format beir -o export",
     ],
     # A cold embedding cache, so that the Ray engine encodes (with a warm one it starts no Ray).
     "goldpool build-pool project.db --engine ray": ["rm -rf project.db.cache"],

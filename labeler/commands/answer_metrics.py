@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from labeler.commands.common import Project, echo_json, html_option, json_option, with_project
+from labeler.commands.common import Project, echo_json, html_option, json_option, with_project, judge_option
 
 
 @click.command("answer-metrics")
 @with_project
 @click.option("--system", "systems", multiple=True, help="A system to report (repeat for several; default: every one).")
-@click.option("--judge", default=None, help="The judge whose verdicts give the judge's values and, with people's, PPI++.")
+@judge_option(help="The judge whose verdicts give the judge's values and, with people's, PPI++.")
 @click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
 @json_option
 @html_option

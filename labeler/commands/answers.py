@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from labeler.commands.common import Project, echo_json, file_argument, json_option, plural, with_project
+from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
 
 
 @click.command("import-answers")
 @with_project
 @file_argument
-@click.option("--system", required=True, help="Name of the system that generated the answers.")
+@click.option("--system", required=True,
+              help="Name of the system that generated the answers (one: a file holds one system's answers).")
 @json_option
 def import_answers(project: Project, file: str, system: str, as_json: bool) -> None:
     """Add the answers of one SYSTEM from a JSONL, CSV or Parquet FILE to DB.
@@ -51,9 +52,9 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
 
 @click.command("split-claims")
 @with_project
-@click.option("--system", required=True, help="The system whose answers are cut into claims.")
+@each_system("The system whose answers are cut into claims.")
 @click.option("--sentences", is_flag=True, help="Cut each response into its sentences (offline, no model).")
-@click.option("--judge", default=None, help="Ask a judge model, stored under this name, for one claim per line.")
+@judge_option(help="Ask a judge model, stored under this name, for one claim per line.")
 @click.option("--model", default=None, help="Model name the endpoint serves (with --judge).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (with --judge).")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from labeler.commands.common import (
+    judge_option,
     Project,
     echo_json,
     handles_errors,
@@ -210,8 +211,7 @@ def _compare_pairs(
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @click.option("--judge-sensitivity", "se", type=float, default=None, help="Judge sensitivity against humans.")
 @click.option("--judge-specificity", "sp", type=float, default=None, help="Judge specificity against humans.")
-@click.option("--judge", "judge", default=None,
-              help="With --width and --db: human judgments for that width with this judge's relevance grades on the "
+@judge_option(help="With --width and --db: human judgments for that width with this judge's relevance grades on the "
                    "pool, against people alone, from the entries both have graded so far.")
 @click.option("--width", type=float, default=None, help="Full width of the 95%% interval wanted (0.1 = ±0.05).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
@@ -294,8 +294,7 @@ def _plan_with_judge(judge: str | None, width: float | None, db_path: str | None
 @with_project
 @json_option
 @html_option
-@click.option("--judge", "judges", multiple=True,
-              help="Calibrate this judge against the annotators instead (repeatable: judges side by side).")
+@judge_option(multiple=True, help="Calibrate this judge against the annotators instead (repeatable: judges side by side).")
 @click.option("--save", is_flag=True,
               help="With --judge: store each judge's calibration in DB as its card, which every later number "
                    "resting on the judge prints beside it.")

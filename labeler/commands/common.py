@@ -125,6 +125,36 @@ def with_project(command: Callable[..., Any]) -> Callable[..., Any]:
     return db_argument(run)
 
 
+def with_golden(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the GOLDEN argument, ``DB@VERSION`` or ``DB`` (read by
+    :func:`labeler.project.parse_golden`), as a :class:`Project` and the version (None: DB alone).
+
+    The old spelling ``DB --version NAME`` still works one release, with a deprecation note.
+    Errors and closing as :func:`with_project`. Put it right under ``@click.command``.
+    """
+
+    @functools.wraps(command)
+    def run(golden: str, deprecated_version: str | None, **kwargs: Any) -> Any:
+        from labeler.project import parse_golden
+
+        with user_errors():
+            db, version = parse_golden(golden)
+        if deprecated_version is not None:
+            click.echo("--version is deprecated: use GOLDEN as DB@VERSION", err=True)
+            if version is not None:
+                raise click.UsageError(f"{golden} names its version already: drop --version")
+            version = deprecated_version
+        project = Project(db)
+        with user_errors():
+            try:
+                return command(project, version, **kwargs)
+            finally:
+                project.close()
+
+    run = click.option("--version", "deprecated_version", hidden=True, default=None, metavar="NAME")(run)
+    return click.argument("golden", metavar="GOLDEN")(run)
+
+
 def _finite(value: Any) -> Any:
     """``value`` with every NaN and infinity (also inside lists and dicts) made None."""
     if isinstance(value, float):
@@ -144,9 +174,54 @@ def json_text(data: Any) -> str:
     return json.dumps(_finite(data), indent=2, allow_nan=False, default=str)
 
 
+#: Where :func:`echo_json` puts what it is given while :func:`each_system` gathers several runs.
+_json_gathered: list[Any] | None = None
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as strict JSON: the one way a command prints JSON."""
+    if _json_gathered is not None:
+        _json_gathered.append(data)
+        return
     click.echo(json_text(data))
+
+
+def each_system(help: str, *, one_html: bool = False) -> Callable[[F], F]:
+    """``--system NAME``, repeatable: the command body (taking ``system``) runs once per system,
+    in the order given. One system prints exactly what it always did; several print one block
+    each, a blank line between, and with --json a list of the objects, one per system. With
+    ``one_html``, --html takes one system.
+    """
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def run(*args: Any, systems: tuple[str, ...], **kwargs: Any) -> Any:
+            global _json_gathered
+            systems = tuple(dict.fromkeys(systems))
+            if len(systems) == 1:
+                return command(*args, system=systems[0], **kwargs)
+            if one_html and kwargs.get("html_path"):
+                raise click.UsageError("--html writes the report of one --system: give one")
+            if not kwargs.get("as_json"):
+                for i, system in enumerate(systems):
+                    if i:
+                        click.echo("")
+                    command(*args, system=system, **kwargs)
+                return None
+            _json_gathered = []
+            try:
+                for system in systems:
+                    command(*args, system=system, **kwargs)
+                gathered = _json_gathered
+            finally:
+                _json_gathered = None
+            echo_json(gathered)
+            return None
+
+        return click.option("--system", "systems", multiple=True, required=True, metavar="NAME",
+                            help=help + " Repeat for several: each in turn.")(run)  # type: ignore[return-value]
+
+    return decorate
 
 
 @contextmanager
@@ -177,8 +252,62 @@ file_argument = click.argument("file", type=click.Path(dir_okay=False))
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON instead of text.")
 html_option = click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
                            help="Also write the result as one self-contained HTML page (works offline).")
-output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-                             help="File to write (default: standard output).")
+
+
+def output_option_for(*, folder: bool = False, required: bool = False,
+                      help: str = "File to write (default: standard output).") -> Callable[[F], F]:
+    """``-o/--output``: the one spelling of what a command writes (a file, or with ``folder`` a folder)."""
+    kind = click.Path(file_okay=False) if folder else click.Path(dir_okay=False)
+    return click.option("-o", "--output", "output", type=kind, required=required, default=None, help=help)
+
+
+output_option = output_option_for()
+
+
+def judge_option(help: str, *, required: bool = False, multiple: bool = False, metavar: str = "NAME") -> Callable[[F], F]:
+    """``--judge NAME``: the name a judge's verdicts are stored under; the help says what it does here."""
+    if multiple:
+        return click.option("--judge", "judges", multiple=True, metavar=metavar, help=help)
+    return click.option("--judge", "judge", required=required, default=None, metavar=metavar, help=help)
+
+
+def _given(value: Any) -> bool:
+    return value not in (None, (), False)
+
+
+def deprecated_alias(old: str, *, into: str, new: str, merge: Callable[[dict[str, Any], Any], None] | None = None,
+                     **option: Any) -> Callable[[F], F]:
+    """A hidden old spelling ``old`` of option ``new`` (parameter ``into``), kept one release.
+
+    Using it prints one line to standard error (``OLD is deprecated: use NEW``) and passes its
+    value on as ``into`` (or through ``merge(kwargs, value)``); giving both spellings is refused.
+    """
+    dest = "deprecated_" + old.lstrip("-").replace("-", "_")
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(dest)
+            if _given(value):
+                click.echo(f"{old} is deprecated: use {new}", err=True)
+                if _given(kwargs.get(into)):
+                    raise click.UsageError(f"give {new} or {old}, not both ({old} is its old spelling)")
+                if merge is None:
+                    kwargs[into] = value
+                else:
+                    merge(kwargs, value)
+            return command(*args, **kwargs)
+
+        return click.option(old, dest, hidden=True, **option)(run)  # type: ignore[return-value]
+
+    return decorate
+
+
+def require(value: Any, spelling: str) -> None:
+    """A required option that also has a deprecated spelling (so click cannot require it itself)."""
+    if not _given(value):
+        raise click.UsageError(f"Missing option '{spelling}'.")
+
 seed_option = click.option("--seed", type=int, default=0, show_default=True,
                            help="Seed of the random draws (bootstrap, randomisation test): same seed, same numbers.")
 n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=2000, show_default=True,

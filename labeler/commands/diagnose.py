@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import echo_json, handles_errors, html_option, json_option, output_file, plural
+from labeler.commands.common import each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
 from labeler.store.vocabulary import RELEVANCE_LEVEL
 
 _k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -43,8 +43,7 @@ def _written(report: Any, to_html: Any, html_path: str | None, as_json: bool, ca
     return False
 
 
-_judge_option = click.option("--judge", default=None,
-                             help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
+_judge_option = judge_option(help="Take this judge's verdicts on answers people have no verdict on (said in the output).")
 
 
 @contextmanager
@@ -147,7 +146,7 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
 
 @click.command("gold-context")
 @click.argument("golden")
-@click.option("--system", required=True, help="The system whose wrong answers are tested.")
+@each_system("The system whose wrong answers are tested.")
 @click.option("--base-url", required=True, help="The generator's OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False), default=None,
@@ -235,7 +234,7 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
 
 @click.command("diagnose")
 @click.argument("golden")
-@click.option("--system", required=True, help="The system whose wrong answers are diagnosed.")
+@each_system("The system whose wrong answers are diagnosed.", one_html=True)
 @_k_option
 @_level_option
 @_judge_option

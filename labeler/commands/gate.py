@@ -6,7 +6,7 @@ import os
 
 import click
 
-from labeler.commands.common import echo_json, json_option, output_file, relevance_level_option, seed_option, user_errors
+from labeler.commands.common import echo_json, json_option, output_file, relevance_level_option, seed_option, user_errors, judge_option
 
 #: Exit status of the gate: no detectable drop, a detectable drop, bad input.
 PASS, FAIL, BAD_INPUT = 0, 1, 2
@@ -31,8 +31,7 @@ class BadInput(click.ClickException):
 @click.option("--tolerance", type=click.FloatRange(min=0), default=None, metavar="T",
               help="The smallest drop that fails the gate (default: the minimum detectable difference of this set "
                    "for the metric, at --alpha and 80% power).")
-@click.option("--judge", default=None, metavar="NAME",
-              help="Generation metrics: this judge's verdicts stand in for people's on answers people did not judge.")
+@judge_option(help="Generation metrics: this judge's verdicts stand in for people's on answers people did not judge.")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the report as Markdown for a CI job summary (e.g. \"$GITHUB_STEP_SUMMARY\").")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None,

@@ -9,16 +9,21 @@ from typing import Any
 import click
 
 from labeler.commands.common import (
+    judge_option,
     Project,
+    deprecated_alias,
     echo_json,
     handles_errors,
     html_option,
     json_option,
     output_file,
+    output_option_for,
     per_query_option,
     relevance_level_option,
+    require,
     run_name_option,
     seed_option,
+    with_golden,
     with_project,
 )
 
@@ -89,26 +94,31 @@ def versions(project: Project) -> None:
 
 
 @click.command("export")
-@with_project
-@click.option("--version", "name", required=True, help="The version to export.")
+@with_golden
 @click.option("--format", "formats", multiple=True, required=True, type=click.Choice([*_FORMATS, "all"]),
               help="trec (qrels.txt), jsonl, parquet or beir; repeatable; all for every one.")
-@click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+@output_option_for(folder=True, help="Folder to write.  [required]")
 @click.option("--overwrite", is_flag=True,
-              help="Replace OUT whole even if it holds something else than a previous export of DB.")
+              help="Replace OUTPUT whole even if it holds something else than a previous export of DB.")
 @relevance_level_option
-def export(project: Project, name: str, formats: tuple[str, ...], out: str, overwrite: bool, relevance_level: int) -> None:
-    """Write a frozen version of DB to folder OUT, with manifest.json and a README.md dataset card.
+@deprecated_alias("--out", into="output", new="-o/--output", type=click.Path(file_okay=False))
+def export(project: Project, name: str | None, formats: tuple[str, ...], output: str | None, overwrite: bool,
+           relevance_level: int) -> None:
+    """Write GOLDEN, a frozen version DB@VERSION, to folder OUTPUT, with manifest.json and a README.md dataset card.
 
     trec: qrels.txt (graded); jsonl/parquet: golden.jsonl/golden.parquet, one row per item with
     every raw label, the pool provenance and the texts; beir: corpus.jsonl, queries.jsonl,
-    qrels/test.tsv. The folder is built beside OUT and moved into place when complete; a
-    previous export of DB in OUT is replaced whole, anything else needs --overwrite. The relevant
+    qrels/test.tsv. The folder is built beside OUTPUT and moved into place when complete; a
+    previous export of DB in OUTPUT is replaced whole, anything else needs --overwrite. The relevant
     counts of the card and the manifest are at --relevance-level, which both record.
     """
     from labeler.retrieval.golden_set import export as run
     from labeler.store.access import OWNER
 
+    if name is None:
+        raise click.UsageError(f"{project.path}: give GOLDEN as DB@VERSION, the version to export")
+    require(output, "-o' / '--output")
+    out = output
     chosen = list(_FORMATS) if "all" in formats else list(dict.fromkeys(formats))
     written = run(project.db, name, chosen, out, caller=OWNER, overwrite=overwrite, relevance_level=relevance_level)
     click.echo(f"{name}: wrote {len(written)} files to {out} ({', '.join(chosen)}; relevant counts at relevance level "
@@ -138,9 +148,10 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
 @with_project
 @click.argument("v1")
 @click.argument("v2")
-@click.option("--summary", is_flag=True,
+@click.option("--counts-only", "counts_only", is_flag=True,
               help="Counts only: per grade change, per grade added and removed, and per query; no item rows.")
-def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
+@deprecated_alias("--summary", into="counts_only", new="--counts-only", is_flag=True)
+def diff(project: Project, v1: str, v2: str, counts_only: bool) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
     from labeler.retrieval.golden_set import diff as run
     from labeler.store.access import OWNER
@@ -149,7 +160,7 @@ def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
     click.echo(f"{v1} -> {v2}: {len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
     for (a, b), n in d.changes.items():
         click.echo(f"  grade {a} -> {b}: {n}")
-    if summary:
+    if counts_only:
         _diff_summary(d)
         return
     for q, doc, g in d.added:
@@ -161,7 +172,7 @@ def diff(project: Project, v1: str, v2: str, summary: bool) -> None:
 
 
 def _diff_summary(d) -> None:
-    """The counts of ``goldpool diff --summary`` below its first lines: added and removed per
+    """The counts of ``goldpool diff --counts-only`` below its first lines: added and removed per
     grade, then one row per query that changed."""
     for word, grades in zip(("added", "removed"), d.by_grade(), strict=True):
         for grade, n in grades.items():
@@ -193,21 +204,22 @@ def _judged_note(scores) -> str:
 @click.command("eval")
 @click.argument("golden")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--metrics", default=None,
-              help="Comma-separated ir-measures names, e.g. \"nDCG@10,R@100,RR\", or trec_eval names, e.g. "
-                   "\"ndcg_cut_10,recall_100,recip_rank,map,P_5\" (default: nDCG@10, "
+@click.option("--metric", "metrics", multiple=True, metavar="M",
+              help="A metric: an ir-measures name, e.g. nDCG@10, R@100, RR, or a trec_eval name, e.g. ndcg_cut_10, "
+                   "recall_100, recip_rank, map, P_5; repeat for several (default: nDCG@10, "
                    "nDCG(dcg='exp-log2')@10, R@k, RR, P@k, Judged@k with k = --depth).")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
               help="k of the default R@k, P@k and Judged@k: how many chunks you feed downstream.")
-@click.option("--judge", default=None,
-              help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
+@judge_option(help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
                    "people's labels on the sample (GOLDEN must be DB@VERSION).")
 @click.option("--sample", default=None, help="The designed sample people labelled (goldpool plan-sample); needs --judge.")
 @relevance_level_option
 @per_query_option
 @json_option
 @handles_errors
-def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, judge: str | None, sample: str | None,
+@deprecated_alias("--metrics", into="metrics", new="--metric (repeated)",
+                  merge=lambda kwargs, text: kwargs.update(metrics=tuple(_split_metrics(text))))
+def eval_(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], depth: int, judge: str | None, sample: str | None,
           relevance_level: int, per_query: bool, as_json: bool) -> None:
     """Score TREC runs RUNS against GOLDEN (DB@VERSION or a qrels file) exactly as trec_eval.
 
@@ -231,7 +243,7 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: str | None, depth: int, j
     """
     from calibration.metrics import default_metrics
 
-    names = [m for m in _split_metrics(metrics)] if metrics else list(default_metrics(depth))
+    names = list(metrics) if metrics else list(default_metrics(depth))
     if judge or sample:
         from labeler.commands.judge_assisted import judge_assisted
 
@@ -298,10 +310,10 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool, relevance_level: 
 @click.command("compare")
 @click.argument("golden")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--metric", default="nDCG@10", show_default=True,
-              help="The metric to compare on: an ir-measures name (nDCG@10) or a trec_eval one (ndcg_cut_10).")
-@click.option("--judge", default=None,
-              help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
+@click.option("--metric", "metrics", multiple=True, default=("nDCG@10",), show_default=True, metavar="M",
+              help="The metric to compare on: an ir-measures name (nDCG@10) or a trec_eval one (ndcg_cut_10); "
+                   "repeat for several, compared one after another.")
+@judge_option(help="With --sample: estimate from this judge's relevance grades on the whole pool, corrected by the "
                    "people's labels on the sample (GOLDEN must be DB@VERSION).")
 @click.option("--sample", default=None, help="The designed sample people labelled (goldpool plan-sample); needs --judge.")
 @relevance_level_option
@@ -309,8 +321,8 @@ def _eval_table(gold, scores: dict[str, Any], per_query: bool, relevance_level: 
 @seed_option
 @json_option
 @handles_errors
-def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, sample: str | None, relevance_level: int,
-            html_path: str | None, seed: int, as_json: bool) -> None:
+def compare(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], judge: str | None, sample: str | None,
+            relevance_level: int, html_path: str | None, seed: int, as_json: bool) -> None:
     """Compare runs RUN_A RUN_B [RUN...] on GOLDEN, each against the first, query by query.
 
     Gives the mean difference with a query-bootstrap interval, a paired randomisation-test p
@@ -320,17 +332,19 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, 
     from that pair and counted, per run that lacks them.
 
     --json prints {"metric", "relevance_level", "comparisons": [...]}; each comparison has
-    "dropped": {RUN: queries dropped because RUN lacks them} for both runs of the pair.
+    "dropped": {RUN: queries dropped because RUN lacks them} for both runs of the pair. With
+    several --metric, one block per metric in the order given, a blank line between; --json
+    prints a list of those objects, one per metric in that order (one --metric: the object
+    alone); --html takes one --metric.
 
     With --judge J --sample S: each run's difference from the first, estimated from the
     judge's grades on the pool and the people's on the sample, as `eval --judge --sample`
     estimates a metric (--html writes that table); --json: {"baseline", "runs": {RUN: {METRIC: {"value", "low", "high",
     "judge_only", "people_only", "n_people", "n_judge", ...}}}}.
     """
-    from calibration import CalibrationError, fixed
-    from calibration.compare import Comparisons, compare_runs, to_html
+    from calibration import CalibrationError
     from calibration.metrics import parse_metrics
-    from labeler.retrieval.golden_set import evaluate_runs, load_golden
+    from labeler.retrieval.golden_set import load_golden
     from labeler.store.access import OWNER
 
     if len(runs) < 2:
@@ -340,14 +354,34 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, 
 
         if not (judge and sample):
             raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
-        judge_assisted(golden, runs, [metric], judge, sample, relevance_level, as_json, baseline=True, seed=seed,
+        judge_assisted(golden, runs, list(metrics), judge, sample, relevance_level, as_json, baseline=True, seed=seed,
                        html_path=html_path)
         return
-    measures = list(parse_metrics([metric], relevance_level))  # a trec_eval name becomes its ir-measures name
-    if len(measures) != 1:
-        raise CalibrationError(f"--metric {metric!r} stands for {len(measures)} measures ({', '.join(measures)}): give one")
-    metric = measures[0]
+    names = []
+    for metric in metrics:
+        measures = list(parse_metrics([metric], relevance_level))  # a trec_eval name becomes its ir-measures name
+        if len(measures) != 1:
+            raise CalibrationError(f"--metric {metric!r} stands for {len(measures)} measures ({', '.join(measures)}): "
+                                   "give one")
+        names.append(measures[0])
+    names = list(dict.fromkeys(names))
+    if html_path and len(names) > 1:
+        raise click.UsageError("--html writes the comparison of one --metric: give one")
     gold = load_golden(golden, caller=OWNER)
+    blocks = [_compare_one(gold, runs, metric, relevance_level, html_path, seed, as_json) for metric in names]
+    if as_json:
+        echo_json(blocks[0] if len(blocks) == 1 else blocks)
+        return
+    click.echo("\n\n".join(blocks))
+
+
+def _compare_one(gold, runs: tuple[str, ...], metric: str, relevance_level: int, html_path: str | None, seed: int,
+                 as_json: bool) -> Any:
+    """The comparison of ``runs`` on one metric: its JSON object, or its text block."""
+    from calibration import fixed
+    from calibration.compare import Comparisons, compare_runs, to_html
+    from labeler.retrieval.golden_set import evaluate_runs
+
     scores = evaluate_runs(gold, list(runs), [metric], relevance_level=relevance_level)
     per_query = {name: {q: v[metric] for q, v in s.per_query.items()} for name, s in scores.items()}
     result = compare_runs(per_query, metric, seed=seed)
@@ -355,20 +389,21 @@ def compare(golden: str, runs: tuple[str, ...], metric: str, judge: str | None, 
         with output_file(html_path) as handle:
             handle.write(to_html(result, title=f"{metric} on {gold.label} (relevance level {relevance_level})"))
     if as_json:
-        echo_json(Comparisons(metric, tuple(result), relevance_level).as_dict())
-        return
+        return Comparisons(metric, tuple(result), relevance_level).as_dict()
+    lines = []
     for c in result:
-        click.echo(c.sentence)
-        click.echo(f"  {c.n} queries paired; dropped: " + ", ".join(f"{n} that {run} lacks" for run, n in c.dropped.items()))
-    click.echo(_level_text(relevance_level))
-    click.echo("")
-    click.echo(f"{'run':<24}{'n':>6}{'mean':>9}{'delta':>9}  {'95% interval':<20}{'p':>8}{'p Holm':>8}{'sd(δ)':>8}{'MDD':>8}")
+        lines.append(c.sentence)
+        lines.append(f"  {c.n} queries paired; dropped: " + ", ".join(f"{n} that {run} lacks" for run, n in c.dropped.items()))
+    lines.append(_level_text(relevance_level))
+    lines.append("")
+    lines.append(f"{'run':<24}{'n':>6}{'mean':>9}{'delta':>9}  {'95% interval':<20}{'p':>8}{'p Holm':>8}{'sd(δ)':>8}{'MDD':>8}")
     base = result[0]
-    click.echo(f"{base.baseline:<24}{base.n:>6}{base.mean_baseline:>9.4f}")
+    lines.append(f"{base.baseline:<24}{base.n:>6}{base.mean_baseline:>9.4f}")
     for c in result:
         interval = f"[{fixed(c.low, 4, sign=True)}, {fixed(c.high, 4, sign=True)}]"
-        click.echo(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{fixed(c.delta, 4, sign=True):>9}  {interval:<20}"
-                   f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{fixed(c.mdd, 4) if c.mdd <= 1.0 else 'beyond':>8}")
+        lines.append(f"{c.run:<24}{c.n:>6}{c.mean_run:>9.4f}{fixed(c.delta, 4, sign=True):>9}  {interval:<20}"
+                     f"{c.p_value:>8.4f}{c.p_adjusted:>8.4f}{c.sd:>8.4f}{fixed(c.mdd, 4) if c.mdd <= 1.0 else 'beyond':>8}")
+    return "\n".join(lines)
 
 
 @click.command("add-run")
@@ -392,15 +427,14 @@ def add_run(project: Project, run: str, name: str, depth: int) -> None:
 
 
 @click.command("completeness")
-@with_project
-@click.option("--version", "name", default=None, help="The version to read (default: the latest).")
+@with_golden
 @relevance_level_option
 @per_query_option
 @json_option
 def completeness(project: Project, name: str | None, relevance_level: int, per_query: bool, as_json: bool) -> None:
-    """Estimate how many relevant chunks the pool of DB missed (capture-recapture over sources).
+    """Estimate how many relevant chunks the pool missed, in GOLDEN: DB@VERSION, or DB (its latest version).
 
-    Chapman's estimator over each pair of pool sources, per query and summed, with a
+    Capture-recapture: Chapman's estimator over each pair of pool sources, per query and summed, with a
     query-bootstrap interval. It assumes the sources find relevant chunks independently. A
     chunk graded at or above --relevance-level counts as relevant.
 

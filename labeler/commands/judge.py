@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project
+from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project, judge_option
 from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @click.command("run-judge")
 @with_project
-@click.option("--judge", required=True, help="Name the verdicts are stored under (e.g. llama3-8b-v1).")
+@judge_option(required=True, help="Name the verdicts are stored under (e.g. llama3-8b-v1).")
 @click.option("--model", required=True, help="Model name the endpoint serves.")
 @click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
@@ -171,16 +171,17 @@ def calibrate_judges(
 
 @click.command("estimate")
 @with_project
-@click.option("--judge", required=True, help="The judge whose labels cover the items people did not label.")
-@click.option("--metric", required=True, type=click.Choice(["mean-relevance", "relevant-share", "faithfulness-rate", "win-rate"]),
+@judge_option(required=True, help="The judge whose labels cover the items people did not label.")
+@click.option("--metric", "metrics", required=True, multiple=True,
+              type=click.Choice(["mean-relevance", "relevant-share", "faithfulness-rate", "win-rate"]),
               help="mean-relevance: mean grade 0-3 of pool entries; relevant-share: share graded >= --relevance-level; "
-                   "faithfulness-rate: share SUPPORTED; win-rate: A wins 1, tie 0.5, B wins 0.")
+                   "faithfulness-rate: share SUPPORTED; win-rate: A wins 1, tie 0.5, B wins 0. Repeat for several.")
 @relevance_level_option
 @click.option("--threshold", type=click.IntRange(min=1), default=None, hidden=True,
               help="Another name for --relevance-level.")
 @click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
 @json_option
-def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as_json) -> None:
+def estimate(project: Project, judge, metrics, relevance_level, threshold, ci, as_json) -> None:
     """A metric's mean from the judge's labels on every item, corrected by the human-labelled ones.
 
     Prediction-powered inference (Angelopoulos et al. 2023): classic PPI and PPI++ (tuned
@@ -196,24 +197,36 @@ def estimate(project: Project, judge, metric, relevance_level, threshold, ci, as
     ci, n_labelled, n_unlabelled, n_left_out, ppi, ppi_plus_plus, human_only (each {value, low,
     high, n}), lambda, judge_only, human_labels_worth, human_labels_worth_classic, judge_card
     (the card's line), abstention (faithfulness-rate: {abstained, items, rate}, the responses
-    that are empty or decline); an undefined number is null.
+    that are empty or decline); an undefined number is null. With several --metric: one block
+    per metric in the order given, a blank line between; --json a list of those objects.
     """
+    if threshold is not None:
+        if relevance_level not in (threshold, RELEVANCE_LEVEL):
+            raise click.UsageError(f"--threshold {threshold} and --relevance-level {relevance_level} disagree: give one")
+        relevance_level = threshold
+    metrics = list(dict.fromkeys(metrics))
+    found = []
+    for i, metric in enumerate(metrics):
+        if i and not as_json:
+            click.echo("")
+        found.append(_estimate_one(project, judge, metric, relevance_level, ci, as_json))
+    if as_json:
+        echo_json(found[0] if len(found) == 1 else found)
+
+
+def _estimate_one(project: Project, judge: str, metric: str, relevance_level: int, ci: float, as_json: bool) -> Any:
+    """Print one metric's estimate (or, with ``as_json``, return its JSON object)."""
     from calibration import fixed
     from labeler.judges.card import card_line
     from labeler.judges.estimate import BOUNDS, METRIC_TASK
     from labeler.judges.estimate import estimate as run
     from labeler.store.access import OWNER
 
-    if threshold is not None:
-        if relevance_level not in (threshold, RELEVANCE_LEVEL):
-            raise click.UsageError(f"--threshold {threshold} and --relevance-level {relevance_level} disagree: give one")
-        relevance_level = threshold
     r = run(project.db, judge, metric, threshold=relevance_level, ci=ci, caller=OWNER)
     t, c = r.tuned, r.classic
     card = card_line(project.db, judge, METRIC_TASK[metric])
     if as_json:
-        echo_json({**r.as_dict(), "judge_card": card})
-        return
+        return {**r.as_dict(), "judge_card": card}
     fmt = lambda e: f"{fixed(e.value, 4)} [{fixed(e.low, 4)}, {fixed(e.high, 4)}] (width {fixed(e.high - e.low, 4)})"  # noqa: E731
     level = f" (relevance level {relevance_level}: grade >= {relevance_level})" if metric == "relevant-share" else ""
     click.echo(f"{metric}{level} by judge {judge!r}: {t.n_labelled} items labelled by people, {t.n_unlabelled} by the judge only"

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, output_file, seed_option, with_project
+from labeler.commands.common import Project, echo_json, json_option, output_file, seed_option, with_project, judge_option
 
 
 @click.command("plan-sample")
@@ -17,7 +17,7 @@ from labeler.commands.common import Project, echo_json, json_option, output_file
 @click.option("--design", type=click.Choice(["queries", "stratified"]), default="queries", show_default=True,
               help="queries: a random share of the queries, every entry of each; stratified: entries drawn within "
                    "(query, judge grade, best rank) strata, more where ranks are high and the judge unsure.")
-@click.option("--judge", default=None, help="The judge whose relevance grades shape the strata (stratified).")
+@judge_option(help="The judge whose relevance grades shape the strata (stratified).")
 @seed_option
 @json_option
 def plan_sample(project: Project, name: str, share: float | None, budget: int | None, design: str, judge: str | None,

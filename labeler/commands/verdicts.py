@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from labeler.commands.common import Project, file_argument, output_file, output_option, with_project
+from labeler.commands.common import Project, file_argument, output_file, output_option, with_project, judge_option
 
 
 @click.command("import-items")
@@ -35,7 +35,7 @@ def import_items(project: Project, file: str) -> None:
 @with_project
 @file_argument
 @click.option("--annotator", default=None, help="Import as this annotator's verdicts (created if new).")
-@click.option("--judge", default=None, help="Import as the verdicts of the judge called NAME.")
+@judge_option(help="Import as the verdicts of the judge called NAME.")
 def import_verdicts(project: Project, file: str, annotator: str | None, judge: str | None) -> None:
     """Import verdicts from FILE as one annotator's (--annotator) or one judge's (--judge).
 

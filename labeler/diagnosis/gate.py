@@ -72,8 +72,10 @@ class Gate:
 
 def _project_path(golden: str) -> str | None:
     """The project database GOLDEN names (``DB@VERSION`` or ``DB``), or None for a qrels file or folder."""
-    base, at, _version = golden.rpartition("@")
-    if at and base and Path(base).is_file() and not Path(golden).exists():
+    from labeler.project import parse_golden
+
+    base, version = parse_golden(golden)
+    if version is not None:
         return base
     if Path(golden).is_file() and _is_sqlite(Path(golden)):
         return golden

@@ -38,12 +38,11 @@ def golden_spec(spec: str) -> GoldenSpec:
         StoreError: not of that form, or no such file (answers live in a project, so a qrels
             file cannot stand in).
     """
-    base, at, version = spec.rpartition("@")
-    if not at or not base or not version:
-        raise StoreError(f"golden set {spec!r}: give DB@VERSION (a project and one of its frozen versions; the "
-                         "answers live in the project)")
-    if not Path(base).is_file():
-        raise StoreError(f"golden set {spec!r}: no project file {base!r}")
+    from labeler.project import parse_golden
+
+    base, version = parse_golden(spec, project_for="a project and one of its frozen versions; the answers live "
+                                                   "in the project")
+    assert version is not None
     return GoldenSpec(base, version)
 
 

@@ -607,11 +607,12 @@ def load_golden(spec: str, *, caller: Caller) -> Golden:
         StoreError: a database without that version; a folder without qrels.txt, or whose
             qrels.txt is not the one its manifest lists. PoolingError: a bad qrels file.
     """
+    from labeler.project import parse_golden
     from labeler.store import connect
     from pooling.qrels import read_qrels
 
-    base, at, version = spec.rpartition("@")
-    if at and base and Path(base).is_file() and not Path(spec).is_file():
+    base, version = parse_golden(spec)
+    if version is not None:
         db = connect(base)
         try:
             found, rows = verified_rows(db, version, caller=caller)

@@ -131,10 +131,11 @@ class Inputs:
 
 
 def _open(spec: str) -> tuple[sqlite_utils.Database, str]:
+    from labeler.project import parse_golden
     from labeler.store import connect
 
-    base, at, version = spec.rpartition("@")
-    if not (at and base and Path(base).is_file()):
+    base, version = parse_golden(spec)
+    if version is None:
         raise StoreError(f"{spec}: judge-assisted evaluation reads DB@VERSION (the project holds the pool, the "
                          "judge's verdicts and the sample), not a qrels file")
     return connect(base), version
@@ -191,7 +192,9 @@ def _unfinished(spec: str, version: str, sample: str, size: int, missing: Sequen
         where.append(f"{holders.unassigned} handed out to nobody yet")
     text += ". Of them: " + "; ".join(where)
     if holders.held:
-        db = spec.rpartition("@")[0]
+        from labeler.project import parse_golden
+
+        db = parse_golden(spec)[0]
         text += (f". To hand an annotator's unlabelled entries to whoever asks next: goldpool release {shlex.quote(db)} "
                  f"{shlex.quote(next(iter(holders.held)))}")
     return text
