@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import sqlite_utils
 
-from labeler.store import StoreError
 from labeler.store.vocabulary import Caller
 
 
