@@ -157,3 +157,19 @@ def test_several_metrics_print_one_block_each_in_order(frozen) -> None:
     data = json.loads(runner.invoke(cli, [*base, "--metric", "RR", "--metric", "P@1", "--json"]).stdout)
     single = [json.loads(runner.invoke(cli, [*base, "--metric", m, "--json"]).stdout) for m in ("RR", "P@1")]
     assert data == single and [d["metric"] for d in data] == ["RR", "P@1"]
+
+
+def test_several_systems_are_diagnosed_each_in_turn(tmp_path) -> None:
+    from diagnose_fixtures import build, invoke
+
+    db = build(tmp_path, None)
+    rows = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    (tmp_path / "other.jsonl").write_text("".join(json.dumps({**r, "answer_id": "b" + r["answer_id"]}) + "\n"
+                                                  for r in rows), encoding="utf-8")
+    invoke("import-answers", str(db), str(tmp_path / "other.jsonl"), "--system", "other")
+    golden = f"{db}@v1"
+    each = [invoke("diagnose", golden, "--system", s) for s in ("rag", "other")]
+    assert invoke("diagnose", golden, "--system", "rag", "--system", "other") == each[0] + "\n" + each[1]
+    data = json.loads(invoke("diagnose", golden, "--system", "rag", "--system", "other", "--json"))
+    assert [d["system"] for d in data] == ["rag", "other"]
+    assert data[0] == json.loads(invoke("diagnose", golden, "--system", "rag", "--json"))
