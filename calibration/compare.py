@@ -218,7 +218,7 @@ def to_html(comparisons: Sequence[Comparison], title: str = "Run comparison") ->
     (an inline SVG; every name escaped)."""
     from html import escape
 
-    from calibration.report_html import _STYLE, wide
+    from calibration.report_html import STYLE, wide
 
     header = ["run", "baseline", "queries", "mean baseline", "mean run", "difference", "95% interval", "p",
               "p (Holm)", "sd(δ)", "MDD"]
@@ -229,7 +229,7 @@ def to_html(comparisons: Sequence[Comparison], title: str = "Run comparison") ->
              + "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows) + "</table>")
     metric = comparisons[0].metric if comparisons else ""
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
              f"<h2>{escape(metric)}: each run against the baseline</h2>", wide(table),
              "<p class='note'>difference: mean of run − baseline over the queries both score, with a 95% bootstrap "
              "interval over queries; p: paired randomisation test (Holm-corrected across runs); MDD: the smallest "

@@ -18,7 +18,7 @@ from calibration.report import (PAIRS_NOTE, TASK_HEADER, TASKS_NOTE, ProjectRepo
 # Laid out for a 1400 px window: prose stays at a readable measure; a table wider than the
 # page scrolls inside its own box (.wide) instead of pushing the page sideways; a long list
 # is a collapsed <details> that scrolls inside a box of bounded height (.list) when opened.
-_STYLE = """
+STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1320px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
 p{max-width:60em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right;vertical-align:top}
@@ -126,7 +126,8 @@ def mdd_svg(curve: Sequence[tuple[int, float]], current: int) -> str:
     return _svg(left + width + 40, top + height + 45, body, "minimum detectable difference against n")
 
 
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+def html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """An HTML table of ``header`` and ``rows``, every cell escaped (the reports' one table)."""
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
@@ -136,7 +137,7 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
     """The whole report as one HTML document (inline CSS and SVG, no scripts)."""
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-        f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
+        f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>",
         f"<p>{_count(report.n_judgments, 'relevance judgment')} on {_count(report.n_items, 'pool entry', 'pool entries')} of "
         f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "
         f"{_count(report.n_overlap_items, 'item')} labelled by two or more annotators.</p>",
@@ -153,17 +154,17 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
         parts.append(f"<p class='note'>{escape(interval_note(report.n_boot, o.n_groups, o.ci, report.seed))} "
                      "Kappa and agreement pool every pair of annotators on each shared item; alpha uses all annotators at once. "
                      f"{escape(PAIRS_NOTE)}</p>")
-        parts.append(_html_table(["statistic", "value [95% interval]", "n"], [(e.statistic, format_estimate(e), e.n) for e in shown]))
+        parts.append(html_table(["statistic", "value [95% interval]", "n"], [(e.statistic, format_estimate(e), e.n) for e in shown]))
         parts.append(intervals_svg(shown))
         parts.append("<h3>Confusion of annotator pairs (first name in order: rows)</h3>")
         parts.append(confusion_svg(o.confusion.labels, o.confusion.table, "rows: first annotator", "columns: second annotator"))
     parts.append("<h2>Each annotator against the others</h2>")
-    parts.append(wide(_html_table(
+    parts.append(wide(html_table(
         ["annotator", "labels", "pairs compared", "quadratic kappa [95% interval]"],
         [(r.annotator, r.n_labels, r.n_shared, format_estimate(r.kappa_quadratic) if r.kappa_quadratic else "n/a") for r in report.per_annotator],
     )))
     parts.append("<h2>Label distributions</h2>")
-    parts.append(wide(_html_table(
+    parts.append(wide(html_table(
         ["annotator", *map(str, report.grades), "total"],
         [(name, *counts.values(), sum(counts.values())) for name, counts in report.distributions.items()],
     )))
@@ -176,6 +177,6 @@ def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
     if report.tasks:
         parts.append("<h2>Verdicts on the other tasks</h2>")
         parts.append(f"<p class='note'>{escape(TASKS_NOTE)}</p>")
-        parts.append(wide(_html_table(list(TASK_HEADER), task_rows(report.tasks))))
+        parts.append(wide(html_table(list(TASK_HEADER), task_rows(report.tasks))))
     parts.append("</body></html>\n")
     return "\n".join(parts)

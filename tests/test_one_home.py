@@ -68,10 +68,9 @@ def test_the_normal_quantile_is_computed_in_one_place() -> None:
     assert [c.partition(":")[0] for c in calls] == ["calibration/stats.py"]
 
 
-#: Private names still crossing a package (the HTML reports' style sheet and table, bench's
-#: reach into pooling); each is to become public in its home. No other may join them.
+#: Private names still crossing a package (bench's reach into pooling); each is to become
+#: public in its home. No other may join them.
 STILL_CROSSING = {
-    ("calibration.report_html", "_STYLE"), ("calibration.report_html", "_html_table"),
     ("pooling.strategies", "_tfidf"), ("pooling.strategies", "_with_ranks"), ("pooling.stopping", "_decide"),
 }
 

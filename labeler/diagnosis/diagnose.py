@@ -337,14 +337,14 @@ def to_html(report: DiagnoseReport) -> str:
     """The report as one self-contained HTML page (every text from the data escaped)."""
     from html import escape
 
-    from calibration.report_html import _STYLE, collapsed, wide
+    from calibration.report_html import STYLE, collapsed, wide
 
     title = f"Why {report.system}'s answers are wrong ({report.golden})"
     head = "<tr><th>outcome</th><th>questions</th><th>what to fix</th></tr>"
     rows = "".join(f"<tr><td>{escape(o)}</td><td>{report.counts[o]}</td><td>{escape(ADVICE[o])}</td></tr>"
                    for o in (*OUTCOMES, PENDING) if report.counts[o] or o != PENDING)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
              f"<p>{report.answers} answers to the version's questions: {report.correct} correct, {len(report.diagnoses)} "
              f"wrong, {report.unjudged} without a verdict.</p>", wide(f"<table>{head}{rows}</table>")]
     if report.first:

@@ -372,7 +372,7 @@ def to_html(report: StagesReport) -> str:
     """The report as one self-contained HTML page (every name escaped)."""
     from html import escape
 
-    from calibration.report_html import _STYLE, wide
+    from calibration.report_html import STYLE, wide
 
     labels = stage_labels(report.k)
     title = f"Stages of {' and '.join(s.system for s in report.systems)} on {report.golden}"
@@ -391,7 +391,7 @@ def to_html(report: StagesReport) -> str:
     table = ("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"
              + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</table>")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
              f"<p class='note'>version {escape(report.version)} (content hash {escape(report.content_hash[:12])}); a chunk "
              f"is relevant from grade {report.relevance_level}; k = {report.k}.</p>", wide(table)]
     for s in report.systems:

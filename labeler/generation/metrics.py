@@ -605,7 +605,7 @@ def to_html(m: AnswerMetrics, title: str = "Generation metrics") -> str:
     """The metrics as one self-contained HTML page (every name from the data escaped)."""
     from html import escape
 
-    from calibration.report_html import _STYLE, wide
+    from calibration.report_html import STYLE, wide
 
     def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
@@ -613,7 +613,7 @@ def to_html(m: AnswerMetrics, title: str = "Generation metrics") -> str:
         return wide(f"<table><tr>{head}</tr>{body}</table>")
 
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>"]
+             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"]
     parts += [f"<p class='note'>{escape(line)}</p>" for line in _intro(m)]
     for s in m.systems:
         words = "" if s.words is None else f", mean {s.words:.1f} words"

@@ -334,13 +334,13 @@ def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
 
     Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
     when wider than the page, and each task's disagreements are a collapsed list."""
-    from calibration.report_html import _STYLE, collapsed, confusion_svg, wide
+    from calibration.report_html import STYLE, collapsed, confusion_svg, wide
 
     header, rows = board(report)
     table = lambda h, rs: ("<table><tr>" + "".join(f"<th>{escape(str(c))}</th>" for c in h) + "</tr>"  # noqa: E731
                            + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rs) + "</table>")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>", wide(table(header, rows))]
+             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>", wide(table(header, rows))]
     for name, tasks in report.results.items():
         for task, t in tasks.items():
             d = task_dict(t)

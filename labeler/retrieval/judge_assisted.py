@@ -261,11 +261,11 @@ def to_html(title: str, intro: Sequence[str], rows: Sequence[Sequence[str]], not
     text escaped."""
     from html import escape
 
-    from calibration.report_html import _STYLE, _html_table, wide
+    from calibration.report_html import STYLE, html_table, wide
 
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             *(f"<p>{escape(line)}</p>" for line in intro), wide(_html_table(ESTIMATE_HEADER, rows)),
+             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             *(f"<p>{escape(line)}</p>" for line in intro), wide(html_table(ESTIMATE_HEADER, rows)),
              *(f"<p class='note'>{escape(line)}</p>" for line in notes), "</body></html>\n"]
     return "\n".join(parts)
 
