@@ -229,3 +229,11 @@ def test_html_fits_a_1400_px_window_in_chromium(project, tmp_path: Path) -> None
             assert page.evaluate("document.documentElement.scrollWidth") <= WIDE["width"]
         finally:
             browser.close()
+
+
+def test_the_reports_flag_is_the_claims_pages_flag() -> None:
+    from calibration.report_judges import FLAG, flag_note
+    from labeler.store.vocabulary import NOT_ONE_CLAIM, VERDICTS
+
+    assert FLAG == NOT_ONE_CLAIM and FLAG in VERDICTS["claims"]
+    assert f"({NOT_ONE_CLAIM})" in flag_note(2)

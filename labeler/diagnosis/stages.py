@@ -92,7 +92,11 @@ STAGE_NAMES = ("recall", "ndcg", "precision", "correct_given_relevant", "correct
 
 
 def stage_labels(k: int) -> dict[str, str]:
-    """Stage key -> its name in sentences and tables."""
+    """Stage key -> its name in sentences and tables.
+
+    >>> stage_labels(10)["recall"], stage_labels(5)["ndcg"], stage_labels(5)["correct_given_relevant"]
+    ('recall@10', 'nDCG@5', 'correctness given a relevant chunk')
+    """
     return {"recall": f"recall@{k}", "ndcg": f"nDCG@{k}", "precision": f"P@{k}",
             "correct_given_relevant": "correctness given a relevant chunk",
             "correct_without_relevant": "correctness without a relevant chunk",

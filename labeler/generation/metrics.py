@@ -28,9 +28,11 @@ mean length in words of the answers each rate is over (judges favour longer answ
 
 Each rate three ways: ``people`` (their majority verdicts), ``judge`` (one judge's verdicts,
 sampling interval only: its bias is unknown) and ``ppi`` (PPI++: people on the answers they
-labelled, the judge everywhere). Intervals are clustered by question and stay inside [0, 1]
-(:mod:`calibration.clustered`). Systems that answered the same questions are compared paired:
-the mean per-question difference, its interval and the minimum detectable difference.
+labelled, the judge everywhere). Intervals are clustered by question and stay inside [0, 1];
+each rate is one call of :mod:`calibration.rates`, which composes it. Systems that answered the
+same questions are compared paired: the mean per-question difference, its interval and the
+minimum detectable difference. The names of the metrics are :mod:`labeler.generation.registry`'s;
+the text and the HTML page are :mod:`labeler.commands.reports.answer_metrics`'s.
 """
 
 from __future__ import annotations

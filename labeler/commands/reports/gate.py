@@ -6,13 +6,14 @@ the Markdown of a CI job summary and JUnit XML; and both of a gate that could no
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from functools import partial
 from typing import TYPE_CHECKING
 
 from calibration.formatting import JOB_SUMMARY_SPECIAL, fixed, markdown_escape
 
 if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
     from calibration.gate import GateResult
     from labeler.diagnosis.gate import Gate
 
@@ -45,6 +46,8 @@ def _p_header(gate: Gate, head: str) -> str:
 
 
 def _xml(suites: ET.Element) -> str:
+    import xml.etree.ElementTree as ET  # lazy: start-up
+
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -60,6 +63,8 @@ def bad_input_markdown(message: str, golden: str, baseline: str, candidate: str)
 
 def bad_input_junit(message: str, golden: str, baseline: str, candidate: str) -> str:
     """JUnit XML of a gate that could not compare: one testcase with an ``error``."""
+    import xml.etree.ElementTree as ET  # lazy: start-up
+
     suites = ET.Element("testsuites", name="goldpool gate", tests="1", failures="0", errors="1")
     suite = ET.SubElement(suites, "testsuite", name=f"goldpool gate: {candidate} against {baseline}",
                           tests="1", failures="0", errors="1", skipped="0")
@@ -142,6 +147,8 @@ def markdown(gate: Gate) -> str:
 
 def junit(gate: Gate) -> str:
     """The report as JUnit XML: one testcase per metric, a ``failure`` on each metric that failed."""
+    import xml.etree.ElementTree as ET  # lazy: start-up
+
     failures = sum(r.failed for r in gate.results)
     suites = ET.Element("testsuites", name="goldpool gate", tests=str(len(gate.results)), failures=str(failures),
                         errors="0")
