@@ -10,6 +10,9 @@ For per-query scores a_q and b_q of two runs on the same n queries, δ_q = b_q �
   at random and ``p = (1 + #{|mean of flipped| >= |δ̄|}) / (1 + R)`` (Phipson & Smyth 2010: never
   0). The test is :func:`calibration.stats.sign_flip_p`, two-sided.
 - **Holm's step-down correction** (Holm 1979) when several runs are compared with one baseline.
+- **One record**: :func:`paired_test` returns :class:`PairedTest`, the numbers of one paired
+  comparison; :class:`Comparison` is it with ``compare``'s reading, and the gate's
+  :class:`calibration.gate.GateResult` holds one (one-sided) and reads it as a drop.
 - **Minimum detectable difference** of the set: ``(z_{1−α/2} + z_{1−β}) · sd(δ)/sqrt(n)``
   (:func:`calibration.power.minimum_detectable_difference`, per-query design). A difference
   that is not significant and below the MDD says nothing either way.

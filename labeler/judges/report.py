@@ -10,6 +10,9 @@ On claims, a person may flag a claim as not one checkable claim (``NOT_ONE_CLAIM
 judges how the answer was split, and a judge is never asked it, so a claim any person flagged
 is left out of the comparison and of the human ceiling (both stand on the same claims), and the
 report says how many.
+
+The report is data (:func:`to_dict`); its text, Markdown and HTML are
+:mod:`calibration.report_judges`'s, built from that data.
 """
 
 from __future__ import annotations
