@@ -37,7 +37,7 @@ def simulate_pooling(
     result = simulate(project.db, qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every,
                       rules=list(rules))
     if html_path:
-        from labeler.retrieval.pooling_report import simulation_html
+        from labeler.commands.reports.pooling import simulation_html
 
         with output_file(html_path) as out:
             out.write(simulation_html(result))

@@ -379,7 +379,8 @@ def _compare_one(gold, runs: tuple[str, ...], metric: str, relevance_level: int,
                  as_json: bool) -> Any:
     """The comparison of ``runs`` on one metric: its JSON object, or its text block."""
     from calibration import fixed
-    from calibration.compare import Comparisons, compare_runs, to_html
+    from calibration.compare import Comparisons, compare_runs
+    from calibration.report_compare import to_html
     from labeler.retrieval.golden_set import evaluate_runs
 
     scores = evaluate_runs(gold, list(runs), [metric], relevance_level=relevance_level)
