@@ -31,9 +31,8 @@ built on it (the quantile rule, the check sample, the knee) are in :mod:`pooling
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
