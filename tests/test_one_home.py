@@ -189,7 +189,7 @@ RENDERING_IMPORTS = {"html", "xml.etree.ElementTree", "calibration.report_page",
                      "calibration.report_judges", "calibration.report_compare"}
 PAGE_MARKS = ("<!DOCTYPE", "<table", "<td", "<svg", "|---")
 #: Services still writing a document themselves; each is to hand its result to a renderer.
-STILL_RENDERING = {"labeler/retrieval/golden_set.py"}  # the export's card, README.md
+STILL_RENDERING = {"labeler/retrieval/dataset_card.py"}  # the export's card, README.md
 
 
 def _rendering(tree: ast.Module) -> list[str]:
