@@ -39,7 +39,7 @@ CLAIM_SOURCES = ("file", "judge", "sentence")
 _BATCH = 500
 
 _COLUMNS = ("answer_id", "system", "query_id", "question", "response", "contexts", "retrieved_ids", "reference",
-            "content_hash", "meta")
+            "content_hash", "meta", "batch")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,7 @@ class AnswerImport:
     unchanged: int
     claims: int  # claims added with the new answers
     warnings: tuple[str, ...] = ()  # what the file gave that was not read as given (columns kept as metadata)
+    batch: str = ""  # the batch of answers whose record named none
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +90,14 @@ def answer_hash(answer: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def _row(system: str, answer: Mapping[str, Any]) -> tuple[Any, ...]:
+def _row(system: str, answer: Mapping[str, Any], batch: str) -> tuple[Any, ...]:
     return (
         answer["answer_id"], system, answer.get("query_id"), answer["question"], answer["response"],
         json.dumps(list(answer.get("contexts") or []), ensure_ascii=False),
         json.dumps(list(answer.get("retrieved_ids") or []), ensure_ascii=False),
         answer.get("reference"), answer_hash(answer),
         json.dumps(dict(answer.get("meta") or {}), ensure_ascii=False, sort_keys=True, default=str),
+        answer.get("batch") or batch,
     )
 
 
@@ -115,9 +117,27 @@ def check_system_name(system: str) -> str:
     return system
 
 
+def check_batch_name(batch: str, *, path: str | Path | None = None, line: int | None = None,
+                     field: str | None = None) -> str:
+    """``batch`` if it can name a batch of answers: non-empty, visible characters only (no space).
+
+    Raises:
+        StoreError: otherwise (with the file, line and field it came from, when given).
+    """
+    if not batch or any(ch.isspace() or not ch.isprintable() for ch in batch):
+        raise StoreError(f"batch name {shown(batch)}: give a non-empty name of visible characters (a date, a week "
+                         "such as 2026-W49, a release)", path=path, line=line, field=field)
+    return batch
+
+
+def default_batch() -> str:
+    """The batch of an import that names none: its date, UTC (``YYYY-MM-DD``)."""
+    return now()[:10]
+
+
 def add_answers(
     db: sqlite_utils.Database, path: str | Path, system: str,
-    answers: Iterable[tuple[int, Mapping[str, Any]]], *, caller: Caller,
+    answers: Iterable[tuple[int, Mapping[str, Any]]], *, caller: Caller, batch: str | None = None,
 ) -> AnswerImport:
     """Add one system's answers read from the file ``path`` (admin only), in one transaction.
 
@@ -126,27 +146,33 @@ def add_answers(
     once, inside the transaction, so a file streams through. An answer already stored with
     the same content for the same system counts as unchanged; its claims are not touched.
 
+    Each answer is stored in its ``batch`` (a key of the answer, set when the file or the
+    import named one), else in ``batch``, else in the import's date (:func:`default_batch`).
+    An answer stored in another batch than the one its record names is refused; one whose
+    batch was named by nobody is unchanged, whatever day it is imported again.
+
     Raises:
         StoreError: a retrieved doc_id that is not in the corpus, an answer_id already stored
-            for another system or with different content (file, line and field named);
-            nothing is written.
+            for another system, in another batch or with different content (file, line and
+            field named); nothing is written.
     """
     require_admin(db, caller)
     check_system_name(system)
+    batch = default_batch() if batch is None else check_batch_name(batch)
     path = str(path)
     added = unchanged = claims = 0
     at = now()
     with transaction(db):
         db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
         iterator = iter(answers)
-        while batch := list(islice(iterator, _BATCH)):
-            counts = _write_batch(db, path, system, batch, at)
+        while chunk := list(islice(iterator, _BATCH)):
+            counts = _write_batch(db, path, system, chunk, at, batch)
             added, unchanged, claims = added + counts[0], unchanged + counts[1], claims + counts[2]
-    return AnswerImport(path, system, added, unchanged, claims)
+    return AnswerImport(path, system, added, unchanged, claims, batch=batch)
 
 
 def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Sequence[tuple[int, Mapping[str, Any]]],
-                 at: str) -> tuple[int, int, int]:
+                 at: str, answer_batch: str) -> tuple[int, int, int]:
     """Check and write one batch of answers inside the caller's transaction: (added, unchanged, claims)."""
     insert = f"INSERT INTO answers ({', '.join(_COLUMNS)}, added_at) VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
     insert_claim = ("INSERT INTO claims (claim_id, answer_id, n, text, source, method, added_at) "
@@ -157,7 +183,7 @@ def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Seque
     unchanged = 0
     where: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for line, answer in batch:
-        row = _row(system, answer)
+        row = _row(system, answer, answer_batch)
         before = stored.get(row[0])
         if before is not None:
             _check_same(path, line, system, answer, row, before)
@@ -223,7 +249,7 @@ def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapp
     with transaction(db):
         if answer is not None:
             db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
-            added = _write_batch(db, source, system, [(1, answer)], at)[0]
+            added = _write_batch(db, source, system, [(1, answer)], at, default_batch())[0]
         if result is not None and result.cacheable:
             db.conn.execute(
                 "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
@@ -311,6 +337,10 @@ def _check_same(path: str, line: int, system: str, answer: Mapping[str, Any], ro
                          f"{shown(stored['system'])}; answer_ids are unique across systems",
                          path=path, line=line, field="answer_id")
     new = dict(zip(_COLUMNS, row))
+    if answer.get("batch") is not None and answer["batch"] != stored["batch"]:
+        raise StoreError(f"answer {shown(row[0])} is already in the project in batch {shown(stored['batch'])}; an answer "
+                         "belongs to one batch: give the new batch's answers their own answer_ids",
+                         path=path, line=line, field=_field(answer, "batch"))
     if new["content_hash"] == stored["content_hash"] and new["meta"] == stored["meta"]:
         return
     changed = next((c for c in ("query_id", "question", "response", "contexts", "retrieved_ids", "reference", "meta")
@@ -474,3 +504,44 @@ def answer_verdicts(db: sqlite_utils.Database, system: str, *, judge: str | None
         "JOIN verdict_items i ON i.item_id = v.item_id JOIN answers a ON a.answer_id = i.answer_id "
         "WHERE a.system = ? AND v.judge = ? AND v.verdict IS NOT NULL ORDER BY v.item_id", [system, judge])
 
+
+
+def corpus_ids(db: sqlite_utils.Database, doc_ids: Iterable[str]) -> set[str]:
+    """Those of ``doc_ids`` that are documents of the project's corpus."""
+    ids = sorted(set(doc_ids))
+    found: set[str] = set()
+    for start in range(0, len(ids), _BATCH):
+        chunk = ids[start:start + _BATCH]
+        sql = f"SELECT doc_id FROM documents WHERE doc_id IN ({','.join('?' * len(chunk))}) AND {VISIBLE_DOCUMENTS}"
+        found.update(r[0] for r in db.conn.execute(sql, chunk))
+    return found
+
+
+def answer_records(db: sqlite_utils.Database, system: str | None = None,
+                   batch: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every stored answer (of ``system``, in ``batch``) as a dict of its columns, lists and
+    ``meta`` decoded, by system, batch and answer_id."""
+    where, args = [], []
+    for column, value in (("system", system), ("batch", batch)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    sql = ("SELECT answer_id, system, batch, query_id, question, response, contexts, retrieved_ids, reference, meta "
+           "FROM answers" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY system, batch, answer_id")
+    for row in db.conn.execute(sql, args):
+        record = dict(zip(("answer_id", "system", "batch", "query_id", "question", "response", "contexts",
+                           "retrieved_ids", "reference", "meta"), row))
+        for key in ("contexts", "retrieved_ids", "meta"):
+            record[key] = json.loads(record[key])
+        yield record
+
+
+def batches(db: sqlite_utils.Database, system: str | None = None) -> list[str]:
+    """The batches of the stored answers (of ``system``), sorted."""
+    sql = "SELECT DISTINCT batch FROM answers" + (" WHERE system = ?" if system else "") + " ORDER BY batch"
+    return [r[0] for r in db.conn.execute(sql, [system] if system else [])]
+
+
+def answer_batches(db: sqlite_utils.Database, system: str) -> dict[str, str]:
+    """answer_id -> batch, for ``system``'s answers."""
+    return dict(db.conn.execute("SELECT answer_id, batch FROM answers WHERE system = ?", [system]))
