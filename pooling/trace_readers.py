@@ -36,7 +36,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ _KEPT = frozenset({"input.value", "input.mime_type", "output.value", "output.mim
 _DOCUMENT = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content|score)")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _JSON_MIME = "application/json"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(slots=True)
@@ -309,7 +310,7 @@ def _phoenix_span(record: Mapping[str, Any], path: Path, row: int) -> _Span:
     start = record.get("start_time")
     if isinstance(start, datetime) and start.tzinfo is None:
         start = start.replace(tzinfo=UTC)  # Phoenix's times are UTC
-    nanos = int(start.timestamp() * 1e9) if isinstance(start, datetime) else 0
+    nanos = (start - _EPOCH) // timedelta(microseconds=1) * 1000 if isinstance(start, datetime) else 0
     span = _Span(trace_id, span_id, parent_id, nanos, row, "", {}, {})
     for column, value in record.items():
         if not column.startswith("attributes.") or value is None:
@@ -356,7 +357,7 @@ def _answer(path: Path, trace_id: str, trace: Sequence[_Span], reading: TraceRea
               if s.kind == "LLM" and isinstance(s.attrs.get("llm.model_name"), str)]
     meta: dict[str, Any] = {"trace_id": trace_id, "span_id": top.span_id}
     if top.start:
-        meta["start_time"] = datetime.fromtimestamp(top.start / 1e9, UTC).isoformat()
+        meta["start_time"] = (_EPOCH + timedelta(microseconds=top.start // 1000)).isoformat()
     for key, name in (("session.id", "session_id"), ("user.id", "user_id"), ("tag.tags", "tags")):
         value = next((s.attrs[key] for s in [top, *trace] if s.attrs.get(key) is not None), None)
         if value is not None:
