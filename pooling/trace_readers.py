@@ -43,7 +43,7 @@ from typing import Any
 from pooling import PoolingError, shown
 from pooling.chars import check_text
 from pooling.lines import first_bytes, read_lines
-from pooling.readers import _json_kind, _json_value, _parquet
+from pooling.readers import JSON_DEPTH_CAP, _json_kind, _parquet
 
 __all__ = ["TraceReading", "read_traces", "trace_format"]
 
@@ -57,7 +57,6 @@ RESPONSE_KEYS = ("answer", "response", "result", "output", "text", "content")
 
 _KEPT = frozenset({"input.value", "input.mime_type", "output.value", "output.mime_type", "openinference.span.kind",
                    "llm.model_name", "session.id", "user.id", "metadata", "tag.tags"})
-_DOCUMENT = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content|score)")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _JSON_MIME = "application/json"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -149,7 +148,7 @@ def _otlp_documents(path: Path) -> Iterator[tuple[int, Any]]:
     else:
         return
     try:
-        first = _json_value(text)
+        first = json.loads(text)
     except json.JSONDecodeError:
         lines.close()
         yield 1, _whole(path)
@@ -164,7 +163,7 @@ def _otlp_documents(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _whole(path: Path) -> Any:
     try:
-        return _json_value(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise PoolingError(f"not UTF-8 (byte {exc.start + 1}); OTLP JSON is UTF-8", path=path) from None
     except json.JSONDecodeError as exc:
@@ -176,7 +175,7 @@ def _whole(path: Path) -> Any:
 
 def _json_line(text: str, path: Path, number: int) -> Any:
     try:
-        return _json_value(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise PoolingError(f"malformed JSON ({exc.msg} at column {exc.colno}); the file holds one export request a "
                            "line", path=path, line=number) from None
@@ -223,13 +222,32 @@ def _otlp_span(span: Any, path: Path, line: int, where: str) -> _Span:
                            field=f"{where}.startTimeUnixNano") from None
     result = _Span(trace_id, span_id, parent_id, start, line, where, {}, {})
     for k, attribute in enumerate(_items(span.get("attributes"), f"{where}.attributes", path, line)):
-        if not isinstance(attribute, dict) or not isinstance(attribute.get("key"), str):
+        key = attribute.get("key") if isinstance(attribute, dict) else None
+        if not isinstance(key, str):
             raise PoolingError("must be an object {\"key\": ..., \"value\": {...}}", path=path, line=line,
                                field=f"{where}.attributes[{k}]")
-        key = attribute["key"]
-        if key in _KEPT or _DOCUMENT.fullmatch(key):
-            _keep(result, key, _any_value(attribute.get("value"), path, line, f"{where}.attributes[{key!r}]"))
+        target = _target(result, key)
+        if target is not None:
+            try:
+                target[0][target[1]] = _any_value(attribute.get("value"))
+            except _BadValue as exc:
+                raise PoolingError(str(exc), path=path, line=line, field=f"{where}.attributes[{key!r}]{exc.at}") from None
     return result
+
+
+_DOCUMENT_PREFIX = "retrieval.documents."
+_DOCUMENT_FIELDS = frozenset({"id", "content", "score"})
+
+
+def _target(span: _Span, key: str) -> tuple[dict[Any, Any], Any] | None:
+    """Where the value of attribute ``key`` goes in ``span`` (None: not read)."""
+    if key in _KEPT:
+        return span.attrs, key
+    if key.startswith(_DOCUMENT_PREFIX):
+        n, _, rest = key[len(_DOCUMENT_PREFIX):].partition(".document.")
+        if n.isdigit() and rest in _DOCUMENT_FIELDS:
+            return span.documents.setdefault(int(n), {}), rest
+    return None
 
 
 def _otlp_id(value: Any, size: int, path: Path, line: int, name: str) -> str:
@@ -247,8 +265,23 @@ def _otlp_id(value: Any, size: int, path: Path, line: int, name: str) -> str:
                        path=path, line=line, field=name)
 
 
-def _any_value(value: Any, path: Path, line: int, name: str) -> Any:
-    """The Python value of an OTLP ``AnyValue`` (``{"stringValue": ...}``, ``{"intValue": "3"}``...)."""
+class _BadValue(ValueError):
+    """An attribute's value that is not an OTLP value; ``at`` is where in it (``[2]``, ``.key``)."""
+
+    def __init__(self, message: str, at: str = "") -> None:
+        super().__init__(message)
+        self.at = at
+
+
+def _any_value(value: Any, depth: int = 0) -> Any:
+    """The Python value of an OTLP ``AnyValue`` (``{"stringValue": ...}``, ``{"intValue": "3"}``...).
+
+    Only the attributes read are decoded, so only they are held to the nesting cap of every
+    reader (the rest of a line is as deep as ``json.loads`` takes it).
+
+    Raises:
+        _BadValue: not an OTLP value, a number that is not one, nested too deep.
+    """
     if not isinstance(value, dict) or not value:
         return None
     kind, inner = next(iter(value.items()))
@@ -256,36 +289,35 @@ def _any_value(value: Any, path: Path, line: int, name: str) -> Any:
         return inner
     if kind == "boolValue" and isinstance(inner, bool):
         return inner
-    if kind == "intValue" and isinstance(inner, int | str) and not isinstance(inner, bool):
+    if kind in ("intValue", "doubleValue") and isinstance(inner, int | float | str) and not isinstance(inner, bool):
         try:
-            return int(inner)
+            return int(inner) if kind == "intValue" else float(inner)
         except ValueError:
-            pass
-    elif kind == "doubleValue" and isinstance(inner, int | float | str) and not isinstance(inner, bool):
-        try:
-            return float(inner)
-        except ValueError:
-            pass
-    elif kind == "arrayValue" and isinstance(inner, dict):
-        return [_any_value(v, path, line, f"{name}[{i}]") for i, v in enumerate(inner.get("values") or [])]
-    elif kind == "kvlistValue" and isinstance(inner, dict):
-        return {kv.get("key"): _any_value(kv.get("value"), path, line, f"{name}.{kv.get('key')}")
+            raise _BadValue(f"{kind} {shown(inner)} is not a number") from None
+    if depth >= JSON_DEPTH_CAP:
+        raise _BadValue(f"nested deeper than {JSON_DEPTH_CAP} levels of arrays and objects")
+    if kind == "arrayValue" and isinstance(inner, dict):
+        return [_nested(v, depth, f"[{i}]") for i, v in enumerate(inner.get("values") or [])]
+    if kind == "kvlistValue" and isinstance(inner, dict):
+        return {kv.get("key"): _nested(kv.get("value"), depth, f".{kv.get('key')}")
                 for kv in inner.get("values") or [] if isinstance(kv, dict)}
-    elif kind == "bytesValue" and isinstance(inner, str):
+    if kind == "bytesValue" and isinstance(inner, str):
         return inner
-    else:
-        raise PoolingError(f"not an OTLP value: {shown(kind)} (give stringValue, intValue, doubleValue, boolValue, "
-                           "arrayValue or kvlistValue)", path=path, line=line, field=name)
-    raise PoolingError(f"{kind} {shown(inner)} is not a number", path=path, line=line, field=name)
+    raise _BadValue(f"not an OTLP value: {shown(kind)} {shown(inner)} (give stringValue, intValue, doubleValue, "
+                    "boolValue, arrayValue or kvlistValue)")
+
+
+def _nested(value: Any, depth: int, at: str) -> Any:
+    try:
+        return _any_value(value, depth + 1)
+    except _BadValue as exc:
+        raise _BadValue(str(exc), at + exc.at) from None
 
 
 def _keep(span: _Span, key: str, value: Any) -> None:
-    match = _DOCUMENT.fullmatch(key)
-    if match is None:
-        span.attrs[key] = value
-        return
-    document = span.documents.setdefault(int(match[1]), {})
-    document[match[2]] = value
+    target = _target(span, key)
+    if target is not None:
+        target[0][target[1]] = value
 
 
 # --- Phoenix's spans dataframe as Parquet ---
@@ -323,7 +355,7 @@ def _phoenix_span(record: Mapping[str, Any], path: Path, row: int) -> _Span:
                                        field=f"{column}[{n}]")
                 span.documents[n] = {k: document.get(f"document.{k}") for k in ("id", "content", "score")
                                      if document.get(f"document.{k}") is not None}
-        elif key in _KEPT or _DOCUMENT.fullmatch(key):
+        else:
             _keep(span, key, value)
     if span.kind is None and isinstance(record.get("span_kind"), str):
         span.attrs["openinference.span.kind"] = record["span_kind"]
