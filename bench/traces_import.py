@@ -6,15 +6,16 @@ The traces are made by the real OpenTelemetry SDK (the test extra) with OpenInfe
 attribute names: per trace a root CHAIN span (question, response, session, user, metadata), a
 RETRIEVER span with five documents of ~300 characters (ids of a 20,000-document corpus, every
 fifth one not in it), an EMBEDDING span and an LLM span, exported by the SDK's OTLP JSON file
-exporter 512 spans a line (the batch span processor's default batch). Timed, each the best of
-``--rounds``, in this process:
+exporter 512 spans a line (the batch span processor's default batch). Timed in this process, one
+after the other in each of ``--rounds`` rounds:
 
 - ``json_loads``: every line through ``json.loads``, nothing else (the floor of any reader);
 - ``read``: :func:`pooling.trace_readers.read_traces`, every answer built;
 - ``import``: :func:`labeler.generation.traces.import_traces` into a new project holding the
   corpus (reading, linking to the corpus and the queries, one transaction).
 
-Printed as JSON with the ratios to ``json_loads``. The machine is shared: compare figures of one
+Printed as JSON: the best time of each, and the median over the rounds of each one's ratio to
+``json_loads`` in the same round. The machine is shared: compare figures of one
 run, not across runs.
 """
 
@@ -24,6 +25,7 @@ import argparse
 import io
 import json
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -126,25 +128,23 @@ def main() -> None:
         corpus = folder / "corpus.jsonl"
         corpus.write_text("".join(json.dumps({"doc_id": f"d{d}", "text": _sentence(rng, 40)}) + "\n"
                                   for d in range(N_DOCS)), encoding="utf-8")
-        t_json, lines = _best(args.rounds, lambda: _plain(path))
-        t_read, answers = _best(args.rounds, lambda: sum(1 for _ in read_traces(path)))
-
-        def imported():
+        rounds = []
+        for _ in range(args.rounds):  # the three timed one after the other, each round: load moves them alike
+            t_json, lines = _best(1, lambda: _plain(path))
+            t_read, answers = _best(1, lambda: sum(1 for _ in read_traces(path)))
             db = connect(_project(folder, corpus))
-            start = time.perf_counter()
-            r = import_traces(db, path, "rag", caller=OWNER)
-            elapsed = time.perf_counter() - start
+            t_import, result = _best(1, lambda: import_traces(db, path, "rag", caller=OWNER))
             db.close()
-            return elapsed, r
-
-        timings = [imported() for _ in range(args.rounds)]
-        t_import, result = min(timings, key=lambda t: t[0])
+            rounds.append((t_json, t_read, t_import))
         megabytes = round(path.stat().st_size / 2**20, 1)
+    t_json, t_read, t_import = (min(r[i] for r in rounds) for i in range(3))
+    ratios = {"read": statistics.median(r[1] / r[0] for r in rounds),
+              "import": statistics.median(r[2] / r[0] for r in rounds)}
     print(json.dumps({
         "traces": args.traces, "spans": spans, "lines": lines, "megabytes": megabytes, "answers": answers, "added": result.added, "in_corpus": result.in_corpus,
         "documents": result.documents,
         "seconds": {"json_loads": round(t_json, 3), "read": round(t_read, 3), "import": round(t_import, 3)},
-        "ratio_to_json_loads": {"read": round(t_read / t_json, 2), "import": round(t_import / t_json, 2)},
+        "ratio_to_json_loads": {k: round(v, 2) for k, v in ratios.items()},  # median over the rounds
     }, indent=2))
 
 

@@ -55,7 +55,9 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
 
         card = card_line(project.db, judge)  # how far the judge's numbers can be trusted
     if html_path is not None:
-        page = to_html(m)
+        from calibration.report_figures import answer_metric_figures, with_figures  # lazy: start-up
+
+        page = with_figures(to_html(m), answer_metric_figures(m.as_dict()))
         if card:
             import html
 

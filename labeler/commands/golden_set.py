@@ -387,7 +387,10 @@ def _compare_one(gold, runs: tuple[str, ...], metric: str, relevance_level: int,
     result = compare_runs(per_query, metric, seed=seed)
     if html_path:
         with output_file(html_path) as handle:
-            handle.write(to_html(result, title=f"{metric} on {gold.label} (relevance level {relevance_level})"))
+            from calibration.report_figures import comparison_figures, with_figures  # lazy: start-up
+
+            handle.write(with_figures(to_html(result, title=f"{metric} on {gold.label} (relevance level {relevance_level})"),
+                                      comparison_figures(result, metric)))
     if as_json:
         return Comparisons(metric, tuple(result), relevance_level).as_dict()
     lines = []
