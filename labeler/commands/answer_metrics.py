@@ -12,10 +12,12 @@ from labeler.commands.common import Project, echo_json, html_option, json_option
 @click.option("--system", "systems", multiple=True, help="A system to report (repeat for several; default: every one).")
 @judge_option(help="The judge whose verdicts give the judge's values and, with people's, PPI++.")
 @click.option("--ci", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True, help="Coverage of the intervals.")
+@click.option("--by", "by", type=click.Choice(["batch"]), default=None,
+              help="Report each system per batch, with the change between consecutive batches.")
 @json_option
 @html_option
 def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None, ci: float, as_json: bool,
-                   html_path: str | None) -> None:
+                   html_path: str | None, by: str | None) -> None:
     """Faithfulness, supported answers, correctness, answer relevance and abstention rate of each system in DB.
 
     Each rate is a mean over answers: from people (the majority of annotators), from --judge,
@@ -42,7 +44,16 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     sensitivity, precision} against people; "people", "judge", "ppi": the answer relevance
     verdict DECLINES); "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
+
+    --by batch: each system per batch (the batch its answers were imported in, batches in
+    name order) and the change between consecutive batches: paired on the questions both
+    asked when at least half the smaller batch's questions repeat, else unpaired (Welch's
+    standard error) with its MDD. JSON: {"by": "batch", "batches": [...], "systems": {NAME:
+    {BATCH: {answers, words, METRIC: {SOURCE: {...}}}}}, "changes": [{system, metric,
+    source, before, after, paired, difference, low, high, mdd, n}], "judge", "ci", "metrics"}.
     """
+    if by == "batch":
+        return _by_batch(project, systems, judge, ci, as_json, html_path)
     from labeler.generation.metrics import answer_metrics as run
     from labeler.generation.metrics import to_html, to_text
     from labeler.commands.common import output_file
@@ -70,6 +81,23 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
         click.echo(to_text(m), nl=False)
         if card:
             click.echo(card)
+
+
+def _by_batch(project: Project, systems: tuple[str, ...], judge: str | None, ci: float, as_json: bool,
+              html_path: str | None) -> None:
+    from labeler.commands.batch_report import to_html, to_text
+    from labeler.commands.common import output_file
+    from labeler.generation.batches import batch_metrics
+    from labeler.store.access import OWNER
+
+    d = batch_metrics(project.db, systems, judge=judge, ci=ci, caller=OWNER).as_dict()
+    if html_path is not None:
+        with output_file(html_path) as handle:
+            handle.write(to_html(d))
+    if as_json:
+        echo_json(d)
+    else:
+        click.echo(to_text(d), nl=False)
 
 
 COMMANDS: list[click.Command] = [answer_metrics]
