@@ -18,6 +18,7 @@ from labeler.cli import cli
 SINGLE = {
     ("import-answers", "--system"): "one file holds one system's answers",
     ("import-traces", "--system"): "one file holds one system's traces",
+    ("sample-answers", "--system"): "a sample is drawn from one system's answers",
 }
 
 #: (command, word): why that command's --version or --db reads no golden set.

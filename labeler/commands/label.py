@@ -176,7 +176,7 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
             value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
         if key == "stop_recall" and value is None:
             value = "off"
-        if key == "sample" and value is None:
+        if key in ("sample", "answer_sample") and value is None:
             continue  # shown only when set: the whole pool is handed out
         click.echo(f"{key} = {value}")
 

@@ -1,4 +1,5 @@
-"""Answers in from traces, and out again: ``import-traces``, ``export-answers``."""
+"""Answers in from traces, out again, and a sample of them for people: ``import-traces``,
+``export-answers``, ``sample-answers``."""
 
 from __future__ import annotations
 
@@ -80,4 +81,44 @@ def export_answers(project: Project, systems: tuple[str, ...], batches: tuple[st
     click.echo(f"{output}: {plural(n, 'answer')} written", err=True)
 
 
-COMMANDS: list[click.Command] = [import_traces, export_answers]
+@click.command("sample-answers")
+@with_project
+@click.option("--system", required=True, metavar="NAME", help="The system whose answers are sampled (one).")
+@click.option("--batch", default=None, metavar="B", help="Only this batch's answers (default: every batch).")
+@click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Answers to draw.")
+@click.option("--design", type=click.Choice(["random", "stratified"]), default="random", show_default=True,
+              help="Simple random sample, or one stratified --by a field.")
+@click.option("--by", "by", default=None, metavar="FIELD",
+              help="With --design stratified: batch, query_id, or a metadata key (model, user_id, metadata.release...).")
+@click.option("--name", required=True, help="Name of the sample (label-settings DB answer_sample=NAME hands it out).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@json_option
+def sample_answers(project: Project, system: str, batch: str | None, n: int, design: str, by: str | None, name: str,
+                   seed: int, as_json: bool) -> None:
+    """Draw N of SYSTEM's answers in DB for people to label, recording each one's inclusion probability.
+
+    random: a simple random sample (probability N/answers for each). stratified --by FIELD:
+    the answers split by the field's value, N shared out in proportion to the strata (each
+    at least one answer when N allows), a random sample in each (probability drawn/size in
+    its stratum). `label-settings DB answer_sample=NAME` then hands out only these answers
+    for the generation tasks (off: every answer). A sample never changes.
+
+    JSON keys: name, system, batch, design, by, seed, population, drawn, strata (stratum ->
+    answers, drawn, probability).
+    """
+    from labeler.generation.sampling import sample_answers as run
+    from labeler.store.access import OWNER
+
+    r = run(project.db, system, n=n, name=name, design=design, by=by, batch=batch, seed=seed, caller=OWNER)  # type: ignore[arg-type]
+    if as_json:
+        echo_json(r.as_dict())
+        return
+    click.echo(f"sample {name!r}: {plural(r.drawn, 'answer')} of {r.population} of {system!r}"
+               + (f" in batch {batch!r}" if batch else "") + f", {design}" + (f" by {by}" if by else "")
+               + f"; hand them out with `goldpool label-settings DB answer_sample={name}`")
+    if by:
+        for stratum, s in r.strata.items():
+            click.echo(f"  {stratum}: {int(s['drawn'])} of {int(s['answers'])} (probability {s['probability']:.3f})")
+
+
+COMMANDS: list[click.Command] = [import_traces, export_answers, sample_answers]

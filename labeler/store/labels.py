@@ -410,6 +410,10 @@ def change_settings(
         from labeler.store.samples import check_sample
 
         check_sample(db, str(clean["sample"]))
+    if clean.get("answer_sample") is not None:
+        from labeler.store.answer_samples import check_answer_sample
+
+        check_answer_sample(db, str(clean["answer_sample"]))
     merged = {**{k: getattr(get_settings(db), k) for k in ("strategy", "stop_recall", "sample")}, **clean}
     if merged["sample"] is not None and (merged["strategy"] != "depth" or merged["stop_recall"] is not None):
         # A designed sample fixes which entries people label, with known probabilities; an
