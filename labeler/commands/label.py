@@ -143,6 +143,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
                          model of the unjudged) or knee (a heuristic, no confidence)
     sample               hand out only the entries of this designed sample
                          (goldpool plan-sample), blind as ever; off: the whole pool
+    answer_sample        hand out only the answers of this sample on the generation
+                         task pages (goldpool sample-answers); off: every answer
 
     Changes apply to work handed out from now on; setting a sample also releases the
     unlabelled entries outside it handed out before, and says how many, by annotator.
