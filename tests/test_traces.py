@@ -18,7 +18,8 @@ from labeler.generation.answers import import_answers
 from labeler.generation.traces import import_traces
 from labeler.store import StoreError, connect
 from labeler.store.access import OWNER
-from labeler.store.answers import answer_records, default_batch
+from labeler.store.answer_records import answer_records
+from labeler.store.answers import default_batch
 from pooling import PoolingError
 from pooling.trace_readers import TraceReading, read_traces
 from trace_fixtures import Trace, phoenix_frame, record_spans, write_spans, write_traces

@@ -45,12 +45,9 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     verdict DECLINES); "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
 
-    --by batch: each system per batch (the batch its answers were imported in, batches in
-    name order) and the change between consecutive batches: paired on the questions both
-    asked when at least half the smaller batch's questions repeat, else unpaired (Welch's
-    standard error) with its MDD. JSON: {"by": "batch", "batches": [...], "systems": {NAME:
-    {BATCH: {answers, words, METRIC: {SOURCE: {...}}}}}, "changes": [{system, metric,
-    source, before, after, paired, difference, low, high, mdd, n}], "judge", "ci", "metrics"}.
+    --by batch: per batch, and each batch's change from the one before, paired where questions
+    repeat, else unpaired, with its MDD; JSON {"by", "batches", "systems": {NAME: {BATCH: ...}},
+    "changes": [{system, metric, source, before, after, paired, difference, low, high, mdd, n}]}.
     """
     if by == "batch":
         return _by_batch(project, systems, judge, ci, as_json, html_path)

@@ -37,6 +37,7 @@ import sqlite_utils
 from labeler.store import StoreError
 from labeler.store import answers as store
 from labeler.store.access import require_admin
+from labeler.store.answer_records import answer_records
 from labeler.store.answers import AnswerImport
 from labeler.store.vocabulary import Caller
 from pooling import PoolingError, shown
@@ -240,7 +241,7 @@ def export_answers(db: sqlite_utils.Database, out: TextIO, *, systems: Sequence[
         store.require_system(db, system)
     wanted_systems, wanted_batches = set(systems), set(batches)
     n = 0
-    for a in store.answer_records(db):
+    for a in answer_records(db):
         if (wanted_systems and a["system"] not in wanted_systems) or (wanted_batches and a["batch"] not in wanted_batches):
             continue
         record = {"user_input": a["question"], "retrieved_contexts": a["contexts"], "response": a["response"],

@@ -27,6 +27,7 @@ import sqlite_utils
 from labeler.generation.metrics import (DECLINED, METRICS, SystemMetrics, _by_unit, compare, outcomes, system_metrics)
 from labeler.generation.outcomes import Outcome
 from labeler.store import answers as store
+from labeler.store.answer_records import answer_batches
 from labeler.store.vocabulary import Caller
 
 
@@ -97,7 +98,7 @@ def batch_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, jud
     changes: list[Change] = []
     every: set[str] = set()
     for name in names:
-        people = _split(outcomes(db, name, caller=caller), batch_of := store.answer_batches(db, name))
+        people = _split(outcomes(db, name, caller=caller), batch_of := answer_batches(db, name))
         judged = None if judge is None else _split(outcomes(db, name, judge=judge, caller=caller), batch_of)
         order = sorted(people)
         every.update(order)

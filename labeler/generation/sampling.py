@@ -25,6 +25,7 @@ from typing import Any, Literal
 import sqlite_utils
 
 from labeler.store import StoreError
+from labeler.store import answer_records as records
 from labeler.store import answers as store
 from labeler.store.access import require_admin
 from labeler.store.answer_samples import save_answer_sample
@@ -100,11 +101,11 @@ def sample_answers(db: sqlite_utils.Database, system: str, *, n: int, name: str,
     store.require_system(db, system)
     if (design == "stratified") != (by is not None):
         raise StoreError("--design stratified needs --by FIELD, and only it takes --by")
-    answers = list(store.answer_records(db, system, batch))
+    answers = list(records.answer_records(db, system, batch))
     if not answers:
         where = f" in batch {batch!r}" if batch is not None else ""
         raise StoreError(f"system {system!r} has no answer{where} to sample; known batches: "
-                         + ", ".join(store.batches(db, system)))
+                         + ", ".join(records.batches(db, system)))
     strata: dict[str, list[str]] = {}
     for a in answers:
         strata.setdefault(field_value(a, by) if by else "all", []).append(a["answer_id"])

@@ -23,6 +23,7 @@ import sqlite_utils
 from labeler.generation.answers import import_records
 from labeler.store import answers as store
 from labeler.store.access import require_admin
+from labeler.store.answer_records import corpus_ids
 from labeler.store.vocabulary import Caller
 from pooling.trace_readers import TraceReading, read_traces
 
@@ -83,7 +84,7 @@ def _in_corpus(db: sqlite_utils.Database, answers: Iterator[tuple[int, dict[str,
     """The answers with only the retrieved ids that are documents of the corpus, a chunk of
     answers looked up at a time."""
     while chunk := list(islice(answers, _CHUNK)):
-        found = store.corpus_ids(db, (doc for _, a in chunk for doc in a["retrieved_ids"]))
+        found = corpus_ids(db, (doc for _, a in chunk for doc in a["retrieved_ids"]))
         for line, answer in chunk:
             counts[0] += len(answer["meta"].get("retrieved", ()))
             answer["retrieved_ids"] = [doc for doc in answer["retrieved_ids"] if doc in found]

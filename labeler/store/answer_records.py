@@ -1,0 +1,76 @@
+"""Stored answers as whole records, by system and batch (batch names, the default batch): what ``export-answers`` writes, a
+sample of answers is drawn from and metrics per batch split by; and which retrieved ids are
+documents of the corpus (``import-traces`` links only those)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from labeler.store.errors import StoreError, shown
+from labeler.store.schema import VISIBLE_DOCUMENTS, now
+
+_BATCH = 500
+
+
+def check_batch_name(batch: str, *, path: str | Path | None = None, line: int | None = None,
+                     field: str | None = None) -> str:
+    """``batch`` if it can name a batch of answers: non-empty, visible characters only (no space).
+
+    Raises:
+        StoreError: otherwise (with the file, line and field it came from, when given).
+    """
+    if not batch or any(ch.isspace() or not ch.isprintable() for ch in batch):
+        raise StoreError(f"batch name {shown(batch)}: give a non-empty name of visible characters (a date, a week "
+                         "such as 2026-W49, a release)", path=path, line=line, field=field)
+    return batch
+
+
+def default_batch() -> str:
+    """The batch of an import that names none: its date, UTC (``YYYY-MM-DD``)."""
+    return now()[:10]
+
+
+def corpus_ids(db: sqlite_utils.Database, doc_ids: Iterable[str]) -> set[str]:
+    """Those of ``doc_ids`` that are documents of the project's corpus."""
+    ids = sorted(set(doc_ids))
+    found: set[str] = set()
+    for start in range(0, len(ids), _BATCH):
+        chunk = ids[start:start + _BATCH]
+        sql = f"SELECT doc_id FROM documents WHERE doc_id IN ({','.join('?' * len(chunk))}) AND {VISIBLE_DOCUMENTS}"
+        found.update(r[0] for r in db.conn.execute(sql, chunk))
+    return found
+
+
+def answer_records(db: sqlite_utils.Database, system: str | None = None,
+                   batch: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every stored answer (of ``system``, in ``batch``) as a dict of its columns, lists and
+    ``meta`` decoded, by system, batch and answer_id."""
+    where, args = [], []
+    for column, value in (("system", system), ("batch", batch)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    sql = ("SELECT answer_id, system, batch, query_id, question, response, contexts, retrieved_ids, reference, meta "
+           "FROM answers" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY system, batch, answer_id")
+    for row in db.conn.execute(sql, args):
+        record = dict(zip(("answer_id", "system", "batch", "query_id", "question", "response", "contexts",
+                           "retrieved_ids", "reference", "meta"), row))
+        for key in ("contexts", "retrieved_ids", "meta"):
+            record[key] = json.loads(record[key])
+        yield record
+
+
+def batches(db: sqlite_utils.Database, system: str | None = None) -> list[str]:
+    """The batches of the stored answers (of ``system``), sorted."""
+    sql = "SELECT DISTINCT batch FROM answers" + (" WHERE system = ?" if system else "") + " ORDER BY batch"
+    return [r[0] for r in db.conn.execute(sql, [system] if system else [])]
+
+
+def answer_batches(db: sqlite_utils.Database, system: str) -> dict[str, str]:
+    """answer_id -> batch, for ``system``'s answers."""
+    return dict(db.conn.execute("SELECT answer_id, batch FROM answers WHERE system = ?", [system]))
