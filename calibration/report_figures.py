@@ -9,7 +9,9 @@ report page, under its heading, so a renderer adds its pictures with one call:
 - :func:`comparison_figures`: ``compare`` — each run's paired difference from the baseline
   with the MDD;
 - :func:`batch_figures`: ``answer-metrics --by batch`` — per metric, each system's line over
-  the batches with its interval band.
+  the batches with its interval band;
+- :func:`estimate_figures`: ``eval`` / ``compare`` with ``--judge --sample`` — each run's
+  combined estimate of each metric (or its difference from the baseline) with its interval.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from calibration.plots import BatchPoint, Point, batch_plot, forest_plot
 
-__all__ = ["answer_metric_figures", "batch_figures", "comparison_figures", "with_figures"]
+__all__ = ["answer_metric_figures", "batch_figures", "comparison_figures", "estimate_figures", "with_figures"]
 
 #: The rates of ``answer-metrics`` drawn, in the report's order, with their names on the page.
 RATES = {"faithfulness": "faithfulness", "supported_answers": "supported answers", "correctness": "correctness",
@@ -116,3 +118,21 @@ def batch_figures(by_batch: Mapping[str, Mapping[str, Mapping[str, Any]]], batch
         if points:
             figures.append(batch_plot(points, title=f"{name.capitalize()} per batch", axis="batch", batches=batches))
     return figures
+
+
+def estimate_figures(runs: Mapping[str, Mapping[str, Any]], *, baseline: str | None = None) -> list[str]:
+    """Each run's judge-assisted estimate of each metric, ``{RUN: {METRIC: {value, low, high}}}``
+    (the ``runs`` of ``eval --judge --sample --json``, or value objects with ``as_dict()``);
+    with ``baseline``, the differences from it, drawn around 0."""
+    points = []
+    for run, metrics in runs.items():
+        for metric, cell in metrics.items():
+            e = cell.as_dict() if hasattr(cell, "as_dict") else cell
+            points.append(Point(run if baseline is None else f"{run} − {baseline}", metric, _number(e.get("value")),
+                                _number(e.get("low")), _number(e.get("high")), n=e.get("n_people")))
+    if not points:
+        return []
+    what = "differences from the baseline" if baseline else "estimates"
+    return [forest_plot(points, title=f"Judge-assisted {what}, people and judge combined (95% intervals)",
+                        reference=0.0 if baseline else None, sort=baseline is None,
+                        axis="difference" if baseline else "metric value")]

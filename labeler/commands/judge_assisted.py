@@ -95,8 +95,10 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
     if html_path:
         title = (f"{', '.join(metrics)} {'differences' if first else 'estimates'} on {golden}, judge {judge}, "
                  f"sample {sample}")
+        from calibration.report_figures import estimate_figures, with_figures  # lazy: start-up
+
         with output_file(html_path) as handle:
-            handle.write(to_html(title, intro, rows, notes))
+            handle.write(with_figures(to_html(title, intro, rows, notes), estimate_figures(result, baseline=first)))
     if as_json:
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,
