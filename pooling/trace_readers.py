@@ -25,7 +25,8 @@ retrieved document's id and score are kept as the answer's metadata.
 An answer holds the keys :func:`pooling.answer_readers.read_answers` yields, so one import path
 stores both; its ``answer_id`` is the trace id. Bad input raises
 :class:`~pooling.PoolingError` naming the file, the line (of the span at fault; for a whole
-trace, the line of its answer span) and the field, with the trace id where it helps.
+trace, the line of its answer span; none in a file that is one document, where the field's
+path names the span) and the field, with the trace id where it helps.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class _Span:
     span_id: str
     parent_id: str | None
     start: int  # nanoseconds since the epoch
-    line: int
+    line: int | None  # None in a file that is one document: its field names the span
     where: str  # the span's place in the file, for error messages
     attrs: dict[str, Any]
     documents: dict[int, dict[str, Any]]
@@ -104,7 +105,8 @@ def trace_format(path: str | Path) -> str:
     return "parquet" if first_bytes(path, 4) == b"PAR1" else "otlp"
 
 
-def read_traces(path: str | Path, reading: TraceReading | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_traces(path: str | Path,
+                reading: TraceReading | None = None) -> Iterator[tuple[int | None, dict[str, Any]]]:
     """Yield ``(line, answer)``, one per trace of an OTLP JSON or Phoenix Parquet file that has
     an answer span, in the order the traces first appear. The whole file is read (a trace's
     spans may be anywhere in it) before the first answer is yielded.
@@ -138,7 +140,7 @@ def read_traces(path: str | Path, reading: TraceReading | None = None) -> Iterat
 
 # --- OTLP JSON ---
 
-def _otlp_documents(path: Path) -> Iterator[tuple[int, Any]]:
+def _otlp_documents(path: Path) -> Iterator[tuple[int | None, Any]]:
     """``(line, request)`` of each export request: one a line, or the file as one document
     (when its first non-blank line is not a whole JSON value)."""
     lines = read_lines(path)
@@ -151,7 +153,7 @@ def _otlp_documents(path: Path) -> Iterator[tuple[int, Any]]:
         first = json.loads(text)
     except json.JSONDecodeError:
         lines.close()
-        yield 1, _whole(path)
+        yield None, _whole(path)
         return
     except RecursionError:
         raise PoolingError("nested too deep", path=path, line=number) from None
@@ -183,7 +185,7 @@ def _json_line(text: str, path: Path, number: int) -> Any:
         raise PoolingError("nested too deep", path=path, line=number) from None
 
 
-def _items(value: Any, name: str, path: Path, line: int) -> list[Any]:
+def _items(value: Any, name: str, path: Path, line: int | None) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -207,7 +209,7 @@ def _otlp_spans(path: Path) -> Iterator[_Span]:
                     yield _otlp_span(span, path, line, f"{where}.scopeSpans[{s}].spans[{i}]")
 
 
-def _otlp_span(span: Any, path: Path, line: int, where: str) -> _Span:
+def _otlp_span(span: Any, path: Path, line: int | None, where: str) -> _Span:
     if not isinstance(span, dict):
         raise PoolingError(f"must be an object, not {_json_kind(span)}", path=path, line=line, field=where)
     trace_id = _otlp_id(span.get("traceId"), 16, path, line, f"{where}.traceId")
@@ -250,7 +252,7 @@ def _target(span: _Span, key: str) -> tuple[dict[Any, Any], Any] | None:
     return None
 
 
-def _otlp_id(value: Any, size: int, path: Path, line: int, name: str) -> str:
+def _otlp_id(value: Any, size: int, path: Path, line: int | None, name: str) -> str:
     """A trace (16 bytes) or span (8 bytes) id as lower-case hex, from hex or base64."""
     if isinstance(value, str):
         if len(value) == 2 * size and _HEX.fullmatch(value):
@@ -371,7 +373,8 @@ def _phoenix_id(value: Any, path: Path, row: int, name: str) -> str:
 
 # --- One trace, one answer ---
 
-def _answer(path: Path, trace_id: str, trace: Sequence[_Span], reading: TraceReading) -> tuple[int, dict[str, Any]] | None:
+def _answer(path: Path, trace_id: str, trace: Sequence[_Span],
+            reading: TraceReading) -> tuple[int | None, dict[str, Any]] | None:
     top = _answer_span(trace)
     if top is None:
         reading.count("skipped", trace_id)
@@ -379,13 +382,13 @@ def _answer(path: Path, trace_id: str, trace: Sequence[_Span], reading: TraceRea
     where = f"{top.where}.attributes" if top.where else "attributes"
     question = _io_text(top, "input", QUESTION_KEYS, path, trace_id, where)
     response = _io_text(top, "output", RESPONSE_KEYS, path, trace_id, where)
-    retrievers = sorted((s for s in trace if s.kind == "RETRIEVER"), key=lambda s: (s.start, s.line))
+    retrievers = sorted((s for s in trace if s.kind == "RETRIEVER"), key=lambda s: s.start)
     if not retrievers:
         reading.count("no_retriever", trace_id)
     elif len(retrievers) > 1:
         reading.count("several_retrievers", trace_id)
     contexts, ids, retrieved = _documents(retrievers, path, trace_id)
-    models = [s.attrs["llm.model_name"] for s in sorted(trace, key=lambda s: (s.start, s.line))
+    models = [s.attrs["llm.model_name"] for s in sorted(trace, key=lambda s: s.start)
               if s.kind == "LLM" and isinstance(s.attrs.get("llm.model_name"), str)]
     meta: dict[str, Any] = {"trace_id": trace_id, "span_id": top.span_id}
     if top.start:
@@ -417,9 +420,9 @@ def _answer_span(trace: Sequence[_Span]) -> _Span | None:
                  and s.attrs.get("output.value") is not None]
     roots = [s for s in answering if s.parent_id is None or s.parent_id not in by_id]
     if roots:
-        return min(roots, key=lambda s: (s.start, s.line))
+        return min(roots, key=lambda s: s.start)  # of those as early, the first in the file
     chains = [s for s in answering if s.kind == "CHAIN"]
-    return min(chains, key=lambda s: (_depth(s, by_id), s.start, s.line)) if chains else None
+    return min(chains, key=lambda s: (_depth(s, by_id), s.start)) if chains else None
 
 
 def _depth(span: _Span, by_id: Mapping[str, _Span]) -> int:

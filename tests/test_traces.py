@@ -281,3 +281,14 @@ def test_answers_stored_before_batches_take_the_date_they_were_added(tmp_path: P
     with pytest.raises(sqlite3.DatabaseError, match="answers do not change"):
         conn.execute("UPDATE answers SET batch = 'x'")
     conn.close()
+
+
+def test_an_error_in_a_one_document_file_is_named_by_its_field(db: sqlite_utils.Database, tmp_path: Path) -> None:
+    spans, ids = record_spans(TRACES[:1])
+    path = write_spans(tmp_path / "doc.json", spans, encoding="document")
+    text = path.read_text(encoding="utf-8").replace('"doubleValue": 0.9', '"doubleValue": "high"', 1)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PoolingError, match=r"^\S+doc\.json, field 'resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[\d\]\."
+                                           r"attributes\['retrieval\.documents\.0\.document\.score'\]': doubleValue 'high'"):
+        import_traces(db, path, "rag", caller=OWNER)
+    assert list(answer_records(db)) == []

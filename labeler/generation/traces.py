@@ -79,8 +79,8 @@ def import_traces(db: sqlite_utils.Database, path: str | Path, system: str, *, c
                        tuple(reading.first_several_retrievers))
 
 
-def _in_corpus(db: sqlite_utils.Database, answers: Iterator[tuple[int, dict[str, Any]]],
-               counts: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _in_corpus(db: sqlite_utils.Database, answers: Iterator[tuple[int | None, dict[str, Any]]],
+               counts: list[int]) -> Iterator[tuple[int | None, dict[str, Any]]]:
     """The answers with only the retrieved ids that are documents of the corpus, a chunk of
     answers looked up at a time."""
     while chunk := list(islice(answers, _CHUNK)):
