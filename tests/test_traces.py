@@ -269,7 +269,7 @@ def test_answers_stored_before_batches_take_the_date_they_were_added(tmp_path: P
 
     conn = sqlite3.connect(tmp_path / "old.db")
     conn.create_function("goldpool_sha256", 1, _sha256, deterministic=True)
-    version = next(i for i, sql in enumerate(MIGRATIONS, start=1) if "ADD COLUMN batch" in sql)
+    version = next(i for i, sql in enumerate(MIGRATIONS, start=1) if "CREATE TABLE IF NOT EXISTS answer_batches" in sql)
     for i, sql in enumerate(MIGRATIONS[:version - 1], start=1):
         conn.executescript(f"BEGIN;{sql}\nPRAGMA user_version={i};COMMIT;")
     conn.execute("INSERT INTO systems VALUES ('s', '2025-01-02T03:04:05+00:00')")
@@ -277,9 +277,12 @@ def test_answers_stored_before_batches_take_the_date_they_were_added(tmp_path: P
                  "VALUES ('a1', 's', 'q', 'r', 'h', '2025-01-02T03:04:05.000001+00:00')")
     conn.commit()
     migrate(conn)
-    assert conn.execute("SELECT batch FROM answers").fetchall() == [("2025-01-02",)]
-    with pytest.raises(sqlite3.DatabaseError, match="answers do not change"):
-        conn.execute("UPDATE answers SET batch = 'x'")
+    assert conn.execute("SELECT answer_id, batch FROM answer_batches").fetchall() == [("a1", "2025-01-02")]
+    with pytest.raises(sqlite3.DatabaseError, match="an answer belongs to one batch"):
+        conn.execute("UPDATE answer_batches SET batch = 'x'")
+    conn.execute(f"PRAGMA user_version = {version - 1}")  # the step again: nothing changes
+    migrate(conn)
+    assert conn.execute("SELECT answer_id, batch FROM answer_batches").fetchall() == [("a1", "2025-01-02")]
     conn.close()
 
 

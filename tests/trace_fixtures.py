@@ -121,7 +121,8 @@ def write_spans(path: Path, spans: Sequence[ReadableSpan], *, encoding: Literal[
 
 def phoenix_frame(spans: Sequence[ReadableSpan]):
     """The spans as Phoenix's spans dataframe: one row a span, indexed by ``context.span_id``,
-    ``attributes.*`` columns with the retrieved documents as a list of objects."""
+    ``attributes.*`` columns (its semantic conventions flattened, as Phoenix's server does:
+    the retrieved documents a list of objects with ``document.*`` keys, ``metadata`` decoded)."""
     import re
     from datetime import UTC, datetime, timedelta
 
@@ -148,7 +149,8 @@ def phoenix_frame(spans: Sequence[ReadableSpan]):
                      "parent_id": None if parent is None else format(parent, "016x"),
                      "start_time": epoch + timedelta(microseconds=span.start_time // 1000),
                      "end_time": epoch + timedelta(microseconds=span.end_time // 1000),
-                     "status_code": "OK", "status_message": "",
+                     "status_code": "OK", "status_message": "", "events": [],
                      "context.span_id": format(span.context.span_id, "016x"),
                      "context.trace_id": format(span.context.trace_id, "032x"), **row})
-    return pd.DataFrame(rows).set_index("context.span_id")
+    # As Phoenix's get_spans_dataframe() returns it: indexed by the span id, kept as a column too.
+    return pd.DataFrame(rows).set_index("context.span_id", drop=False)

@@ -15,6 +15,10 @@ from labeler.store.errors import StoreError, shown
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 
 _BATCH = 500
+#: An answer's batch in a query joining ``answers a LEFT JOIN answer_batches b``: its row, else
+#: the date it was added (an answer written by a step before batches, had one been missed).
+BATCH_OF = "coalesce(b.batch, substr(a.added_at, 1, 10))"
+_JOIN = "answers a LEFT JOIN answer_batches b ON b.answer_id = a.answer_id"
 
 
 def check_batch_name(batch: str, *, path: str | Path | None = None, line: int | None = None,
@@ -51,15 +55,17 @@ def answer_records(db: sqlite_utils.Database, system: str | None = None,
     """Every stored answer (of ``system``, in ``batch``) as a dict of its columns, lists and
     ``meta`` decoded, by system, batch and answer_id."""
     where, args = [], []
-    for column, value in (("system", system), ("batch", batch)):
+    for column, value in (("a.system", system), (BATCH_OF, batch)):
         if value is not None:
             where.append(f"{column} = ?")
             args.append(value)
-    sql = ("SELECT answer_id, system, batch, query_id, question, response, contexts, retrieved_ids, reference, meta "
-           "FROM answers" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY system, batch, answer_id")
+    names = ("answer_id", "system", "batch", "query_id", "question", "response", "contexts", "retrieved_ids",
+             "reference", "meta")
+    sql = (f"SELECT a.answer_id, a.system, {BATCH_OF}, a.query_id, a.question, a.response, a.contexts, "
+           f"a.retrieved_ids, a.reference, a.meta FROM {_JOIN}" + (f" WHERE {' AND '.join(where)}" if where else "")
+           + " ORDER BY a.system, 3, a.answer_id")
     for row in db.conn.execute(sql, args):
-        record = dict(zip(("answer_id", "system", "batch", "query_id", "question", "response", "contexts",
-                           "retrieved_ids", "reference", "meta"), row))
+        record = dict(zip(names, row))
         for key in ("contexts", "retrieved_ids", "meta"):
             record[key] = json.loads(record[key])
         yield record
@@ -67,10 +73,10 @@ def answer_records(db: sqlite_utils.Database, system: str | None = None,
 
 def batches(db: sqlite_utils.Database, system: str | None = None) -> list[str]:
     """The batches of the stored answers (of ``system``), sorted."""
-    sql = "SELECT DISTINCT batch FROM answers" + (" WHERE system = ?" if system else "") + " ORDER BY batch"
+    sql = f"SELECT DISTINCT {BATCH_OF} FROM {_JOIN}" + (" WHERE a.system = ?" if system else "") + " ORDER BY 1"
     return [r[0] for r in db.conn.execute(sql, [system] if system else [])]
 
 
 def answer_batches(db: sqlite_utils.Database, system: str) -> dict[str, str]:
     """answer_id -> batch, for ``system``'s answers."""
-    return dict(db.conn.execute("SELECT answer_id, batch FROM answers WHERE system = ?", [system]))
+    return dict(db.conn.execute(f"SELECT a.answer_id, {BATCH_OF} FROM {_JOIN} WHERE a.system = ?", [system]))

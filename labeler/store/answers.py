@@ -25,7 +25,7 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_admin
-from labeler.store.answer_records import check_batch_name, default_batch
+from labeler.store.answer_records import BATCH_OF, check_batch_name, default_batch
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
@@ -40,7 +40,7 @@ CLAIM_SOURCES = ("file", "judge", "sentence")
 _BATCH = 500
 
 _COLUMNS = ("answer_id", "system", "query_id", "question", "response", "contexts", "retrieved_ids", "reference",
-            "content_hash", "meta", "batch")
+            "content_hash", "meta")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,14 +91,13 @@ def answer_hash(answer: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def _row(system: str, answer: Mapping[str, Any], batch: str) -> tuple[Any, ...]:
+def _row(system: str, answer: Mapping[str, Any]) -> tuple[Any, ...]:
     return (
         answer["answer_id"], system, answer.get("query_id"), answer["question"], answer["response"],
         json.dumps(list(answer.get("contexts") or []), ensure_ascii=False),
         json.dumps(list(answer.get("retrieved_ids") or []), ensure_ascii=False),
         answer.get("reference"), answer_hash(answer),
         json.dumps(dict(answer.get("meta") or {}), ensure_ascii=False, sort_keys=True, default=str),
-        answer.get("batch") or batch,
     )
 
 
@@ -162,22 +161,24 @@ def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Seque
                     "VALUES (?, ?, ?, ?, 'file', '', ?)")
     _check_documents(db, path, batch)
     stored = _stored(db, [a["answer_id"] for _, a in batch])
-    new_rows, new_claims = [], []
+    new_rows, new_claims, batches = [], [], []
     unchanged = 0
     where: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for line, answer in batch:
-        row = _row(system, answer, answer_batch)
+        row = _row(system, answer)
         before = stored.get(row[0])
         if before is not None:
             _check_same(path, line, system, answer, row, before)
             unchanged += 1
             continue
         new_rows.append((*row, at))
+        batches.append((row[0], answer.get("batch") or answer_batch))
         where[row[0]] = (line, answer)
         for n, text in enumerate(answer.get("claims") or [], start=1):
             new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
     _check_item_ids(db, path, where, new_rows, new_claims)
     db.conn.executemany(insert, new_rows)
+    db.conn.executemany("INSERT INTO answer_batches (answer_id, batch) VALUES (?, ?)", batches)
     db.conn.executemany(insert_claim, new_claims)
     _add_answer_items(db, new_rows, new_claims)
     return len(new_rows), unchanged, len(new_claims)
@@ -309,8 +310,10 @@ def _check_documents(db: sqlite_utils.Database, path: str, batch: Sequence[tuple
 
 
 def _stored(db: sqlite_utils.Database, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    sql = f"SELECT {', '.join(_COLUMNS)} FROM answers WHERE answer_id IN ({','.join('?' * len(ids))})"
-    return {r[0]: dict(zip(_COLUMNS, r)) for r in db.conn.execute(sql, list(ids))}
+    """The stored answers among ``ids``, with their batch."""
+    sql = (f"SELECT {', '.join('a.' + c for c in _COLUMNS)}, {BATCH_OF} FROM answers a "
+           f"LEFT JOIN answer_batches b ON b.answer_id = a.answer_id WHERE a.answer_id IN ({','.join('?' * len(ids))})")
+    return {r[0]: dict(zip((*_COLUMNS, "batch"), r)) for r in db.conn.execute(sql, list(ids))}
 
 
 def _check_same(path: str, line: int, system: str, answer: Mapping[str, Any], row: tuple[Any, ...],

@@ -1,7 +1,7 @@
-"""Answers come in batches (a week's traces, a release's answers): ``answers.batch`` names the
-batch an answer was imported in, by default the import's date (UTC, ``YYYY-MM-DD``). Answers
-stored before take the date they were added. Answers never change, so the trigger that says so
-is set aside for this one step and put back as it was.
+"""Answers come in batches (a week's traces, a release's answers): ``answer_batches`` names
+the batch each answer was imported in, by default the import's date (UTC, ``YYYY-MM-DD``).
+Answers stored before take the date they were added. A table of its own, as the answers never
+change; IF NOT EXISTS and OR IGNORE: replaying the step changes nothing.
 
 Designed samples of answers (``sample-answers``): which answers people label for the
 generation tasks, each with its inclusion probability. A sample never changes once drawn.
@@ -10,12 +10,16 @@ generation tasks, each with its inclusion probability. A sample never changes on
 from __future__ import annotations
 
 SQL = """
-        ALTER TABLE answers ADD COLUMN batch TEXT NOT NULL DEFAULT '';
-        DROP TRIGGER IF EXISTS answers_no_update;
-        UPDATE answers SET batch = substr(added_at, 1, 10) WHERE batch = '';
-        CREATE TRIGGER IF NOT EXISTS answers_no_update BEFORE UPDATE ON answers
-            BEGIN SELECT RAISE(ABORT, 'answers do not change; import changed text under a new answer_id'); END;
-        CREATE INDEX IF NOT EXISTS answers_batch ON answers(system, batch, answer_id);
+        CREATE TABLE IF NOT EXISTS answer_batches (
+            answer_id TEXT PRIMARY KEY REFERENCES answers(answer_id),
+            batch TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS answer_batches_batch ON answer_batches(batch, answer_id);
+        INSERT OR IGNORE INTO answer_batches (answer_id, batch) SELECT answer_id, substr(added_at, 1, 10) FROM answers;
+        CREATE TRIGGER IF NOT EXISTS answer_batches_no_update BEFORE UPDATE ON answer_batches
+            BEGIN SELECT RAISE(ABORT, 'an answer belongs to one batch; import it under a new answer_id'); END;
+        CREATE TRIGGER IF NOT EXISTS answer_batches_no_delete BEFORE DELETE ON answer_batches
+            BEGIN SELECT RAISE(ABORT, 'an answer belongs to one batch; import it under a new answer_id'); END;
         CREATE TABLE IF NOT EXISTS answer_samples (
             name TEXT PRIMARY KEY,
             system TEXT NOT NULL REFERENCES systems(name),
