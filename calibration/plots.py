@@ -15,7 +15,7 @@ the reports are read at, with 13-15 px text.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -26,6 +26,7 @@ WIDTH = 1400
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000")
 MARKERS = ("circle", "square", "diamond", "triangle")
 _FONT = "font-family=\"system-ui,sans-serif\""
+_LABEL = 46  # characters of a value's label at the right of a forest plot (13 px text in 320 px)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,20 +160,21 @@ def forest_plot(points: Sequence[Point], *, title: str, axis: str = "", referenc
         return left + (v - lo) / (hi - lo) * (right - left)
 
     bottom = top + step * len(rows)
+    named = _named(points, by, series)
     body = [f'<rect x="0" y="0" width="{WIDTH}" height="{bottom + 70}" fill="#fff"/>',
             _text(20, 28, title, size=17, weight="600"), *_legend(series, 56)]
     for i, row in enumerate(rows):
         y0 = top + i * step
         if i % 2:
             body.append(f'<rect x="10" y="{y0:.1f}" width="{WIDTH - 20}" height="{step}" fill="#f5f5f5"/>')
-        mdd = next((by[(row, s)].mdd for s in series if (row, s) in by and _finite(by[(row, s)].mdd)), None)
+        mdd = _row_mdd(by, row, series)
         if mdd is not None:
             centre = reference or 0.0
             body.append(f'<rect x="{x(centre - mdd):.1f}" y="{y0 + 3:.1f}" width="{x(centre + mdd) - x(centre - mdd):.1f}" '
                         f'height="{step - 6}" fill="#bbb" fill-opacity="0.45"><title>{escape(f"MDD ±{_number(mdd)}")}'
                         "</title></rect>")
         body.append(_text(left - 16, y0 + step / 2 + 5, _clip(row, 30), anchor="end"))
-        body += _forest_row(by, row, series, y0, step, x, mdd)
+        body += _forest_row(by, row, series, y0, step, x, named)
     for t in ticks:
         body.append(f'<line x1="{x(t):.1f}" y1="{top}" x2="{x(t):.1f}" y2="{bottom}" stroke="#ddd"/>')
         body.append(_text(x(t), bottom + 20, _number(t), anchor="middle", size=13))
@@ -186,24 +188,43 @@ def forest_plot(points: Sequence[Point], *, title: str, axis: str = "", referenc
     return _svg(bottom + 70, body, title)
 
 
-def _forest_row(by: dict[tuple[str, str], Point], row: str, series: Sequence[str], y0: float, step: float, x,
-                mdd: float | None) -> list[str]:
+def _value_label(p: Point, mdd: float | None) -> str:
+    """``value [low, high], n=N`` (and the row's MDD), or ``n/a``."""
+    label = "n/a" if not _finite(p.value) else \
+        _number(p.value) + (f" [{_number(p.low)}, {_number(p.high)}]" if _finite(p.low, p.high) else "")
+    if p.n is not None:
+        label += f", n={p.n}"
+    return label + (f", MDD ±{_number(mdd)}" if mdd is not None else "")
+
+
+def _row_mdd(by: Mapping[tuple[str, str], Point], row: str, series: Sequence[str]) -> float | None:
+    return next((by[(row, s)].mdd for s in series if (row, s) in by and _finite(by[(row, s)].mdd)), None)
+
+
+def _named(points: Sequence[Point], by: Mapping[tuple[str, str], Point], series: Sequence[str]) -> bool:
+    """Whether each value label names its series: when every one fits (else the legend's
+    colours and order name them)."""
+    return len(series) > 1 and all(
+        len(p.series) + 2 + len(_value_label(p, _row_mdd(by, p.row, series) if p.series == series[0] else None)) <= _LABEL
+        for p in points)
+
+
+def _forest_row(by: Mapping[tuple[str, str], Point], row: str, series: Sequence[str], y0: float, step: float, x,
+                named: bool) -> list[str]:
+    """One row's points, intervals and value labels (``named``: each label says its series)."""
     body = []
     k = len(series)
+    mdd = _row_mdd(by, row, series)
     for j, name in enumerate(series):
         p = by.get((row, name))
         y = y0 + step / 2 + (j - (k - 1) / 2) * 20
         colour = COLOURS[j % len(COLOURS)]
         if p is None:
             continue
-        named = f"{name}: " if k > 1 else ""  # one series: the legend names it
-        label = f"{named}n/a" if not _finite(p.value) else \
-            f"{named}{_number(p.value)}" + (f" [{_number(p.low)}, {_number(p.high)}]" if _finite(p.low, p.high) else "")
-        if p.n is not None:
-            label += f", n={p.n}"
-        if mdd is not None and j == 0:
-            label += f", MDD ±{_number(mdd)}"
-        body.append(_text(WIDTH - 335, y + 5, _clip(label, 46), size=13, fill=colour))
+        label = _value_label(p, mdd if j == 0 else None)
+        if named:
+            label = f"{name}: {label}"
+        body.append(_text(WIDTH - 335, y + 5, _clip(label, _LABEL), size=13, fill=colour))
         if not _finite(p.value):
             continue
         if _finite(p.low, p.high):
@@ -212,7 +233,7 @@ def _forest_row(by: dict[tuple[str, str], Point], row: str, series: Sequence[str
             for end in (p.low, p.high):
                 body.append(f'<line x1="{x(end):.1f}" y1="{y - 5:.1f}" x2="{x(end):.1f}" y2="{y + 5:.1f}" '
                             f'stroke="{colour}" stroke-width="2"/>')
-        body.append(_marker(MARKERS[j % len(MARKERS)], x(p.value), y, colour, f"{row}, {label}"))
+        body.append(_marker(MARKERS[j % len(MARKERS)], x(p.value), y, colour, f"{row}, {name}: {label}"))
     return body
 
 

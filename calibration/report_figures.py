@@ -16,6 +16,7 @@ report page, under its heading, so a renderer adds its pictures with one call:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -76,7 +77,7 @@ def answer_metric_figures(result: Mapping[str, Any]) -> list[str]:
         rows = [Point(f"{p['a']} − {p['b']}", f"{name} difference ({_SOURCE_NAMES.get(source, source)})",
                       _number(p.get("difference")), _number(p.get("low")), _number(p.get("high")),
                       mdd=p.get("mdd"), n=p.get("n")) for p in pairs if p.get("source") == source]
-        if rows:
+        if any(math.isfinite(r.value) for r in rows):
             figures.append(forest_plot(rows, title=f"Paired differences in {name} (same questions)",
                                        axis=f"difference in {name}", sort=False))
     return figures
