@@ -96,3 +96,30 @@ def test_one_batch_has_no_change(tmp_path: Path) -> None:
          "--system", "s")
     d = json.loads(_run("answer-metrics", db, "--by", "batch", "--json"))
     assert len(d["batches"]) == 1 and d["changes"] == []
+
+
+def test_with_a_judge_each_change_has_the_judge_and_ppi(tmp_path: Path) -> None:
+    db = str(tmp_path / "p.db")
+    _run("init", db)
+    people, judge = [], []
+    for batch, shift in (("w1", 0), ("w2", 1)):
+        answers = [{"answer_id": f"{batch}-{i}", "question": q, "response": "r", "reference": "R"}
+                   for i, q in enumerate(QUESTIONS)]
+        _run("import-answers", db, str(write_jsonl(tmp_path / f"{batch}.jsonl", answers)), "--system", "s",
+             "--batch", batch)
+        for i in range(len(QUESTIONS)):
+            right = (i + shift) % 3 != 0
+            judge.append({"item_id": f"{batch}-{i}@correctness", "verdict": "CORRECT" if right else "INCORRECT"})
+            if i < 8:  # people label the first 8 questions of each batch; the judge all 12
+                people.append({"item_id": f"{batch}-{i}@correctness", "verdict": "CORRECT" if right or i == 0 else "INCORRECT"})
+    _run("import-verdicts", db, str(write_jsonl(tmp_path / "p.jsonl", people)), "--annotator", "ada")
+    _run("import-verdicts", db, str(write_jsonl(tmp_path / "j.jsonl", judge)), "--judge", "j1")
+    d = json.loads(_run("answer-metrics", db, "--by", "batch", "--judge", "j1", "--json"))
+    changes = {c["source"]: c for c in d["changes"] if c["metric"] == "correctness"}
+    assert {s: c["paired"] for s, c in changes.items()} == {"people": True, "judge": True, "ppi": True}
+    judged = [float((i + 1) % 3 != 0) - float(i % 3 != 0) for i in range(12)]
+    assert changes["judge"]["difference"] == pytest.approx(sum(judged) / 12) and changes["judge"]["n"] == 12
+    assert changes["people"]["n"] == 8
+    ppi = changes["ppi"]
+    assert ppi["difference"] is not None and ppi["low"] <= ppi["difference"] <= ppi["high"] and ppi["mdd"] > 0
+    assert ppi["n"] == 12  # people's 8 questions and the judge's other 4

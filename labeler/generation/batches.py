@@ -6,8 +6,10 @@ the judge, PPI++, intervals clustered by question), and each batch is compared w
 before it (batches in name order: dates and ISO weeks sort so):
 
 - **paired** where questions repeat: when at least 2 questions, and at least half of the
-  smaller batch's questions, are in both, the mean per-question change on them, as systems
-  are compared (:func:`labeler.generation.metrics.compare`);
+  smaller batch's questions, have a value in both (per metric and source: a sample of each
+  batch may hold other questions), the mean per-question change on them, as systems are
+  compared (:func:`calibration.clustered.paired_difference`; PPI++'s by
+  :func:`calibration.clustered.ppi_paired_difference`);
 - **unpaired** otherwise: the difference of the two batches' means of per-question values,
   Welch's standard error, its MDD (:func:`calibration.clustered.unpaired_difference`); PPI++'s
   from the two batches' PPI++ intervals (normal, so their half-widths give the SEs).
@@ -24,7 +26,7 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.generation.metrics import (DECLINED, METRICS, SystemMetrics, _by_unit, compare, outcomes, system_metrics)
+from labeler.generation.metrics import DECLINED, METRICS, SystemMetrics, _by_unit, outcomes, system_metrics
 from labeler.generation.outcomes import Outcome
 from labeler.store import answers as store
 from labeler.store.answer_records import answer_batches
@@ -115,19 +117,26 @@ def _split(found: Sequence[Outcome], batch_of: Mapping[str, str]) -> dict[str, l
     return out
 
 
-def _paired(people: Mapping[str, Sequence[Outcome]], before: str, after: str) -> tuple[bool, int]:
-    a, b = {o.unit for o in people[before]}, {o.unit for o in people[after]}
-    shared = len(a & b)
-    return shared >= 2 and 2 * shared >= min(len(a), len(b)), shared
+def repeats(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
+    """Whether two batches' per-question values are compared paired: at least 2 questions, and
+    at least half of the smaller batch's questions, have a value in both.
+
+    >>> repeats({"q1": 1.0, "q2": 0.0, "q3": 1.0}, {"q2": 1.0, "q3": 1.0, "q9": 0.0, "q8": 1.0})
+    True
+    >>> repeats({"q1": 1.0, "q2": 0.0, "q3": 1.0}, {"q3": 1.0, "q9": 0.0})
+    False
+    """
+    shared = len(a.keys() & b.keys())
+    return shared >= 2 and 2 * shared >= min(len(a), len(b))
 
 
 def _changes(system: str, before: str, after: str, people: Mapping[str, Sequence[Outcome]],
              judged: Mapping[str, Sequence[Outcome]] | None, metrics: Mapping[str, SystemMetrics],
              ci: float) -> list[Change]:
-    paired, _shared = _paired(people, before, after)
-    if paired:
-        return [Change(system, p.metric, p.source, before, after, True, p.difference, p.low, p.high, p.mdd, p.n, p.why)
-                for p in compare(after, before, people, judged, ci)]
+    """Every metric's change from every source, each paired or not by the questions that have
+    a value in both batches (:func:`repeats`): a sample of each batch may hold other questions."""
+    from calibration.clustered import paired_difference, ppi_paired_difference, unpaired_difference
+
     out = []
     for metric in METRICS:
         value = DECLINED if metric == "abstention" else metric
@@ -136,22 +145,36 @@ def _changes(system: str, before: str, after: str, people: Mapping[str, Sequence
         if judged is not None:
             sides["judge"] = (judged, value)
         for source, (found, of) in sides.items():
-            out.append(_unpaired(system, metric, source, before, after, _by_unit(found[before], of),
-                                 _by_unit(found[after], of), ci))
+            a, b = _by_unit(found[before], of), _by_unit(found[after], of)
+            paired = repeats(a, b)
+            d = (paired_difference if paired else unpaired_difference)(b, a, ci=ci)
+            out.append(_change(system, metric, source, before, after, paired, d, len(a.keys() & b.keys()) if paired
+                               else len(a) + len(b)))
         if judged is not None:
-            out.append(_ppi_unpaired(system, metric, before, after, metrics, ci))
+            a, b = _by_unit(people[before], value), _by_unit(people[after], value)
+            if repeats(a, b):
+                d = ppi_paired_difference({u: b[u] - a[u] for u in a.keys() & b.keys()},
+                                          _shared_differences(judged, before, after, value), ci=ci)
+                out.append(_change(system, metric, "ppi", before, after, True, d, 0 if d is None else d.n,
+                                   why="PPI++ needs questions of both batches the judge labelled and people did not"))
+            else:
+                out.append(_ppi_unpaired(system, metric, before, after, metrics, ci))
     return out
 
 
-def _unpaired(system: str, metric: str, source: str, before: str, after: str, a: Mapping[str, float],
-              b: Mapping[str, float], ci: float) -> Change:
-    from calibration.clustered import unpaired_difference
+def _shared_differences(judged: Mapping[str, Sequence[Outcome]], before: str, after: str,
+                        value: str) -> dict[str, float]:
+    a, b = _by_unit(judged[before], value), _by_unit(judged[after], value)
+    return {u: b[u] - a[u] for u in a.keys() & b.keys()}
 
-    d = unpaired_difference(b, a, ci=ci)
+
+def _change(system: str, metric: str, source: str, before: str, after: str, paired: bool, d: Any, n: int,
+            why: str | None = None) -> Change:
     if d is None:
-        return Change(system, metric, source, before, after, False, None, None, None, None, len(a) + len(b),
-                      why="fewer than 2 questions with a value in a batch")
-    return Change(system, metric, source, before, after, False, d.difference, d.low, d.high, d.mdd, d.n)
+        why = why or ("fewer than 2 questions with a value in both batches" if paired else
+                      "fewer than 2 questions with a value in a batch")
+        return Change(system, metric, source, before, after, paired, None, None, None, None, n, why=why)
+    return Change(system, metric, source, before, after, paired, d.difference, d.low, d.high, d.mdd, d.n)
 
 
 def _ppi_unpaired(system: str, metric: str, before: str, after: str, metrics: Mapping[str, SystemMetrics],
