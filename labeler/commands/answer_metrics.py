@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from labeler.commands.common import Project, echo_json, html_option, json_option, with_project, judge_option
+from labeler.commands.common import Project, echo_json, html_option, json_option, output_file, with_project, judge_option
+from labeler.commands.reports.answer_metrics import to_html, to_text
+from labeler.commands.reports.batches import to_html as batches_html, to_text as batches_text
 
 
 @click.command("answer-metrics")
@@ -51,27 +53,17 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     """
     if by == "batch":
         return _by_batch(project, systems, judge, ci, as_json, html_path)
-    from labeler.generation.metrics import answer_metrics as run
-    from labeler.generation.metrics import to_html, to_text
-    from labeler.commands.common import output_file
-    from labeler.store.access import OWNER
+    from labeler.generation.metrics import answer_metrics as run  # lazy: start-up
+    from labeler.judges.card import card_line  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     m = run(project.db, systems, judge=judge, ci=ci, caller=OWNER)
     card = None
     if judge is not None:
-        from labeler.judges.card import card_line
-
         card = card_line(project.db, judge)  # how far the judge's numbers can be trusted
     if html_path is not None:
-        from calibration.report_figures import answer_metric_figures, with_figures  # lazy: start-up
-
-        page = with_figures(to_html(m), answer_metric_figures(m.as_dict()))
-        if card:
-            import html
-
-            page = page.replace("</body>", f"<p>{html.escape(card)}</p>\n</body>", 1)
         with output_file(html_path) as handle:
-            handle.write(page)
+            handle.write(to_html(m, card=card))
     if as_json:
         echo_json({**m.as_dict(), "judge_card": card})
     else:
@@ -82,19 +74,17 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
 
 def _by_batch(project: Project, systems: tuple[str, ...], judge: str | None, ci: float, as_json: bool,
               html_path: str | None) -> None:
-    from labeler.commands.batch_report import to_html, to_text
-    from labeler.commands.common import output_file
-    from labeler.generation.batches import batch_metrics
-    from labeler.store.access import OWNER
+    from labeler.generation.batches import batch_metrics  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     d = batch_metrics(project.db, systems, judge=judge, ci=ci, caller=OWNER).as_dict()
     if html_path is not None:
         with output_file(html_path) as handle:
-            handle.write(to_html(d))
+            handle.write(batches_html(d))
     if as_json:
         echo_json(d)
     else:
-        click.echo(to_text(d), nl=False)
+        click.echo(batches_text(d), nl=False)
 
 
 COMMANDS: list[click.Command] = [answer_metrics]

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-#: The metrics' names on the page, in the order shown.
-LABELS = {"faithfulness": "faithfulness", "supported_answers": "supported answers", "correctness": "correctness",
-          "answer-relevance": "answer relevance", "abstention": "abstention"}
+from calibration.report_figures import batch_figures
+from calibration.report_page import STYLE, html_table, page_head
+from labeler.generation.registry import ANSWER_METRICS, LABELS
+
 #: The source shown for a metric: the first that has a value (PPI++ combines people and the judge).
 SOURCES = ("ppi", "people", "judge", "text")
 _NAMES = {"ppi": "PPI++", "people": "people", "judge": "judge", "text": "text rule"}
@@ -56,7 +57,7 @@ def to_text(d: Mapping[str, Any]) -> str:
         lines.append(f"{system}: {len(per)} batch{'es' if len(per) != 1 else ''} ({d['ci']:.0%} intervals)")
         for batch, m in per.items():
             lines.append(f"  {batch}: {m['answers']} answers")
-            lines += [f"    {LABELS[metric]}: {_rate(m[metric])}" for metric in LABELS]
+            lines += [f"    {LABELS[metric]}: {_rate(m[metric])}" for metric in ANSWER_METRICS]
         for (before, after, paired, n), changes in _shown_changes(d, system).items():
             how = f"paired on {n} questions in both" if paired else f"unpaired, {n} questions"
             lines.append(f"  {before} -> {after} ({how}):")
@@ -68,16 +69,13 @@ def to_text(d: Mapping[str, Any]) -> str:
 
 def to_html(d: Mapping[str, Any], title: str = "Generation metrics per batch") -> str:
     """One page: per metric the batch plot (every system's line and band), then the tables."""
-    from calibration.report_figures import batch_figures
-    from calibration.report_html import STYLE, html_table
-
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
+    parts = [page_head(title),
              f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>",
              *batch_figures(d["systems"], d["batches"])]
     for system, per in d["systems"].items():
         parts.append(f"<h2>{escape(system)}</h2>")
-        parts.append(html_table(["batch", "answers", *LABELS.values()],
-                                [[batch, m["answers"], *(_rate(m[metric]) for metric in LABELS)]
+        parts.append(html_table(["batch", "answers", *(LABELS[m] for m in ANSWER_METRICS)],
+                                [[batch, m["answers"], *(_rate(m[metric]) for metric in ANSWER_METRICS)]
                                  for batch, m in per.items()]))
         rows = [[f"{before} → {after}", "paired" if paired else "unpaired", n, _change(c)]
                 for (before, after, paired, n), changes in _shown_changes(d, system).items() for c in changes]
