@@ -84,3 +84,58 @@ def test_allocation_sums_to_n_and_stays_within_the_strata(sizes: dict[str, int],
     assert all(0 <= share[h] <= sizes[h] for h in sizes)
     if n >= len(sizes):
         assert all(share[h] >= 1 for h in sizes)
+
+
+def _judge_uncertain_project(tmp_path: Path) -> tuple[str, dict[str, float], dict[str, float]]:
+    """60 answers; the judge said both CORRECT and INCORRECT of answers 0-19 (two runs), one
+    thing of the others. People's truth: the answers the judge is split on are mostly wrong."""
+    path = str(tmp_path / "u.db")
+    _run("init", path)
+    answers = [{"answer_id": f"a{i:02d}", "question": f"Question {i}?", "response": f"Answer {i}.", "reference": "R"}
+               for i in range(60)]
+    _run("import-answers", path, str(write_jsonl(tmp_path / "a.jsonl", answers)), "--system", "rag", "--batch", "w1")
+    truth = {f"a{i:02d}": float(i % 4 == 0 if i < 20 else i % 10 != 0) for i in range(60)}
+    first = [{"item_id": f"a{i:02d}@correctness", "verdict": "CORRECT" if i < 20 or truth[f"a{i:02d}"] else "INCORRECT"}
+             for i in range(60)]
+    second = [{"item_id": f"a{i:02d}@correctness", "verdict": "INCORRECT"} for i in range(20)]
+    _run("import-verdicts", path, str(write_jsonl(tmp_path / "j1.jsonl", first)), "--judge", "j")
+    _run("import-verdicts", path, str(write_jsonl(tmp_path / "j2.jsonl", second)), "--judge", "j")
+    judge_now = {f"a{i:02d}": 0.0 if i < 20 else truth[f"a{i:02d}"] for i in range(60)}  # its latest verdicts
+    return path, truth, judge_now
+
+
+def test_a_judge_uncertain_sample_draws_where_the_judge_is_split_and_the_metrics_weigh_it(tmp_path: Path) -> None:
+    import numpy as np
+
+    db, truth, judge_now = _judge_uncertain_project(tmp_path)
+    assert "needs --judge NAME" in _run("sample-answers", db, "--system", "rag", "--n", "5", "--design",
+                                        "judge-uncertain", "--name", "x", code=1)
+    assert "gave no verdict" in _run("sample-answers", db, "--system", "rag", "--n", "5", "--design", "judge-uncertain",
+                                     "--judge", "nobody", "--name", "x", code=1)
+    out = json.loads(_run("sample-answers", db, "--system", "rag", "--n", "20", "--design", "judge-uncertain",
+                          "--judge", "j", "--name", "u", "--json"))
+    assert (out["drawn"], out["judge"]) == (20, "j")
+    # sizes 0.25 + u: 20 answers at 1.25, 40 at 0.25; π = 20 · size / 35
+    pi = {a: p for a, p, _ in _items(db, "u")}
+    assert len(pi) == 20
+    assert all(p == pytest.approx(20 * (1.25 if int(a[1:]) < 20 else 0.25) / 35) for a, p in pi.items())
+    assert out["strata"]["unjudged or split (u = 1)"]["answers"] == 20
+    labels = [{"item_id": f"{a}@correctness", "verdict": "CORRECT" if truth[a] else "INCORRECT"} for a in sorted(pi)]
+    labels.append({"item_id": next(f"{a}@correctness" for a in sorted(truth) if a not in pi), "verdict": "CORRECT"})
+    _run("import-verdicts", db, str(write_jsonl(tmp_path / "people.jsonl", labels)), "--annotator", "ada")
+    weighted = json.loads(_run("answer-metrics", db, "--sample", "u", "--judge", "j", "--json"))
+    c = weighted["systems"]["rag"]["correctness"]
+    ids = sorted(pi)
+    y, p = np.array([truth[a] for a in ids]), np.array([pi[a] for a in ids])
+    f, f_all = np.array([judge_now[a] for a in ids]), np.array([judge_now[a] for a in sorted(judge_now)])
+    assert c["people"]["value"] == pytest.approx(float(np.sum(y / p) / np.sum(1 / p)))  # Hájek, by numpy
+    assert c["people"]["weighted"] is True and c["people"]["n_outside_sample"] == 1
+    lam = c["ppi"]["lambda"]
+    assert c["ppi"]["value"] == pytest.approx(lam * f_all.mean() + float(np.sum((y - lam * f) / p) / np.sum(1 / p)))
+    plain = json.loads(_run("answer-metrics", db, "--judge", "j", "--json"))["systems"]["rag"]["correctness"]
+    assert plain["people"]["value"] == pytest.approx(np.mean([*y, 1.0]))  # unweighted: every label once
+    assert abs(plain["people"]["value"] - np.mean(list(truth.values()))) > abs(
+        c["people"]["value"] - np.mean(list(truth.values())))
+    assert "is of system 'rag'" in _run("answer-metrics", db, "--sample", "u", "--system", "other", code=1)
+    by_batch = json.loads(_run("answer-metrics", db, "--sample", "u", "--judge", "j", "--by", "batch", "--json"))
+    assert by_batch["systems"]["rag"]["w1"]["correctness"]["people"]["value"] == pytest.approx(c["people"]["value"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from labeler.commands.common import Project, echo_json, file_argument, json_option, output_option_for, plural, with_project
+from labeler.commands.common import (Project, echo_json, file_argument, judge_option, json_option, output_file,
+                                     output_option_for, plural, with_project)
 
 batch_option = click.option("--batch", default=None, metavar="NAME",
                             help="The batch the answers belong to (a week, a release; default: today's date, UTC).")
@@ -37,8 +38,8 @@ def import_traces(project: Project, file: str, system: str, batch: str | None, a
     no_retriever, several_retrievers, documents, in_corpus, first_skipped, first_no_retriever,
     first_several_retrievers.
     """
-    from labeler.generation.traces import import_traces as run
-    from labeler.store.access import OWNER
+    from labeler.generation.traces import import_traces as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     r = run(project.db, file, system, batch=batch, caller=OWNER)
     if as_json:
@@ -72,9 +73,8 @@ def export_answers(project: Project, systems: tuple[str, ...], batches: tuple[st
     EvaluationDataset or a notebook as it is. import-answers --system NAME reads the file back
     (each record's batch kept); a record of another system is refused.
     """
-    from labeler.commands.common import output_file
-    from labeler.generation.answers import export_answers as run
-    from labeler.store.access import OWNER
+    from labeler.generation.answers import export_answers as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     with output_file(output) as out:
         n = run(project.db, out, systems=systems, batches=batches, caller=OWNER)
@@ -86,37 +86,43 @@ def export_answers(project: Project, systems: tuple[str, ...], batches: tuple[st
 @click.option("--system", required=True, metavar="NAME", help="The system whose answers are sampled (one).")
 @click.option("--batch", default=None, metavar="B", help="Only this batch's answers (default: every batch).")
 @click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Answers to draw.")
-@click.option("--design", type=click.Choice(["random", "stratified"]), default="random", show_default=True,
-              help="Simple random sample, or one stratified --by a field.")
+@click.option("--design", type=click.Choice(["random", "stratified", "judge-uncertain"]), default="random",
+              show_default=True,
+              help="Simple random sample, one stratified --by a field, or more where --judge is least sure.")
 @click.option("--by", "by", default=None, metavar="FIELD",
               help="With --design stratified: batch, query_id, or a metadata key (model, user_id, metadata.release...).")
+@judge_option(help="With --design judge-uncertain: the judge whose split verdicts (repeats, orders) draw an answer more often.")
 @click.option("--name", required=True, help="Name of the sample (label-settings DB answer_sample=NAME hands it out).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
 @json_option
-def sample_answers(project: Project, system: str, batch: str | None, n: int, design: str, by: str | None, name: str,
-                   seed: int, as_json: bool) -> None:
+def sample_answers(project: Project, system: str, batch: str | None, n: int, design: str, by: str | None,
+                   judge: str | None, name: str, seed: int, as_json: bool) -> None:
     """Draw N of SYSTEM's answers in DB for people to label, recording each one's inclusion probability.
 
     random: a simple random sample (probability N/answers for each). stratified --by FIELD:
     the answers split by the field's value, N shared out in proportion to the strata (each
     at least one answer when N allows), a random sample in each (probability drawn/size in
-    its stratum). `label-settings DB answer_sample=NAME` then hands out only these answers
+    its stratum). judge-uncertain --judge NAME: each answer drawn with probability in proportion
+    to 0.25 + how split the judge's verdicts on it are (over repeats and orders; 1 when it gave
+    none), exactly N drawn; answer-metrics --sample NAME weighs each labelled answer by 1/probability.
+    `label-settings DB answer_sample=NAME` then hands out only these answers
     for the generation tasks (off: every answer). A sample never changes.
 
-    JSON keys: name, system, batch, design, by, seed, population, drawn, strata (stratum ->
-    answers, drawn, probability).
+    JSON keys: name, system, batch, design, by, seed, population, drawn, strata (stratum, or
+    the judge's uncertainty band -> answers, drawn, probability: its mean), judge.
     """
-    from labeler.generation.sampling import sample_answers as run
-    from labeler.store.access import OWNER
+    from labeler.generation.sampling import sample_answers as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
-    r = run(project.db, system, n=n, name=name, design=design, by=by, batch=batch, seed=seed, caller=OWNER)  # type: ignore[arg-type]
+    r = run(project.db, system, n=n, name=name, design=design, by=by, batch=batch, judge=judge, seed=seed,
+            caller=OWNER)  # type: ignore[arg-type]
     if as_json:
         echo_json(r.as_dict())
         return
     click.echo(f"sample {name!r}: {plural(r.drawn, 'answer')} of {r.population} of {system!r}"
                + (f" in batch {batch!r}" if batch else "") + f", {design}" + (f" by {by}" if by else "")
                + f"; hand them out with `goldpool label-settings DB answer_sample={name}`")
-    if by:
+    if by or judge:
         for stratum, s in r.strata.items():
             click.echo(f"  {stratum}: {int(s['drawn'])} of {int(s['answers'])} (probability {s['probability']:.3f})")
 

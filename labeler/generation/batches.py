@@ -14,7 +14,10 @@ before it (batches in name order: dates and ISO weeks sort so):
   Welch's standard error, its MDD (:func:`calibration.clustered.unpaired_difference`); PPI++'s
   from the two batches' PPI++ intervals (normal, so their half-widths give the SEs).
 
-A change is ``after − before``.
+A change is ``after − before``. With a designed sample (``--sample``), people's values weigh
+1/π in each batch's rates, and people's and PPI++'s changes are those of two independent
+estimates (their difference, the SE from their intervals); the judge's and the text rule's,
+on every answer, are as above.
 """
 
 from __future__ import annotations
@@ -26,8 +29,12 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.generation.metrics import DECLINED, METRICS, SystemMetrics, _by_unit, outcomes, system_metrics
+from calibration.clustered import paired_difference, ppi_paired_difference, unpaired_difference
+from calibration.stats import normal_quantile, z_for
+from labeler.generation.metrics import (DECLINED, METRICS, Design, SystemMetrics, _by_unit, outcomes, sample_design,
+                                        system_metrics)
 from labeler.generation.outcomes import Outcome
+from labeler.store import StoreError
 from labeler.store import answers as store
 from labeler.store.answer_records import answer_batches
 from labeler.store.vocabulary import Caller
@@ -85,35 +92,40 @@ class BatchMetrics:
 
 
 def batch_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, judge: str | None = None,
-                  ci: float = 0.95, caller: Caller) -> BatchMetrics:
-    """The metrics of ``systems`` (every one when empty) per batch, and their changes (admin only).
+                  ci: float = 0.95, sample: str | None = None, caller: Caller) -> BatchMetrics:
+    """The metrics of ``systems`` (every one when empty) per batch, and their changes (admin
+    only); with ``sample``, of its system in the batches it was drawn from, people's values on
+    its answers alone, each weighing 1/π.
 
     Raises:
-        StoreError: an unknown system; the caller is not an admin; no answers.
+        StoreError: an unknown system or sample; the caller is not an admin; no answers.
     """
-    from labeler.store import StoreError
-
-    names = list(dict.fromkeys(systems)) or store.systems(db)
+    design = None if sample is None else sample_design(db, sample, systems)
+    names = [design.system] if design else list(dict.fromkeys(systems)) or store.systems(db)
     if not names:
         raise StoreError("no answers in the project: import a system's answers with `goldpool import-answers`")
+    weights = None if design is None else design.probabilities
+    only = None if design is None else design.batch
     result: dict[str, dict[str, SystemMetrics]] = {}
     changes: list[Change] = []
     every: set[str] = set()
     for name in names:
-        people = _split(outcomes(db, name, caller=caller), batch_of := answer_batches(db, name))
-        judged = None if judge is None else _split(outcomes(db, name, judge=judge, caller=caller), batch_of)
+        people = _split(outcomes(db, name, caller=caller), batch_of := answer_batches(db, name), only)
+        judged = None if judge is None else _split(outcomes(db, name, judge=judge, caller=caller), batch_of, only)
         order = sorted(people)
         every.update(order)
-        result[name] = {b: system_metrics(name, people[b], None if judged is None else judged[b], ci) for b in order}
+        result[name] = {b: system_metrics(name, people[b], None if judged is None else judged[b], ci, weights)
+                        for b in order}
         for before, after in zip(order, order[1:]):
-            changes += _changes(name, before, after, people, judged, result[name], ci)
+            changes += _changes(name, before, after, people, judged, result[name], ci, weights)
     return BatchMetrics(result, changes, sorted(every), judge, ci)
 
 
-def _split(found: Sequence[Outcome], batch_of: Mapping[str, str]) -> dict[str, list[Outcome]]:
+def _split(found: Sequence[Outcome], batch_of: Mapping[str, str], only: str | None = None) -> dict[str, list[Outcome]]:
     out: dict[str, list[Outcome]] = {}
     for o in found:
-        out.setdefault(batch_of[o.answer_id], []).append(o)
+        if only is None or batch_of[o.answer_id] == only:
+            out.setdefault(batch_of[o.answer_id], []).append(o)
     return out
 
 
@@ -132,16 +144,18 @@ def repeats(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
 
 def _changes(system: str, before: str, after: str, people: Mapping[str, Sequence[Outcome]],
              judged: Mapping[str, Sequence[Outcome]] | None, metrics: Mapping[str, SystemMetrics],
-             ci: float) -> list[Change]:
+             ci: float, design: Design | None = None) -> list[Change]:
     """Every metric's change from every source, each paired or not by the questions that have
-    a value in both batches (:func:`repeats`): a sample of each batch may hold other questions."""
-    from calibration.clustered import paired_difference, ppi_paired_difference, unpaired_difference
-
+    a value in both batches (:func:`repeats`): a sample of each batch may hold other questions.
+    With a ``design``, people's and PPI++'s from their weighted rates (:func:`_from_rates`)."""
     out = []
     for metric in METRICS:
         value = DECLINED if metric == "abstention" else metric
         sides = {"text": (people, "abstention")} if metric == "abstention" else {}
-        sides["people"] = (people, value)
+        if design is None:
+            sides["people"] = (people, value)
+        else:
+            out.append(_from_rates(system, metric, before, after, metrics, ci, "people"))
         if judged is not None:
             sides["judge"] = (judged, value)
         for source, (found, of) in sides.items():
@@ -150,7 +164,9 @@ def _changes(system: str, before: str, after: str, people: Mapping[str, Sequence
             d = (paired_difference if paired else unpaired_difference)(b, a, ci=ci)
             out.append(_change(system, metric, source, before, after, paired, d, len(a.keys() & b.keys()) if paired
                                else len(a) + len(b)))
-        if judged is not None:
+        if judged is not None and design is not None:
+            out.append(_from_rates(system, metric, before, after, metrics, ci, "ppi"))
+        elif judged is not None:
             a, b = _by_unit(people[before], value), _by_unit(people[after], value)
             if repeats(a, b):
                 d = ppi_paired_difference({u: b[u] - a[u] for u in a.keys() & b.keys()},
@@ -158,7 +174,7 @@ def _changes(system: str, before: str, after: str, people: Mapping[str, Sequence
                 out.append(_change(system, metric, "ppi", before, after, True, d, 0 if d is None else d.n,
                                    why="PPI++ needs questions of both batches the judge labelled and people did not"))
             else:
-                out.append(_ppi_unpaired(system, metric, before, after, metrics, ci))
+                out.append(_from_rates(system, metric, before, after, metrics, ci, "ppi"))
     return out
 
 
@@ -177,18 +193,20 @@ def _change(system: str, metric: str, source: str, before: str, after: str, pair
     return Change(system, metric, source, before, after, paired, d.difference, d.low, d.high, d.mdd, d.n)
 
 
-def _ppi_unpaired(system: str, metric: str, before: str, after: str, metrics: Mapping[str, SystemMetrics],
-                  ci: float) -> Change:
-    """The change of two independent PPI++ estimates: their difference, SE from their intervals."""
-    from calibration.stats import normal_quantile, z_for
+_SOURCE_NAMES = {"ppi": "PPI++", "people": "people's"}
 
-    a, b = metrics[before].rates[metric]["ppi"], metrics[after].rates[metric]["ppi"]
+
+def _from_rates(system: str, metric: str, before: str, after: str, metrics: Mapping[str, SystemMetrics],
+               ci: float, source: str) -> Change:
+    """The change of two independent estimates of ``source`` (PPI++'s, or any on a designed
+    sample): their difference, the SE from their intervals."""
+    a, b = metrics[before].rates[metric][source], metrics[after].rates[metric][source]
     if a.value is None or b.value is None or a.low is None or b.low is None:
-        return Change(system, metric, "ppi", before, after, False, None, None, None, None, a.questions + b.questions,
-                      why="no PPI++ value in a batch")
+        return Change(system, metric, source, before, after, False, None, None, None, None, a.questions + b.questions,
+                      why=f"no {_SOURCE_NAMES[source]} value in a batch")
     z = z_for(ci)
     se = math.sqrt(((a.high - a.low) / (2 * z)) ** 2 + ((b.high - b.low) / (2 * z)) ** 2)
     d = b.value - a.value
     mdd = (normal_quantile(0.975) + normal_quantile(0.8)) * se
-    return Change(system, metric, "ppi", before, after, False, d, max(-1.0, d - z * se), min(1.0, d + z * se), mdd,
+    return Change(system, metric, source, before, after, False, d, max(-1.0, d - z * se), min(1.0, d + z * se), mdd,
                   a.questions + b.questions)

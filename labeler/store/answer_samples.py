@@ -82,3 +82,15 @@ def get_answer_sample(db: sqlite_utils.Database, name: str) -> AnswerSample:
     items = {r[0]: (r[1], r[2]) for r in db.conn.execute(
         "SELECT answer_id, probability, stratum FROM answer_sample_items WHERE sample = ? ORDER BY answer_id", [name])}
     return AnswerSample(name, system, design, seed, json.loads(params), items)
+
+
+def judge_answer_verdicts(db: sqlite_utils.Database, system: str, judge: str, *,
+                          caller: Caller) -> list[tuple[str, str, str]]:
+    """``(answer_id, item_id, verdict)`` of every parseable verdict ``judge`` gave on ``system``'s
+    answer items, every repeat and order (not only the current one): how split the judge is on
+    an answer (admin only)."""
+    require_admin(db, caller)
+    return [tuple(r) for r in db.conn.execute(  # type: ignore[misc]
+        "SELECT i.answer_id, v.item_id, v.verdict FROM judge_verdicts v JOIN verdict_items i ON i.item_id = v.item_id "
+        "JOIN answers a ON a.answer_id = i.answer_id WHERE a.system = ? AND v.judge = ? AND v.verdict IS NOT NULL "
+        "ORDER BY v.id", [system, judge])]

@@ -89,7 +89,7 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   added_at. One decomposition per answer; no UPDATE or DELETE (triggers).
 - ``answer_batches``: answer_id, batch. The batch an answer was imported in (``--batch``, by
   default the import's date); one per answer, never changed (triggers).
-- ``answer_samples``: name, system, design (``random`` | ``stratified``), seed, params (JSON:
+- ``answer_samples``: name, system, design (``random`` | ``stratified`` | ``judge-uncertain``), seed, params (JSON:
   n, by, batch, population), created_at. ``answer_sample_items``: sample, answer_id,
   probability (in (0, 1]), stratum: the answers people label under the sample
   (``label-settings answer_sample=``). Neither changes once written (triggers).

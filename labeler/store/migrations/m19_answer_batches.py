@@ -23,7 +23,7 @@ SQL = """
         CREATE TABLE IF NOT EXISTS answer_samples (
             name TEXT PRIMARY KEY,
             system TEXT NOT NULL REFERENCES systems(name),
-            design TEXT NOT NULL CHECK (design IN ('random', 'stratified')),
+            design TEXT NOT NULL CHECK (design IN ('random', 'stratified', 'judge-uncertain')),
             seed INTEGER NOT NULL,
             params TEXT NOT NULL DEFAULT '{}',
             created_at TEXT NOT NULL
