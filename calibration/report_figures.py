@@ -11,7 +11,12 @@ report page, under its heading, so a renderer adds its pictures with one call:
 - :func:`batch_figures`: ``answer-metrics --by batch`` — per metric, each system's line over
   the batches with its interval band;
 - :func:`estimate_figures`: ``eval`` / ``compare`` with ``--judge --sample`` — each run's
-  combined estimate of each metric (or its difference from the baseline) with its interval.
+  combined estimate of each metric (or its difference from the baseline) with its interval;
+- :func:`stage_figures`: ``stages`` — each stage of each system with its interval, and the
+  paired differences of two systems with the MDD;
+- :func:`judge_figures`: ``calibrate --judge`` — each judge's agreement and kappa with people
+  per task, beside the people's own ceiling;
+- :func:`share_figures`: ``diagnose`` — the share of the answers in each outcome, Wilson 95%.
 """
 
 from __future__ import annotations
@@ -21,8 +26,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from calibration.plots import BatchPoint, Point, batch_plot, forest_plot
+from calibration.stats import wilson
 
-__all__ = ["answer_metric_figures", "batch_figures", "comparison_figures", "estimate_figures", "with_figures"]
+__all__ = ["answer_metric_figures", "batch_figures", "comparison_figures", "estimate_figures", "judge_figures",
+           "share_figures", "stage_figures", "with_figures"]
+#: z of a 95% interval (the shares of :func:`share_figures`).
+_Z95 = 1.959963984540054
 
 #: The rates of ``answer-metrics`` drawn, in the report's order, with their names on the page.
 RATES = {"faithfulness": "faithfulness", "supported_answers": "supported answers", "correctness": "correctness",
@@ -137,3 +146,56 @@ def estimate_figures(runs: Mapping[str, Mapping[str, Any]], *, baseline: str | N
     return [forest_plot(points, title=f"Judge-assisted {what}, people and judge combined (95% intervals)",
                         reference=0.0 if baseline else None, sort=baseline is None,
                         axis="difference" if baseline else "metric value")]
+
+
+def _get(x: Any, key: str) -> Any:
+    return x.get(key) if isinstance(x, Mapping) else getattr(x, key, None)
+
+
+def stage_figures(systems: Mapping[str, Mapping[str, Any]], labels: Mapping[str, str],
+                  comparison: tuple[str, Mapping[str, Any]] | None = None) -> list[str]:
+    """Each stage (a row, in ``labels``' order) of each system (a series) with its interval,
+    from ``{SYSTEM: {STAGE: {mean, low, high, n}}}`` (or value objects); with ``comparison``
+    (``(name, {STAGE: {delta, low, high, mdd, n} or None})``), the paired differences with the MDD."""
+    points = [Point(labels[key], system, _number(_get(v, "mean")), _number(_get(v, "low")), _number(_get(v, "high")),
+                    n=_get(v, "n")) for system, stages in systems.items() for key, v in stages.items() if key in labels]
+    if not any(math.isfinite(p.value) for p in points):
+        return []
+    figures = [forest_plot(points, title="Each stage per system (95% bootstrap intervals over questions)",
+                           axis="mean over questions", sort=False)]
+    if comparison is not None:
+        name, stages = comparison
+        rows = [Point(labels[key], name, _number(_get(c, "delta")), _number(_get(c, "low")), _number(_get(c, "high")),
+                      mdd=_get(c, "mdd"), n=_get(c, "n")) for key, c in stages.items() if c is not None and key in labels]
+        if rows:
+            figures.append(forest_plot(rows, title=f"{name}: paired differences per stage (grey: the MDD)",
+                                       axis="difference", sort=False))
+    return figures
+
+
+def judge_figures(judges: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Each judge and task (a row) with its agreement and kappa with people and the people's own
+    kappa (the ceiling), from ``calibrate --judge``'s JSON ``judges`` ({JUDGE: {TASK: {...}}})."""
+    points = []
+    for judge, tasks in judges.items():
+        for task, t in tasks.items():
+            for series, e in (("agreement", t.get("agreement")), ("kappa", t.get("kappa")),
+                              ("people's kappa (ceiling)", (t.get("human_ceiling") or {}).get("kappa"))):
+                if isinstance(e, Mapping) and e.get("value") is not None:
+                    points.append(Point(f"{judge}: {task}", series, _number(e["value"]), _number(e.get("low")),
+                                        _number(e.get("high")), n=e.get("n")))
+    if not points:
+        return []
+    return [forest_plot(points, title="Judges against people (95% intervals)", axis="agreement, kappa",
+                        sort=False)]
+
+
+def share_figures(counts: Mapping[str, int], total: int, *, title: str, axis: str = "share of the answers") -> list[str]:
+    """Each count's share of ``total`` (a row each, in order) with its Wilson 95% interval."""
+    if total <= 0:
+        return []
+    points = []
+    for name, count in counts.items():
+        low, high = wilson(count / total, total, _Z95)
+        points.append(Point(name, "share", count / total, low, high, n=count))
+    return [forest_plot(points, title=title, axis=axis, sort=False)]
