@@ -1,6 +1,8 @@
 """Stored answers as whole records, by system and batch (batch names, the default batch): what ``export-answers`` writes, a
 sample of answers is drawn from and metrics per batch split by; and which retrieved ids are
-documents of the corpus (``import-traces`` links only those)."""
+documents of the corpus (``import-traces`` links only those); and the current verdicts on a
+system's answer items, people's or a judge's (:func:`answer_verdicts`, what each answer's
+outcome is made of)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from typing import Any
 
 import sqlite_utils
 
+from labeler.store.access import require_admin
 from labeler.store.errors import StoreError, shown
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
+from labeler.store.vocabulary import Caller
 
 _BATCH = 500
 #: An answer's batch in a query joining ``answers a LEFT JOIN answer_batches b``: its row, else
@@ -80,3 +84,23 @@ def batches(db: sqlite_utils.Database, system: str | None = None) -> list[str]:
 def answer_batches(db: sqlite_utils.Database, system: str) -> dict[str, str]:
     """answer_id -> batch, for ``system``'s answers."""
     return dict(db.conn.execute(f"SELECT a.answer_id, {BATCH_OF} FROM {_JOIN} WHERE a.system = ?", [system]))
+
+
+def answer_verdicts(db: sqlite_utils.Database, system: str, *, judge: str | None = None,
+                    caller: Caller) -> Iterator[tuple[str, str, str, str, str]]:
+    """``(answer_id, task, item_id, who, verdict)`` of every current verdict on ``system``'s
+    answer items: people's (``who`` the annotator's name; admin only, as every view of other
+    people's work) or, with ``judge``, that judge's parseable verdicts (``who`` the judge)."""
+    require_admin(db, caller)
+    if judge is None:
+        yield from db.conn.execute(
+            "SELECT i.answer_id, i.kind, h.item_id, n.name, h.verdict FROM current_human_verdicts h "
+            "JOIN verdict_items i ON i.item_id = h.item_id JOIN answers a ON a.answer_id = i.answer_id "
+            "JOIN annotators n ON n.id = h.annotator_id WHERE a.system = ? ORDER BY h.item_id, n.name", [system])
+        return
+    yield from db.conn.execute(
+        "SELECT i.answer_id, i.kind, v.item_id, v.judge, v.verdict FROM current_judge_verdicts v "
+        "JOIN verdict_items i ON i.item_id = v.item_id JOIN answers a ON a.answer_id = i.answer_id "
+        "WHERE a.system = ? AND v.judge = ? AND v.verdict IS NOT NULL ORDER BY v.item_id", [system, judge])
+
+

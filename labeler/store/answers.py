@@ -479,23 +479,3 @@ def claim_counts(db: sqlite_utils.Database, system: str) -> dict[str, int]:
     return dict(db.conn.execute(
         "SELECT c.answer_id, count(*) FROM claims c JOIN answers a ON a.answer_id = c.answer_id "
         "WHERE a.system = ? GROUP BY c.answer_id", [system]))
-
-
-def answer_verdicts(db: sqlite_utils.Database, system: str, *, judge: str | None = None,
-                    caller: Caller) -> Iterator[tuple[str, str, str, str, str]]:
-    """``(answer_id, task, item_id, who, verdict)`` of every current verdict on ``system``'s
-    answer items: people's (``who`` the annotator's name; admin only, as every view of other
-    people's work) or, with ``judge``, that judge's parseable verdicts (``who`` the judge)."""
-    require_admin(db, caller)
-    if judge is None:
-        yield from db.conn.execute(
-            "SELECT i.answer_id, i.kind, h.item_id, n.name, h.verdict FROM current_human_verdicts h "
-            "JOIN verdict_items i ON i.item_id = h.item_id JOIN answers a ON a.answer_id = i.answer_id "
-            "JOIN annotators n ON n.id = h.annotator_id WHERE a.system = ? ORDER BY h.item_id, n.name", [system])
-        return
-    yield from db.conn.execute(
-        "SELECT i.answer_id, i.kind, v.item_id, v.judge, v.verdict FROM current_judge_verdicts v "
-        "JOIN verdict_items i ON i.item_id = v.item_id JOIN answers a ON a.answer_id = i.answer_id "
-        "WHERE a.system = ? AND v.judge = ? AND v.verdict IS NOT NULL ORDER BY v.item_id", [system, judge])
-
-
