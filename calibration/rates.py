@@ -150,7 +150,7 @@ def ppi_rate(people: Sequence[float | None], judge: Sequence[float], units: Sequ
 def _joined(e: Estimate, share: float, known_mean: float) -> Estimate:
     """``e`` (the members not known) placed among the known ones, whose share ``1 − share`` of
     the population and mean are known: every number ``share · x + (1 − share) · known_mean``."""
-    move = lambda x: share * x + (1.0 - share) * known_mean  # noqa: E731
+    move = lambda x: share * x + (1.0 - share) * known_mean
     return replace(e, value=move(e.value), low=move(e.low), high=move(e.high))
 
 

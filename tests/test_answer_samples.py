@@ -136,6 +136,8 @@ def test_a_judge_uncertain_sample_draws_where_the_judge_is_split_and_the_metrics
     assert plain["people"]["value"] == pytest.approx(np.mean([*y, 1.0]))  # unweighted: every label once
     assert abs(plain["people"]["value"] - np.mean(list(truth.values()))) > abs(
         c["people"]["value"] - np.mean(list(truth.values())))
+    text = _run("answer-metrics", db, "--sample", "u", "--judge", "j")
+    assert "each labelled answer of the sample weighs 1/its inclusion probability; 1 answer labelled outside" in text
     assert "is of system 'rag'" in _run("answer-metrics", db, "--sample", "u", "--system", "other", code=1)
     by_batch = json.loads(_run("answer-metrics", db, "--sample", "u", "--judge", "j", "--by", "batch", "--json"))
     assert by_batch["systems"]["rag"]["w1"]["correctness"]["people"]["value"] == pytest.approx(c["people"]["value"])

@@ -443,10 +443,10 @@ def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, ju
     names = [design.system] if design else list(dict.fromkeys(systems)) or known_systems(db)
     if not names:
         raise StoreError("no answers in the project: import a system's answers with `goldpool import-answers`")
-    keep: Callable[[list[Outcome]], list[Outcome]] = lambda found: found  # noqa: E731
+    keep: Callable[[list[Outcome]], list[Outcome]] = lambda found: found
     if design is not None:
         batch_of = answer_batches(db, design.system)
-        keep = lambda found: design.population(found, batch_of)  # noqa: E731
+        keep = lambda found: design.population(found, batch_of)
     people = {s: keep(outcomes(db, s, caller=caller)) for s in names}
     judged = None
     if judge is not None:

@@ -83,6 +83,10 @@ def _note(metric: str, source: str, r: Rate) -> str:
         empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
         notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only"
                      + empty)
+    if r.extra.get("weighted"):
+        outside = r.extra.get("n_outside_sample")
+        notes.append("each labelled answer of the sample weighs 1/its inclusion probability"
+                     + (f"; {_answers(outside)} labelled outside the sample left out" if outside else ""))
     return "; ".join(notes)
 
 
