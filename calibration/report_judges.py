@@ -18,6 +18,7 @@ import numpy as np
 
 from calibration.formatting import fixed, markdown_escape
 from calibration.report import heading_lines, plain, table_lines
+from calibration.report_figures import judge_figures, with_figures
 from calibration.report_html import confusion_svg
 from calibration.report_page import STYLE, collapsed, html_table, page_head, wide
 
@@ -160,7 +161,8 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
     """The same report as one self-contained HTML page (every text from the data escaped).
 
     Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
-    when wider than the page, and each task's disagreements are a collapsed list."""
+    when wider than the page, and each task's disagreements are a collapsed list; a forest plot
+    of each judge's agreement and kappa beside people's own opens it."""
     data = _data(report)
     header, rows = board(data)
     parts = [page_head(title), f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>",
@@ -183,4 +185,4 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
                 html_table(["item", "annotator", "people", "judge"],
                            [(_where(x), x["annotator"], x["human"], x["judge"]) for x in found])))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return with_figures("\n".join(parts), judge_figures(data["judges"]))

@@ -1,6 +1,7 @@
 """The files the README's commands name, small: 40 chunks on 6 topics, 6 questions, a run, the
 answers of three systems (my-rag, old, new), people's and a judge's labels, verdict items, a
-gold-context prompt, two runs to compare; and the stub judge's answer to each task's prompt."""
+gold-context prompt, two runs to compare, two weeks of a system's traces (made by the
+OpenTelemetry SDK: OTLP JSON and Phoenix's spans); and the stub judge's answer to each task's prompt."""
 
 from __future__ import annotations
 
@@ -83,8 +84,24 @@ def _answers(system: str, prefix: str, wrong: set[int], shift: int) -> list[dict
     return records
 
 
+def _traces(week: int) -> list:
+    """A week of the production system's traces: each question asked once, an off-corpus
+    document beside the corpus's, and a greeting with no retrieval."""
+    from trace_fixtures import Trace
+
+    traces = [Trace(question, answer if (q + week) % 4 else f"Perhaps {words.split()[0]}.",
+                    [[(d, chunk_text(d), 1.0 - r / 10) for r, d in enumerate(doc_ids(q)[:2])] + [("web-1", "A web page.", 0.1)]],
+                    session=f"s{q % 2}", user=f"u{q}", metadata={"week": week})
+              for q, (_qid, words, question, answer) in enumerate(TOPICS)]
+    return [*traces, Trace("Hello?", "Hello! Ask me about the docs.")]
+
+
 def write_project_files(root: Path) -> None:
     """Every input file the README names, under its name, and the setup's own files."""
+    from trace_fixtures import phoenix_frame, record_spans, write_traces
+
+    write_traces(root / "traces.jsonl", _traces(49))
+    phoenix_frame(record_spans(_traces(50))[0]).to_parquet(root / "phoenix_spans.parquet")
     _jsonl(root / "chunks.jsonl", [{"doc_id": d, "title": f"Chunk {d}", "text": chunk_text(d)} for d in all_docs()])
     _jsonl(root / "questions.jsonl", [{"query_id": qid, "text": question} for qid, _w, question, _a in TOPICS])
     _run(root / "my_rag.trec", "my-rag", 0)

@@ -126,6 +126,9 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["answer-metrics", "p.db", "--system", "rag"], 0),
         (["answer-metrics", "p.db", "--system", "nobody"], 1),
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag2"], 0),
+        (["export-answers", "p.db", "--system", "rag", "-o", "answers_out.jsonl"], 0),
+        (["sample-answers", "p.db", "--system", "rag", "--n", "1", "--name", "some"], 0),
+        (["import-traces", "p.db", "answers.jsonl", "--system", "traced"], 1),  # not OTLP: refused after opening
         (["gate", "p.db", "--baseline", "rag", "--candidate", "rag2", "--metric", "correctness"], 2),  # no verdicts
         (["split-claims", "p.db", "--system", "rag2", "--judge", "j3", "--model", "m", "--base-url", server.url], 0),
         (["stages", "p.db@v1", "--system", "rag", "--system", "rag2"], 0),

@@ -97,7 +97,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
         title = (f"{', '.join(metrics)} {'differences' if first else 'estimates'} on {golden}, judge {judge}, "
                  f"sample {sample}")
         with output_file(html_path) as handle:
-            handle.write(to_html(title, intro, rows, notes))
+            handle.write(to_html(title, intro, rows, notes, result=result, baseline=first))
     if as_json:
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,

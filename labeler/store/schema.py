@@ -87,6 +87,12 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   source (``file`` | ``judge`` | ``sentence``), method (the splitter's version or the judge
   prompt's hash; '' for claims from the file), meta (JSON: the judge's name and model),
   added_at. One decomposition per answer; no UPDATE or DELETE (triggers).
+- ``answer_batches``: answer_id, batch. The batch an answer was imported in (``--batch``, by
+  default the import's date); one per answer, never changed (triggers).
+- ``answer_samples``: name, system, design (``random`` | ``stratified`` | ``judge-uncertain``), seed, params (JSON:
+  n, by, batch, population), created_at. ``answer_sample_items``: sample, answer_id,
+  probability (in (0, 1]), stratum: the answers people label under the sample
+  (``label-settings answer_sample=``). Neither changes once written (triggers).
 - ``samples``: name, design (``queries`` | ``stratified``), judge (whose grades shaped the
   strata, or NULL), seed, params (JSON: share, budget, pool size, queries), created_at.
 - ``sample_items``: sample, query_id, doc_id, probability (the entry's inclusion probability,

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from html import escape
 
 from calibration.formatting import fixed
+from calibration.report_figures import stage_figures, with_figures
 from calibration.report_page import STYLE, html_table, page_head, wide
 from labeler.diagnosis.stages import STAGE_NAMES, StageComparison, StagesReport, SystemStages, stage_labels
 
@@ -77,7 +78,8 @@ def _comparison_lines(c: StageComparison, labels: Mapping[str, str], width: int)
 
 
 def to_html(report: StagesReport) -> str:
-    """The report as one self-contained HTML page (every name escaped)."""
+    """The report as one self-contained HTML page (every name escaped): the stages of every
+    system as a forest plot (and the paired differences with their MDD) above the tables."""
     labels = stage_labels(report.k)
     title = f"Stages of {' and '.join(s.system for s in report.systems)} on {report.golden}"
 
@@ -110,4 +112,7 @@ def to_html(report: StagesReport) -> str:
                          f"{x.mdd:.3f}" if x.mdd <= 1 else "beyond"])
         parts.append(wide(html_table(head, body)))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    c = report.comparison
+    figures = stage_figures({s.system: s.stages for s in report.systems}, labels,
+                            None if c is None else (f"{c.system} − {c.baseline}", c.stages))
+    return with_figures("\n".join(parts), figures)
