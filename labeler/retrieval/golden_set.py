@@ -26,6 +26,7 @@ import sqlite_utils
 from labeler.store.corpus import Recorded
 from labeler.store.versions import GoldenRow, Version
 from labeler.store.errors import StoreError
+from labeler.store.nuggets import list_nuggets, nuggets_hash
 from labeler.store.schema import now
 from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, Caller
 
@@ -225,7 +226,11 @@ def freeze(
     ]
     digest = content_hash((r.query_id, r.doc_id, r.relevance) for r in rows)
     manifest = _manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller, relevance_level=relevance_level)
-    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller)
+    nuggets = list_nuggets(db)
+    if nuggets:  # the questions' nuggets are frozen with the grades
+        manifest["nuggets"] = {"n": len(nuggets), "queries": len({n.query_id for n in nuggets}),
+                               "vital": sum(n.importance == "vital" for n in nuggets), "hash": nuggets_hash(nuggets)}
+    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller, nuggets=nuggets)
     return FreezeResult(version, created, agg.ties, len(agg.single), len(agg.adjudicated), agg.weights)
 
 
