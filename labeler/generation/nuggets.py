@@ -250,7 +250,8 @@ def system_nuggets(system: str, people: Sequence[AnswerScore], judged: Sequence[
     return SystemNuggets(system, len(people), _mean_words(people), rates, people, judged)
 
 
-def _by_unit(found: Sequence[AnswerScore], metric: str) -> dict[str, float]:
+def unit_values(found: Sequence[AnswerScore], metric: str) -> dict[str, float]:
+    """Per question, the mean of the answers' values of ``metric`` that are defined."""
     values = {a.answer_id: a.scores[metric] for a in found if a.scores[metric] is not None}
     return unit_means(values, {a.answer_id: a.unit for a in found})  # type: ignore[arg-type]
 
@@ -259,13 +260,13 @@ def compare(a: SystemNuggets, b: SystemNuggets, ci: float = 0.95) -> list[Pair]:
     """Systems ``a`` and ``b`` paired on the questions both have a value on, every score and source."""
     out = []
     for metric in METRICS:
-        sides = {"people": lambda: paired_difference(_by_unit(a.people, metric), _by_unit(b.people, metric), ci=ci)}
+        sides = {"people": lambda: paired_difference(unit_values(a.people, metric), unit_values(b.people, metric), ci=ci)}
         if a.judged is not None and b.judged is not None:
             def diffs(x: Sequence[AnswerScore], y: Sequence[AnswerScore]) -> dict[str, float]:
-                left, right = _by_unit(x, metric), _by_unit(y, metric)
+                left, right = unit_values(x, metric), unit_values(y, metric)
                 return {u: left[u] - right[u] for u in left if u in right}
 
-            sides["judge"] = lambda: paired_difference(_by_unit(a.judged, metric), _by_unit(b.judged, metric), ci=ci)
+            sides["judge"] = lambda: paired_difference(unit_values(a.judged, metric), unit_values(b.judged, metric), ci=ci)
             sides["ppi"] = lambda: ppi_paired_difference(diffs(a.people, b.people), diffs(a.judged, b.judged), ci=ci)
         for source, run in sides.items():
             d = run()

@@ -23,7 +23,9 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration.judges import KAPPA_WEIGHTS
 from labeler.judges import JudgeError
+from labeler.judges.nugget_calibration import NuggetJudgeCalibration, nugget_calibration
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
 from labeler.store.vocabulary import GRADES, JUDGE_VERDICTS, NOT_ONE_CLAIM, RELEVANCE_LEVEL, TASKS, Caller
@@ -40,6 +42,7 @@ class JudgeReport:
     relevance_level: int = RELEVANCE_LEVEL  # relevance task: the grade from which a label counts as relevant
     models: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # models behind each judge's verdicts, per task
     flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # claims left out: a person flagged them NOT_ONE_CLAIM
+    nuggets: dict[str, NuggetJudgeCalibration] = field(default_factory=dict)  # run level: order of systems, nuggetizer
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -132,9 +135,13 @@ def judge_report(
     prompts: dict[str, dict[str, list[str]]] = {}
     models: dict[str, dict[str, list[str]]] = {}
     flagged: dict[str, dict[str, int]] = {}
+    nuggets: dict[str, NuggetJudgeCalibration] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
-        if not rows:
+        run_level = nugget_calibration(db, name, n_boot=n_boot, seed=seed, caller=caller)
+        if run_level is not None:
+            nuggets[name] = run_level
+        if not rows and run_level is None:
             raise JudgeError(f"judge {name!r} has no verdict in this project (run-judge or import-verdicts --judge first)")
         by_task: dict[str, list[JudgeVerdict]] = defaultdict(list)
         for r in rows:
@@ -149,7 +156,7 @@ def judge_report(
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged, nuggets)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -176,7 +183,7 @@ def task_dict(t) -> dict[str, Any]:
         "n_pairs": t.n_pairs,
         "agreement": _est(t.agreement),
         "kappa": _est(t.kappa),
-        "kappa_weights": "quadratic" if t.task == "relevance" else "none",
+        "kappa_weights": KAPPA_WEIGHTS.get(t.task, "none"),
         "kappa_unweighted": _est(t.kappa_unweighted),
         "position_consistency": _est(position.consistency) if position else None,
         "first_slot_preference": _est(position.first_slot_preference) if position else None,
@@ -212,13 +219,15 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
-    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
+    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets": {NAME:
+    {"order": {SCORE: tau}, "systems", "nuggetizer"}}}``."""
     return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task],
                                      "models": report.models.get(name, {}).get(task, []),
                                      **({"n_flagged_left_out": report.flagged.get(name, {}).get(task, 0)} if task == "claims" else {})}
                               for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
-            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
+            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level,
+            "nuggets": {name: c.as_dict() for name, c in report.nuggets.items()}}
 
 
 def confusion_note(n_items: int, n_pairs: int) -> str:
@@ -275,7 +284,7 @@ def _report_lines(report: JudgeReport, max_disagreements: int, *, markdown: bool
     text = markdown_escape if markdown else plain
     header, rows = board(report)
     lines = [*heading_lines(1, "Judges against people", markdown=markdown), "",
-             "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
+             "Kappa is quadratic for relevance, linear for nugget support, unweighted otherwise; the human ceiling compares people with each other "
              "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
              f"items other than pool entries), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", ""]
     lines += table_lines(header, [[text(row[0]), *row[1:]] for row in rows], markdown=markdown)
@@ -283,6 +292,26 @@ def _report_lines(report: JudgeReport, max_disagreements: int, *, markdown: bool
         for task in tasks:
             lines += ["", *heading_lines(2, f"{text(name)}: {task}", markdown=markdown), "",
                       *task_lines(report, name, task, max_disagreements, markdown=markdown)]
+    for name, c in report.nuggets.items():
+        lines += ["", *heading_lines(2, f"{text(name)}: nuggets, run level", markdown=markdown), "",
+                  *(text(line) for line in nugget_lines(c))]
+    return lines
+
+
+def nugget_lines(c: NuggetJudgeCalibration) -> list[str]:
+    """A judge's run-level nugget calibration in lines: τ per score, then its nuggetizer shares."""
+    from calibration import format_estimate
+
+    lines = []
+    for metric, e in c.order.items():
+        lines.append(f"Kendall's tau of the systems' order by {metric}, judge against people: "
+                     + (f"{format_estimate(e)} over {e.n} questions" if e is not None else f"n/a ({c.why})"))
+    if c.nuggetizer is not None:
+        s = c.nuggetizer
+        lines.append(f"As nuggetizer: {s.proposals} proposals, {s.pending} not decided yet; of those decided, kept "
+                     f"{format_estimate(s.kept)}, edited {format_estimate(s.edited)}, dropped "
+                     f"{format_estimate(s.dropped)}; people's own nuggets on those {s.questions} questions (missed by "
+                     f"it): {format_estimate(s.missed)}.")
     return lines
 
 
@@ -359,5 +388,7 @@ def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
                 table(["item", "annotator", "people", "judge"],
                       [(x.get("item_id") or f"{x['query_id']} / {x['doc_id']}", x["annotator"], x["human"], x["judge"])
                        for x in found])))
+    for name, c in report.nuggets.items():
+        parts.append(f"<h2>{escape(name)}: nuggets, run level</h2>" + "".join(f"<p>{escape(x)}</p>" for x in nugget_lines(c)))
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -493,6 +493,19 @@ def record_proposals(db: sqlite_utils.Database, query_id: str, proposals: Sequen
     return added
 
 
+def cache_reply(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, result: CallResult, *,
+                parseable: bool) -> None:
+    """Cache one reply of a call that stores nothing by itself (a nuggetizer's first call)."""
+    if not result.cacheable:
+        return
+    with transaction(db):
+        db.conn.execute(
+            "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
+            "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
+            [model, prompt_hash, item_hash, result.raw, int(parseable), result.tokens_in, result.tokens_out,
+             result.latency, now(), result.raw_length])
+
+
 def proposed_queries(db: sqlite_utils.Database, judge: str, model: str, prompt_hash: str) -> set[str]:
     """The queries ``judge`` already proposed nuggets for with this model and prompt."""
     return {r[0] for r in db.conn.execute("SELECT DISTINCT query_id FROM nugget_proposals WHERE judge = ? AND model = ? "
