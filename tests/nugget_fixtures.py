@@ -47,7 +47,7 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 def run(*args: object) -> str:
     result = CliRunner().invoke(cli, [str(a) for a in args])
     assert result.exit_code == 0, (args, result.output, result.exception)
-    return result.output
+    return result.stdout
 
 
 def nugget_records() -> list[dict]:

@@ -201,3 +201,17 @@ def test_a_version_without_nuggets_is_refused(tmp_path: Path) -> None:
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_the_gate_takes_a_nugget_score(db_path: str) -> None:
+    out = json.loads(run("gate", db_path, "--baseline", "A", "--candidate", "B", "--metric", "vital", "--json"))
+    vital = out["results"][0]
+    # Per question with a vital nugget: A 0.75 (a1), 0 (a3, empty); B 0.25 (b1), 1 (b3).
+    assert (vital["metric"], vital["n"], vital["mean_baseline"], vital["mean_candidate"]) == ("vital", 2, 0.375, 0.625)
+    assert vital["left_out"] == {"A answers to questions without vital nuggets": 2,
+                                 "B answers to questions without vital nuggets": 1}
+    assert out["status"] == "pass"
+    swapped = json.loads(run("gate", db_path, "--baseline", "B", "--candidate", "A", "--metric", "strict_all",
+                             "--tolerance", "0.01", "--json"))
+    # strict_all per question (q1, q2, q3): B 0, 1/2, 1; A 1/3, 1/2, 0.
+    assert swapped["results"][0]["drop"] == pytest.approx((0 + 0.5 + 1) / 3 - (1 / 3 + 0.5 + 0) / 3)

@@ -224,3 +224,22 @@ def test_relevant_chunks_from_labels_or_a_version(db_path: str, tmp_path: Path) 
     db = connect(db_path)
     assert [(c.doc_id, c.relevance) for c in store.relevant_chunks(db, "q1", 1)] == [("d2", 3), ("d1", 1)]
     assert [c.doc_id for c in store.relevant_chunks(db, "q1", 2)] == ["d2"]
+
+
+def test_exports_carry_the_nuggets_and_the_support_labels(db_path: str, tmp_path: Path) -> None:
+    (tmp_path / "h.qrels").write_text("q1 0 d1 2\n", encoding="utf-8")
+    run("import-judgments", db_path, tmp_path / "h.qrels", "--annotator", "ann")
+    run("freeze", db_path, "--version", "v1")
+    run("export", f"{db_path}@v1", "--format", "trec", "-o", tmp_path / "out")
+    lines = [json.loads(line) for line in (tmp_path / "out" / "nuggets.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(n["nugget_id"], n["importance"]) for n in lines[:3]] == [("q1/n1", "vital"), ("q1/n2", "vital"),
+                                                                    ("q1/n3", "okay")]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert "nuggets.jsonl" in manifest["files"] and manifest["nuggets"]["n"] == len(lines) == 7
+    run("import-verdicts", db_path, write_jsonl(tmp_path / "p.jsonl", support_records(PEOPLE)), "--annotator", "ann")
+    exported = [json.loads(line) for line in run("export-verdicts", db_path).splitlines()]
+    rows = [r for r in exported if r["task"] == "nuggets"]
+    assert {(r["answer_id"], r["nugget_id"]): r["verdict"] for r in rows} == {k: v.upper() for k, v in PEOPLE.items()}
+    (tmp_path / "back.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert f"0 verdicts added for annotator 'ann', {len(PEOPLE)} unchanged" in run(
+        "import-verdicts", db_path, tmp_path / "back.jsonl", "--annotator", "ann")

@@ -9,7 +9,9 @@ does not answer scores 0 there (``trec_eval -c``). Generation metrics (``correct
 :func:`labeler.generation.outcomes.outcomes`: people's verdicts, and where people gave none the
 judge's when one is named; a question's value is the mean over its answers. A question one
 system never answered scores 0 for it; an answer without a verdict (or, for faithfulness, with
-claims not all judged) is left out of the pair and counted, since unjudged is not wrong.
+claims not all judged) is left out of the pair and counted, since unjudged is not wrong. The
+nugget scores (``all``, ``vital``, ``strict_all``, ``strict_vital``) are generation metrics too,
+on the nuggets GOLDEN's version froze (the current ones for DB alone).
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from labeler.store.vocabulary import Caller
 
 #: Generation metrics: name -> the :class:`labeler.generation.outcomes.Outcome` value it is a mean of.
 GENERATION = {"correctness": "correct", "answer-relevance": "addresses", "faithfulness": "faithfulness"}
+#: Nugget scores (``labeler.generation.nuggets``): each a mean over a question's answers, too.
+NUGGET_SCORES = ("all", "vital", "strict_all", "strict_vital")
 #: The task whose verdicts a generation metric rests on, where its name differs.
-_TASK = {"faithfulness": "claims"}
+_TASK = {"faithfulness": "claims", **dict.fromkeys(NUGGET_SCORES, "nuggets")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +204,47 @@ def _generation_values(db: Any, sides: dict[str, str], metric: str, judge: str |
     return values, questions, dict(left), source
 
 
+def _nugget_values(db: Any, golden: str, sides: dict[str, str], metric: str, judge: str | None, *,
+                   caller: Caller) -> tuple[dict[str, dict[str, float]], list[str], dict[str, int], str]:
+    """As :func:`_generation_values` for a nugget score, on the nuggets DB@VERSION froze (the
+    current ones for DB): people's labels, the judge's where people gave none; a question without
+    nuggets (without a vital one, for the vital scores) is no question of the pair."""
+    from labeler.generation.nuggets import scores_of
+    from labeler.project import parse_golden
+
+    _, scored = scores_of(db, list(sides.values()), version=parse_golden(golden)[1], judge=judge, caller=caller)
+    values: dict[str, dict[str, float]] = {}
+    left: dict[str, int] = defaultdict(int)
+    counts = {"people": 0, "judge": 0}
+    unjudged: set[str] = set()
+    answered: set[str] = set()
+    for role, system in sides.items():
+        people, judged = scored[system]
+        by_judge = {a.answer_id: a for a in judged or []}
+        per_question: dict[str, list[float]] = defaultdict(list)
+        for a in people:
+            value, source = a.scores[metric], "people"
+            if value is None and a.answer_id in by_judge and by_judge[a.answer_id].scores[metric] is not None:
+                value, source = by_judge[a.answer_id].scores[metric], "judge"
+            if value is None and (not a.nuggets or (metric.endswith("vital") and not a.vital_nuggets)):
+                left[f"{system} answers to questions without {'vital ' if metric.endswith('vital') else ''}nuggets"] += 1
+                continue
+            answered.add(a.unit)
+            if value is None:
+                left[f"{system} answers without a {metric} value"] += 1
+                unjudged.add(a.unit)
+                continue
+            counts[source] += 1
+            per_question[a.unit].append(value)
+        values[role] = {q: sum(v) / len(v) for q, v in per_question.items()}
+    if unjudged:
+        left["questions left out: an answer without a value"] = len(unjudged)
+    source = f"people's support labels ({counts['people']} answers)"
+    if judge:
+        source += f", judge {judge} where people gave none ({counts['judge']} answers)"
+    return values, sorted(answered - unjudged), dict(left), source
+
+
 def _beside(db: Any, sides: dict[str, str], judge: str | None, *, caller: Caller) -> str:
     """The abstention, correctness and answer relevance rates of both sides, one line: an "I
     don't know" is perfectly faithful, so faithfulness is never reported without them."""
@@ -253,8 +298,8 @@ def run_gate(
     wanted = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
     if not wanted:
         raise CalibrationError("no metric given (--metric nDCG@10, or correctness)")
-    generation = [m for m in wanted if m in GENERATION]
-    retrieval = [m for m in wanted if m not in GENERATION]
+    generation = [m for m in wanted if m in GENERATION or m in NUGGET_SCORES]
+    retrieval = [m for m in wanted if m not in generation]
     names = list(parse_metrics(retrieval, relevance_level)) if retrieval else []
     if len(names) != len(retrieval):
         raise CalibrationError(f"--metric {', '.join(retrieval)} stands for {len(names)} measures ({', '.join(names)}): "
@@ -287,7 +332,10 @@ def run_gate(
                 raw.append(_with(gate_metric(a, b, m, alpha=alpha, tolerance=tolerance, seed=seed),
                                  missing=missing, left_out=left))
         for m in generation:
-            by_side, questions, left, source = _generation_values(db, sides, m, judge, caller=caller)
+            if m in NUGGET_SCORES:
+                by_side, questions, left, source = _nugget_values(db, golden, sides, m, judge, caller=caller)
+            else:
+                by_side, questions, left, source = _generation_values(db, sides, m, judge, caller=caller)
             a, b, missing = paired_values(by_side["baseline"], by_side["candidate"], questions)
             beside = _beside(db, sides, judge, caller=caller) if m == "faithfulness" else ""
             raw.append(_with(gate_metric(a, b, m, alpha=alpha, tolerance=tolerance, seed=seed),

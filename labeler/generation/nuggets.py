@@ -298,6 +298,38 @@ def _nuggets(db: sqlite_utils.Database, version: str | None, caller: Caller) -> 
     return frozen
 
 
+def scores_of(db: sqlite_utils.Database, systems: Sequence[str], *, version: str | None = None,
+              judge: str | None = None, caller: Caller
+              ) -> tuple[list[store.Nugget], dict[str, tuple[list[AnswerScore], list[AnswerScore] | None]]]:
+    """The nuggets scored against, and per system its answers' scores by people and by ``judge``.
+
+    Raises:
+        StoreError: an unknown version, a version without nuggets, no nugget at all, a judge
+            with no support verdict.
+    """
+    nuggets = _nuggets(db, version, caller)
+    if not nuggets:
+        raise StoreError("no nuggets in the project: import them with `goldpool import-nuggets` or propose them "
+                         "with `goldpool nuggetize`")
+    by_query: dict[str, list[store.Nugget]] = defaultdict(list)
+    for n in nuggets:
+        by_query[n.query_id].append(n)
+    people_labels = _labels(db, None, caller)
+    judge_labels = None if judge is None else _labels(db, judge, caller)
+    if judge_labels is not None and not judge_labels:
+        raise StoreError(f"judge {judge!r} gave no support verdict (run-judge --task nuggets, or import-verdicts --judge)")
+
+    def score(a: answer_store.Answer, labels: Mapping[str, Mapping[str, Sequence[str]]]) -> AnswerScore:
+        return answer_scores(a, by_query.get(a.query_id or "", []), labels.get(a.answer_id, {}))
+
+    out = {}
+    for name in systems:
+        answers = answer_store.list_answers(db, name)
+        out[name] = ([score(a, people_labels) for a in answers],
+                     None if judge_labels is None else [score(a, judge_labels) for a in answers])
+    return nuggets, out
+
+
 def nugget_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, version: str | None = None,
                    judge: str | None = None, ci: float = 0.95, caller: Caller) -> NuggetMetrics:
     """The nugget scores of ``systems`` (every imported one when empty), on the current nuggets
@@ -313,29 +345,11 @@ def nugget_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, ve
         raise StoreError("no answers in the project: import a system's answers with `goldpool import-answers`")
     for name in names:
         answer_store.require_system(db, name)
-    nuggets = _nuggets(db, version, caller)
-    if not nuggets:
-        raise StoreError("no nuggets in the project: import them with `goldpool import-nuggets` or propose them "
-                         "with `goldpool nuggetize`")
-    by_query: dict[str, list[store.Nugget]] = defaultdict(list)
-    for n in nuggets:
-        by_query[n.query_id].append(n)
-    people_labels = _labels(db, None, caller)
-    judge_labels = None if judge is None else _labels(db, judge, caller)
-    if judge_labels is not None and not judge_labels:
-        raise StoreError(f"judge {judge!r} gave no support verdict (run-judge --task nuggets, or import-verdicts --judge)")
-    def score(a: answer_store.Answer, labels: Mapping[str, Mapping[str, Sequence[str]]]) -> AnswerScore:
-        return answer_scores(a, by_query.get(a.query_id or "", []), labels.get(a.answer_id, {}))
-
-    out = []
-    for name in names:
-        answers = answer_store.list_answers(db, name)
-        people = [score(a, people_labels) for a in answers]
-        judged = None if judge_labels is None else [score(a, judge_labels) for a in answers]
-        out.append(system_nuggets(name, people, judged, ci))
+    nuggets, scored = scores_of(db, names, version=version, judge=judge, caller=caller)
+    out = [system_nuggets(name, people, judged, ci) for name, (people, judged) in scored.items()]
     pairs = [p for a, b in combinations(out, 2) for p in compare(a, b, ci)
              if len({x.unit for x in a.people} & {x.unit for x in b.people}) >= 2]
-    summary = {"queries": len(by_query), "nuggets": len(nuggets), "vital": sum(n.importance == "vital" for n in nuggets),
+    summary = {"queries": len({n.query_id for n in nuggets}), "nuggets": len(nuggets), "vital": sum(n.importance == "vital" for n in nuggets),
                "hash": store.nuggets_hash(nuggets)}
     return NuggetMetrics(out, pairs, judge, ci, version, summary)
 

@@ -26,6 +26,7 @@ from calibration.ranking import ranking_tau
 from labeler.generation.nuggets import METRICS, nugget_metrics, unit_values
 from labeler.store import nuggets as store
 from labeler.store.errors import StoreError
+from labeler.store.nugget_support import support_labels
 from labeler.store.vocabulary import Caller
 
 
@@ -94,12 +95,15 @@ def nugget_calibration(db: sqlite_utils.Database, judge: str, *, n_boot: int = 2
     """``judge``'s order of the systems against people's, and its nuggetizer shares; None when
     it neither labelled support nor proposed nuggets."""
     shares = nuggetizer_shares(db, judge)
+    labelled = bool(support_labels(db, judge=judge, caller=caller))
+    if shares is None and not labelled:
+        return None
     try:
-        m = nugget_metrics(db, judge=judge, caller=caller)
+        m = nugget_metrics(db, judge=judge if labelled else None, caller=caller)
     except StoreError as exc:
-        if shares is None and "support verdict" in str(exc):
-            return None
         return NuggetJudgeCalibration(judge, dict.fromkeys(METRICS), {}, str(exc), shares)
+    if not labelled:
+        return NuggetJudgeCalibration(judge, dict.fromkeys(METRICS), {}, "the judge gave no support verdict", shares)
     order: dict[str, Estimate | None] = {}
     systems: dict[str, dict[str, tuple[float | None, float | None]]] = {}
     why = None

@@ -26,7 +26,7 @@ import sqlite_utils
 from labeler.store.corpus import Recorded
 from labeler.store.versions import GoldenRow, Version
 from labeler.store.errors import StoreError
-from labeler.store.nuggets import list_nuggets, nuggets_hash
+from labeler.store.nuggets import list_nuggets, nuggets_hash, version_nuggets
 from labeler.store.schema import now
 from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, Caller
 
@@ -479,7 +479,8 @@ def export(
     db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller,
     overwrite: bool = False, relevance_level: int = RELEVANCE_LEVEL,
 ) -> list[Path]:
-    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md.
+    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md
+    (and nuggets.jsonl, the nuggets frozen with the version, when it froze any).
 
     The relevant counts of the card and of manifest.json's ``counts`` are recomputed at
     ``relevance_level``, which both record.
@@ -521,12 +522,19 @@ def export(
     queries, docs = store.texts(db, query_ids, None if "beir" in chosen else {r.doc_id for r in rows}, caller=caller)
     records = _records(rows, queries, docs) if {"jsonl", "parquet"} & set(chosen) else []
     relevant = relevant_counts(rows, relevance_level)
+    nuggets = version_nuggets(db, name)
     written: list[str] = []
 
     def build(folder: Path) -> None:
         paths: list[Path] = []
         for fmt in chosen:
             paths += _WRITERS[fmt](folder, rows, records=records, queries=queries, all_docs=docs)
+        if nuggets:  # the nuggets frozen with the version, one JSON object a line
+            paths.append(folder / "nuggets.jsonl")
+            paths[-1].write_text("".join(json.dumps({"nugget_id": n.nugget_id, "query_id": n.query_id, "text": n.text,
+                                                     "importance": n.importance, "position": n.position,
+                                                     "doc_ids": list(n.doc_ids)}, ensure_ascii=False) + "\n"
+                                         for n in nuggets), encoding="utf-8")
         card = folder / "README.md"
         card.write_text(dataset_card(version, chosen, relevant), encoding="utf-8")
         paths.append(card)

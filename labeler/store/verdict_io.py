@@ -264,6 +264,9 @@ FROM judge_verdicts ORDER BY id
 def _target_keys(task: str, item_id: str | None, query_id: str | None, doc_id: str | None, verdict: str | None) -> dict[str, Any]:
     if task == "relevance":
         return {"query_id": query_id, "doc_id": doc_id, "relevance": None if verdict is None else int(verdict)}
+    if task == "nuggets" and item_id is not None:  # ANSWER_ID@nugget=NUGGET_ID: the answer and the nugget named too
+        answer_id, _, nugget_id = item_id.partition("@nugget=")
+        return {"item_id": item_id, "answer_id": answer_id, "nugget_id": nugget_id, "verdict": verdict}
     return {"item_id": item_id, "verdict": verdict}
 
 
