@@ -15,6 +15,7 @@ from judge_server import JudgeServer, framed_blocks
 from labeler.cli import cli
 from labeler.judges.prompts import support_span
 from labeler.store import connect
+from labeler.store import nugget_proposals as proposals
 from labeler.store import nuggets as store
 from labeler.store.vocabulary import OWNER
 from nugget_fixtures import PEOPLE, build, run, support_records, write_jsonl
@@ -117,7 +118,7 @@ def test_nuggetize_proposes_from_relevant_chunks_cached_and_resumable(tmp_path: 
     second = json.loads(_invoke(*args))
     assert (second["already_done"], second["proposed"], second["from_cache"], second["calls"]) == (1, 1, 1, 1)
     db = connect(db_path)
-    q1 = [(p.n, p.text, p.importance, p.fate) for p in store.list_proposals(db, "q1", judge="nz")]
+    q1 = [(p.n, p.text, p.importance, p.fate) for p in proposals.list_proposals(db, "q1", judge="nz")]
     assert q1 == [(1, "A first fact", "vital", "pending"), (2, "A second fact", "okay", "pending")]
     third = json.loads(_invoke(*args))
     assert (third["already_done"], third["calls"]) == (2, 0)
@@ -127,11 +128,11 @@ def test_calibrate_reports_support_kappa_order_and_the_nuggetizer(tmp_path: Path
     db_path = build(tmp_path)  # people ann and judge j (biased towards support) on every pair
     run("import-verdicts", db_path, write_jsonl(tmp_path / "bob.jsonl", support_records(PEOPLE)), "--annotator", "bob")
     db = connect(db_path)
-    store.record_proposals(db, "q4", [("Rebase replays commits", "vital"), ("It is fast", "okay")], judge="j",
+    proposals.record_proposals(db, "q4", [("Rebase replays commits", "vital"), ("It is fast", "okay")], judge="j",
                            model="m", prompt_hash="h", item_hash="x", result=None)
-    p1, p2 = store.list_proposals(db, "q4")
-    store.accept_proposal(db, p1.proposal_id, caller=OWNER)
-    store.drop_proposal(db, p2.proposal_id, caller=OWNER)
+    p1, p2 = proposals.list_proposals(db, "q4")
+    proposals.accept_proposal(db, p1.proposal_id, caller=OWNER)
+    proposals.drop_proposal(db, p2.proposal_id, caller=OWNER)
     store.create_nugget(db, "q4", "It rewrites history", caller=OWNER)
     out = json.loads(_invoke("calibrate", db_path, "--judge", "j", "--json", "--n-boot", "200"))
     task = out["judges"]["j"]["nuggets"]

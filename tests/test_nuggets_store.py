@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.store import StoreError, connect
+from labeler.store import nugget_proposals as proposals
 from labeler.store import nuggets as store
 from labeler.store import nugget_support as support
 from labeler.store.access import add_annotator
@@ -144,19 +145,19 @@ def test_only_an_admin_changes_nuggets(db_path: str) -> None:
 
 def test_proposals_and_what_people_made_of_them(db_path: str) -> None:
     db = connect(db_path)
-    store.record_proposals(db, "q4", [("Rebase replays commits", "vital"), ("It is fast", "okay"), ("It moves a base", "okay")],
+    proposals.record_proposals(db, "q4", [("Rebase replays commits", "vital"), ("It is fast", "okay"), ("It moves a base", "okay")],
                            judge="nz", model="m", prompt_hash="h", item_hash="x", result=None)
-    p1, p2, p3 = store.list_proposals(db, "q4")
+    p1, p2, p3 = proposals.list_proposals(db, "q4")
     assert [p.fate for p in (p1, p2, p3)] == ["pending"] * 3
-    store.accept_proposal(db, p1.proposal_id, caller=OWNER)
-    store.accept_proposal(db, p3.proposal_id, text="Rebase moves the branch's base", caller=OWNER)
-    store.drop_proposal(db, p2.proposal_id, caller=OWNER)
-    assert [(p.fate, p.nugget_id) for p in store.list_proposals(db, "q4", judge="nz")] == [
+    proposals.accept_proposal(db, p1.proposal_id, caller=OWNER)
+    proposals.accept_proposal(db, p3.proposal_id, text="Rebase moves the branch's base", caller=OWNER)
+    proposals.drop_proposal(db, p2.proposal_id, caller=OWNER)
+    assert [(p.fate, p.nugget_id) for p in proposals.list_proposals(db, "q4", judge="nz")] == [
         ("kept", "q4/n1"), ("dropped", "q4/n3"), ("edited", "q4/n2")]
     with pytest.raises(StoreError, match="decided already"):
-        store.accept_proposal(db, p1.proposal_id, caller=OWNER)
+        proposals.accept_proposal(db, p1.proposal_id, caller=OWNER)
     assert [n.nugget_id for n in store.list_nuggets(db, "q4")] == ["q4/n1", "q4/n2"]
-    assert store.record_proposals(db, "q4", [("Rebase replays commits", "vital")], judge="nz", model="m",
+    assert proposals.record_proposals(db, "q4", [("Rebase replays commits", "vital")], judge="nz", model="m",
                                   prompt_hash="h", item_hash="x", result=None) == 0
 
 

@@ -26,12 +26,12 @@ from typing import Any
 
 from calibration import CalibrationError
 from calibration.gate import GateResult, correct, gate_metric, paired_values
+from labeler.generation.nuggets import METRICS as NUGGET_SCORES
+from labeler.generation.nuggets import gate_values
 from labeler.store.vocabulary import Caller
 
 #: Generation metrics: name -> the :class:`labeler.generation.outcomes.Outcome` value it is a mean of.
 GENERATION = {"correctness": "correct", "answer-relevance": "addresses", "faithfulness": "faithfulness"}
-#: Nugget scores (``labeler.generation.nuggets``): each a mean over a question's answers, too.
-NUGGET_SCORES = ("all", "vital", "strict_all", "strict_vital")
 #: The task whose verdicts a generation metric rests on, where its name differs.
 _TASK = {"faithfulness": "claims", **dict.fromkeys(NUGGET_SCORES, "nuggets")}
 
@@ -204,47 +204,6 @@ def _generation_values(db: Any, sides: dict[str, str], metric: str, judge: str |
     return values, questions, dict(left), source
 
 
-def _nugget_values(db: Any, golden: str, sides: dict[str, str], metric: str, judge: str | None, *,
-                   caller: Caller) -> tuple[dict[str, dict[str, float]], list[str], dict[str, int], str]:
-    """As :func:`_generation_values` for a nugget score, on the nuggets DB@VERSION froze (the
-    current ones for DB): people's labels, the judge's where people gave none; a question without
-    nuggets (without a vital one, for the vital scores) is no question of the pair."""
-    from labeler.generation.nuggets import scores_of
-    from labeler.project import parse_golden
-
-    _, scored = scores_of(db, list(sides.values()), version=parse_golden(golden)[1], judge=judge, caller=caller)
-    values: dict[str, dict[str, float]] = {}
-    left: dict[str, int] = defaultdict(int)
-    counts = {"people": 0, "judge": 0}
-    unjudged: set[str] = set()
-    answered: set[str] = set()
-    for role, system in sides.items():
-        people, judged = scored[system]
-        by_judge = {a.answer_id: a for a in judged or []}
-        per_question: dict[str, list[float]] = defaultdict(list)
-        for a in people:
-            value, source = a.scores[metric], "people"
-            if value is None and a.answer_id in by_judge and by_judge[a.answer_id].scores[metric] is not None:
-                value, source = by_judge[a.answer_id].scores[metric], "judge"
-            if value is None and (not a.nuggets or (metric.endswith("vital") and not a.vital_nuggets)):
-                left[f"{system} answers to questions without {'vital ' if metric.endswith('vital') else ''}nuggets"] += 1
-                continue
-            answered.add(a.unit)
-            if value is None:
-                left[f"{system} answers without a {metric} value"] += 1
-                unjudged.add(a.unit)
-                continue
-            counts[source] += 1
-            per_question[a.unit].append(value)
-        values[role] = {q: sum(v) / len(v) for q, v in per_question.items()}
-    if unjudged:
-        left["questions left out: an answer without a value"] = len(unjudged)
-    source = f"people's support labels ({counts['people']} answers)"
-    if judge:
-        source += f", judge {judge} where people gave none ({counts['judge']} answers)"
-    return values, sorted(answered - unjudged), dict(left), source
-
-
 def _beside(db: Any, sides: dict[str, str], judge: str | None, *, caller: Caller) -> str:
     """The abstention, correctness and answer relevance rates of both sides, one line: an "I
     don't know" is perfectly faithful, so faithfulness is never reported without them."""
@@ -333,7 +292,7 @@ def run_gate(
                                  missing=missing, left_out=left))
         for m in generation:
             if m in NUGGET_SCORES:
-                by_side, questions, left, source = _nugget_values(db, golden, sides, m, judge, caller=caller)
+                by_side, questions, left, source = gate_values(db, golden, sides, m, judge, caller=caller)
             else:
                 by_side, questions, left, source = _generation_values(db, sides, m, judge, caller=caller)
             a, b, missing = paired_values(by_side["baseline"], by_side["candidate"], questions)

@@ -41,6 +41,7 @@ from calibration.clustered import (clustered_ppi, paired_difference, ppi_paired_
                                    with_known_part)
 from calibration.stats import z_for
 from labeler.generation.metrics import Pair, Rate
+from labeler.project import parse_golden
 from labeler.store import answers as answer_store
 from labeler.store import nuggets as store
 from labeler.store.access import require_admin
@@ -352,6 +353,47 @@ def nugget_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, ve
     summary = {"queries": len({n.query_id for n in nuggets}), "nuggets": len(nuggets), "vital": sum(n.importance == "vital" for n in nuggets),
                "hash": store.nuggets_hash(nuggets)}
     return NuggetMetrics(out, pairs, judge, ci, version, summary)
+
+
+def gate_values(db: sqlite_utils.Database, golden: str, sides: dict[str, str], metric: str, judge: str | None, *,
+                   caller: Caller) -> tuple[dict[str, dict[str, float]], list[str], dict[str, int], str]:
+    """``goldpool gate``'s values of a nugget score (:func:`labeler.diagnosis.gate.run_gate`):
+    side -> question -> the mean of its answers' values, on the nuggets GOLDEN (``DB@VERSION``)
+    froze, the current ones for DB; people's labels, the judge's where people gave none. A question
+    without nuggets (without a vital one, for the vital scores) is no question of the pair; one
+    with an answer without a value leaves it. Returns the values, the questions, what was left
+    out and where the values came from."""
+    _, scored = scores_of(db, list(sides.values()), version=parse_golden(golden)[1], judge=judge, caller=caller)
+    values: dict[str, dict[str, float]] = {}
+    left: dict[str, int] = defaultdict(int)
+    counts = {"people": 0, "judge": 0}
+    unjudged: set[str] = set()
+    answered: set[str] = set()
+    for role, system in sides.items():
+        people, judged = scored[system]
+        by_judge = {a.answer_id: a for a in judged or []}
+        per_question: dict[str, list[float]] = defaultdict(list)
+        for a in people:
+            value, source = a.scores[metric], "people"
+            if value is None and a.answer_id in by_judge and by_judge[a.answer_id].scores[metric] is not None:
+                value, source = by_judge[a.answer_id].scores[metric], "judge"
+            if value is None and (not a.nuggets or (metric.endswith("vital") and not a.vital_nuggets)):
+                left[f"{system} answers to questions without {'vital ' if metric.endswith('vital') else ''}nuggets"] += 1
+                continue
+            answered.add(a.unit)
+            if value is None:
+                left[f"{system} answers without a {metric} value"] += 1
+                unjudged.add(a.unit)
+                continue
+            counts[source] += 1
+            per_question[a.unit].append(value)
+        values[role] = {q: sum(v) / len(v) for q, v in per_question.items()}
+    if unjudged:
+        left["questions left out: an answer without a value"] = len(unjudged)
+    source = f"people's support labels ({counts['people']} answers)"
+    if judge:
+        source += f", judge {judge} where people gave none ({counts['judge']} answers)"
+    return values, sorted(answered - unjudged), dict(left), source
 
 
 def import_nuggets(db: sqlite_utils.Database, path: str | Path, *, caller: Caller) -> store.NuggetImport:

@@ -24,6 +24,7 @@ from calibration import CalibrationError
 from calibration.bootstrap import Estimate, wilson_interval
 from calibration.ranking import ranking_tau
 from labeler.generation.nuggets import METRICS, nugget_metrics, unit_values
+from labeler.store import nugget_proposals as proposals_store
 from labeler.store import nuggets as store
 from labeler.store.errors import StoreError
 from labeler.store.nugget_support import support_labels
@@ -55,7 +56,7 @@ class NuggetizerShares:
 def nuggetizer_shares(db: sqlite_utils.Database, judge: str, ci: float = 0.95) -> NuggetizerShares | None:
     """The shares of ``judge``'s proposals kept, edited and dropped, and of nuggets it missed;
     None when it proposed nothing."""
-    proposals = store.list_proposals(db, judge=judge)
+    proposals = proposals_store.list_proposals(db, judge=judge)
     if not proposals:
         return None
     decided = [p for p in proposals if p.fate != "pending"]

@@ -35,6 +35,7 @@ from labeler.judges.claims import parse_claims
 from labeler.judges.client import Endpoint
 from labeler.judges.prompts import frame, framed_prompt_hash
 from labeler.judges.run import ask_all, count_cut
+from labeler.store import nugget_proposals as proposals_store
 from labeler.store import nuggets as store
 from labeler.store.access import require_admin
 from labeler.store.answers import query_texts
@@ -167,7 +168,7 @@ def nuggetize(db: sqlite_utils.Database, *, judge: str, model: str, endpoint: En
     work = [w for w in work if w[2]]
     if not work:
         raise JudgeError(f"no question has a chunk graded {relevance_level} or above: label the pool first")
-    done = store.proposed_queries(db, judge, model, version)
+    done = proposals_store.proposed_queries(db, judge, model, version)
     todo = [w for w in work if w[0] not in done]
     todo = todo if limit is None else todo[:limit]
     start, tally = time.perf_counter(), _Tally()
@@ -192,7 +193,7 @@ def _create(db: sqlite_utils.Database, endpoint: Endpoint, model: str, version: 
         if raw is not None and texts is None:
             tally.unparseable += 1
         if fresh and result.cacheable:
-            store.cache_reply(db, model, version, item_hash, result, parseable=texts is not None)
+            proposals_store.cache_reply(db, model, version, item_hash, result, parseable=texts is not None)
         if texts == []:
             tally.none_found += 1
         elif texts:
@@ -221,7 +222,7 @@ def _score(db: sqlite_utils.Database, endpoint: Endpoint, judge: str, model: str
         if raw is not None and importances is None:
             tally.unparseable += 1
         proposals = None if importances is None else list(zip(texts_of[query_id], importances))
-        added = store.record_proposals(db, query_id, proposals, judge=judge, model=model, prompt_hash=version,
+        added = proposals_store.record_proposals(db, query_id, proposals, judge=judge, model=model, prompt_hash=version,
                                        item_hash=item_hash, result=result if fresh else None)
         tally.proposed += added > 0
         tally.nuggets += added

@@ -4,9 +4,10 @@ A nugget is one atomic fact a good answer to a query must contain, ``vital`` or 
 (TREC 2024-2025 RAG; Pradeep et al. 2024), with the chunks it came from. People write, edit,
 merge, order and drop them (admin work: every function that changes one takes the required
 keyword ``caller`` and refuses anyone but an active admin); a judge model may propose them
-(``goldpool nuggetize``), and people accept a proposal as it is, accept it edited, or drop it.
-What the judge proposed (``nugget_proposals``) and what people kept (``nuggets`` and their
-revisions) are stored apart, so the nuggetizer itself can be measured.
+(``goldpool nuggetize``), and people accept a proposal as it is, accept it edited, or drop it
+(:mod:`labeler.store.nugget_proposals`). What the judge proposed (``nugget_proposals``) and what
+people kept (``nuggets`` and their revisions) are stored apart, so the nuggetizer itself can be
+measured.
 
 A nugget's id is ``QUERY_ID/nN`` (N the next free number of the query) unless an import gives
 one. Its text is fixed once an answer's support of it was labelled (by a person or a judge) or
@@ -34,15 +35,11 @@ from labeler.store.access import caller_id, require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
-from labeler.store.verdicts import CallResult
 from labeler.store.vocabulary import IMPORTANCES, Caller
 
 Importance = Literal["vital", "okay"]
 Status = Literal["active", "dropped", "merged"]
 Origin = Literal["person", "proposal", "merge"]
-#: What became of a judge's proposal: nobody decided yet, accepted unchanged, accepted with
-#: another text or importance (or merged into another nugget), or dropped.
-Fate = Literal["pending", "kept", "edited", "dropped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,22 +58,6 @@ class Nugget:
     merged_from: tuple[str, ...]  # the nuggets it was merged from (origin "merge")
     merged_into: str | None  # status "merged": the nugget it went into
     text_fixed: bool  # labelled or frozen: its text can no longer change
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    """One nugget a judge model proposed, and what people made of it."""
-
-    proposal_id: int
-    query_id: str
-    judge: str
-    model: str
-    prompt_hash: str
-    n: int  # its place in the model's reply
-    text: str
-    importance: Importance
-    nugget_id: str | None  # the nugget people made of it (None: pending)
-    fate: Fate
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +126,8 @@ def check_importance(value: object, where: str = "") -> Importance:
     return text  # type: ignore[return-value]
 
 
-def _check_text(text: object) -> str:
+def check_text(text: object) -> str:
+    """``text`` stripped, if it can be a nugget's: non-blank, without NUL; else StoreError."""
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise StoreError(f"nugget text {shown(text)}: give a non-blank text without NUL")
     return text.strip()
@@ -156,7 +138,8 @@ def _check_query(db: sqlite_utils.Database, query_id: str) -> None:
         raise StoreError(f"no query {shown(query_id)} in the project; import the queries first")
 
 
-def _check_docs(db: sqlite_utils.Database, doc_ids: Iterable[str]) -> tuple[str, ...]:
+def check_docs(db: sqlite_utils.Database, doc_ids: Iterable[str]) -> tuple[str, ...]:
+    """``doc_ids`` without repeats, if each is a document of the corpus; else StoreError."""
     ids = tuple(dict.fromkeys(doc_ids))
     for doc in ids:
         if db.conn.execute(f"SELECT 1 FROM documents WHERE doc_id = ? AND {VISIBLE_DOCUMENTS}", [doc]).fetchone() is None:
@@ -164,7 +147,8 @@ def _check_docs(db: sqlite_utils.Database, doc_ids: Iterable[str]) -> tuple[str,
     return ids
 
 
-def _next_id(db: sqlite_utils.Database, query_id: str) -> str:
+def next_nugget_id(db: sqlite_utils.Database, query_id: str) -> str:
+    """``QUERY_ID/nN``, N one more than the highest such number the query's nuggets use."""
     pattern = re.compile(re.escape(query_id) + r"/n(\d+)")
     taken = [int(m[1]) for (nid,) in db.conn.execute("SELECT nugget_id FROM nuggets WHERE query_id = ?", [query_id])
              if (m := pattern.fullmatch(nid))]
@@ -191,10 +175,11 @@ def _revise(db: sqlite_utils.Database, n: Nugget, caller: Caller, *, source: str
          json.dumps(list(new["doc_ids"]), ensure_ascii=False), new["merged_into"], caller_id(caller), now(), source])
 
 
-def _insert(db: sqlite_utils.Database, nugget_id: str, query_id: str, text: str, importance: str, *, caller: Caller,
+def insert_nugget(db: sqlite_utils.Database, nugget_id: str, query_id: str, text: str, importance: str, *, caller: Caller,
             origin: str = "person", proposal_id: int | None = None, merged_from: Sequence[str] = (),
             doc_ids: Sequence[str] = (), status: str = "active", position: int | None = None,
             source: str = "app") -> None:
+    """A new nugget and its first revision, inside the caller's write transaction (checked by the caller)."""
     at = now()
     db.conn.execute(
         "INSERT INTO nuggets (nugget_id, query_id, origin, proposal_id, merged_from, created_at, annotator_id) "
@@ -217,11 +202,11 @@ def create_nugget(db: sqlite_utils.Database, query_id: str, text: str, importanc
     """
     require_admin(db, caller)
     _check_query(db, query_id)
-    text, importance = _check_text(text), check_importance(importance)
-    docs = _check_docs(db, doc_ids)
+    text, importance = check_text(text), check_importance(importance)
+    docs = check_docs(db, doc_ids)
     with transaction(db):
-        nugget_id = _next_id(db, query_id)
-        _insert(db, nugget_id, query_id, text, importance, caller=caller, doc_ids=docs)
+        nugget_id = next_nugget_id(db, query_id)
+        insert_nugget(db, nugget_id, query_id, text, importance, caller=caller, doc_ids=docs)
     return get_nugget(db, nugget_id)
 
 
@@ -239,15 +224,15 @@ def edit_nugget(db: sqlite_utils.Database, nugget_id: str, *, text: str | None =
     if n.status != "active":
         raise StoreError(f"nugget {shown(nugget_id)} is {n.status}; restore it before editing it")
     changes: dict[str, Any] = {}
-    if text is not None and _check_text(text) != n.text:
+    if text is not None and check_text(text) != n.text:
         if n.text_fixed:
             raise StoreError(f"nugget {shown(nugget_id)}: its text is fixed, since answers' support of it was labelled "
                              "or a golden version froze it; drop it and add a new nugget to say something else")
-        changes["text"] = _check_text(text)
+        changes["text"] = check_text(text)
     if importance is not None and check_importance(importance) != n.importance:
         changes["importance"] = check_importance(importance)
     if doc_ids is not None and tuple(dict.fromkeys(doc_ids)) != n.doc_ids:
-        changes["doc_ids"] = _check_docs(db, doc_ids)
+        changes["doc_ids"] = check_docs(db, doc_ids)
     if changes:
         with transaction(db):
             _revise(db, n, caller, **changes)
@@ -305,13 +290,13 @@ def merge_nuggets(db: sqlite_utils.Database, nugget_ids: Sequence[str], text: st
         raise StoreError(f"nugget {shown(next(p.nugget_id for p in parts if p.status != 'active'))} is not active")
     if len({p.query_id for p in parts}) > 1:
         raise StoreError("nuggets of different questions cannot be merged")
-    text = _check_text(text)
+    text = check_text(text)
     importance = check_importance(importance) if importance is not None else (
         "vital" if any(p.importance == "vital" for p in parts) else "okay")
     docs = tuple(dict.fromkeys(d for p in parts for d in p.doc_ids))
     with transaction(db):
-        new_id = _next_id(db, parts[0].query_id)
-        _insert(db, new_id, parts[0].query_id, text, importance, caller=caller, origin="merge", merged_from=ids,
+        new_id = next_nugget_id(db, parts[0].query_id)
+        insert_nugget(db, new_id, parts[0].query_id, text, importance, caller=caller, origin="merge", merged_from=ids,
                 doc_ids=docs, position=min(p.position for p in parts))
         for p in parts:
             _revise(db, p, caller, status="merged", merged_into=new_id)
@@ -372,12 +357,12 @@ def _import_one(db: sqlite_utils.Database, path: str, line: int, r: Mapping[str,
         raise InputError(str(exc), path, line, "query_id") from None
     for i, doc in enumerate(r.get("doc_ids") or ()):
         try:
-            _check_docs(db, [doc])
+            check_docs(db, [doc])
         except StoreError as exc:
             raise InputError(f"{exc}; import the corpus first, or leave the id out", path, line, f"doc_ids[{i}]") from None
     row = db.conn.execute(_SELECT + " WHERE c.nugget_id = ?", [r["nugget_id"]]).fetchone()
     if row is None:
-        _insert(db, r["nugget_id"], r["query_id"], r["text"], r["importance"], caller=caller,
+        insert_nugget(db, r["nugget_id"], r["query_id"], r["text"], r["importance"], caller=caller,
                 doc_ids=tuple(r.get("doc_ids") or ()), source="import")
         return True
     stored = _nugget(row)
@@ -388,128 +373,6 @@ def _import_one(db: sqlite_utils.Database, path: str, line: int, r: Mapping[str,
             raise InputError(f"nugget {shown(r['nugget_id'])} is already in the project with {field} {shown(value)}; "
                              "change it on the nugget page, or give the new nugget another nugget_id", path, line, field)
     return False
-
-
-# --- a judge's proposals -----------------------------------------------------------------------
-
-
-_PROPOSALS = """
-SELECT p.id, p.query_id, p.judge, p.model, p.prompt_hash, p.n, p.text, p.importance, c.nugget_id, c.status, c.text,
-       c.importance
-FROM nugget_proposals p
-LEFT JOIN nuggets n ON n.proposal_id = p.id
-LEFT JOIN current_nuggets c ON c.nugget_id = n.nugget_id
-"""
-
-
-def _fate(row: Sequence[Any]) -> Fate:
-    nugget_id, status, text, importance = row[8:12]
-    if nugget_id is None:
-        return "pending"
-    if status == "dropped":
-        return "dropped"
-    if status == "merged" or (text, importance) != (row[6], row[7]):
-        return "edited"
-    return "kept"
-
-
-def list_proposals(db: sqlite_utils.Database, query_id: str | None = None, *, judge: str | None = None) -> list[Proposal]:
-    """A judge's proposed nuggets (every judge's when None; of ``query_id`` when given), each with
-    what people made of it, by query, judge and place."""
-    where, args = [], []
-    for column, value in (("p.query_id", query_id), ("p.judge", judge)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    sql = _PROPOSALS + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY p.query_id, p.judge, p.id"
-    return [Proposal(*r[:8], r[8], _fate(r)) for r in db.conn.execute(sql, args)]
-
-
-def _proposal(db: sqlite_utils.Database, proposal_id: int) -> Proposal:
-    row = db.conn.execute(_PROPOSALS + " WHERE p.id = ?", [proposal_id]).fetchone()
-    if row is None:
-        raise StoreError(f"no nugget proposal {shown(proposal_id)} in the project")
-    proposal = Proposal(*row[:8], row[8], _fate(row))
-    if proposal.nugget_id is not None:
-        raise StoreError(f"proposal {proposal_id} was decided already (nugget {proposal.nugget_id}); edit or drop that nugget")
-    return proposal
-
-
-def accept_proposal(db: sqlite_utils.Database, proposal_id: int, *, text: str | None = None,
-                    importance: Importance | None = None, doc_ids: Sequence[str] = (), caller: Caller) -> Nugget:
-    """Make a judge's proposal a nugget, as proposed or with another ``text`` or ``importance``
-    (counted as kept or edited); it goes last in its question's order (admin only).
-
-    Raises:
-        StoreError: no such proposal, one decided already, a blank text; nothing is written.
-    """
-    require_admin(db, caller)
-    p = _proposal(db, proposal_id)
-    text = p.text if text is None else _check_text(text)
-    importance = p.importance if importance is None else check_importance(importance)
-    docs = _check_docs(db, doc_ids)
-    with transaction(db):
-        nugget_id = _next_id(db, p.query_id)
-        _insert(db, nugget_id, p.query_id, text, importance, caller=caller, origin="proposal", proposal_id=p.proposal_id,
-                doc_ids=docs)
-    return get_nugget(db, nugget_id)
-
-
-def drop_proposal(db: sqlite_utils.Database, proposal_id: int, *, caller: Caller) -> Nugget:
-    """Refuse a judge's proposal: it is kept as a dropped nugget, counted as dropped (admin only).
-
-    Raises:
-        StoreError: no such proposal, or one decided already.
-    """
-    require_admin(db, caller)
-    p = _proposal(db, proposal_id)
-    with transaction(db):
-        nugget_id = _next_id(db, p.query_id)
-        _insert(db, nugget_id, p.query_id, p.text, p.importance, caller=caller, origin="proposal",
-                proposal_id=p.proposal_id, status="dropped")
-    return get_nugget(db, nugget_id)
-
-
-def record_proposals(db: sqlite_utils.Database, query_id: str, proposals: Sequence[tuple[str, str]] | None, *,
-                     judge: str, model: str, prompt_hash: str, item_hash: str, result: CallResult | None) -> int:
-    """Store what a judge model proposed as ``query_id``'s nuggets, ``(text, importance)`` in its
-    order (None: its reply could not be parsed, nothing stored), and cache the reply
-    (``result``; None when it came from the cache), in one transaction. Returns the number added:
-    a rerun adds nothing where the same judge, model and prompt already proposed."""
-    at = now()
-    with transaction(db):
-        added = 0
-        for n, (text, importance) in enumerate(proposals or (), start=1):
-            cursor = db.conn.execute(
-                "INSERT OR IGNORE INTO nugget_proposals (query_id, judge, model, prompt_hash, n, text, importance, at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [query_id, judge, model, prompt_hash, n, text, importance, at])
-            added += cursor.rowcount
-        if result is not None and result.cacheable:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, int(proposals is not None), result.tokens_in,
-                 result.tokens_out, result.latency, at, result.raw_length])
-    return added
-
-
-def cache_reply(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, result: CallResult, *,
-                parseable: bool) -> None:
-    """Cache one reply of a call that stores nothing by itself (a nuggetizer's first call)."""
-    if not result.cacheable:
-        return
-    with transaction(db):
-        db.conn.execute(
-            "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-            "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-            [model, prompt_hash, item_hash, result.raw, int(parseable), result.tokens_in, result.tokens_out,
-             result.latency, now(), result.raw_length])
-
-
-def proposed_queries(db: sqlite_utils.Database, judge: str, model: str, prompt_hash: str) -> set[str]:
-    """The queries ``judge`` already proposed nuggets for with this model and prompt."""
-    return {r[0] for r in db.conn.execute("SELECT DISTINCT query_id FROM nugget_proposals WHERE judge = ? AND model = ? "
-                                          "AND prompt_hash = ?", [judge, model, prompt_hash])}
 
 
 # --- golden versions ---------------------------------------------------------------------------
