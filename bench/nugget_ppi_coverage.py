@@ -30,7 +30,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labeler.generation.nuggets import METRICS, AnswerScore, nugget_scores, system_nuggets  # noqa: E402
+from labeler.generation.nuggets import (
+    METRICS,
+    AnswerScore,
+    nugget_scores,
+    system_nuggets,
+)
 
 LEVELS = ("SUPPORT", "PARTIAL_SUPPORT", "NOT_SUPPORT")
 

@@ -15,7 +15,14 @@ from typing import Any
 
 from pooling import PoolingError, shown
 from pooling.chars import check_id
-from pooling.readers import _check_unique, _empty, _identifier, _json_kind, _text, read_records
+from pooling.readers import (
+    _check_unique,
+    _empty,
+    _identifier,
+    _json_kind,
+    _text,
+    read_records,
+)
 
 __all__ = ["IMPORTANCES", "read_nuggets"]
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from judge_server import JudgeServer, framed_blocks
+from nugget_fixtures import PEOPLE, build, run, support_records, write_jsonl
+
 from labeler.cli import cli
 from labeler.judges.prompts import support_span
 from labeler.store import connect
 from labeler.store import nugget_proposals as proposals
 from labeler.store import nuggets as store
 from labeler.store.vocabulary import OWNER
-from nugget_fixtures import PEOPLE, build, run, support_records, write_jsonl
 
 
 def support_answer(message: str) -> str:

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from nugget_fixtures import PEOPLE, build, run, support_records, write_jsonl
 
 from labeler.cli import cli
 from labeler.store import StoreError, connect
 from labeler.store import nugget_proposals as proposals
-from labeler.store import nuggets as store
 from labeler.store import nugget_support as support
+from labeler.store import nuggets as store
 from labeler.store.access import add_annotator
 from labeler.store.vocabulary import OWNER, nugget_item
-from nugget_fixtures import PEOPLE, build, run, support_records, write_jsonl
 
 
 def _fails(*args: object) -> str:

@@ -84,14 +84,14 @@ def intro(m: NuggetMetrics) -> list[str]:
            else "people (give --judge NAME for a judge's values and PPI++)")
     on = f"the nuggets of version {m.version!r}" if m.version else "the current nuggets"
     n = m.nuggets
-    return [f"Nugget scores from {who}, on {on}: {n.get('nuggets', 0)} nuggets ({n.get('vital', 0)} vital) of "
-            f"{n.get('queries', 0)} questions.",
-            f"Per answer: all = mean support over the question's nuggets (support 1, partial 0.5), vital = the same "
+    return [(f"Nugget scores from {who}, on {on}: {n.get('nuggets', 0)} nuggets ({n.get('vital', 0)} vital) of "
+            f"{n.get('queries', 0)} questions."),
+            (f"Per answer: all = mean support over the question's nuggets (support 1, partial 0.5), vital = the same "
             f"over its vital nuggets, strict = full support only; per system, the mean over answers. {m.ci:.0%} "
             "intervals clustered by question (Wilson at the design-effect size; PPI++ normal), inside [0, 1]; the "
             "judge's interval is its sampling spread only. Answers to questions without nuggets are left out and "
             "counted (and those without a vital nugget, from the vital scores); an empty answer scores 0. words: "
-            "mean answer length of the answers counted."]
+            "mean answer length of the answers counted.")]
 
 
 def _groups(pairs: Sequence[Pair]) -> dict[tuple[str, str], list[Pair]]:

@@ -37,8 +37,14 @@ from typing import Any
 import sqlite_utils
 
 from calibration import CalibrationError
-from calibration.clustered import (clustered_ppi, paired_difference, ppi_paired_difference, stratified_rate, unit_means,
-                                   with_known_part)
+from calibration.clustered import (
+    clustered_ppi,
+    paired_difference,
+    ppi_paired_difference,
+    stratified_rate,
+    unit_means,
+    with_known_part,
+)
 from calibration.stats import z_for
 from labeler.generation.metrics import Pair, Rate
 from labeler.project import parse_golden
@@ -261,20 +267,21 @@ def compare(a: SystemNuggets, b: SystemNuggets, ci: float = 0.95) -> list[Pair]:
     """Systems ``a`` and ``b`` paired on the questions both have a value on, every score and source."""
     out = []
     for metric in METRICS:
-        sides = {"people": lambda: paired_difference(unit_values(a.people, metric), unit_values(b.people, metric), ci=ci)}
+        found = {"people": paired_difference(unit_values(a.people, metric), unit_values(b.people, metric), ci=ci)}
         if a.judged is not None and b.judged is not None:
-            def diffs(x: Sequence[AnswerScore], y: Sequence[AnswerScore]) -> dict[str, float]:
-                left, right = unit_values(x, metric), unit_values(y, metric)
-                return {u: left[u] - right[u] for u in left if u in right}
-
-            sides["judge"] = lambda: paired_difference(unit_values(a.judged, metric), unit_values(b.judged, metric), ci=ci)
-            sides["ppi"] = lambda: ppi_paired_difference(diffs(a.people, b.people), diffs(a.judged, b.judged), ci=ci)
-        for source, run in sides.items():
-            d = run()
+            found["judge"] = paired_difference(unit_values(a.judged, metric), unit_values(b.judged, metric), ci=ci)
+            found["ppi"] = ppi_paired_difference(_differences(a.people, b.people, metric),
+                                                 _differences(a.judged, b.judged, metric), ci=ci)
+        for source, d in found.items():
             out.append(Pair(a.system, b.system, metric, source, None, None, None, None, 0,
                             why="fewer than 2 questions with a value for both systems") if d is None else
                        Pair(a.system, b.system, metric, source, d.difference, d.low, d.high, d.mdd, d.n))
     return out
+
+
+def _differences(x: Sequence[AnswerScore], y: Sequence[AnswerScore], metric: str) -> dict[str, float]:
+    left, right = unit_values(x, metric), unit_values(y, metric)
+    return {u: left[u] - right[u] for u in left if u in right}
 
 
 # --- from the project ------------------------------------------------------------------------

@@ -63,7 +63,9 @@ def nuggetizer_shares(db: sqlite_utils.Database, judge: str, ci: float = 0.95) -
     questions = {p.query_id for p in decided}
     active = [n for n in store.list_nuggets(db) if n.query_id in questions]
     missed = sum(n.origin == "person" for n in active)
-    count = lambda fate: sum(p.fate == fate for p in decided)  # noqa: E731
+    def count(fate: str) -> int:
+        return sum(p.fate == fate for p in decided)
+
     return NuggetizerShares(len(proposals), len(proposals) - len(decided), _share(count("kept"), len(decided), "kept", ci),
                             _share(count("edited"), len(decided), "edited", ci),
                             _share(count("dropped"), len(decided), "dropped", ci), len(questions),

@@ -382,9 +382,9 @@ def support_span(reply: str | None, response: str) -> str | None:
     """The passage of ``response`` a nuggets judge's ``reply`` quotes after its verdict, as it
     stands in the response (found ignoring case and surrounding quotes), or None.
 
-    >>> support_span('SUPPORT\n"Paris is the capital"', "Yes: paris is the capital of France.")
+    >>> support_span('SUPPORT\\n"Paris is the capital"', "Yes: paris is the capital of France.")
     'paris is the capital'
-    >>> support_span("SUPPORT\nLyon", "Paris.") is None
+    >>> support_span("SUPPORT\\nLyon", "Paris.") is None
     True
     """
     if reply is None or "\n" not in reply.strip():

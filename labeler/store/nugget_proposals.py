@@ -19,8 +19,16 @@ import sqlite_utils
 from labeler.store.access import require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
-from labeler.store.nuggets import (Importance, Nugget, check_docs, check_importance, check_text, get_nugget, insert_nugget,
-                                   next_nugget_id)
+from labeler.store.nuggets import (
+    Importance,
+    Nugget,
+    check_docs,
+    check_importance,
+    check_text,
+    get_nugget,
+    insert_nugget,
+    next_nugget_id,
+)
 from labeler.store.schema import now
 from labeler.store.verdicts import CallResult
 from labeler.store.vocabulary import Caller
