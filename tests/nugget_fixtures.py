@@ -73,3 +73,15 @@ def build(tmp_path: Path, *, judge: bool = True, people: bool = True) -> str:
     if judge:
         run("import-verdicts", db, write_jsonl(tmp_path / "judge.jsonl", support_records(JUDGE)), "--judge", "j")
     return db
+
+
+def add_nugget_answers(path: Path, query_ids: list[str]) -> None:
+    """Two nuggets for each of ``query_ids`` of the project at ``path`` and one answer of system
+    ``nugget-rag`` to each: an annotator's support items, two a question."""
+    folder = path.parent
+    run("import-nuggets", path, write_jsonl(folder / "nuggets.jsonl", [
+        {"query_id": q, "text": f"Fact {k} of {q}", "importance": "vital" if k == 1 else "okay"}
+        for q in query_ids for k in (1, 2)]))
+    run("import-answers", path, write_jsonl(folder / "nugget-answers.jsonl", [
+        {"answer_id": f"na-{q}", "query_id": q, "response": f"Fact 1 of {q}, and more."} for q in query_ids]),
+        "--system", "nugget-rag")

@@ -22,6 +22,8 @@ no importance, no judge's or other person's label.
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlite_utils
@@ -106,18 +108,23 @@ SELECT a.answer_id, c.nugget_id, a.content_hash, c.text FROM answers a
 JOIN current_nuggets c ON c.query_id = a.query_id AND c.status = 'active'
 WHERE a.response <> '' AND NOT EXISTS (SELECT 1 FROM nugget_items i WHERE i.answer_id = a.answer_id
                                        AND i.nugget_id = c.nugget_id)
-ORDER BY a.answer_id, c.position
 """
 
 
-def add_support_items(db: sqlite_utils.Database) -> int:
-    """Make the missing items: every non-empty answer to a query with every active nugget of that
-    query. Runs inside the caller's write transaction; returns how many were made.
+def add_support_items(db: sqlite_utils.Database, query_ids: Sequence[str] | None = None) -> int:
+    """Make the missing items: every non-empty answer to a query (of ``query_ids``, every query
+    when None) with every active nugget of that query. Runs inside the caller's write
+    transaction; returns how many were made. The stores of nuggets and answers call it as they
+    write, so a task page finds its work.
 
     Raises:
         StoreError: an item id the project holds already as another task's item.
     """
-    missing = db.conn.execute(_MISSING).fetchall()
+    if query_ids is None:
+        missing = db.conn.execute(_MISSING + " ORDER BY a.answer_id, c.position").fetchall()
+    else:
+        missing = db.conn.execute(_MISSING + " AND a.query_id IN (SELECT value FROM json_each(?)) "
+                                  "ORDER BY a.answer_id, c.position", [json.dumps(sorted(set(query_ids)))]).fetchall()
     for answer_id, nugget_id, answer_hash, text in missing:
         _insert_item(db, answer_id, nugget_id, answer_hash, text)
     return len(missing)

@@ -34,6 +34,7 @@ import sqlite_utils
 from labeler.store.access import caller_id, require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
+from labeler.store.nugget_support import add_support_items
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.vocabulary import IMPORTANCES, Caller
 
@@ -190,6 +191,8 @@ def insert_nugget(db: sqlite_utils.Database, nugget_id: str, query_id: str, text
         "annotator_id, at, source) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
         [nugget_id, text, importance, position or _next_position(db, query_id), status,
          json.dumps(list(doc_ids), ensure_ascii=False), caller_id(caller), at, source])
+    if status == "active":
+        add_support_items(db, [query_id])
 
 
 def create_nugget(db: sqlite_utils.Database, query_id: str, text: str, importance: Importance = "okay", *,
@@ -266,6 +269,7 @@ def restore_nugget(db: sqlite_utils.Database, nugget_id: str, *, caller: Caller)
         raise StoreError(f"nugget {shown(nugget_id)} is {n.status}, not dropped")
     with transaction(db):
         _revise(db, n, caller, status="active", position=_next_position(db, n.query_id))
+        add_support_items(db, [n.query_id])
     return get_nugget(db, nugget_id)
 
 
