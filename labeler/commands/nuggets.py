@@ -12,10 +12,13 @@ from labeler.commands.common import (
     html_option,
     json_option,
     judge_option,
+    output_file,
     plural,
     relevance_level_option,
     with_project,
 )
+from labeler.commands.judge import clear_text_warning, report_calls
+from labeler.store.vocabulary import OWNER
 
 
 @click.command("import-nuggets")
@@ -33,8 +36,7 @@ def import_nuggets(project: Project, file: str) -> None:
     project with another text, importance or query is refused. Bad input stops the import with
     its file, line and field, and nothing is written.
     """
-    from labeler.generation.nuggets import import_nuggets as run
-    from labeler.store.access import OWNER
+    from labeler.generation.nuggets import import_nuggets as run  # lazy: start-up
 
     r = run(project.db, file, caller=OWNER)
     click.echo(f"{file}: {plural(r.added, 'nugget')} added for {plural(r.queries, 'query', 'queries')}, "
@@ -72,11 +74,10 @@ def nugget_metrics(golden: str, systems: tuple[str, ...], judge: str | None, ci:
     "ci", "metrics", "version", "nuggets": {queries, nuggets, vital, hash}, "judge_card"};
     METRIC is all, vital, strict_all or strict_vital; an undefined number is null.
     """
-    from labeler.commands.common import output_file
-    from labeler.commands.nugget_report import to_html, to_text
-    from labeler.generation.nuggets import nugget_metrics as run
-    from labeler.project import parse_golden
-    from labeler.store.access import OWNER
+    from labeler.commands.reports.nuggets import to_html, to_text  # lazy: start-up (calibration.report loads numpy)
+    from labeler.generation.nuggets import nugget_metrics as run  # lazy: start-up
+    from labeler.project import parse_golden  # lazy: start-up
+    from labeler.judges.card import card_line  # lazy: start-up
 
     path, version = parse_golden(golden)
     project = Project(path)
@@ -84,8 +85,6 @@ def nugget_metrics(golden: str, systems: tuple[str, ...], judge: str | None, ci:
         m = run(project.db, systems, version=version, judge=judge, ci=ci, caller=OWNER)
         card = None
         if judge is not None:
-            from labeler.judges.card import card_line
-
             card = card_line(project.db, judge)
     finally:
         project.close()
@@ -136,10 +135,8 @@ def nuggetize(project: Project, judge: str, model: str, base_url: str, max_nugge
     (questions given proposals this run), nuggets, from_cache, calls, requests, errors,
     unparseable, cut_short.
     """
-    from labeler.commands.judge import clear_text_warning, report_calls
-    from labeler.judges.client import Endpoint
-    from labeler.judges.nuggetize import nuggetize as run
-    from labeler.store.access import OWNER
+    from labeler.judges.client import Endpoint  # lazy: start-up
+    from labeler.judges.nuggetize import nuggetize as run  # lazy: start-up
 
     warning = clear_text_warning(base_url)
     if warning:

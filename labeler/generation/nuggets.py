@@ -37,16 +37,10 @@ from typing import Any
 import sqlite_utils
 
 from calibration import CalibrationError
-from calibration.clustered import (
-    clustered_ppi,
-    paired_difference,
-    ppi_paired_difference,
-    stratified_rate,
-    unit_means,
-    with_known_part,
-)
-from calibration.stats import z_for
+from calibration.clustered import paired_difference, ppi_paired_difference, unit_means
+from calibration.rates import labelled_rate, ppi_rate
 from labeler.generation.metrics import Pair, Rate
+from labeler.generation.registry import NUGGET_METRICS
 from labeler.project import parse_golden
 from labeler.store import answers as answer_store
 from labeler.store import nuggets as store
@@ -58,9 +52,7 @@ from labeler.store.vocabulary import SUPPORT, SUPPORT_SCORE, Caller
 from pooling.nugget_readers import read_nuggets
 
 #: The four scores, in the order TREC reports them.
-METRICS = ("all", "vital", "strict_all", "strict_vital")
-#: Where a value comes from.
-SOURCES = ("people", "judge", "ppi")
+METRICS = NUGGET_METRICS
 #: Why an answer has no value, in the order they are checked.
 LEFT_OUT = ("no_nuggets", "no_vital", "split", "unjudged")
 
@@ -79,12 +71,12 @@ def nugget_scores(importances: Sequence[str], verdicts: Sequence[str]) -> dict[s
         raise ValueError(f"one verdict per nugget: {len(importances)} nuggets, {len(verdicts)} verdicts")
     vital = [v for i, v in zip(importances, verdicts) if i == "vital"]
 
-    def mean(values: Sequence[float]) -> float | None:
+    def score(metric: str) -> float | None:  # strict_*: partial support 0; *vital: the vital nuggets only
+        over = vital if metric.endswith("vital") else verdicts
+        values = [float(v == SUPPORT) if metric.startswith("strict_") else SUPPORT_SCORE[v] for v in over]
         return sum(values) / len(values) if values else None
 
-    return {"all": mean([SUPPORT_SCORE[v] for v in verdicts]), "vital": mean([SUPPORT_SCORE[v] for v in vital]),
-            "strict_all": mean([float(v == SUPPORT) for v in verdicts]),
-            "strict_vital": mean([float(v == SUPPORT) for v in vital])}
+    return {metric: score(metric) for metric in METRICS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,22 +142,20 @@ def _mean_words(found: Sequence[AnswerScore]) -> float | None:
 
 
 def _rate(found: Sequence[AnswerScore], metric: str, ci: float) -> Rate:
+    """One source's mean of ``metric`` over the answers it is defined for; the empty answers
+    (0, known without a label) join by their share (:func:`calibration.rates.labelled_rate`)."""
     asked = _asked(found, metric)
     extra: dict[str, Any] = {"left_out": _left_out(found, metric)}
-    fixed = [a for a in asked if a.empty]
-    labelled = [a for a in asked if not a.empty and a.scores[metric] is not None]
-    if not labelled and len(fixed) < len(asked) or not asked:
-        return Rate(None, None, None, 0, None, why="no answer with a label on every nugget", extra=extra)
-    if not labelled:  # every answer asked is empty
-        labelled, fixed = fixed, []
-    e = stratified_rate([a.scores[metric] for a in labelled], [a.unit for a in labelled],  # type: ignore[misc]
-                        [a.unit for a in asked], [not a.empty for a in asked] if fixed else [True] * len(asked),
-                        0.0, ci=ci)
-    if fixed:
-        extra |= {"n_empty": len(fixed), "n_answers": len(asked)}
-    chosen = [*labelled, *fixed]
-    return Rate(e.value, _num(e.low), _num(e.high), len(chosen), _mean_words(chosen), len({a.unit for a in chosen}),
-                e.method, extra=extra)
+    if not asked:
+        return _missing("no answer with a label on every nugget", extra=extra)
+    r = labelled_rate([a.scores[metric] for a in asked], [a.unit for a in asked], [a.empty for a in asked], ci=ci)
+    e = r.estimate
+    if math.isnan(e.value):
+        return _missing("no answer with a label on every nugget", extra=extra)
+    if r.n_known:
+        extra |= {"n_empty": r.n_known, "n_answers": len(asked)}
+    chosen = [a for a in asked if a.scores[metric] is not None]
+    return Rate(e.value, _num(e.low), _num(e.high), e.n, _mean_words(chosen), e.n_groups or 0, e.method, extra=extra)
 
 
 def _num(x: float) -> float | None:
@@ -173,36 +163,25 @@ def _num(x: float) -> float | None:
 
 
 def _ppi(people: Sequence[AnswerScore], judged: Sequence[AnswerScore], metric: str, ci: float) -> Rate:
+    """People's scores where they labelled every nugget of an answer, the judge's on all: the
+    PPI++ mean, the empty answers joined by their share (:func:`calibration.rates.ppi_rate`)."""
     y = {a.answer_id: a.scores[metric] for a in people}
-    asked = _asked(judged, metric)
-    fixed = [a for a in asked if a.empty]
-    rest = [a for a in asked if not a.empty and a.scores[metric] is not None]
-    labelled = [a for a in rest if y.get(a.answer_id) is not None]
-    unlabelled = [a for a in rest if y.get(a.answer_id) is None]
-    if not rest:
+    chosen = [a for a in _asked(judged, metric) if a.scores[metric] is not None]
+    if not any(not a.empty for a in chosen):
         return _missing("no answer the judge labelled on every nugget")
     try:
-        r = clustered_ppi([y[a.answer_id] for a in labelled], [a.scores[metric] for a in labelled],  # type: ignore[misc]
-                          [a.unit for a in labelled], [a.scores[metric] for a in unlabelled],  # type: ignore[misc]
-                          [a.unit for a in unlabelled], ci=ci)
+        r = ppi_rate([y.get(a.answer_id) for a in chosen], [a.scores[metric] for a in chosen],  # type: ignore[misc]
+                     [a.unit for a in chosen], [a.empty for a in chosen], ci=ci)
     except CalibrationError as exc:
-        return _missing(str(exc), len(rest) + len(fixed))
+        return _missing(str(exc), len(chosen))
     e = r.estimate
-    value, low, high = e.value, e.low, e.high
-    if fixed:  # the empty answers (0, known) join by their share
-        everyone = [*rest, *fixed]
-        value, variance = with_known_part(r.value, r.se ** 2, [a.unit for a in everyone],
-                                          [not a.empty for a in everyone], 0.0)
-        half = z_for(ci) * math.sqrt(variance)
-        value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
-    chosen = [*rest, *fixed]
-    return Rate(value, low, high, len(chosen), _mean_words(chosen), len({a.unit for a in chosen}), e.method,
-                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": len(fixed),
+    return Rate(e.value, e.low, e.high, e.n, _mean_words(chosen), e.n_groups or 0, e.method,
+                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": r.n_known,
                        "lambda": r.lam})
 
 
-def _missing(why: str, n: int = 0) -> Rate:
-    return Rate(None, None, None, n, None, why=why)
+def _missing(why: str, n: int = 0, extra: Mapping[str, Any] | None = None) -> Rate:
+    return Rate(None, None, None, n, None, why=why, extra=extra or {})
 
 
 @dataclass(frozen=True, slots=True)

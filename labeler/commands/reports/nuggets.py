@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.formatting import fixed
 from calibration.report import plain, table_lines
-from calibration.report_html import STYLE, html_table, wide
-from labeler.generation.nuggets import METRICS, NuggetMetrics, SystemNuggets
+from calibration.report_page import STYLE, html_table, page_head, wide
+from labeler.generation.registry import LABELS as _LABELS
+from labeler.generation.registry import NUGGET_METRICS as METRICS
 
 if TYPE_CHECKING:
     from labeler.generation.metrics import Pair, Rate
+    from labeler.generation.nuggets import NuggetMetrics, SystemNuggets
 
-_LABELS = {"all": "all", "vital": "vital", "strict_all": "strict all", "strict_vital": "strict vital"}
 _SOURCE = {"people": "people", "judge": "judge", "ppi": "PPI++"}
 _WHY = {"no_nuggets": "to a question without nuggets", "no_vital": "to a question without a vital nugget",
         "split": "with a nugget people split on (no majority)", "unjudged": "with a nugget not labelled"}
@@ -122,8 +123,7 @@ def to_text(m: NuggetMetrics) -> str:
 
 def to_html(m: NuggetMetrics, title: str = "Nugget scores") -> str:
     """The scores as one self-contained HTML page (every text from the data escaped)."""
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"]
+    parts = [page_head(title), f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"]
     parts += [f"<p class='note'>{escape(line)}</p>" for line in intro(m)]
     for s in m.systems:
         parts.append(f"<section><h2>{escape(s.system)}</h2><p>{escape(_system_line(s))}</p>"
