@@ -4,7 +4,7 @@ The project database comes from the ``GOLDPOOL_DB`` environment variable, which 
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
 annotators get the task pages the project's admins opened (relevance labelling, faithfulness,
-pairwise, claims, correctness, answer relevance; the ``tasks`` setting); admins land on Progress and label only when they open a task
+pairwise, claims, correctness, answer relevance, nugget support; the ``tasks`` setting); admins land on Progress and label only when they open a task
 page. An annotator who reaches an admin page, or a closed task's page, by its address is
 refused by the page itself.
 
@@ -29,7 +29,7 @@ from labeler.ui import key_guard, state
 from calibration.formatting import markdown_escape
 from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.ui.pages import golden_set as _golden_set
-from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
+from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, support, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import assign
 from labeler.store.assign import enabled_tasks
@@ -148,6 +148,10 @@ def answer_relevance_page() -> None:
     _signed_in_page(answer_relevance.render, admin=False, task="answer-relevance")
 
 
+def support_page() -> None:
+    _signed_in_page(support.render, admin=False, task="nuggets")
+
+
 def judges_page() -> None:
     _signed_in_page(judges.render, admin=True)
 
@@ -202,6 +206,7 @@ _TASK_PAGES: tuple[tuple[Callable[[], None], str, str, str], ...] = (
     (claims_page, "Claims", "claims", "claims"),
     (correctness_page, "Correctness", "correctness", "correctness"),
     (answer_relevance_page, "Answer relevance", "answer-relevance", "answer-relevance"),
+    (support_page, "Nugget support", "nuggets", "nuggets"),
 )
 
 
