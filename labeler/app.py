@@ -29,6 +29,7 @@ from labeler.ui import key_guard, state
 from calibration.formatting import markdown_escape
 from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
 from labeler.ui.pages import golden_set as _golden_set
+from labeler.ui.pages import nuggets as _nuggets
 from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, support, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store import assign
@@ -180,6 +181,10 @@ def golden_page() -> None:
     _signed_in_page(_golden_set.render, admin=True)
 
 
+def nuggets_page() -> None:
+    _signed_in_page(_nuggets.render, admin=True)
+
+
 def calibration_page() -> None:
     _signed_in_page(calibration.render, admin=True)
 
@@ -194,6 +199,7 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (rubric_page, "Rubric", "rubric"),
     (calibration_page, "Calibration", "calibration"),
     (golden_page, "Golden set", "golden"),
+    (nuggets_page, "Nuggets", "nugget-editor"),
     (judges_page, "Judges", "judges"),
     (tasks_page, "Tasks", "tasks"),
 )

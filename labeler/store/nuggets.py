@@ -441,6 +441,13 @@ def relevant_chunks(db: sqlite_utils.Database, query_id: str, level: int, *, ver
     return [Chunk(d, texts[d][0] or "", texts[d][1], int(grades[d])) for d in wanted if d in texts]
 
 
+def nugget_questions(db: sqlite_utils.Database) -> list[tuple[str, str, int]]:
+    """Every query as (query_id, text, its active nuggets), by query_id: the nugget page's questions."""
+    return [(q, t, int(n)) for q, t, n in db.conn.execute(
+        "SELECT q.query_id, q.text, (SELECT count(*) FROM current_nuggets c WHERE c.query_id = q.query_id "
+        "AND c.status = 'active') FROM queries q ORDER BY q.query_id")]
+
+
 def query_text(db: sqlite_utils.Database, query_id: str) -> str:
     """The text of query ``query_id``.
 
