@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from labeler.store.access import require_active, require_admin
-from labeler.store.assign import enabled_tasks, get_settings, is_overlap, shuffle_key
+from labeler.store.assign import is_overlap, shuffle_key
+from labeler.store.settings import enabled_tasks, get_settings
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
 from labeler.store.rubric import rubric_hash
