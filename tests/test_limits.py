@@ -14,7 +14,6 @@ import re
 from functools import cache
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("pooling", "calibration", "labeler")

@@ -90,6 +90,10 @@ TO_RUN: list[str] = [
     "goldpool sample-answers project.db --system my-rag-prod --n 6 --design stratified --by batch --name weekly",
     "goldpool label-settings project.db answer_sample=weekly",
     "goldpool answer-metrics project.db --system my-rag-prod --by batch --html batches.html",
+    "goldpool import-nuggets project.db nuggets.jsonl",
+    "goldpool nuggetize project.db --judge nuggetizer-v1 --model M --base-url URL",
+    "goldpool run-judge project.db --judge qwen-v1 --model M --base-url URL --task nuggets",
+    "goldpool nugget-metrics project.db --judge qwen-v1 --html nuggets.html",
     "goldpool stages project.db@v1 --system my-rag --k 10",
     "goldpool stages project.db@v1 --system old --system new",
     "goldpool gold-context project.db@v1 --system my-rag --base-url URL --model M [--prompt team.txt]",
@@ -143,6 +147,10 @@ SETUP_BEFORE: dict[str, list[str]] = {
         f"{G} import-verdicts project.db setup/answer_verdicts_carol.jsonl --annotator carol",
         *(f"{G} run-judge project.db --judge qwen-v1 --model M --base-url URL --task {task}"
           for task in ("claims", "correctness", "answer-relevance", "faithfulness")),
+    ],
+    # People's support labels on half the questions, for the people's and PPI++'s nugget scores.
+    "goldpool nugget-metrics project.db --judge qwen-v1 --html nuggets.html": [
+        f"{G} import-verdicts project.db setup/support_carol.jsonl --annotator carol",
     ],
     # The stages section wants a frozen version; the README freezes v1 further down, in the
     # judge-assisted section, where the same grades make no new version.

@@ -26,7 +26,7 @@ class BadInput(click.ClickException):
 @click.option("--candidate", required=True, metavar="RUN|SYSTEM", help="The run file or system under test.")
 @click.option("--metric", "metrics", required=True, multiple=True, metavar="M",
               help="An ir-measures name (nDCG@10, R@100, P@10, RR, AP) or a generation metric (correctness, "
-                   "answer-relevance, faithfulness); repeatable (the p-values are then Holm-corrected).")
+                   "answer-relevance, faithfulness, or a nugget score: all, vital, strict_all, strict_vital); repeatable (the p-values are then Holm-corrected).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level of the one-sided paired test.")
 @click.option("--tolerance", type=click.FloatRange(min=0), default=None, metavar="T",

@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
               help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders; "
                    "claims: each claim against its answer's contexts, SUPPORTED/UNSUPPORTED; correctness: answers "
-                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES/DECLINES (declines to answer).")
+                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES/DECLINES (declines to answer); "
+                   "nuggets: each answer against each nugget of its question, SUPPORT/PARTIAL_SUPPORT/NOT_SUPPORT.")
 @click.option("--prompt", "prompt_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Prompt template file ({query} {passage} {rubric} {scale}; {question} {contexts} {response}; "
                    "{question} {context} {first} {second}; claims: {claim} {contexts}; correctness: {question} "
-                   "{reference} {response}; answer-relevance: {question} {response}). Default: the built-in "
+                   "{reference} {response}; answer-relevance: {question} {response}; nuggets: {question} {response} "
+                   "{nugget}). Default: the built-in "
                    "prompt of the task.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge at most N more items this run.")
@@ -45,7 +47,8 @@ if TYPE_CHECKING:
 @click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
               help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
                    "a Retry-After header is waited for, up to 60 s).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=16, show_default=True, help="Reply budget per call.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="Reply budget per call (default 16; 128 for --task nuggets: the verdict and the passage it rests on).")
 def run_judge(project: Project, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens) -> None:
     """Ask a judge model for a verdict on every item of a task in DB, and store them.
 
@@ -73,6 +76,7 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
             prompt_text = Path(prompt_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"{prompt_file}: cannot read the prompt ({exc})") from None
+    max_tokens = max_tokens or (128 if task == "nuggets" else 16)
     with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
         try:
             s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,

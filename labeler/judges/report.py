@@ -25,8 +25,9 @@ from typing import Any
 
 import sqlite_utils
 
-from calibration.judges import calibrate_task, combine_orders
+from calibration.judges import KAPPA_WEIGHTS, calibrate_task, combine_orders
 from labeler.judges import JudgeError
+from labeler.judges.nugget_calibration import NuggetJudgeCalibration, nugget_calibration
 from labeler.store.corpus import pooled_query_count
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
@@ -44,6 +45,7 @@ class JudgeReport:
     relevance_level: int = RELEVANCE_LEVEL  # relevance task: the grade from which a label counts as relevant
     models: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # models behind each judge's verdicts, per task
     flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # claims left out: a person flagged them NOT_ONE_CLAIM
+    nuggets: dict[str, NuggetJudgeCalibration] = field(default_factory=dict)  # run level: order of systems, nuggetizer
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -130,9 +132,13 @@ def judge_report(
     prompts: dict[str, dict[str, list[str]]] = {}
     models: dict[str, dict[str, list[str]]] = {}
     flagged: dict[str, dict[str, int]] = {}
+    nuggets: dict[str, NuggetJudgeCalibration] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
-        if not rows:
+        run_level = nugget_calibration(db, name, n_boot=n_boot, seed=seed, caller=caller)
+        if run_level is not None:
+            nuggets[name] = run_level
+        if not rows and run_level is None:
             raise JudgeError(f"judge {name!r} has no verdict in this project (run-judge or import-verdicts --judge first)")
         by_task: dict[str, list[JudgeVerdict]] = defaultdict(list)
         for r in rows:
@@ -147,7 +153,7 @@ def judge_report(
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged, nuggets)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -174,7 +180,7 @@ def task_dict(t) -> dict[str, Any]:
         "n_pairs": t.n_pairs,
         "agreement": _est(t.agreement),
         "kappa": _est(t.kappa),
-        "kappa_weights": "quadratic" if t.task == "relevance" else "none",
+        "kappa_weights": KAPPA_WEIGHTS.get(t.task, "none"),
         "kappa_unweighted": _est(t.kappa_unweighted),
         "position_consistency": _est(position.consistency) if position else None,
         "first_slot_preference": _est(position.first_slot_preference) if position else None,
@@ -210,10 +216,12 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
-    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
+    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets": {NAME:
+    {"order": {SCORE: tau}, "systems", "nuggetizer"}}}``."""
     return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task],
                                      "models": report.models.get(name, {}).get(task, []),
                                      **({"n_flagged_left_out": report.flagged.get(name, {}).get(task, 0)} if task == "claims" else {})}
                               for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
-            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
+            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level,
+            "nuggets": {name: c.as_dict() for name, c in report.nuggets.items()}}

@@ -28,6 +28,7 @@ from labeler.store.access import require_admin
 from labeler.store.answer_records import BATCH_OF, check_batch_name, default_batch
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
+from labeler.store.nugget_support import add_support_items
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.verdicts import CallResult
 from labeler.store.vocabulary import PER_ANSWER_TASKS, Caller, answer_item
@@ -181,6 +182,7 @@ def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Seque
     db.conn.executemany("INSERT INTO answer_batches (answer_id, batch) VALUES (?, ?)", batches)
     db.conn.executemany(insert_claim, new_claims)
     _add_answer_items(db, new_rows, new_claims)
+    add_support_items(db, sorted({row[2] for row in new_rows if row[2] is not None}))  # with its question's nuggets
     return len(new_rows), unchanged, len(new_claims)
 
 

@@ -31,6 +31,7 @@ from labeler.store.migrations import (
     m17_answer_faithfulness,
     m18_declines,
     m19_answer_batches,
+    m20_nuggets,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -54,6 +55,7 @@ MIGRATIONS: list[str] = [
     m17_answer_faithfulness.SQL,
     m18_declines.SQL,
     m19_answer_batches.SQL,
+    m20_nuggets.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
