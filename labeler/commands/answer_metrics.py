@@ -5,8 +5,6 @@ from __future__ import annotations
 import click
 
 from labeler.commands.common import Project, echo_json, html_option, json_option, output_file, with_project, judge_option
-from labeler.commands.reports.answer_metrics import to_html, to_text
-from labeler.commands.reports.batches import to_html as batches_html, to_text as batches_text
 
 
 @click.command("answer-metrics")
@@ -59,6 +57,7 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     repeat, else unpaired, with its MDD; JSON {"by", "batches", "systems": {NAME: {BATCH: ...}},
     "changes": [{system, metric, source, before, after, paired, difference, low, high, mdd, n}]}.
     """
+    from labeler.commands.reports.answer_metrics import to_html, to_text  # lazy: start-up
     if by == "batch":
         return _by_batch(project, systems, judge, ci, as_json, html_path, sample)
     from labeler.generation.metrics import answer_metrics as run  # lazy: start-up
@@ -82,6 +81,7 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
 
 def _by_batch(project: Project, systems: tuple[str, ...], judge: str | None, ci: float, as_json: bool,
               html_path: str | None, sample: str | None) -> None:
+    from labeler.commands.reports.batches import to_html as batches_html, to_text as batches_text  # lazy: start-up
     from labeler.generation.batches import batch_metrics  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
 

@@ -8,7 +8,6 @@ import click
 
 from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
 from labeler.commands.judge import clear_text_warning, report_calls
-from labeler.generation.sentences import SPLITTER
 
 
 @click.command("import-answers")
@@ -99,6 +98,7 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     from_cache, errors, unparseable, cut_short (replies cut short among the unparseable, by why:
     length for finish_reason length, kept for longer than what is kept).
     """
+    from labeler.generation.sentences import SPLITTER  # lazy: start-up
     from labeler.generation.answers import SplitReport  # lazy: start-up
     from labeler.generation.answers import split_claims as run  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibration.formatting import fixed
 from labeler.commands.common import (
     Project,
     echo_json,
@@ -227,6 +226,7 @@ def estimate(project: Project, judge, metrics, relevance_level, threshold, ci, a
 
 def _estimate_one(project: Project, judge: str, metric: str, relevance_level: int, ci: float, as_json: bool) -> Any:
     """Print one metric's estimate (or, with ``as_json``, return its JSON object)."""
+    from calibration.formatting import fixed  # lazy: start-up
     from labeler.judges.card import card_line  # lazy: start-up
     from labeler.judges.estimate import BOUNDS, METRIC_TASK  # lazy: start-up
     from labeler.judges.estimate import estimate as run  # lazy: start-up
