@@ -8,6 +8,7 @@ import json
 import statistics
 from pathlib import Path
 
+import nuggetizer.core.metrics as nuggetizer  # the reference (test extra)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,6 @@ from labeler.generation.nuggets import METRICS, nugget_metrics, nugget_scores
 from labeler.store import connect
 from labeler.store.vocabulary import OWNER
 
-nuggetizer = pytest.importorskip("nuggetizer.core.metrics")
 
 #: nuggetizer's field names for ours.
 THEIRS = {"all": "all_score", "vital": "vital_score", "strict_all": "strict_all_score",
