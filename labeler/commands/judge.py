@@ -81,8 +81,7 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
         f"{s.from_cache} from the cache, {s.calls} calls ({s.requests} requests), {s.errors} errors, "
         f"{s.unparseable} unparseable, tokens {s.tokens_in} in / {s.tokens_out} out{per}"
     )
-    report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable",
-                 again="a run under another --judge name with a larger --max-tokens asks them again")
+    report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable")
 
 
 def report_calls(calls: int, errors: int, first_error: str | None, cut: Mapping[str, int] | None = None, *,

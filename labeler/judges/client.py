@@ -6,8 +6,9 @@ needs none) and is never written anywhere: an error message or a reply that coul
 it masked before anything stores or shows it.
 
 Server errors (5xx), rate limits, timeouts, dropped connections and replies that are not valid
-JSON are retried with exponential backoff (``tenacity``); a ``Retry-After`` header on a 429 or
-503 is waited for (up to ``retry_after_cap``). A refused key, an unknown model or endpoint
+JSON are retried with exponential backoff; a ``Retry-After`` header on a 429 or 503 is waited
+for (up to ``retry_after_cap``). Every attempt and every wait runs on the endpoint's own event
+loop, so a run keeps many calls in flight without a thread for each. A refused key, an unknown model or endpoint
 stops the run; any other refusal (e.g. a prompt too long) is recorded for that item.
 
 A reply's body is read up to :data:`MAX_REPLY_BYTES` and no further: a larger one (by its
@@ -29,14 +30,17 @@ import concurrent.futures
 import email.utils
 import importlib
 import json
+import math
 import os
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any
 
 from labeler.judges import JudgeError
+from labeler.store.judge_calls import CallKey
 from labeler.store.verdicts import CallResult
 
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -176,6 +180,9 @@ class Endpoint:
         max_tokens: reply budget (the prompts ask for one token).
         retry_after_cap: longest wait a ``Retry-After`` header can impose, in seconds.
         max_reply_bytes: bytes of a reply body read at most (:data:`MAX_REPLY_BYTES`).
+        temperature: the sampling temperature sent with every call (0: the most likely reply).
+        options: every other sampling option sent in the request's body (``top_p``, ``seed``,
+            ...), checked by :func:`sampling_options`.
 
     Its event loop starts with the first call; ``close()`` (or leaving a ``with`` block) ends it.
     """
@@ -187,6 +194,8 @@ class Endpoint:
     max_tokens: int = 16
     retry_after_cap: float = 60.0
     max_reply_bytes: int = MAX_REPLY_BYTES
+    temperature: float = 0.0
+    options: Mapping[str, Any] = field(default_factory=dict)
     requests: int = 0  # HTTP requests sent so far, retries included
     _client: Any = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -194,7 +203,22 @@ class Endpoint:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closed: threading.Event = field(default_factory=threading.Event)
 
-    def _started(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+    def __post_init__(self) -> None:
+        self.options = sampling_options(self.options)
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise JudgeError(f"temperature {self.temperature}: give a number of 0 or more")
+
+    def key(self, model: str, prompt_hash: str, content_hash: str, order: str | None, repeat: int = 0) -> CallKey:
+        """What a call's reply is cached under: this endpoint and its settings, and the call."""
+        return CallKey(model, prompt_hash, content_hash, order, endpoint_key(self.base_url), float(self.temperature),
+                       int(self.max_tokens), json.dumps(dict(self.options), sort_keys=True, separators=(",", ":")), repeat)
+
+    @property
+    def settings(self) -> str:
+        """The settings every call of this endpoint is made under (canonical JSON)."""
+        return self.key("", "", "", None).settings()
+
+    def _started(self, *, count: bool = True) -> tuple[asyncio.AbstractEventLoop, Any]:
         with self._lock:
             if self._closed.is_set():
                 raise Interrupted("the run is stopping")
@@ -206,7 +230,7 @@ class Endpoint:
                 self._thread.start()
                 self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
                                                   max_retries=0, http_client=_http_client(openai, self.max_reply_bytes))
-            self.requests += 1
+            self.requests += count
             return self._loop, self._client
 
     async def _create(self, client: Any, model: str, message: str) -> Any:
@@ -216,23 +240,21 @@ class Endpoint:
                     model=model,
                     messages=[{"role": "user", "content": message}],
                     max_tokens=self.max_tokens,
-                    temperature=0,
+                    temperature=self.temperature,
+                    **({"extra_body": dict(self.options)} if self.options else {}),
                 )
         except TimeoutError:
             raise TimeoutError(f"no complete reply within {self.timeout:g} s") from None
 
-    def send(self, model: str, message: str) -> Any:
-        """One attempt: the parsed reply, within ``timeout`` seconds or ``TimeoutError``."""
-        loop, client = self._started()
-        future = asyncio.run_coroutine_threadsafe(self._create(client, model, message), loop)
-        try:
-            return future.result()
-        except (asyncio.CancelledError, concurrent.futures.CancelledError):
-            raise Interrupted("the run is stopping") from None
+    def submit(self, coroutine: Any) -> concurrent.futures.Future:
+        """Run ``coroutine`` on the endpoint's event loop (started on first use)."""
+        loop, _ = self._started(count=False)
+        return asyncio.run_coroutine_threadsafe(coroutine, loop)
 
-    def pause(self, seconds: float) -> None:
-        """Wait between attempts; returns at once when the endpoint is closed."""
-        self._closed.wait(seconds)
+    async def create(self, model: str, message: str) -> Any:
+        """One attempt, on the endpoint's loop: the parsed reply, within ``timeout`` seconds or ``TimeoutError``."""
+        _, client = self._started()
+        return await self._create(client, model, message)
 
     def close(self) -> None:
         """Cancel the calls in flight (their workers return at once) and stop the event loop."""
@@ -263,6 +285,56 @@ class Endpoint:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: Request fields a sampling option may not set: the call's own, or ones that change the reply's shape.
+RESERVED_OPTIONS = frozenset({"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "n",
+                              "tools", "functions", "response_format"})
+
+
+def sampling_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Sampling options checked: names of request fields other than the call's own, values JSON
+    scalars (``top_p=0.9``, ``seed=7``).
+
+    >>> sampling_options({"top_p": 0.9, "seed": 7})
+    {'seed': 7, 'top_p': 0.9}
+
+    Raises:
+        JudgeError: a reserved name (see :data:`RESERVED_OPTIONS`) or a value that is not a
+            string, a finite number, a boolean or null.
+    """
+    out = {}
+    for name in sorted(options):
+        value = options[name]
+        if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_OPTIONS:
+            raise JudgeError(f"sampling option {name!r}: give another request field than "
+                             f"{', '.join(sorted(RESERVED_OPTIONS))} (those are the call's own, or change the reply's shape)")
+        if not (value is None or isinstance(value, (str, bool, int)) or (isinstance(value, float) and math.isfinite(value))):
+            raise JudgeError(f"sampling option {name}={value!r}: give a string, a finite number, true, false or null")
+        out[name] = value
+    return out
+
+
+def endpoint_key(base_url: str) -> str:
+    """The endpoint as the cache keys it: the base URL without user info (a password) or a
+    trailing slash, host in lower case, any query replaced by its hash (it may hold a key).
+
+    >>> endpoint_key("HTTP://user:secret@Example.org:8000/v1/"), endpoint_key("http://h/v1?key=abc")[:17]
+    ('http://example.org:8000/v1', 'http://h/v1?sha25')
+    """
+    import hashlib
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    host = (parts.hostname or "").lower()
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    if ":" in (parts.hostname or "") and not host.startswith("["):
+        host = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port is not None else "")
+    text = f"{parts.scheme.lower()}://{host}{parts.path.rstrip('/')}"
+    if parts.query:
+        text += "?sha256=" + hashlib.sha256(parts.query.encode()).hexdigest()[:16]
+    return text
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -310,7 +382,30 @@ def _describe(exc: BaseException) -> str:
 
 
 def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
-    """Ask ``model`` one question; the reply unparsed (``verdict`` is filled in by the caller).
+    """Ask ``model`` one question and wait for the reply: :func:`acall` on the endpoint's loop.
+
+    Raises:
+        JudgeError: the endpoint refuses the key, the model or the path (every call would).
+    """
+    future = endpoint.submit(acall(endpoint, model, message))
+    try:
+        return future.result()
+    except (asyncio.CancelledError, concurrent.futures.CancelledError):
+        raise Interrupted("the run is stopping") from None
+
+
+def backoff_wait(endpoint: Endpoint, attempt: int, exc: BaseException) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1-based): ``backoff`` doubled each
+    time, at most 30 s, or longer when the reply asked so (``Retry-After``, up to
+    ``retry_after_cap``)."""
+    base = min(endpoint.backoff * 2 ** (attempt - 1), 30.0)
+    asked = retry_after(exc)
+    return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
+
+
+async def acall(endpoint: Endpoint, model: str, message: str) -> CallResult:
+    """Ask ``model`` one question, on the endpoint's event loop; the reply unparsed (``verdict``
+    is filled in by the caller), retried as the module docstring says.
 
     The reply is stored as :func:`keep_reply` makes it: key masked, cut to ``MAX_REPLY_CHARS``,
     with the ``finish_reason`` the endpoint gave, so a reply cut short is known as such
@@ -320,33 +415,24 @@ def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     Raises:
         JudgeError: the endpoint refuses the key, the model or the path (every call would).
     """
-    from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
-
-    exponential = wait_exponential(multiplier=endpoint.backoff, max=30)
-
-    def wait(state: Any) -> float:
-        asked = retry_after(state.outcome.exception() if state.outcome else None)
-        base = exponential(state)
-        return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
-
-    @retry(
-        retry=retry_if_exception(_retryable),
-        stop=stop_after_attempt(max(1, endpoint.attempts)),
-        wait=wait,
-        sleep=endpoint.pause,
-        reraise=True,
-    )
-    def attempt() -> tuple[Any, float]:
+    attempt = 0
+    while True:
+        attempt += 1
         start = time.perf_counter()
-        response = endpoint.send(model, message)
-        return response, time.perf_counter() - start
+        try:
+            response = await endpoint.create(model, message)
+            latency = time.perf_counter() - start
+            break
+        except Exception as exc:
+            if _fatal(exc):
+                raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None
+            if attempt >= max(1, endpoint.attempts) or not _retryable(exc):
+                return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
+            await asyncio.sleep(backoff_wait(endpoint, attempt, exc))
+    return _result(response, latency)
 
-    try:
-        response, latency = attempt()
-    except Exception as exc:
-        if _fatal(exc):
-            raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None
-        return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
+
+def _result(response: Any, latency: float) -> CallResult:
     choices = getattr(response, "choices", None) or []
     if not choices or getattr(choices[0], "message", None) is None:
         return CallResult(None, None, False, None, None, latency, "the reply holds no message (no 'choices')")

@@ -30,6 +30,7 @@ from labeler.store.migrations import (
     m16_samples,
     m17_answer_faithfulness,
     m18_declines,
+    m21_judge_settings,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -52,6 +53,7 @@ MIGRATIONS: list[str] = [
     m16_samples.SQL,
     m17_answer_faithfulness.SQL,
     m18_declines.SQL,
+    m21_judge_settings.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
