@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -12,6 +15,114 @@ from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+    from labeler.judges.client import Endpoint
+
+
+def _sampling(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in values:
+        name, equals, value = text.partition("=")
+        if not equals or not name.strip():
+            raise click.BadParameter(f"{text!r}: give NAME=VALUE, e.g. top_p=0.9", ctx, param)
+        try:
+            out[name.strip()] = json.loads(value)
+        except ValueError:
+            out[name.strip()] = value
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """The options of every command that calls a model: sampling, and cost before and after."""
+
+    temperature: float = 0.0
+    sampling: dict[str, Any] = field(default_factory=dict)
+    dry_run: bool = False
+    tokenizer: str | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+
+    def endpoint(self, base_url: str, *, model: str, timeout: float, attempts: int, max_tokens: int) -> Endpoint:
+        """The endpoint these options call (a dry run's counts its calls and sends none)."""
+        from labeler.judges.client import Endpoint
+        from labeler.judges.cost import CallPlan, tokenizer
+
+        plan = CallPlan(tokenizer(self.tokenizer, model), max_tokens) if self.dry_run else None
+        return Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens,
+                        temperature=self.temperature, options=self.sampling, plan=plan)
+
+    def finish(self, endpoint: Endpoint, *, as_json: bool = False) -> bool:
+        """What every run ends with: a dry run's plan (returns True: the command prints nothing
+        else), or the tokens the endpoint reported and their cost at the prices given."""
+        from labeler.judges.cost import Prices
+
+        prices = Prices(self.price_in, self.price_out)
+        if endpoint.plan is not None:
+            plan = endpoint.plan.as_dict(prices)
+            if as_json:
+                echo_json({"dry_run": plan})
+            else:
+                click.echo(plan_line(plan, prices))
+            return True
+        click.echo(spend_line(endpoint.tokens_in, endpoint.tokens_out, prices), err=as_json)
+        return False
+
+
+def plan_line(plan: Mapping[str, Any], prices: Any) -> str:
+    """A dry run in words: the calls, their prompt tokens and how they were counted, the cost."""
+    line = (f"Dry run: {plan['calls']} calls to make ({plan['from_cache']} answered by the cache), "
+            f"{plan['prompt_tokens']:,} prompt tokens ({plan['tokenizer']}), replies at most "
+            f"{plan['reply_tokens_at_most']:,} tokens")
+    if prices.given:
+        line += (f"; cost {_money(plan['cost_prompt'])} for the prompts, at most {_money(plan['cost_at_most'])} "
+                 f"with replies at their full budget ({_prices(prices)})")
+    return line + ". Nothing was sent."
+
+
+def spend_line(tokens_in: int, tokens_out: int, prices: Any) -> str:
+    """The tokens the endpoint reported over a run, and their cost at the prices given."""
+    line = f"Tokens the endpoint reported: {tokens_in:,} in, {tokens_out:,} out"
+    cost = prices.cost(tokens_in, tokens_out)
+    return line + (f"; cost {_money(cost)} ({_prices(prices)})" if cost is not None else " (give --price-in/--price-out for the cost)")
+
+
+def _money(x: float) -> str:
+    return f"${x:,.4f}" if x < 100 else f"${x:,.2f}"
+
+
+def _prices(prices: Any) -> str:
+    return f"${prices.price_in or 0:g} in, ${prices.price_out or 0:g} out per million tokens"
+
+
+def call_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--temperature, --sampling, --dry-run, --tokenizer, --price-in, --price-out: given to the
+    command as one :class:`CallOptions` (parameter ``calls``)."""
+
+    @functools.wraps(command)
+    def run(*args: Any, temperature: float, sampling: dict[str, Any], dry_run: bool, tokenizer: str | None,
+            price_in: float | None, price_out: float | None, **kwargs: Any) -> Any:
+        return command(*args, calls=CallOptions(temperature, sampling, dry_run, tokenizer, price_in, price_out), **kwargs)
+
+    price = click.FloatRange(min=0)
+    options = [
+        click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
+                     help="Sampling temperature of every call (part of the cache's key)."),
+        click.option("--sampling", multiple=True, callback=_sampling, metavar="NAME=VALUE",
+                     help="Another sampling option sent with every call, e.g. top_p=0.9 or seed=7 (repeatable; part "
+                          "of the cache's key)."),
+        click.option("--dry-run", is_flag=True,
+                     help="Send nothing: count the calls to make after the cache, their prompt tokens and, with "
+                          "--price-in/--price-out, the cost."),
+        click.option("--tokenizer", default=None, metavar="PATH|tiktoken:NAME",
+                     help="Count prompt tokens with this tokenizer.json or tiktoken encoding (default: the model's "
+                          "tiktoken encoding when installed with its files, else estimated from characters)."),
+        click.option("--price-in", type=price, default=None, help="Price of a million prompt tokens."),
+        click.option("--price-out", type=price, default=None, help="Price of a million reply tokens."),
+    ]
+    for option in reversed(options):
+        run = option(run)
+    return run
 
 
 @click.command("run-judge")
@@ -36,7 +147,12 @@ if TYPE_CHECKING:
               help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
                    "a Retry-After header is waited for, up to 60 s).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=16, show_default=True, help="Reply budget per call.")
-def run_judge(project: Project, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens) -> None:
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Calls per item (and order), each stored with its index; the verdict is their majority (a tie: "
+                   "TIE for pairwise, else no verdict). calibrate --judge reports the test-retest agreement.")
+@call_options
+def run_judge(project: Project, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens,
+              repeats, calls: CallOptions) -> None:
     """Ask a judge model for a verdict on every item of a task in DB, and store them.
 
     The key is read from OPENAI_API_KEY (a local server needs none) and is never written to a
@@ -45,12 +161,14 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
     10,000 characters, its length kept), tokens and latency; a reply that is not exactly one
     allowed token is stored as unparseable, and so is a reply cut short (at --max-tokens, or
     longer than the characters kept: said). A reply body over 4 MiB is not read: a failed call. Item text reaches the judge as data, between tags it cannot forge. Calls
-    are cached by (model, prompt hash, item content, order): a rerun makes no calls, and an
-    interrupted run resumes where it stopped. A run whose every call fails exits with an error.
+    are cached by everything that changes a reply (endpoint, model, prompt hash, item content,
+    order, temperature, --max-tokens, --sampling options, repeat index): a rerun makes no calls,
+    and an interrupted run resumes where it stopped. A run whose every call fails exits with an
+    error. The run ends with the tokens the endpoint reported and, with --price-in/--price-out,
+    their cost; --dry-run says what a run would send, and sends nothing.
     """
     from pathlib import Path
 
-    from labeler.judges.client import Endpoint
     from labeler.judges.run import RunInterrupted
     from labeler.judges.run import run_judge as run
     from labeler.store.access import OWNER
@@ -64,10 +182,10 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
             prompt_text = Path(prompt_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"{prompt_file}: cannot read the prompt ({exc})") from None
-    with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
+    with calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
         try:
             s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
-                    concurrency=concurrency, limit=limit, caller=OWNER)
+                    concurrency=concurrency, limit=limit, repeats=repeats, caller=OWNER)
         except RunInterrupted as stop:
             s = stop.summary
             failed = f" ({s.errors} of them failed calls, asked again on resuming)" if s.errors else ""
@@ -75,13 +193,19 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
                        f"{s.already_done + s.kept - s.errors} of {s.total} done in all.", err=True)
             click.echo(f"Resume with: {resume_command(click.get_current_context())}", err=True)
             raise click.exceptions.Exit(130) from None
+    if endpoint.plan is not None:
+        calls.finish(endpoint)
+        return
     per = f", {s.seconds / s.calls:.2f} s per call" if s.calls else ""
     click.echo(
         f"{judge} ({task}, prompt {s.prompt_hash}): {s.total} to judge, {s.already_done} already done, "
         f"{s.from_cache} from the cache, {s.calls} calls ({s.requests} requests), {s.errors} errors, "
         f"{s.unparseable} unparseable, tokens {s.tokens_in} in / {s.tokens_out} out{per}"
     )
+    if repeats > 1:
+        click.echo(f"Each verdict is the majority of {repeats} calls; {s.ties} tied (pairwise: TIE, else no verdict).")
     report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable")
+    calls.finish(endpoint)
 
 
 def report_calls(calls: int, errors: int, first_error: str | None, cut: Mapping[str, int] | None = None, *,

@@ -76,9 +76,15 @@ def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_ha
     after each group of replies recorded together (a caller that gathers writes commits them
     there).
 
+    With a dry-run endpoint (``endpoint.plan`` set) nothing is recorded or sent: the plan
+    counts the calls the cache answers and the messages of those it would make.
+
     Ctrl-C stops at the next safe point (:func:`interrupts_at_safe_points`); what was recorded
     until then stays, so the next run resumes.
     """
+    if endpoint.plan is not None:
+        _plan(db, endpoint, model, prompt_hash, units, key, message)
+        return
     done = flush or (lambda: None)
     with interrupts_at_safe_points() as interrupted:
         to_call: list[tuple[U, CallKey]] = []
@@ -97,6 +103,16 @@ def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_ha
             done()
         call_all(endpoint, model, to_call, max(1, concurrency), message, lambda u, r: record(u, r, True), interrupted,
                  sent, done)
+
+
+def _plan(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_hash: str, units: Iterable[U],
+          key: Callable[[U], tuple], message: Callable[[U], str]) -> None:
+    """A dry run: count in ``endpoint.plan`` the calls the cache answers and those it would make."""
+    for unit in units:
+        if cached_call(db, endpoint.key(model, prompt_hash, *key(unit))) is None:
+            endpoint.plan.add(message(unit))
+        else:
+            endpoint.plan.from_cache += 1
 
 
 def call_all(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], concurrency: int,

@@ -196,7 +196,10 @@ class Endpoint:
     max_reply_bytes: int = MAX_REPLY_BYTES
     temperature: float = 0.0
     options: Mapping[str, Any] = field(default_factory=dict)
+    plan: Any = None  # a labeler.judges.cost.CallPlan: a dry run, counting the calls it would make and sending none
     requests: int = 0  # HTTP requests sent so far, retries included
+    tokens_in: int = 0  # prompt tokens the endpoint reported, over every reply so far
+    tokens_out: int = 0  # reply tokens the endpoint reported
     _client: Any = None
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
@@ -429,7 +432,10 @@ async def acall(endpoint: Endpoint, model: str, message: str) -> CallResult:
             if attempt >= max(1, endpoint.attempts) or not _retryable(exc):
                 return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
             await asyncio.sleep(backoff_wait(endpoint, attempt, exc))
-    return _result(response, latency)
+    result = _result(response, latency)
+    endpoint.tokens_in += result.tokens_in or 0
+    endpoint.tokens_out += result.tokens_out or 0
+    return result
 
 
 def _result(response: Any, latency: float) -> CallResult:
