@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project, judge_option
+from labeler.commands.common import (
+    Project,
+    echo_json,
+    html_option,
+    json_option,
+    judge_option,
+    relevance_level_option,
+    with_project,
+)
 from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
@@ -264,7 +272,7 @@ def resume_command(ctx: click.Context) -> str:
 
 def calibrate_judges(
     db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int,
-    relevance_level: int = RELEVANCE_LEVEL, *, save: bool = False,
+    relevance_level: int = RELEVANCE_LEVEL, *, save: bool = False, prices: Any = None,
 ) -> None:
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people
     (``save``: stored as the judges' cards)."""
@@ -275,7 +283,7 @@ def calibrate_judges(
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
                           relevance_level=relevance_level)
-    cards = save_cards(db, report, caller=OWNER) if save else {}
+    cards = save_cards(db, report, caller=OWNER, prices=prices) if save else {}
     if html_path is not None:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
@@ -370,4 +378,53 @@ def _estimate_one(project: Project, judge: str, metric: str, relevance_level: in
                    "(import the answers with import-answers and read them with answer-metrics).")
 
 
-COMMANDS: list[click.Command] = [run_judge, estimate]
+@click.command("disagreements")
+@with_project
+@judge_option(required=True, help="The judge whose verdicts are read against people's.")
+@click.option("--task", type=click.Choice(TASKS), default=None, help="One task only (default: every task the judge has).")
+@html_option
+@json_option
+def disagreements(project: Project, judge: str, task: str | None, html_path: str | None, as_json: bool) -> None:
+    """The items where judge J and people disagree, with their texts: what to read after a
+    prompt change.
+
+    An item is listed when the judge's label differs from at least one person's; items the
+    people are unanimous on come first (more people first), then those people split on. A
+    pairwise judge's label is its two orders combined (a flip is a tie); a judge run with
+    --repeats is read by its majority verdicts. The terminal shows each text's first 300
+    characters; --html FILE writes every text whole, escaped.
+
+    --json: a list of {task, item, judge, people ({annotator: label}), unanimous, texts}.
+    """
+    from labeler.commands.common import output_file
+    from labeler.commands.judge_views import disagreements_html, disagreements_text
+    from labeler.judges.disagreements import disagreements as find
+    from labeler.store.access import OWNER
+
+    found = find(project.db, judge, task, caller=OWNER)
+    if html_path is not None:
+        with output_file(html_path) as handle:
+            handle.write(disagreements_html(judge, found))
+    if as_json:
+        echo_json([d.as_dict() for d in found])
+    else:
+        click.echo(disagreements_text(judge, found), nl=False)
+
+
+def compare_judges(db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, n_boot: int, seed: int) -> None:
+    """Body of ``goldpool calibrate DB --judge A --judge B --paired``."""
+    from labeler.commands.judge_views import paired_text
+    from labeler.judges.paired import compare_judges as compare
+    from labeler.store.access import OWNER
+
+    names = list(dict.fromkeys(judges))
+    if len(names) != 2:
+        raise click.UsageError("--paired compares two judges: give --judge A --judge B")
+    result = compare(db, names[0], names[1], caller=OWNER, n_boot=n_boot, seed=seed)
+    if as_json:
+        echo_json({"paired": result.as_dict()})
+    else:
+        click.echo(paired_text(result), nl=False)
+
+
+COMMANDS: list[click.Command] = [run_judge, estimate, disagreements]

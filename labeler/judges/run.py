@@ -207,7 +207,7 @@ def run_judge(
     """
     prompt, every, already, todo = plan_units(db, judge=judge, model=model, endpoint=endpoint, task=task,
                                               prompt_text=prompt_text, limit=limit, repeats=repeats, caller=caller)
-    return _Run(db, judge, model, endpoint, prompt, repeats, progress).execute(todo, len(every), already, concurrency)
+    return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency)
 
 
 @dataclass(slots=True)
@@ -292,7 +292,7 @@ class _Run:
                           t.errors, t.unparseable, t.tokens_in, t.tokens_out, time.perf_counter() - self.start,
                           t.first_error, t.recorded, dict(t.cut), self.repeats, t.ties, self.endpoint.settings)
 
-    def execute(self, todo: list[Unit], total: int, already: int, concurrency: int) -> RunSummary:
+    def judge_all(self, todo: list[Unit], total: int, already: int, concurrency: int) -> RunSummary:
         from tqdm import tqdm
 
         # At most two updates a second: a run of thousands of calls writes a few kilobytes, not a line a call.

@@ -214,3 +214,11 @@ def verdict_settings(db: sqlite_utils.Database, judge: str) -> dict[str, dict[st
         if repeats not in entry["repeats"]:
             entry["repeats"].append(repeats)
     return out
+
+
+def verdict_tokens(db: sqlite_utils.Database, judge: str) -> dict[str, tuple[int, int, int]]:
+    """Per task, (current verdicts, prompt tokens, reply tokens) the endpoint reported for them
+    (a verdict of K repeats counts its K calls' tokens)."""
+    return {task: (n, tin or 0, tout or 0) for task, n, tin, tout in db.execute(
+        "SELECT task, count(*), sum(tokens_in), sum(tokens_out) FROM current_judge_verdicts WHERE judge = ? GROUP BY task",
+        [judge])}
