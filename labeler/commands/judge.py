@@ -202,6 +202,8 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
             click.echo(f"Resume with: {resume_command(click.get_current_context())}", err=True)
             raise click.exceptions.Exit(130) from None
     if endpoint.plan is not None:
+        click.echo(f"{judge} ({task}, prompt {s.prompt_hash}): {s.total} to judge, {s.already_done} already done"
+                   + (f", {repeats} calls each" if repeats > 1 else ""))
         calls.finish(endpoint)
         return
     per = f", {s.seconds / s.calls:.2f} s per call" if s.calls else ""
