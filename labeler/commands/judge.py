@@ -62,7 +62,8 @@ class CallOptions:
 
     def finish(self, endpoint: Endpoint, *, as_json: bool = False) -> bool:
         """What every run ends with: a dry run's plan (returns True: the command prints nothing
-        else), or the tokens the endpoint reported and their cost at the prices given."""
+        else), or the tokens the endpoint reported and their cost at the prices given (with
+        ``as_json``, nothing: the command's JSON is the whole of its output)."""
         from labeler.judges.cost import Prices
 
         prices = Prices(self.price_in, self.price_out)
@@ -73,7 +74,8 @@ class CallOptions:
             else:
                 click.echo(plan_line(plan, prices))
             return True
-        click.echo(spend_line(endpoint.tokens_in, endpoint.tokens_out, prices), err=as_json)
+        if not as_json:  # standard output is one JSON document
+            click.echo(spend_line(endpoint.tokens_in, endpoint.tokens_out, prices))
         return False
 
 

@@ -1,9 +1,10 @@
 """One chat-completion call to an OpenAI-compatible endpoint, with retries.
 
-vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol; the ``openai`` package is
-imported only when a client is made. The key comes from ``OPENAI_API_KEY`` (a local server
-needs none) and is never written anywhere: an error message or a reply that could echo it has
-it masked before anything stores or shows it.
+vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol, which the lean client of
+:mod:`labeler.judges.http` speaks (a POST of JSON, a JSON reply, connections kept alive; the
+``openai`` package cost 20-40 times its CPU per call, see that module). The key comes from
+``OPENAI_API_KEY`` (a local server needs none) and is never written anywhere: an error message
+or a reply that could echo it has it masked before anything stores or shows it.
 
 Server errors (5xx), rate limits, timeouts, dropped connections and replies that are not valid
 JSON are retried with exponential backoff; a ``Retry-After`` header on a 429 or 503 is waited
@@ -28,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import email.utils
-import importlib
 import json
 import math
 import os
@@ -40,6 +40,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from labeler.judges import JudgeError
+from labeler.judges.http import (
+    APIConnectionError,
+    APIStatusError,
+    AuthenticationError,
+    HttpClient,
+    NotFoundError,
+    PermissionDeniedError,
+    ReplyTooLarge,
+    status_error,
+)
 from labeler.store.judge_calls import CallKey
 from labeler.store.verdicts import CallResult
 
@@ -104,62 +114,8 @@ class Interrupted(Exception):
     """The endpoint was closed while a call waited (the run is stopping)."""
 
 
-class ReplyTooLarge(Exception):
-    """A reply's body is larger than :data:`MAX_REPLY_BYTES` (or compressed); the rest is not read."""
-
-
-def _http_client(openai: Any, cap: int) -> Any:
-    """The HTTP client of an endpoint: the installed openai's own (its defaults, proxies from the
-    environment), reading a reply body up to ``cap`` bytes and no further."""
-    base = openai.DefaultAsyncHttpxClient
-    # The HTTP package openai builds on (httpx, or httpx2 for openai 3): its byte-stream type.
-    package = next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
-    byte_stream = importlib.import_module(package).AsyncByteStream
-
-    def too_large(detail: str) -> ReplyTooLarge:
-        return ReplyTooLarge(f"the reply is larger than {cap:,} bytes (MAX_REPLY_BYTES){detail}; it was not read further")
-
-    class Capped(byte_stream):  # type: ignore[misc, valid-type]
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        async def __aiter__(self) -> Any:
-            seen = 0
-            async for chunk in self._inner:
-                seen += len(chunk)
-                if seen > cap:
-                    raise too_large("")
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    class Client(base):  # type: ignore[misc, valid-type]
-        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
-            request.headers["Accept-Encoding"] = "identity"
-            response = await super().send(request, stream=True, **kwargs)
-            if stream:
-                return response
-            try:
-                length = response.headers.get("content-length", "").strip()
-                if length.isdigit() and int(length) > cap:
-                    raise too_large(f" (Content-Length {int(length):,})")
-                encoding = response.headers.get("content-encoding", "identity").strip().lower()
-                if encoding not in ("", "identity"):
-                    raise ReplyTooLarge(f"the reply is {encoding}-compressed though only identity was accepted: "
-                                        f"unpacked it could exceed {cap:,} bytes (MAX_REPLY_BYTES)")
-                response.stream = Capped(response.stream)
-                await response.aread()
-            except BaseException:
-                await response.aclose()
-                raise
-            return response
-
-    return Client()
-
-
 def _too_large(exc: BaseException | None) -> ReplyTooLarge | None:
-    """The ReplyTooLarge behind ``exc`` (openai 1 wraps what the HTTP client raises), else None."""
+    """The ReplyTooLarge behind ``exc`` (itself or a cause), else None."""
     seen = 0
     while exc is not None and seen < 10:
         if isinstance(exc, ReplyTooLarge):
@@ -221,33 +177,29 @@ class Endpoint:
         """The settings every call of this endpoint is made under (canonical JSON)."""
         return self.key("", "", "", None).settings()
 
-    def _started(self, *, count: bool = True) -> tuple[asyncio.AbstractEventLoop, Any]:
+    def _started(self, *, count: bool = True) -> tuple[asyncio.AbstractEventLoop, HttpClient]:
         with self._lock:
             if self._closed.is_set():
                 raise Interrupted("the run is stopping")
             if self._loop is None:
-                import openai
-
                 self._loop = asyncio.new_event_loop()
                 self._thread = threading.Thread(target=self._loop.run_forever, name="judge-calls", daemon=True)
                 self._thread.start()
-                self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
-                                                  max_retries=0, http_client=_http_client(openai, self.max_reply_bytes))
+                self._client = HttpClient(self.base_url, self.max_reply_bytes)
             self.requests += count
             return self._loop, self._client
 
-    async def _create(self, client: Any, model: str, message: str) -> Any:
+    async def _create(self, client: HttpClient, model: str, message: str) -> Any:
+        payload = {"model": model, "messages": [{"role": "user", "content": message}], "max_tokens": self.max_tokens,
+                   "temperature": self.temperature, **self.options}
         try:
             async with asyncio.timeout(self.timeout):
-                return await client.chat.completions.create(
-                    model=model,
-                    messages=[{"role": "user", "content": message}],
-                    max_tokens=self.max_tokens,
-                    temperature=self.temperature,
-                    **({"extra_body": dict(self.options)} if self.options else {}),
-                )
+                reply = await client.post(payload, _key())
         except TimeoutError:
             raise TimeoutError(f"no complete reply within {self.timeout:g} s") from None
+        if not 200 <= reply.status < 300:
+            raise status_error(reply.status, reply.headers, reply.body)
+        return json.loads(reply.body)
 
     def submit(self, coroutine: Any) -> concurrent.futures.Future:
         """Run ``coroutine`` on the endpoint's event loop (started on first use)."""
@@ -341,30 +293,24 @@ def endpoint_key(base_url: str) -> str:
 
 
 def _retryable(exc: BaseException) -> bool:
-    import openai
-
     if _too_large(exc) is not None:  # the same reply again
         return False
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError, TimeoutError)):
+    if isinstance(exc, (APIConnectionError, json.JSONDecodeError, UnicodeDecodeError, TimeoutError)):
         return True
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, APIStatusError):
         return exc.status_code >= 500 or exc.status_code in (408, 409, 429)
-    return isinstance(exc, openai.APIResponseValidationError)
+    return False
 
 
 def _fatal(exc: BaseException) -> bool:
-    import openai
-
-    return isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError))
+    return isinstance(exc, (AuthenticationError, PermissionDeniedError, NotFoundError))
 
 
 def retry_after(exc: BaseException | None) -> float | None:
     """Seconds a 429 or 503 reply asks to wait (``Retry-After``: seconds or an HTTP date), else None."""
-    import openai
-
-    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (429, 503):
+    if not isinstance(exc, APIStatusError) or exc.status_code not in (429, 503):
         return None
-    value = (exc.response.headers.get("retry-after") or "").strip()
+    value = (exc.headers.get("retry-after") or "").strip()
     if not value:
         return None
     try:
@@ -439,13 +385,15 @@ async def acall(endpoint: Endpoint, model: str, message: str) -> CallResult:
 
 
 def _result(response: Any, latency: float) -> CallResult:
-    choices = getattr(response, "choices", None) or []
-    if not choices or getattr(choices[0], "message", None) is None:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = first.get("message")
+    if not isinstance(message, dict):
         return CallResult(None, None, False, None, None, latency, "the reply holds no message (no 'choices')")
-    usage = getattr(response, "usage", None)
-    tokens_in = getattr(usage, "prompt_tokens", None) if usage else None
-    tokens_out = getattr(usage, "completion_tokens", None) if usage else None
-    raw, length = keep_reply(choices[0].message.content or "")
-    finish = getattr(choices[0], "finish_reason", None)
-    return CallResult(raw, None, False, tokens_in, tokens_out, latency, raw_length=length,
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    count = lambda name: usage.get(name) if isinstance(usage.get(name), int) else None  # noqa: E731
+    content = message.get("content")
+    raw, length = keep_reply(content if isinstance(content, str) else "")
+    finish = first.get("finish_reason")
+    return CallResult(raw, None, False, count("prompt_tokens"), count("completion_tokens"), latency, raw_length=length,
                       finish_reason=finish if isinstance(finish, str) else None)
