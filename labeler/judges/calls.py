@@ -22,7 +22,7 @@ from typing import TypeVar
 import sqlite_utils
 
 from labeler.judges.client import Endpoint, acall
-from labeler.store.judge_calls import CallKey, cached_call
+from labeler.store.judge_calls import CallKey, cached_calls
 from labeler.store.verdicts import CallResult
 
 U = TypeVar("U")
@@ -88,11 +88,12 @@ def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_ha
     done = flush or (lambda: None)
     with interrupts_at_safe_points() as interrupted:
         to_call: list[tuple[U, CallKey]] = []
+        cached = cached_calls(db, endpoint.key(model, prompt_hash, "", None))
         try:
             for n, unit in enumerate(units, 1):
                 stop_if(interrupted)
                 call_key = endpoint.key(model, prompt_hash, *key(unit))
-                hit = cached_call(db, call_key)
+                hit = cached.get((call_key.content_hash, call_key.shown_order or "", call_key.repeat))
                 if hit is None:
                     to_call.append((unit, call_key))
                 else:
@@ -108,8 +109,10 @@ def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_ha
 def _plan(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_hash: str, units: Iterable[U],
           key: Callable[[U], tuple], message: Callable[[U], str]) -> None:
     """A dry run: count in ``endpoint.plan`` the calls the cache answers and those it would make."""
+    cached = cached_calls(db, endpoint.key(model, prompt_hash, "", None))
     for unit in units:
-        if cached_call(db, endpoint.key(model, prompt_hash, *key(unit))) is None:
+        call_key = endpoint.key(model, prompt_hash, *key(unit))
+        if (call_key.content_hash, call_key.shown_order or "", call_key.repeat) not in cached:
             endpoint.plan.add(message(unit))
         else:
             endpoint.plan.from_cache += 1

@@ -157,6 +157,8 @@ class Endpoint:
     tokens_in: int = 0  # prompt tokens the endpoint reported, over every reply so far
     tokens_out: int = 0  # reply tokens the endpoint reported
     _client: Any = None
+    _endpoint: str = ""  # the base URL as the cache keys it (endpoint_key)
+    _options: str = "{}"  # the sampling options as the cache keys them
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -164,13 +166,15 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         self.options = sampling_options(self.options)
+        self._endpoint = endpoint_key(self.base_url)
+        self._options = json.dumps(dict(self.options), sort_keys=True, separators=(",", ":"))
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise JudgeError(f"temperature {self.temperature}: give a number of 0 or more")
 
     def key(self, model: str, prompt_hash: str, content_hash: str, order: str | None, repeat: int = 0) -> CallKey:
         """What a call's reply is cached under: this endpoint and its settings, and the call."""
-        return CallKey(model, prompt_hash, content_hash, order, endpoint_key(self.base_url), float(self.temperature),
-                       int(self.max_tokens), json.dumps(dict(self.options), sort_keys=True, separators=(",", ":")), repeat)
+        return CallKey(model, prompt_hash, content_hash, order, self._endpoint, float(self.temperature),
+                       int(self.max_tokens), self._options, repeat)
 
     @property
     def settings(self) -> str:

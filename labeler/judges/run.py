@@ -43,11 +43,18 @@ __all__ = ["RunInterrupted", "RunSummary", "Unit", "ask_all", "count_cut", "defa
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """One call to make: a target (item or pool entry, with its order), its content hash and message."""
+    """One call to make: a target (item or pool entry, with its order), its content hash, and
+    the prompt and texts its message is made of (rendered when asked for: a run renders each as
+    it sends it, while the calls before it are in flight)."""
 
     target: Target
     item_hash: str
-    message: str
+    prompt: Prompt
+    values: dict[str, str | list[str] | None]
+
+    @property
+    def message(self) -> str:
+        return self.prompt.render(**self.values)
 
     @property
     def key(self) -> tuple:
@@ -92,20 +99,20 @@ def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit
 
     for query_id, doc_id, query, title, text in pool_texts(db):
         passage = f"{title}\n{text}" if title else text
-        yield Unit(Target("relevance", query_id=query_id, doc_id=doc_id), content_hash([query, title, text]),
-                   prompt.render(query=query, passage=passage))
+        yield Unit(Target("relevance", query_id=query_id, doc_id=doc_id), content_hash([query, title, text]), prompt,
+                   {"query": query, "passage": passage})
 
 
 def _item_units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> Iterator[Unit]:
     for item in list_items(db, task):
         values = _values(task, item)
         if values is not None:
-            yield Unit(Target(task, item_id=item.item_id), item.content_hash, prompt.render(**values))
+            yield Unit(Target(task, item_id=item.item_id), item.content_hash, prompt, values)
             continue
         context = item.context or None
         for order, (first, second) in (("AB", (item.response_a, item.response_b)), ("BA", (item.response_b, item.response_a))):
-            yield Unit(Target(task, item_id=item.item_id, shown_order=order), item.content_hash,
-                       prompt.render(question=item.question, context=context, first=first, second=second))
+            yield Unit(Target(task, item_id=item.item_id, shown_order=order), item.content_hash, prompt,
+                       {"question": item.question, "context": context, "first": first, "second": second})
 
 
 def _values(task: str, item: VerdictItem) -> dict[str, str | list[str] | None] | None:

@@ -76,24 +76,26 @@ def settings_json(endpoint: str, temperature: float, max_tokens: int, options: s
 _CACHE_COLUMNS = "raw, verdict, parseable, tokens_in, tokens_out, latency, raw_length"
 
 
-def cached_call(db: sqlite_utils.Database, key: CallKey) -> CallResult | None:
-    """The stored reply of an earlier call with this key, or None (see the module docstring for
-    the replies cached before the key named the endpoint and the token limit)."""
-    row = db.execute(
-        f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE model = ? AND prompt_hash = ? AND content_hash = ? "
-        "AND shown_order = ? AND endpoint = ? AND temperature = ? AND max_tokens = ? AND options = ? AND repeat = ?",
-        [key.model, key.prompt_hash, key.content_hash, key.shown_order or "", key.endpoint, key.temperature,
-         key.max_tokens, key.options, key.repeat],
-    ).fetchone()
-    if row is None and key.legacy_compatible:
-        row = db.execute(
-            f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE model = ? AND prompt_hash = ? AND content_hash = ? "
-            "AND shown_order = ? AND endpoint = ? AND max_tokens = ? AND temperature = 0 AND options = '{}' "
-            "AND repeat = 0 AND (tokens_out IS NULL OR tokens_out <= ?)",
-            [key.model, key.prompt_hash, key.content_hash, key.shown_order or "", UNRECORDED_ENDPOINT,
-             UNRECORDED_MAX_TOKENS, key.max_tokens],
-        ).fetchone()
-    return None if row is None else CallResult(row[0], row[1], bool(row[2]), *row[3:6], raw_length=row[6])
+def cached_calls(db: sqlite_utils.Database, like: CallKey) -> dict[tuple[str, str, int], CallResult]:
+    """Every cached reply of a call with ``like``'s model, prompt, endpoint and settings, by
+    (content hash, order ('' for none), repeat), in two queries (the rows cached before the key named the settings among them, where
+    ``like``'s settings are theirs and an exact row does not take their place)."""
+    found: dict[tuple[str, str, int], CallResult] = {}
+    if like.legacy_compatible:
+        for row in db.execute(
+            f"SELECT content_hash, shown_order, {_CACHE_COLUMNS} FROM judge_cache WHERE model = ? AND prompt_hash = ? "
+            "AND endpoint = ? AND max_tokens = ? AND temperature = 0 AND options = '{}' AND repeat = 0 "
+            "AND (tokens_out IS NULL OR tokens_out <= ?)",
+            [like.model, like.prompt_hash, UNRECORDED_ENDPOINT, UNRECORDED_MAX_TOKENS, like.max_tokens],
+        ):
+            found[(row[0], row[1], 0)] = CallResult(row[2], row[3], bool(row[4]), *row[5:8], raw_length=row[8])
+    for row in db.execute(
+        f"SELECT content_hash, shown_order, repeat, {_CACHE_COLUMNS} FROM judge_cache WHERE model = ? AND prompt_hash = ? "
+        "AND endpoint = ? AND temperature = ? AND max_tokens = ? AND options = ?",
+        [like.model, like.prompt_hash, like.endpoint, like.temperature, like.max_tokens, like.options],
+    ):
+        found[(row[0], row[1], row[2])] = CallResult(row[3], row[4], bool(row[5]), *row[6:9], raw_length=row[9])
+    return found
 
 
 def cache_reply(db: sqlite_utils.Database, result: CallResult) -> None:

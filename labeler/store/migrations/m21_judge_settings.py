@@ -6,7 +6,7 @@ settings (temperature, token limit, any other option sent, as canonical JSON) an
 index, beside the model, the prompt hash, the item's content and the order shown. Rows cached
 before this step keep what is known of how they were made: temperature 0 and no other option
 (the only settings ever sent), repeat 0; their endpoint ('') and token limit (0) were not
-recorded, and :func:`labeler.store.verdicts.cached_call` reads them as made by any endpoint
+recorded, and :func:`labeler.store.judge_calls.cached_calls` reads them as made by any endpoint
 under any token limit their reply fits in.
 
 A judge verdict made by a run records the settings it was made under and how many repeats it
