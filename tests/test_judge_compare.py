@@ -139,3 +139,35 @@ def test_disagreements_list_unanimous_items_first_with_their_texts_escaped(label
     assert "\x1b" not in html.stdout
     none = CliRunner().invoke(cli, ["disagreements", str(labelled), "--judge", "v1", "--task", "pairwise"])
     assert none.exit_code == 1 and "has no verdict on pairwise" in none.output
+
+
+def test_a_jury_is_the_majority_of_its_members_and_reads_like_any_judge(labelled: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    v3 = [{"item_id": f"f{i:02d}", "verdict": "SUPPORTED"} for i in range(40)]
+    (tmp_path / "v3.jsonl").write_text("".join(json.dumps(r) + "\n" for r in v3), encoding="utf-8")
+    assert runner.invoke(cli, ["import-verdicts", str(labelled), str(tmp_path / "v3.jsonl"), "--judge", "v3"]).exit_code == 0
+    result = runner.invoke(cli, ["jury", str(labelled), "--judge", "v1", "--judge", "v2", "--judge", "v3", "--name", "J",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    t = out["tasks"]["faithfulness"]
+    members = {}
+    for name in ("v1", "v2", "v3"):
+        rows = [json.loads(line) for line in (tmp_path / f"{name}.jsonl").read_text().splitlines()]
+        members[name] = {r["item_id"]: r["verdict"] for r in rows}
+    expected = {k: max(("SUPPORTED", "UNSUPPORTED"), key=[members[m][k] for m in members].count) for k in members["v1"]}
+    disagree = sum(len({members[m][k] for m in members}) > 1 for k in expected)
+    assert (t["units"], t["left_out"], t["ties"], t["disagree"], out["written"]) == (40, 0, 0, disagree, 40)
+    assert t["disagreement_rate"]["value"] == pytest.approx(disagree / 40)
+    from labeler.store import connect
+    from labeler.store.access import OWNER
+    from labeler.store.verdicts import latest_judge_verdicts
+
+    with connect(labelled) as db:
+        assert {v.item_id: v.verdict for v in latest_judge_verdicts(db, "J", caller=OWNER)} == expected
+    report = json.loads(runner.invoke(cli, ["calibrate", str(labelled), "--judge", "J", "--json", "--n-boot", "0"]).stdout)
+    assert report["judges"]["J"]["faithfulness"]["n"] == 40
+    again = runner.invoke(cli, ["jury", str(labelled), "--judge", "v1", "--judge", "v2", "--judge", "v3", "--name", "J"])
+    assert "0 verdicts written" in again.stdout and "members disagree on" in again.stdout
+    alone = runner.invoke(cli, ["jury", str(labelled), "--judge", "v1", "--name", "J2"])
+    assert alone.exit_code == 1 and "two judges or more" in alone.output

@@ -431,4 +431,44 @@ def compare_judges(db: sqlite_utils.Database, judges: tuple[str, ...], as_json: 
         click.echo(paired_text(result), nl=False)
 
 
-COMMANDS: list[click.Command] = [run_judge, estimate, disagreements]
+@click.command("jury")
+@with_project
+@judge_option(multiple=True, help="A member of the jury (give two or more, best of different model families).")
+@click.option("--name", required=True, help="The judge name the jury's verdicts are stored under.")
+@json_option
+def jury(project: Project, judges: tuple[str, ...], name: str, as_json: bool) -> None:
+    """Combine judges by majority into one judge NAME that every command reads by its name
+    (calibrate, answer-metrics, estimate, eval --judge, gate): a jury of models of different
+    families answers a judge's preference for its own family's answers.
+
+    Per unit every member judged, the jury's verdict is the members' majority (a tie: TIE for
+    pairwise, else no verdict); units a member has no usable verdict on are left out. Said per
+    task: units combined, left out, ties, and the members' disagreement rate (the share of units
+    they do not all agree on, Wilson interval). Running it again after a member changed updates
+    the jury.
+
+    --json keys: name, members, families (per member, its models' families), tasks ({TASK:
+    {units, left_out, ties, disagree, disagreement_rate {value, low, high, n}}}), written.
+    """
+    from calibration import format_estimate
+    from calibration.bootstrap import Estimate
+    from labeler.judges.jury import make_jury
+    from labeler.store.access import OWNER
+
+    r = make_jury(project.db, name, judges, caller=OWNER)
+    if as_json:
+        echo_json(r.as_dict())
+        return
+    families = "; ".join(f"{m} ({', '.join(f)})" for m, f in r.families.items())
+    click.echo(f"jury {name} = majority of {', '.join(r.members)}: {r.written} verdicts written. Families: {families}.")
+    if len({f for fs in r.families.values() for f in fs}) < 2:
+        click.echo("Every member is of one model family: the jury does not answer self-preference.")
+    for task, t in r.tasks.items():
+        d = t["disagreement_rate"]
+        rate = "n/a" if d["value"] is None else format_estimate(
+            Estimate("disagreement_rate", d["value"], d["low"], d["high"], d["n"], method="wilson"))
+        click.echo(f"{task}: {t['units']} units combined, {t['left_out']} left out (a member without a usable "
+                   f"verdict), {t['ties']} tied; members disagree on {rate}")
+
+
+COMMANDS: list[click.Command] = [run_judge, estimate, disagreements, jury]

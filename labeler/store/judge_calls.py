@@ -224,3 +224,23 @@ def verdict_tokens(db: sqlite_utils.Database, judge: str) -> dict[str, tuple[int
     return {task: (n, tin or 0, tout or 0) for task, n, tin, tout in db.execute(
         "SELECT task, count(*), sum(tokens_in), sum(tokens_out) FROM current_judge_verdicts WHERE judge = ? GROUP BY task",
         [judge])}
+
+
+def record_jury(db: sqlite_utils.Database, name: str, model: str, prompt_hash: str,
+                verdicts: Iterable[tuple[Target, str | None]], *, caller: Caller) -> int:
+    """Append a jury's verdicts under judge ``name`` (source ``jury``), in one transaction (admin
+    only); a unit whose current verdict of ``name`` is already the same is left alone. Returns
+    the verdicts written."""
+    require_admin(db, caller)
+    current = {(r[0], r[1], r[2], r[3], r[4]): r[5] for r in db.execute(
+        "SELECT task, item_id, query_id, doc_id, shown_order, verdict FROM current_judge_verdicts WHERE judge = ? "
+        "AND source = 'jury' AND model = ? AND prompt_hash = ?", [name, model, prompt_hash])}
+    written = 0
+    with transaction(db):
+        for target, verdict in verdicts:
+            key = (target.task, target.item_id, target.query_id, target.doc_id, target.shown_order)
+            if key in current and current[key] == verdict:
+                continue
+            _insert_judge(db, name, target, model, prompt_hash, CallResult(None, verdict, True, None, None, None), "jury")
+            written += 1
+    return written
