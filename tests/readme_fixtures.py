@@ -85,6 +85,9 @@ def _answers(system: str, prefix: str, wrong: set[int], shift: int) -> list[dict
 
 def write_project_files(root: Path) -> None:
     """Every input file the README names, under its name, and the setup's own files."""
+    (root / "v2.txt").write_text("You compare two responses to the same question: which one answers it correctly?\n"
+                                 "{question}\n{context}\n{first}\n\n{second}\n\nReply with A, B or TIE only.\n",
+                                 encoding="utf-8")
     _jsonl(root / "chunks.jsonl", [{"doc_id": d, "title": f"Chunk {d}", "text": chunk_text(d)} for d in all_docs()])
     _jsonl(root / "questions.jsonl", [{"query_id": qid, "text": question} for qid, _w, question, _a in TOPICS])
     _run(root / "my_rag.trec", "my-rag", 0)
