@@ -53,6 +53,42 @@ class PairedJudges:
                           "difference": self.kappa_difference.as_dict()}}
 
 
+def _comparisons(humans: Mapping[Hashable, Mapping[str, Hashable]], judge_a: Mapping[Hashable, Hashable | None],
+                 judge_b: Mapping[Hashable, Hashable | None], groups: Mapping[Hashable, Hashable] | None,
+                 ) -> tuple[list, list, list, list, set]:
+    """One row per person's label on an item both judges labelled: people's, A's and B's labels,
+    the item's group; and the items."""
+    h, a, b, g, items = [], [], [], [], set()
+    for key in sorted(humans, key=str):
+        x, y = judge_a.get(key), judge_b.get(key)
+        if x is None or y is None:
+            continue
+        items.add(key)
+        for annotator in sorted(humans[key]):
+            h.append(humans[key][annotator])
+            a.append(x)
+            b.append(y)
+            g.append(key if groups is None else groups[key])
+    if not h:
+        raise CalibrationError("no item that both judges and a person labelled: nothing to compare")
+    return h, a, b, g, items
+
+
+def _tables(h: list, a: list, b: list, g: list, labels: Sequence[Hashable] | None) -> np.ndarray:
+    """Per group, judge A's and B's confusion tables against people: shape (groups, 2, k, k)."""
+    cats = sorted_labels(labels, np.asarray(h), np.asarray(a + b))
+    k = len(cats)
+    people = category_index(np.asarray(h), cats, "people")
+    cells_a = people * k + category_index(np.asarray(a), cats, "judge A")
+    cells_b = people * k + category_index(np.asarray(b), cats, "judge B")
+    _, g_idx = np.unique(np.asarray([str(x) for x in g]), return_inverse=True)
+    n_groups = int(g_idx.max()) + 1
+    tables = np.zeros((n_groups, 2, k * k))
+    np.add.at(tables, (g_idx, 0, cells_a), 1)
+    np.add.at(tables, (g_idx, 1, cells_b), 1)
+    return tables.reshape(n_groups, 2, k, k)
+
+
 def paired_judges(
     humans: Mapping[Hashable, Mapping[str, Hashable]],
     judge_a: Mapping[Hashable, Hashable | None],
@@ -81,30 +117,9 @@ def paired_judges(
         CalibrationError: no item that both judges and a person labelled, or a label outside ``labels``.
     """
     check_interval_args(ci, n_boot)
-    h, a, b, g, items = [], [], [], [], set()
-    for key in sorted(humans, key=str):
-        x, y = judge_a.get(key), judge_b.get(key)
-        if x is None or y is None:
-            continue
-        items.add(key)
-        for annotator in sorted(humans[key]):
-            h.append(humans[key][annotator])
-            a.append(x)
-            b.append(y)
-            g.append(key if groups is None else groups[key])
-    if not h:
-        raise CalibrationError("no item that both judges and a person labelled: nothing to compare")
-    cats = sorted_labels(labels, np.asarray(h), np.asarray(a + b))
-    k = len(cats)
-    people = category_index(np.asarray(h), cats, "people")
-    cells_a = people * k + category_index(np.asarray(a), cats, "judge A")
-    cells_b = people * k + category_index(np.asarray(b), cats, "judge B")
-    _, g_idx = np.unique(np.asarray([str(x) for x in g]), return_inverse=True)
-    n_groups = int(g_idx.max()) + 1
-    tables = np.zeros((n_groups, 2, k * k))
-    np.add.at(tables, (g_idx, 0, cells_a), 1)
-    np.add.at(tables, (g_idx, 1, cells_b), 1)
-    tables = tables.reshape(n_groups, 2, k, k)
+    h, a, b, g, items = _comparisons(humans, judge_a, judge_b, groups)
+    tables = _tables(h, a, b, g, labels)
+    n_groups, k = tables.shape[0], tables.shape[2]
     disagreement = disagreement_weights(k, weights)
     stats = {"agreement": agreement_of_tables, "kappa": lambda t: kappa_of_tables(t, disagreement)}
     total = tables.sum(axis=0)

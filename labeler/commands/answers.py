@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
-from labeler.commands.judge import CallOptions, call_options
+from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
+from labeler.generation.sentences import SPLITTER
 
 
 @click.command("import-answers")
@@ -36,9 +39,9 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
     """
-    from labeler.generation.answers import ImportReport
-    from labeler.generation.answers import import_answers as run
-    from labeler.store.access import OWNER
+    from labeler.generation.answers import ImportReport  # lazy: start-up
+    from labeler.generation.answers import import_answers as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     result, linked = run(project.db, file, system, caller=OWNER)
     for warning in result.warnings:
@@ -92,29 +95,20 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     from_cache, errors, unparseable, cut_short (replies cut short among the unparseable, by why:
     length for finish_reason length, kept for longer than what is kept).
     """
-    from labeler.store.access import OWNER
+    from labeler.generation.answers import SplitReport  # lazy: start-up
+    from labeler.generation.answers import split_claims as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     if sentences == (judge is not None):
         raise click.UsageError("say how to split: --sentences, or --judge NAME --model M --base-url URL")
     if judge is not None and (model is None or base_url is None):
         raise click.UsageError("--judge needs --model and --base-url")
-    from labeler.generation.answers import SplitReport
-
     if sentences:
-        from labeler.generation.answers import split_claims as run
-        from labeler.generation.sentences import SPLITTER
-
         r = SplitReport(system, SPLITTER, **run(project.db, system, caller=OWNER))
     else:
-        from labeler.commands.judge import clear_text_warning
-        from labeler.judges.claims import split_with_judge
-
-        warning = clear_text_warning(base_url)
-        if warning:
-            click.echo(warning, err=True)
-        with calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
-            s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint,
-                                 concurrency=concurrency, limit=limit, caller=OWNER)
+        s, endpoint = _split_by_judge(project, system, judge, model, base_url, calls,  # type: ignore[arg-type]
+                                      concurrency=concurrency, limit=limit, caller=OWNER,
+                                      endpoint={"timeout": timeout, "attempts": attempts, "max_tokens": max_tokens})
         if endpoint.plan is not None:
             calls.finish(endpoint, as_json=as_json)
             return
@@ -129,10 +123,23 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
             line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
         click.echo(line)
     if judge is not None:
-        from labeler.commands.judge import report_calls
-
         report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable, no claims stored")
         calls.finish(endpoint, as_json=as_json)
+
+
+def _split_by_judge(project: Project, system: str, judge: str, model: str, base_url: str, calls: CallOptions, *,
+                    concurrency: int, limit: int | None, endpoint: dict[str, Any], caller: Any) -> tuple[Any, Any]:
+    """Ask the judge model at ``base_url`` for the claims (a warning first when the key would go
+    out in clear text): the summary and the endpoint called (its plan, on a dry run)."""
+    from labeler.judges.claims import split_with_judge  # lazy: start-up
+
+    warning = clear_text_warning(base_url)
+    if warning:
+        click.echo(warning, err=True)
+    with calls.endpoint(base_url, model=model, **endpoint) as client:
+        s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=client,
+                             concurrency=concurrency, limit=limit, caller=caller)
+    return s, client
 
 
 COMMANDS: list[click.Command] = [import_answers, split_claims]

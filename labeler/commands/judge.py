@@ -10,16 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from calibration.formatting import fixed
 from labeler.commands.common import (
     Project,
     echo_json,
     html_option,
     json_option,
     judge_option,
+    output_file,
     relevance_level_option,
     with_project,
 )
-from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
+from labeler.commands.serve import is_loopback
+from labeler.judges.cost import CallPlan, Prices, tokenizer
+from labeler.store.vocabulary import OWNER, RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -53,8 +57,7 @@ class CallOptions:
 
     def endpoint(self, base_url: str, *, model: str, timeout: float, attempts: int, max_tokens: int) -> Endpoint:
         """The endpoint these options call (a dry run's counts its calls and sends none)."""
-        from labeler.judges.client import Endpoint
-        from labeler.judges.cost import CallPlan, tokenizer
+        from labeler.judges.client import Endpoint  # lazy: start-up
 
         plan = CallPlan(tokenizer(self.tokenizer, model), max_tokens) if self.dry_run else None
         return Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens,
@@ -64,8 +67,6 @@ class CallOptions:
         """What every run ends with: a dry run's plan (returns True: the command prints nothing
         else), or the tokens the endpoint reported and their cost at the prices given (with
         ``as_json``, nothing: the command's JSON is the whole of its output)."""
-        from labeler.judges.cost import Prices
-
         prices = Prices(self.price_in, self.price_out)
         if endpoint.plan is not None:
             plan = endpoint.plan.as_dict(prices)
@@ -179,9 +180,8 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
     """
     from pathlib import Path
 
-    from labeler.judges.run import RunInterrupted
-    from labeler.judges.run import run_judge as run
-    from labeler.store.access import OWNER
+    from labeler.judges.run import RunInterrupted  # lazy: start-up
+    from labeler.judges.run import run_judge as run  # lazy: start-up
 
     warning = clear_text_warning(base_url)
     if warning:
@@ -228,7 +228,7 @@ def report_calls(calls: int, errors: int, first_error: str | None, cut: Mapping[
     (``outcome``; ``again``: how those cut at the token budget are asked again), then the
     failed calls. Exits 1 naming the first error when every call made failed.
     """
-    from labeler.judges.client import MAX_REPLY_CHARS
+    from labeler.judges.client import MAX_REPLY_CHARS  # lazy: start-up
 
     cut = {why: n for why, n in (cut or {}).items() if n}
     if cut:
@@ -247,7 +247,6 @@ def clear_text_warning(base_url: str) -> str | None:
     """The warning for a plain-HTTP endpoint off this machine (the key would travel in clear), else None."""
     from urllib.parse import urlsplit
 
-    from labeler.commands.serve import is_loopback
 
     try:
         parts = urlsplit(base_url.strip())
@@ -276,18 +275,17 @@ def resume_command(ctx: click.Context) -> str:
 
 def calibrate_judges(
     db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, html_path: str | None, n_boot: int, seed: int,
-    relevance_level: int = RELEVANCE_LEVEL, *, save: bool = False, prices: Any = None,
+    relevance_level: int = RELEVANCE_LEVEL, *, save: bool = False, prices: tuple[float | None, float | None] = (None, None),
 ) -> None:
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people
-    (``save``: stored as the judges' cards)."""
-    from labeler.commands.common import output_file
-    from labeler.judges.card import card_line, save_cards
-    from labeler.judges.report import judge_report, to_html, to_text
-    from labeler.store.access import OWNER
+    (``save``: stored as the judges' cards, with the cost at ``prices``, in and out per million tokens)."""
+    from calibration.report_judges import to_html, to_text  # lazy: start-up
+    from labeler.judges.card import card_line, save_cards  # lazy: start-up
+    from labeler.judges.report import judge_report  # lazy: start-up
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
                           relevance_level=relevance_level)
-    cards = save_cards(db, report, caller=OWNER, prices=prices) if save else {}
+    cards = save_cards(db, report, caller=OWNER, prices=Prices(*prices)) if save else {}
     if html_path is not None:
         with output_file(html_path) as handle:
             handle.write(to_html(report))
@@ -351,11 +349,9 @@ def estimate(project: Project, judge, metrics, relevance_level, threshold, ci, a
 
 def _estimate_one(project: Project, judge: str, metric: str, relevance_level: int, ci: float, as_json: bool) -> Any:
     """Print one metric's estimate (or, with ``as_json``, return its JSON object)."""
-    from calibration import fixed
-    from labeler.judges.card import card_line
-    from labeler.judges.estimate import BOUNDS, METRIC_TASK
-    from labeler.judges.estimate import estimate as run
-    from labeler.store.access import OWNER
+    from labeler.judges.card import card_line  # lazy: start-up
+    from labeler.judges.estimate import BOUNDS, METRIC_TASK  # lazy: start-up
+    from labeler.judges.estimate import estimate as run  # lazy: start-up
 
     r = run(project.db, judge, metric, threshold=relevance_level, ci=ci, caller=OWNER)
     t, c = r.tuned, r.classic
@@ -400,10 +396,8 @@ def disagreements(project: Project, judge: str, task: str | None, html_path: str
 
     --json: a list of {task, item, judge, people ({annotator: label}), unanimous, texts}.
     """
-    from labeler.commands.common import output_file
-    from labeler.commands.judge_views import disagreements_html, disagreements_text
-    from labeler.judges.disagreements import disagreements as find
-    from labeler.store.access import OWNER
+    from labeler.commands.reports.judges import disagreements_html, disagreements_text  # lazy: start-up
+    from labeler.judges.disagreements import disagreements as find  # lazy: start-up
 
     found = find(project.db, judge, task, caller=OWNER)
     if html_path is not None:
@@ -417,9 +411,8 @@ def disagreements(project: Project, judge: str, task: str | None, html_path: str
 
 def compare_judges(db: sqlite_utils.Database, judges: tuple[str, ...], as_json: bool, n_boot: int, seed: int) -> None:
     """Body of ``goldpool calibrate DB --judge A --judge B --paired``."""
-    from labeler.commands.judge_views import paired_text
-    from labeler.judges.paired import compare_judges as compare
-    from labeler.store.access import OWNER
+    from labeler.commands.reports.judges import paired_text  # lazy: start-up
+    from labeler.judges.paired import compare_judges as compare  # lazy: start-up
 
     names = list(dict.fromkeys(judges))
     if len(names) != 2:
@@ -450,10 +443,9 @@ def jury(project: Project, judges: tuple[str, ...], name: str, as_json: bool) ->
     --json keys: name, members, families (per member, its models' families), tasks ({TASK:
     {units, left_out, ties, disagree, disagreement_rate {value, low, high, n}}}), written.
     """
-    from calibration import format_estimate
-    from calibration.bootstrap import Estimate
-    from labeler.judges.jury import make_jury
-    from labeler.store.access import OWNER
+    from calibration import format_estimate  # lazy: start-up
+    from calibration.bootstrap import Estimate  # lazy: start-up
+    from labeler.judges.jury import make_jury  # lazy: start-up
 
     r = make_jury(project.db, name, judges, caller=OWNER)
     if as_json:

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
+from labeler.judges.report import retest_dict
 from labeler.store.cards import add_cards, latest_cards, verdict_versions
 from labeler.store.judge_calls import verdict_settings, verdict_tokens
 from labeler.store.vocabulary import TASKS, Caller
@@ -236,8 +237,6 @@ def save_cards(db: sqlite_utils.Database, report: Any, *, caller: Caller, prices
 def _run_details(report: Any, judge: str, task: str, settings: dict[str, Any] | None,
                  spent: tuple[int, int, int] | None, prices: Any) -> dict[str, Any]:
     """What a card keeps of how the verdicts were made and what they cost."""
-    from labeler.judges.report import retest_dict
-
     out: dict[str, Any] = {"settings": (settings or {}).get("settings", []), "repeats": (settings or {}).get("repeats", [1]),
                            "retest": retest_dict(report, judge, task)}
     if spent is not None:

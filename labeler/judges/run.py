@@ -33,7 +33,9 @@ from labeler.judges.client import Endpoint
 from labeler.judges.prompts import TASK_CHOICES, Prompt, judge_rubric, make_prompt, parse_reply
 from labeler.judges.repeats import combine
 from labeler.store.access import require_admin
+from labeler.store.corpus import pool_texts
 from labeler.store.judge_calls import RecordedCall, cache_replies, done_targets, record_judge_calls
+from labeler.store.rubric import current_rubric
 from labeler.store.verdicts import CallResult, Target, VerdictItem, content_hash, list_items
 from labeler.store.vocabulary import GRADES, TASKS, Caller
 
@@ -95,8 +97,6 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit]:
-    from labeler.store.corpus import pool_texts
-
     for query_id, doc_id, query, title, text in pool_texts(db):
         passage = f"{title}\n{text}" if title else text
         yield Unit(Target("relevance", query_id=query_id, doc_id=doc_id), content_hash([query, title, text]), prompt,
@@ -144,8 +144,6 @@ def _verdict(task: str, order: str | None, result: CallResult) -> CallResult:
 
 def default_prompt(db: sqlite_utils.Database, task: str, text: str | None) -> Prompt:
     """The prompt of a run: ``text`` or the default, with the project's rubric and grade scale."""
-    from labeler.store.rubric import current_rubric
-
     scale = ", ".join(f"{g} {name.lower()}" for g, name in GRADES.items())
     return make_prompt(task, text, rubric=judge_rubric(current_rubric(db).text), scale=scale)
 

@@ -1,6 +1,6 @@
 """Admin page "Judges": the judge calibration service's report, several judges side by side.
 
-A thin layer over ``labeler.judges.report``: the leaderboard (``board``), then per judge and
+A thin layer over ``labeler.judges.report``: the leaderboard (``calibration.report_judges.board``), then per judge and
 task the same Markdown as ``goldpool calibrate --judge`` (``task_markdown``), the confusion
 matrix, and the items where the judge and people disagree (``goldpool disagreements``: people's
 unanimous items first), each an expander that opens its texts.
@@ -12,8 +12,9 @@ import sqlite_utils
 import streamlit as st
 
 from calibration.formatting import markdown_escape
+from calibration.report_judges import board, task_markdown
 from labeler.judges.disagreements import disagreements
-from labeler.judges.report import board, judge_report, task_markdown
+from labeler.judges.report import judge_report
 from labeler.store.vocabulary import Annotator
 from labeler.store.verdicts import judges
 from labeler.ui.pages import admin_only

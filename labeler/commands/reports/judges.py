@@ -9,20 +9,20 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from calibration import format_estimate
+from calibration.report import plain
+from calibration.report_page import STYLE, page_head
+
 #: Characters of each text a terminal listing shows (the HTML page shows them whole).
 TEXT_CHARS = 300
 
 
 def _fmt(e: Any) -> str:
-    from calibration import format_estimate
-
     return "n/a" if e is None else format_estimate(e)
 
 
 def paired_text(c: Any) -> str:
     """A :class:`labeler.judges.paired.JudgeComparison` in words, one block per task."""
-    from calibration.report import plain
-
     lines = [f"{plain(c.a)} against {plain(c.b)} with people on the same items (A - B; 95% paired cluster bootstrap "
              f"over queries, {c.n_boot} resamples, seed {c.seed}):"]
     for task, p in c.tasks.items():
@@ -39,8 +39,6 @@ def paired_text(c: Any) -> str:
 
 def verdict_of(d: Any, a: str, b: str) -> str:
     """What a difference of kappa says, in words."""
-    from calibration.report import plain
-
     if d.low != d.low or d.high != d.high:  # NaN: no interval
         return "no interval (too few queries): no evidence either way."
     if d.low > 0:
@@ -51,8 +49,6 @@ def verdict_of(d: Any, a: str, b: str) -> str:
 
 
 def _line(text: str) -> str:
-    from calibration.report import plain
-
     flat = plain(" ".join(text.split()))
     return flat if len(flat) <= TEXT_CHARS else flat[:TEXT_CHARS] + "…"
 
@@ -68,8 +64,6 @@ def disagreement_title(d: Any) -> str:
 
 def disagreements_text(judge: str, found: Sequence[Any]) -> str:
     """The listing of ``goldpool disagreements``: a count per task, then each item with its texts."""
-    from calibration.report import plain
-
     per_task = Counter(d.task for d in found)
     unanimous = sum(d.unanimous for d in found)
     head = (f"{len(found)} item{'s' if len(found) != 1 else ''} where judge {plain(judge)} and people disagree"
@@ -84,11 +78,8 @@ def disagreements_text(judge: str, found: Sequence[Any]) -> str:
 
 def disagreements_html(judge: str, found: Sequence[Any]) -> str:
     """The same listing as one self-contained HTML page, every text escaped and shown whole."""
-    from calibration.report_html import STYLE
-
     title = f"Where judge {judge} and people disagree"
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE} pre{{white-space:pre-wrap;margin:0}}</style></head><body><h1>{escape(title)}</h1>",
+    parts = [page_head(title), f"<style>{STYLE} pre{{white-space:pre-wrap;margin:0}}</style></head><body><h1>{escape(title)}</h1>",
              f"<p>{len(found)} items; those on which the people are unanimous first.</p>"]
     for d in found:
         people = escape(_people(d.people)) + (" (unanimous)" if d.unanimous else " (split)")
