@@ -12,6 +12,8 @@ requests it held at once. Measured in the same run, on the same server, each N i
   reply's JSON parsed): what this machine and this server give a client with next to no
   per-call work. On a machine shared with other work, the bound is not reachable by anyone;
   this line says how far from it the machine itself is.
+- ``openai``: the ``openai`` async client alone, as goldpool calls it (one client, the raw
+  reply, its JSON read), in a child process: what the library costs with no goldpool around it.
 - ``goldpool``: ``run_judge`` over a synthetic project (``--calls`` pool entries, relevance,
   progress bar on, written to a file whose size is reported), in a child process whose CPU
   time per verdict is reported.
@@ -127,6 +129,45 @@ def plain_rate(port: int, concurrency: int, calls: int) -> float:
     return asyncio.run(_plain(port, concurrency, calls))
 
 
+# --- the openai client alone ------------------------------------------------------------------------
+
+def openai_child(port: int, concurrency: int, calls: int, out: multiprocessing.Queue) -> None:
+    """The ``openai`` async client alone, as goldpool calls it (one client, the raw reply, its JSON
+    read), ``concurrency`` calls in flight: calls a second and CPU seconds per call."""
+    import openai
+
+    async def run() -> float:
+        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0)
+        create = client.chat.completions.with_raw_response.create
+        left = [calls]
+
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                raw = await create(model="bench", messages=[{"role": "user", "content": "grade this passage " * 40}],
+                                   max_tokens=16, temperature=0)
+                json.loads(raw.http_response.content)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - start
+        await client.close()
+        return wall
+
+    cpu = time.process_time()
+    wall = asyncio.run(run())
+    out.put({"rate": calls / wall, "cpu_ms": 1000 * (time.process_time() - cpu) / calls})
+
+
+def openai_rate(port: int, concurrency: int, calls: int) -> dict:
+    out: multiprocessing.Queue = multiprocessing.Queue()
+    child = multiprocessing.Process(target=openai_child, args=(port, concurrency, calls, out))
+    child.start()
+    result = out.get(timeout=600)
+    child.join(timeout=60)
+    return result
+
+
 # --- goldpool --------------------------------------------------------------------------------------
 
 def make_project(path: Path, n: int):
@@ -161,6 +202,8 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
     from labeler.store.access import OWNER
 
     db = make_project(Path(folder) / f"bench-{concurrency}-{time.time_ns()}.db", calls)
+    import openai  # noqa: F401 (loaded once by a run's first call: not a cost per verdict)
+    import tenacity  # noqa: F401
     progress = Path(folder) / "progress.txt"
     saved = os.dup(2)
     with progress.open("w") as handle:
@@ -216,6 +259,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.5,
                         help="Calls per run: this many seconds at the bound (at least 30 calls).")
     parser.add_argument("--profile", action="store_true", help="Profile one goldpool run at the largest N.")
+    parser.add_argument("--no-openai", action="store_true", help="Leave out the openai client alone.")
     args = parser.parse_args()
     ports: multiprocessing.Queue = multiprocessing.Queue()
     server = multiprocessing.Process(target=serve, args=(ports, args.delay, multiprocessing.Queue()), daemon=True)
@@ -223,15 +267,19 @@ def main() -> None:
     port = ports.get(timeout=30)
     print(f"server: every reply after {args.delay * 1000:.0f} ms; {os.cpu_count()} cores; "
           f"{args.reps} repetitions of each N, plain and goldpool alternating")
-    print(f"{'N':>4} {'calls':>6} {'plain/bound':>16} {'goldpool/bound':>16} {'goldpool/plain':>15} "
-          f"{'in flight':>9} {'CPU ms/verdict':>14} {'progress bytes':>14}")
+    print(f"{'N':>4} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} {'goldpool/plain':>15} "
+          f"{'in flight':>9} {'openai CPU ms':>13} {'CPU ms/verdict':>14} {'progress bytes':>14}")
     with tempfile.TemporaryDirectory() as folder:
         for n in args.concurrency:
             calls = max(30, round(n / args.delay * args.seconds))
             bound = n / args.delay
-            plain, gold, cpu, most, written = [], [], [], [], []
+            plain, alone, alone_cpu, gold, cpu, most, written = [], [], [], [], [], [], []
             for _ in range(args.reps):
                 plain.append(plain_rate(port, n, calls) / bound)
+                if not args.no_openai:
+                    got = openai_rate(port, n, calls)
+                    alone.append(got["rate"] / bound)
+                    alone_cpu.append(got["cpu_ms"])
                 server_stats(port)
                 got = goldpool_rate(port, n, calls, folder)
                 most.append(server_stats(port)["most"])
@@ -240,7 +288,8 @@ def main() -> None:
                 written.append(got["progress_bytes"])
             span = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"  # noqa: E731
             ratios = [g / p for g, p in zip(gold, plain, strict=True)]
-            print(f"{n:>4} {calls:>6} {span(plain):>16} {span(gold):>16} {span(ratios):>15} {max(most):>9} "
+            print(f"{n:>4} {calls:>6} {span(plain):>16} {span(alone) if alone else 'n/a':>16} {span(gold):>16} "
+                  f"{span(ratios):>15} {max(most):>9} {statistics.median(alone_cpu) if alone else float('nan'):>13.2f} "
                   f"{statistics.median(cpu):>14.2f} {statistics.median(written):>14.0f}", flush=True)
         if args.profile:
             n = max(args.concurrency)

@@ -132,6 +132,7 @@ def call_all(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], con
     if not units:
         return
     replies: queue.SimpleQueue = queue.SimpleQueue()
+    endpoint.reserve(min(concurrency, len(units)))
     future = endpoint.submit(_pump(endpoint, model, units, concurrency, message, replies, sent))
     left = len(units)
     try:
