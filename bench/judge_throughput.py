@@ -12,8 +12,8 @@ requests it held at once. Measured in the same run, on the same server, each N i
   reply's JSON parsed): what this machine and this server give a client with next to no
   per-call work. On a machine shared with other work, the bound is not reachable by anyone;
   this line says how far from it the machine itself is.
-- ``openai``: the ``openai`` async client alone, as goldpool calls it (one client, the raw
-  reply, its JSON read), in a child process: what the library costs with no goldpool around it.
+- ``openai``: the ``openai`` async client alone, as goldpool calls it (one client, its request
+  to /chat/completions with the reply raw, the JSON read), in a child process: what the library costs with no goldpool around it.
 - ``goldpool``: ``run_judge`` over a synthetic project (``--calls`` pool entries, relevance,
   progress bar on, written to a file whose size is reported), in a child process whose CPU
   time per verdict is reported.
@@ -132,21 +132,25 @@ def plain_rate(port: int, concurrency: int, calls: int) -> float:
 # --- the openai client alone ------------------------------------------------------------------------
 
 def openai_child(port: int, concurrency: int, calls: int, out: multiprocessing.Queue) -> None:
-    """The ``openai`` async client alone, as goldpool calls it (one client, the raw reply, its JSON
-    read), ``concurrency`` calls in flight: calls a second and CPU seconds per call."""
+    """The ``openai`` async client alone, as goldpool calls it (one client, its request to
+    /chat/completions with the reply raw, the reply's JSON read), ``concurrency`` calls in flight:
+    calls a second and CPU seconds per call."""
     import openai
+
+    from labeler.judges.client import _response_type
+
+    response = _response_type(openai)
 
     async def run() -> float:
         client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0)
-        create = client.chat.completions.with_raw_response.create
+        body = {"model": "bench", "messages": [{"role": "user", "content": "grade this passage " * 40}],
+                "max_tokens": 16, "temperature": 0}
         left = [calls]
 
         async def worker() -> None:
             while left[0] > 0:
                 left[0] -= 1
-                raw = await create(model="bench", messages=[{"role": "user", "content": "grade this passage " * 40}],
-                                   max_tokens=16, temperature=0)
-                json.loads(raw.http_response.content)
+                json.loads((await client.post("/chat/completions", cast_to=response, body=body)).content)
 
         start = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
