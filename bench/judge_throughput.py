@@ -137,9 +137,9 @@ def openai_child(port: int, concurrency: int, calls: int, out: multiprocessing.Q
     calls a second and CPU seconds per call."""
     import openai
 
-    from labeler.judges.client import _response_type
+    from labeler.judges.client import response_type
 
-    response = _response_type(openai)
+    response = response_type(openai)
 
     async def run() -> float:
         client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0)

@@ -164,7 +164,7 @@ def _http_client(openai: Any, cap: int, connections: int) -> Any:
     return Client(**limits)
 
 
-def _response_type(openai: Any) -> type:
+def response_type(openai: Any) -> type:
     """The Response type of the HTTP package openai builds on (httpx, or httpx2 for openai 3)."""
     base = openai.DefaultAsyncHttpxClient
     return importlib.import_module(next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]).Response
@@ -259,7 +259,7 @@ class Endpoint:
                 http_client = _http_client(openai, self.max_reply_bytes, self.connections)
                 self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
                                                   max_retries=0, http_client=http_client)
-                self._response = _response_type(openai)
+                self._response = response_type(openai)
             self.requests += count
             return self._loop, self._client
 
