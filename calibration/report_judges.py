@@ -1,7 +1,8 @@
 """The judges-against-people report as text, Markdown and one self-contained HTML page, built from
-its JSON (``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``: what
-``labeler.judges.report.JudgeReport.as_dict`` returns): a leaderboard of every judge and task,
-then each task's details.
+its JSON (``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets"}``:
+what ``labeler.judges.report.JudgeReport.as_dict`` returns): a leaderboard of every judge and
+task, then each task's details, then each nugget judge's run level (the order of systems, what
+people kept of its nuggets).
 
 Every function takes the report's JSON or an object whose ``as_dict()`` gives it. Every text
 from the data is escaped (Markdown: :func:`calibration.formatting.markdown_escape`, HTML:
@@ -18,6 +19,7 @@ import numpy as np
 
 from calibration.formatting import fixed, markdown_escape
 from calibration.report import heading_lines, plain, table_lines
+from calibration.report_figures import judge_figures, with_figures
 from calibration.report_html import confusion_svg
 from calibration.report_page import STYLE, collapsed, html_table, page_head, wide
 
@@ -115,7 +117,7 @@ def _report_lines(data: Mapping[str, Any], max_disagreements: int, *, markdown: 
     text = markdown_escape if markdown else plain
     header, rows = board(data)
     lines = [*heading_lines(1, "Judges against people", markdown=markdown), "",
-             "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
+             "Kappa is quadratic for relevance, linear for nugget support, unweighted otherwise; the human ceiling compares people with each other "
              "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
              f"items other than pool entries), {data['n_boot']} resamples, seed {data['seed']}; rates: Wilson.", ""]
     lines += table_lines(header, [[text(row[0]), *row[1:]] for row in rows], markdown=markdown)
@@ -123,6 +125,24 @@ def _report_lines(data: Mapping[str, Any], max_disagreements: int, *, markdown: 
         for task in tasks:
             lines += ["", *heading_lines(2, f"{text(name)}: {task}", markdown=markdown), "",
                       *task_lines(data, name, task, max_disagreements, markdown=markdown)]
+    for name, c in data.get("nuggets", {}).items():
+        lines += ["", *heading_lines(2, f"{text(name)}: nuggets, run level", markdown=markdown), "",
+                  *(text(line) for line in nugget_lines(c))]
+    return lines
+
+
+def nugget_lines(c: Mapping[str, Any]) -> list[str]:
+    """A judge's run-level nugget calibration (its JSON) in lines: Kendall's τ of the systems'
+    order per score, then its nuggetizer shares."""
+    lines = []
+    for metric, e in c["order"].items():
+        lines.append(f"Kendall's tau of the systems' order by {metric}, judge against people: "
+                     + (f"{_fmt(e)} over {e['n']} questions" if e is not None else f"n/a ({c['order_undefined']})"))
+    s = c.get("nuggetizer")
+    if s is not None:
+        lines.append(f"As nuggetizer: {s['proposals']} proposals, {s['pending']} not decided yet; of those decided, kept "
+                     f"{_fmt(s['kept'])}, edited {_fmt(s['edited'])}, dropped {_fmt(s['dropped'])}; people's own "
+                     f"nuggets on those {s['questions']} questions (missed by it): {_fmt(s['missed'])}.")
     return lines
 
 
@@ -174,7 +194,8 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
     """The same report as one self-contained HTML page (every text from the data escaped).
 
     Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
-    when wider than the page, and each task's disagreements are a collapsed list."""
+    when wider than the page, and each task's disagreements are a collapsed list; a forest plot
+    of each judge's agreement and kappa beside people's own opens it."""
     data = _data(report)
     header, rows = board(data)
     parts = [page_head(title), f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>",
@@ -197,5 +218,7 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
                 f"{len(found):,} disagreement{'s' if len(found) != 1 else ''} between the judge and people (open to list)",
                 html_table(["item", "annotator", "people", "judge"],
                            [(_where(x), x["annotator"], x["human"], x["judge"]) for x in found])))
+    for name, c in data.get("nuggets", {}).items():
+        parts.append(f"<h2>{escape(name)}: nuggets, run level</h2>" + "".join(f"<p>{escape(x)}</p>" for x in nugget_lines(c)))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return with_figures("\n".join(parts), judge_figures(data["judges"]))

@@ -7,8 +7,8 @@ people: a judge that agrees with itself on 60% of the items cannot agree with an
 reliably than that.
 
 Test-retest agreement compares every pair of repeats of an item (K = 2: the first call against
-the second; K repeats give K(K-1)/2 pairs an item): Cohen's kappa over those pairs (quadratic
-weights for graded labels, as the judge's agreement with people), and the flip rate, the share
+the second; K repeats give K(K-1)/2 pairs an item): Cohen's kappa over those pairs (weighted as
+the judge's agreement with people: quadratic for relevance grades, linear for nugget support), and the flip rate, the share
 of those pairs that differ (1 - their raw agreement). Intervals resample ``groups`` (the query
 of each item), a cluster bootstrap, so the pairs of one item, and the items of one query, move
 together.
@@ -79,7 +79,7 @@ def retest_agreement(
     groups: Mapping[Hashable, Hashable] | None = None,
     *,
     labels: Sequence[Hashable] | None = None,
-    weights: Literal["quadratic"] | None = None,
+    weights: Literal["quadratic", "linear"] | None = None,
     tie: Hashable | None = None,
     ci: float = 0.95,
     n_boot: int = N_BOOT,
@@ -112,7 +112,7 @@ def retest_agreement(
             b.append(y)
             g.append(key if groups is None else groups[key])
     n_items = sum(1 for got in repeats.values() if sum(x is not None for x in got) >= 2)
-    name = "quadratic" if weights == "quadratic" else "none"
+    name = weights or "none"
     if not a:
         return Retest(most, n_items, 0, None, None, None, ties, name)
     common = {"labels": labels, "groups": g, "ci": ci, "n_boot": n_boot, "seed": seed}

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from judge_server import JudgeServer
 from labels_fixtures import make_project
 from labeler.cli import cli
 from labeler.generation.answers import import_answers

@@ -8,7 +8,6 @@ import click
 
 from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
 from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
-from labeler.generation.sentences import SPLITTER
 
 
 @click.command("import-answers")
@@ -16,8 +15,11 @@ from labeler.generation.sentences import SPLITTER
 @file_argument
 @click.option("--system", required=True,
               help="Name of the system that generated the answers (one: a file holds one system's answers).")
+@click.option("--batch", default=None, metavar="NAME",
+              help="The batch the answers belong to (a week, a release; default: each record's batch, else today's date, "
+                   "UTC).")
 @json_option
-def import_answers(project: Project, file: str, system: str, as_json: bool) -> None:
+def import_answers(project: Project, file: str, system: str, batch: str | None, as_json: bool) -> None:
     """Add the answers of one SYSTEM from a JSONL, CSV or Parquet FILE to DB.
 
     \b
@@ -35,6 +37,10 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     question, so a system answers each question once. Importing the same file again changes
     nothing; changed text under an existing answer_id is refused. Other keys are kept as
     metadata; one that looks like a field (Question, ground_truths...) is named in a warning.
+    Answers go into --batch NAME (a record's own "batch", as export-answers writes it, must
+    agree), else their record's batch, else the import's date; with a batch named, an answer
+    without answer_id is told apart by its batch too, so a question asked again in a later
+    batch is a new answer. A record's "system" must be SYSTEM.
 
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
@@ -43,7 +49,7 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     from labeler.generation.answers import import_answers as run  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
 
-    result, linked = run(project.db, file, system, caller=OWNER)
+    result, linked = run(project.db, file, system, caller=OWNER, batch=batch)
     for warning in result.warnings:
         click.echo(f"warning: {file}: {warning}", err=True)
     r = ImportReport(file, system, result.added, result.unchanged, result.claims, linked)
@@ -95,6 +101,7 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     from_cache, errors, unparseable, cut_short (replies cut short among the unparseable, by why:
     length for finish_reason length, kept for longer than what is kept).
     """
+    from labeler.generation.sentences import SPLITTER  # lazy: start-up
     from labeler.generation.answers import SplitReport  # lazy: start-up
     from labeler.generation.answers import split_claims as run  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up

@@ -318,7 +318,11 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     that judge against the annotators per task, beside the human ceiling, with its biases,
     cost and the smallest system difference it resolves; its sensitivity and specificity on
     relevance count a grade at or above --relevance-level as relevant (people's agreement
-    compares whole grades and does not depend on it).
+    compares whole grades and does not depend on it). On nuggets, the support kappa has linear
+    weights, and the run level adds Kendall's tau between the systems' order by the judge and
+    by people (bootstrap over questions) and, for a judge that proposed nuggets (nuggetize), the
+    shares of its proposals people kept, edited and dropped, and of people's nuggets it missed:
+    --json "nuggets": {NAME: {"order": {SCORE: {value, low, high, n}}, "systems", "nuggetizer"}}.
 
     The relevance counts are judgments of pool entries; people's verdicts on every other task
     (faithfulness, with answers' whole-answer items, pairwise, claims, correctness, answer

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import click
 
 from labeler.store.vocabulary import RELEVANCE_LEVEL
-from pooling.files import UnsafeTarget, atomic_write
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -234,6 +233,7 @@ def output_file(path: str | Path) -> Iterator[TextIO]:
     link, a read-only file, or whose ``.partial`` is a link or another user's file is
     refused before anything is written; so is an unwritable path: one line naming it.
     """
+    from pooling.files import UnsafeTarget, atomic_write  # lazy: start-up
     try:
         with atomic_write(path) as handle:
             yield handle

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibration.formatting import fixed
 from labeler.commands.common import (
     Project,
     echo_json,
@@ -22,7 +21,6 @@ from labeler.commands.common import (
     with_project,
 )
 from labeler.commands.serve import is_loopback
-from labeler.judges.cost import CallPlan, Prices, tokenizer
 from labeler.store.vocabulary import OWNER, RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
@@ -58,6 +56,7 @@ class CallOptions:
     def endpoint(self, base_url: str, *, model: str, timeout: float, attempts: int, max_tokens: int) -> Endpoint:
         """The endpoint these options call (a dry run's counts its calls and sends none)."""
         from labeler.judges.client import Endpoint  # lazy: start-up
+        from labeler.judges.cost import CallPlan, tokenizer  # lazy: start-up
 
         plan = CallPlan(tokenizer(self.tokenizer, model), max_tokens) if self.dry_run else None
         return Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens,
@@ -67,6 +66,8 @@ class CallOptions:
         """What every run ends with: a dry run's plan (returns True: the command prints nothing
         else), or the tokens the endpoint reported and their cost at the prices given (with
         ``as_json``, nothing: the command's JSON is the whole of its output)."""
+        from labeler.judges.cost import Prices  # lazy: start-up
+
         prices = Prices(self.price_in, self.price_out)
         if endpoint.plan is not None:
             plan = endpoint.plan.as_dict(prices)
@@ -144,11 +145,13 @@ def call_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--task", type=click.Choice(TASKS), default="relevance", show_default=True,
               help="relevance: pool entries, 0-3; faithfulness: SUPPORTED/UNSUPPORTED; pairwise: A/B/TIE in both orders; "
                    "claims: each claim against its answer's contexts, SUPPORTED/UNSUPPORTED; correctness: answers "
-                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES/DECLINES (declines to answer).")
+                   "against their reference, CORRECT/INCORRECT; answer-relevance: ADDRESSES/MISSES/DECLINES (declines to answer); "
+                   "nuggets: each answer against each nugget of its question, SUPPORT/PARTIAL_SUPPORT/NOT_SUPPORT.")
 @click.option("--prompt", "prompt_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Prompt template file ({query} {passage} {rubric} {scale}; {question} {contexts} {response}; "
                    "{question} {context} {first} {second}; claims: {claim} {contexts}; correctness: {question} "
-                   "{reference} {response}; answer-relevance: {question} {response}). Default: the built-in "
+                   "{reference} {response}; answer-relevance: {question} {response}; nuggets: {question} {response} "
+                   "{nugget}). Default: the built-in "
                    "prompt of the task.")
 @click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge at most N more items this run.")
@@ -157,7 +160,8 @@ def call_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
               help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
                    "a Retry-After header is waited for, up to 60 s).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=16, show_default=True, help="Reply budget per call.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="Reply budget per call (default 16; 128 for --task nuggets: the verdict and the passage it rests on).")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Calls per item (and order), each stored with its index; the verdict is their majority (a tie: "
                    "TIE for pairwise, else no verdict). calibrate --judge reports the test-retest agreement.")
@@ -192,6 +196,7 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
             prompt_text = Path(prompt_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"{prompt_file}: cannot read the prompt ({exc})") from None
+    max_tokens = max_tokens or (128 if task == "nuggets" else 16)
     with calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
         try:
             s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
@@ -281,6 +286,7 @@ def calibrate_judges(
     (``save``: stored as the judges' cards, with the cost at ``prices``, in and out per million tokens)."""
     from calibration.report_judges import to_html, to_text  # lazy: start-up
     from labeler.judges.card import card_line, save_cards  # lazy: start-up
+    from labeler.judges.cost import Prices  # lazy: start-up
     from labeler.judges.report import judge_report  # lazy: start-up
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
@@ -349,6 +355,7 @@ def estimate(project: Project, judge, metrics, relevance_level, threshold, ci, a
 
 def _estimate_one(project: Project, judge: str, metric: str, relevance_level: int, ci: float, as_json: bool) -> Any:
     """Print one metric's estimate (or, with ``as_json``, return its JSON object)."""
+    from calibration.formatting import fixed  # lazy: start-up
     from labeler.judges.card import card_line  # lazy: start-up
     from labeler.judges.estimate import BOUNDS, METRIC_TASK  # lazy: start-up
     from labeler.judges.estimate import estimate as run  # lazy: start-up

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration.judges import KAPPA_WEIGHTS
 from labeler.judges.report import retest_dict
 from labeler.store.cards import add_cards, latest_cards, verdict_versions
 from labeler.store.judge_calls import verdict_settings, verdict_tokens
@@ -72,7 +73,8 @@ class TaskCard:
     def figures(self, about: str = "") -> str:
         """``correctness agreement 0.86 [0.80, 0.91], κ 0.71 [0.60, 0.80] vs people's 0.78, n=120``
         (``about``: what to say of the card in brackets after the task's name)."""
-        kappa = "quadratic κ" if self.details.get("kappa_weights") == "quadratic" else "κ"
+        weights = self.details.get("kappa_weights")
+        kappa = f"{weights} κ" if weights in ("quadratic", "linear") else "κ"
         people = "n/a" if self.ceiling_kappa.value is None else f"{self.ceiling_kappa.value:.2f}"
         name = f"{self.task} ({about})" if about else self.task
         return f"{name} agreement {self.agreement.text()}, {kappa} {self.kappa.text()} vs people's {people}, n={self.n}"
@@ -216,7 +218,7 @@ def save_cards(db: sqlite_utils.Database, report: Any, *, caller: Caller, prices
         for task, t in tasks.items():
             a, k = _value(t.agreement), _value(t.kappa)
             ca, ck = _value(t.ceiling_agreement), _value(t.ceiling_kappa)
-            details = {"kappa_weights": "quadratic" if task == "relevance" else "none", "n_boot": report.n_boot,
+            details = {"kappa_weights": KAPPA_WEIGHTS.get(task, "none"), "n_boot": report.n_boot,
                        "seed": report.seed}
             if task == "relevance":
                 details["relevance_level"] = report.relevance_level

@@ -21,6 +21,7 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration.judges import KAPPA_WEIGHTS
 from calibration.retest import Retest, majority, retest_agreement
 from labeler.store.judge_calls import repeat_verdicts
 from labeler.store.verdicts import CallResult, list_items
@@ -72,6 +73,6 @@ def task_retest(db: sqlite_utils.Database, judge: str, *, caller: Caller, n_boot
             questions = {i.item_id: i.question for i in list_items(db, task)}
             groups = {k: hashlib.sha256(questions.get(k[0], "").encode()).hexdigest()[:12] for k in repeats}
             labels = tuple(JUDGE_VERDICTS[task])
-        out[task] = retest_agreement(repeats, groups, labels=labels, weights="quadratic" if task == "relevance" else None,
+        out[task] = retest_agreement(repeats, groups, labels=labels, weights=KAPPA_WEIGHTS.get(task),
                                      tie="TIE" if task == "pairwise" else None, ci=ci, n_boot=n_boot, seed=seed)
     return out

@@ -25,8 +25,9 @@ from typing import Any
 
 import sqlite_utils
 
-from calibration.judges import calibrate_task, combine_orders
+from calibration.judges import KAPPA_WEIGHTS, calibrate_task, combine_orders
 from labeler.judges import JudgeError
+from labeler.judges.nugget_calibration import NuggetJudgeCalibration, nugget_calibration
 from labeler.judges.repeats import task_retest
 from labeler.store.corpus import pooled_query_count
 from labeler.store.labels import latest_judgments
@@ -46,6 +47,7 @@ class JudgeReport:
     models: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # models behind each judge's verdicts, per task
     flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # claims left out: a person flagged them NOT_ONE_CLAIM
     retest: dict[str, dict[str, Any]] = field(default_factory=dict)  # Retest per judge and task (tasks with repeats)
+    nuggets: dict[str, NuggetJudgeCalibration] = field(default_factory=dict)  # run level: order of systems, nuggetizer
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -152,9 +154,13 @@ def judge_report(
     prompts: dict[str, dict[str, list[str]]] = {}
     models: dict[str, dict[str, list[str]]] = {}
     flagged: dict[str, dict[str, int]] = {}
+    nuggets: dict[str, NuggetJudgeCalibration] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
-        if not rows:
+        run_level = nugget_calibration(db, name, n_boot=n_boot, seed=seed, caller=caller)
+        if run_level is not None:
+            nuggets[name] = run_level
+        if not rows and run_level is None:
             raise JudgeError(f"judge {name!r} has no verdict in this project (run-judge or import-verdicts --judge first)")
         by_task: dict[str, list[JudgeVerdict]] = defaultdict(list)
         for r in rows:
@@ -170,7 +176,7 @@ def judge_report(
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged, retest)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged, retest, nuggets)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -197,7 +203,7 @@ def task_dict(t) -> dict[str, Any]:
         "n_pairs": t.n_pairs,
         "agreement": _est(t.agreement),
         "kappa": _est(t.kappa),
-        "kappa_weights": "quadratic" if t.task == "relevance" else "none",
+        "kappa_weights": KAPPA_WEIGHTS.get(t.task, "none"),
         "kappa_unweighted": _est(t.kappa_unweighted),
         "position_consistency": _est(position.consistency) if position else None,
         "first_slot_preference": _est(position.first_slot_preference) if position else None,
@@ -233,14 +239,16 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
-    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
+    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets": {NAME:
+    {"order": {SCORE: tau}, "systems", "nuggetizer"}}}``."""
     return {"judges": {name: {task: {**task_dict(t), "retest": retest_dict(report, name, task),
                                      "prompt_hashes": report.prompts[name][task],
                                      "models": report.models.get(name, {}).get(task, []),
                                      **({"n_flagged_left_out": report.flagged.get(name, {}).get(task, 0)} if task == "claims" else {})}
                               for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
-            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
+            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level,
+            "nuggets": {name: c.as_dict() for name, c in report.nuggets.items()}}
 
 
 def retest_dict(report: JudgeReport, name: str, task: str) -> dict[str, Any]:
@@ -249,5 +257,5 @@ def retest_dict(report: JudgeReport, name: str, task: str) -> dict[str, Any]:
     r = report.retest.get(name, {}).get(task)
     if r is not None:
         return r.as_dict()
-    return {"repeats": 1, "n": 0, "n_pairs": 0, "kappa": None, "kappa_weights": "quadratic" if task == "relevance" else "none",
+    return {"repeats": 1, "n": 0, "n_pairs": 0, "kappa": None, "kappa_weights": KAPPA_WEIGHTS.get(task, "none"),
             "agreement": None, "flip_rate": None, "ties": 0}

@@ -3,7 +3,8 @@
 The work is every pool entry (relevance), every faithfulness item, every pairwise item in
 both orders (``AB``: response A shown first; ``BA``: B first), or every item of a task on
 answers: each claim against its answer's contexts (claims), each answer with a reference
-(correctness), each answer (answer relevance). An abstention (empty response) has no item. A
+(correctness), each answer (answer relevance), each answer with each nugget of its question
+(nuggets: whether the answer supports it). An abstention (empty response) has no item. A
 unit the judge already has a verdict for under the same model, prompt and settings is
 skipped, so an interrupted run (even a killed process) resumes where it stopped: verdicts are
 committed as they arrive (all that arrived together in one transaction). A call in the cache
@@ -35,6 +36,7 @@ from labeler.judges.repeats import combine
 from labeler.store.access import require_admin
 from labeler.store.corpus import pool_texts
 from labeler.store.judge_calls import RecordedCall, cache_replies, done_targets, record_judge_calls
+from labeler.store.nugget_support import support_targets
 from labeler.store.rubric import current_rubric
 from labeler.store.verdicts import CallResult, Target, VerdictItem, content_hash, list_items
 from labeler.store.vocabulary import GRADES, TASKS, Caller
@@ -128,15 +130,28 @@ def _values(task: str, item: VerdictItem) -> dict[str, str | list[str] | None] |
     return None
 
 
+def _nugget_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit]:
+    """Each (answer, active nugget of its question): does the answer support the nugget?"""
+    for t in support_targets(db):
+        yield Unit(Target("nuggets", item_id=t.item_id), t.item_hash, prompt,
+                   {"question": t.question, "response": t.response, "nugget": t.nugget})
+
+
 def units(db: sqlite_utils.Database, task: str, prompt: Prompt) -> list[Unit]:
-    """Every call ``task`` needs, in a stable order (pool order; item_id, then AB before BA)."""
+    """Every call ``task`` needs, in a stable order (pool order; item_id, then AB before BA;
+    for nuggets, by answer and the nuggets' order)."""
+    if task == "nuggets":
+        return list(_nugget_units(db, prompt))
     return list(_relevance_units(db, prompt) if task == "relevance" else _item_units(db, task, prompt))
 
 
 def _verdict(task: str, order: str | None, result: CallResult) -> CallResult:
     """Parse the reply; a pairwise slot (A: shown first) becomes the response shown there.
-    A reply cut short (:attr:`CallResult.cut_short`) is unparseable whatever it holds."""
-    token = parse_reply(task, result.raw) if result.error is None and result.cut_short is None else None
+    A reply cut short (:attr:`CallResult.cut_short`) is unparseable whatever it holds, but for a nuggets
+    verdict whose first line ended before the cut."""
+    # A nuggets verdict stands on the reply's first line: one cut while quoting its passage is whole there.
+    whole = result.cut_short is None or (task == "nuggets" and "\n" in (result.raw or "").strip())
+    token = parse_reply(task, result.raw) if result.error is None and whole else None
     if token is not None and order == "BA" and token in ("A", "B"):
         token = "B" if token == "A" else "A"
     return replace(result, verdict=token, parseable=token is not None)
@@ -154,6 +169,7 @@ _NOTHING = {
     "claims": "claims items (import a system's answers with import-answers; claims come with the file or from split-claims)",
     "correctness": "correctness items (import a system's answers, with a reference, with import-answers)",
     "answer-relevance": "answer-relevance items (import a system's answers with import-answers)",
+    "nuggets": "(answer, nugget) pairs (import nuggets with import-nuggets and answers to their questions)",
 }
 
 

@@ -10,6 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from calibration.formatting import fixed
+from calibration.report_figures import answer_metric_figures, with_figures
 from calibration.report_page import STYLE, html_table, page_head, wide
 from labeler.generation.registry import ANSWER_METRICS, LABELS, LEFT_OUT, SOURCES
 
@@ -82,6 +83,10 @@ def _note(metric: str, source: str, r: Rate) -> str:
         empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
         notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only"
                      + empty)
+    if r.extra.get("weighted"):
+        outside = r.extra.get("n_outside_sample")
+        notes.append("each labelled answer of the sample weighs 1/its inclusion probability"
+                     + (f"; {_answers(outside)} labelled outside the sample left out" if outside else ""))
     return "; ".join(notes)
 
 
@@ -172,7 +177,8 @@ def to_text(m: AnswerMetrics) -> str:
 
 
 def to_html(m: AnswerMetrics, title: str = "Generation metrics", *, card: str | None = None) -> str:
-    """The metrics as one self-contained HTML page (every name from the data escaped), with the
+    """The metrics as one self-contained HTML page (every name from the data escaped): the
+    forest plots of the rates and of the paired differences first, then the tables, with the
     judge's calibration ``card`` line at the end when given."""
     parts = [page_head(title),
              f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"]
@@ -187,4 +193,4 @@ def to_html(m: AnswerMetrics, title: str = "Generation metrics", *, card: str | 
     if card:
         parts.append(f"<p>{escape(card)}</p>\n")
     parts.append("</body></html>")
-    return "".join(parts)
+    return with_figures("".join(parts), answer_metric_figures(m.as_dict()))
