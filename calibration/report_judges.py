@@ -73,6 +73,19 @@ def flag_note(n: int) -> str:
             "a flag judges how the answer was split, and a judge is never asked it.")
 
 
+def retest_line(d: Mapping[str, Any]) -> str:
+    """A task's JSON (its ``retest``, ``kappa`` and ``human_ceiling``): the judge against itself,
+    beside its agreement with people and people's ceiling, in words."""
+    r = d.get("retest")
+    if r is None or r["repeats"] <= 1:
+        return ("Test-retest: not measured (one call an item; run-judge --repeats 2 or more asks each item again "
+                "and combines the calls by majority).")
+    return (f"Test-retest over {r['repeats']} repeats, n = {r['n']} items ({r['n_pairs']} pairs of repeats): kappa "
+            f"{_fmt(r['kappa'])}, flip rate {_fmt(r['flip_rate'])}, {r['ties']} tied; beside kappa with people "
+            f"{_fmt(d['kappa'])} and people's ceiling {_fmt(d['human_ceiling']['kappa'])}. Every figure here rests on "
+            "the majority verdict of the repeats.")
+
+
 def _per_verdict(x: float | None, digits: int) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
@@ -154,6 +167,7 @@ def task_lines(report: Report, name: str, task: str, max_disagreements: int = 10
     ceiling = d["human_ceiling"]
     lines.append(f"Human ceiling on the {ceiling['n']} items two or more people labelled: agreement "
                  f"{_fmt(ceiling['agreement'])}, kappa {_fmt(ceiling['kappa'])}.")
+    lines.append(retest_line(d))
     if task == "claims":
         lines.append(flag_note(d["n_flagged_left_out"]))
     if "verbosity" in d:  # a pairwise task
@@ -188,7 +202,8 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
              wide(html_table(header, rows))]
     for name, tasks in data["judges"].items():
         for task, d in tasks.items():
-            parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>"]
+            parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>",
+                      f"<p>{escape(retest_line(d))}</p>"]
             if task == "claims":
                 parts.append(f"<p>{escape(flag_note(d['n_flagged_left_out']))}</p>")
             if d["confusion"] is not None:

@@ -101,6 +101,9 @@ def write_project_files(root: Path) -> None:
     """Every input file the README names, under its name, and the setup's own files."""
     from trace_fixtures import phoenix_frame, record_spans, write_traces
 
+    (root / "v2.txt").write_text("You compare two responses to the same question: which one answers it correctly?\n"
+                                 "{question}\n{context}\n{first}\n\n{second}\n\nReply with A, B or TIE only.\n",
+                                 encoding="utf-8")
     write_traces(root / "traces.jsonl", _traces(49))
     phoenix_frame(record_spans(_traces(50))[0]).to_parquet(root / "phoenix_spans.parquet")
     _jsonl(root / "chunks.jsonl", [{"doc_id": d, "title": f"Chunk {d}", "text": chunk_text(d)} for d in all_docs()])

@@ -162,3 +162,35 @@ def _judge(key: tuple[str, str]) -> str:
     from nugget_fixtures import JUDGE
 
     return JUDGE[key].upper()
+
+
+def test_nuggets_run_with_repeats_and_settings_keys_each_call_and_retests_linear(tmp_path: Path,
+                                                                                  server: JudgeServer) -> None:
+    db_path = build(tmp_path, judge=False)
+    args = ["run-judge", db_path, "--judge", "rep", "--model", "m", "--base-url", server.url, "--task", "nuggets",
+            "--repeats", "2", "--temperature", "0.5"]
+    out = _invoke(*args)
+    assert f"{len(PEOPLE)} to judge, 0 already done, 0 from the cache, {2 * len(PEOPLE)} calls" in out
+    db = connect(db_path)
+    keys = db.conn.execute("SELECT endpoint, temperature, max_tokens, repeat, COUNT(*) FROM judge_cache "
+                           "GROUP BY 1, 2, 3, 4 ORDER BY 4").fetchall()
+    assert [k[1:] for k in keys] == [(0.5, 128, 0, len(PEOPLE)), (0.5, 128, 1, len(PEOPLE))]
+    assert all(k[0] for k in keys)  # the endpoint is part of the key
+    assert db.conn.execute("SELECT COUNT(*) FROM judge_repeats").fetchone()[0] == 2 * len(PEOPLE)
+    assert f"{len(PEOPLE)} already done" in _invoke(*args)
+    # The same run at another temperature is another call: nothing from the cache.
+    cold = _invoke("run-judge", db_path, "--judge", "rep2", "--model", "m", "--base-url", server.url, "--task", "nuggets")
+    assert f"0 from the cache, {len(PEOPLE)} calls" in cold
+    retest = json.loads(_invoke("calibrate", db_path, "--judge", "rep", "--json", "--n-boot", "50"))["judges"]["rep"]["nuggets"]["retest"]
+    # The stub answers alike every time: every pair of repeats agrees.
+    assert (retest["repeats"], retest["n"], retest["n_pairs"], retest["kappa_weights"]) == (2, len(PEOPLE), len(PEOPLE), "linear")
+    assert retest["flip_rate"]["value"] == 0 and retest["kappa"]["value"] == pytest.approx(1.0)
+
+
+def test_nuggetize_caches_its_replies_under_the_endpoint_and_settings(tmp_path: Path, server: JudgeServer) -> None:
+    db_path = build(tmp_path, judge=False, people=False)
+    (tmp_path / "h.qrels").write_text("q1 0 d1 2\n", encoding="utf-8")
+    run("import-judgments", db_path, tmp_path / "h.qrels", "--annotator", "ann")
+    _invoke("nuggetize", db_path, "--judge", "nz", "--model", "m", "--base-url", server.url, "--json")
+    rows = connect(db_path).conn.execute("SELECT endpoint, temperature, options, repeat FROM judge_cache").fetchall()
+    assert len(rows) == 2 and {r[1:] for r in rows} == {(0.0, "{}", 0)} and all(r[0] for r in rows)

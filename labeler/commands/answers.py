@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
-from labeler.commands.judge import clear_text_warning, report_calls
+from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 
 
 @click.command("import-answers")
@@ -74,16 +74,19 @@ def import_answers(project: Project, file: str, system: str, batch: str | None, 
               help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
 @json_option
+@call_options
 def split_claims(project: Project, system: str, sentences: bool, judge: str | None, model: str | None,
                  base_url: str | None, concurrency: int, limit: int | None, timeout: float, attempts: int,
-                 max_tokens: int, as_json: bool) -> None:
+                 max_tokens: int, as_json: bool, calls: CallOptions) -> None:
     """Give each answer of SYSTEM in DB that has no claims yet its claims, ANSWER_ID#N.
 
     --sentences cuts the response into sentences (claims marked as sentence-level).
     --judge NAME --model M --base-url URL asks a judge model for one checkable fact per line
     (a versioned prompt; its hash is stored with every claim). The key is read from
-    OPENAI_API_KEY, calls are cached by (model, prompt hash, question and response), and an
-    interrupted run resumes: an answer that has claims is done. A reply that is not one claim
+    OPENAI_API_KEY, calls are cached by everything that changes a reply (endpoint, model, prompt
+    hash, question and response, --temperature, --max-tokens, --sampling), and an interrupted
+    run resumes: an answer that has claims is done. --dry-run counts the calls it would make and
+    their prompt tokens, and sends nothing; a run ends with the tokens the endpoint reported. A reply that is not one claim
     per line (or NONE) is counted as unparseable and gives no claims, and so is a reply cut short
     (the model stopped at --max-tokens, or it is longer than the 10,000 characters kept: said,
     and a rerun with a larger --max-tokens asks those cut at the budget again). The question and
@@ -110,8 +113,12 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     if sentences:
         r = SplitReport(system, SPLITTER, **run(project.db, system, caller=OWNER))
     else:
-        s = _split_by_judge(project, system, judge, model, base_url, concurrency=concurrency, limit=limit,  # type: ignore[arg-type]
-                            endpoint={"timeout": timeout, "attempts": attempts, "max_tokens": max_tokens}, caller=OWNER)
+        s, endpoint = _split_by_judge(project, system, judge, model, base_url, calls,  # type: ignore[arg-type]
+                                      concurrency=concurrency, limit=limit, caller=OWNER,
+                                      endpoint={"timeout": timeout, "attempts": attempts, "max_tokens": max_tokens})
+        if endpoint.plan is not None:
+            calls.finish(endpoint, as_json=as_json)
+            return
         r = SplitReport(system, s.prompt_hash, s.answers, s.claims, s.total - s.answers, s.calls, s.from_cache,
                         s.errors, s.unparseable, s.cut)
     if as_json:
@@ -124,21 +131,22 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
         click.echo(line)
     if judge is not None:
         report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable, no claims stored")
+        calls.finish(endpoint, as_json=as_json)
 
 
-def _split_by_judge(project: Project, system: str, judge: str, model: str, base_url: str, *, concurrency: int,
-                    limit: int | None, endpoint: dict[str, Any], caller: Any) -> Any:
+def _split_by_judge(project: Project, system: str, judge: str, model: str, base_url: str, calls: CallOptions, *,
+                    concurrency: int, limit: int | None, endpoint: dict[str, Any], caller: Any) -> tuple[Any, Any]:
     """Ask the judge model at ``base_url`` for the claims (a warning first when the key would go
-    out in clear text)."""
+    out in clear text): the summary and the endpoint called (its plan, on a dry run)."""
     from labeler.judges.claims import split_with_judge  # lazy: start-up
-    from labeler.judges.client import Endpoint  # lazy: start-up
 
     warning = clear_text_warning(base_url)
     if warning:
         click.echo(warning, err=True)
-    with Endpoint(base_url, **endpoint) as client:
-        return split_with_judge(project.db, system, judge=judge, model=model, endpoint=client,
-                                concurrency=concurrency, limit=limit, caller=caller)
+    with calls.endpoint(base_url, model=model, **endpoint) as client:
+        s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=client,
+                             concurrency=concurrency, limit=limit, caller=caller)
+    return s, client
 
 
 COMMANDS: list[click.Command] = [import_answers, split_claims]

@@ -187,13 +187,13 @@ def _create(db: sqlite_utils.Database, endpoint: Endpoint, model: str, version: 
     question_of = {q: text for q, text, _ in todo}
 
     def record(unit: tuple[str, str, str], result: CallResult, fresh: bool) -> None:
-        query_id, item_hash, _ = unit
+        query_id = unit[0]
         raw = tally.reply(result, fresh)
         texts = None if raw is None else parse_claims(raw)
         if raw is not None and texts is None:
             tally.unparseable += 1
         if fresh and result.cacheable:
-            proposals_store.cache_reply(db, model, version, item_hash, result, parseable=texts is not None)
+            proposals_store.cache_reply(db, result, parseable=texts is not None)
         if texts == []:
             tally.none_found += 1
         elif texts:

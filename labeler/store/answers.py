@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from labeler.store.access import require_admin
 from labeler.store.answer_records import BATCH_OF, check_batch_name, default_batch
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
+from labeler.store.judge_calls import cache_reply
 from labeler.store.nugget_support import add_support_items
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.verdicts import CallResult
@@ -222,8 +223,9 @@ def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapp
     stored before it and a rerun finds them. ``source`` names where the answer came from in
     error messages (as a file's path does for an import). Returns the answers added (0 or 1).
 
-    ``result`` is the call to cache (None when the reply came from the cache, or the call
-    failed: a failed call is tried again by the next run).
+    ``result`` is the call to cache, under its key (``result.key``: the endpoint, model, prompt
+    and settings it was made with); None when the reply came from the cache, or the call failed:
+    a failed call is tried again by the next run.
 
     Raises:
         StoreError: as :func:`add_answers` (a retrieved doc_id not in the corpus, the
@@ -236,13 +238,8 @@ def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapp
         if answer is not None:
             db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
             added = _write_batch(db, source, system, [(1, answer)], at, default_batch())[0]
-        if result is not None and result.cacheable:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, int(answer is not None), result.tokens_in, result.tokens_out,
-                 result.latency, at, result.raw_length],
-            )
+        if result is not None:
+            cache_reply(db, replace(result, verdict=None, parseable=answer is not None))
     return added
 
 
@@ -396,8 +393,9 @@ def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequenc
     """Store what a judge model split an answer into, and cache its reply: one transaction.
 
     ``texts`` None: the reply could not be parsed (no claims are stored). ``result`` is the
-    call to cache (None when the reply came from the cache, or the call failed: a failed call
-    is tried again by the next run). Returns the number of claims added.
+    call to cache, under its key (``result.key``); None when the reply came from the cache, or
+    the call failed: a failed call is tried again by the next run. Returns the number of claims
+    added.
     """
     at = now()
     with transaction(db):
@@ -405,13 +403,8 @@ def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequenc
         if texts:
             added = _insert_claims(db, answer_id, texts, "judge", prompt_hash,
                                    json.dumps({"judge": judge, "model": model}, ensure_ascii=False, sort_keys=True), at)
-        if result is not None and result.cacheable:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, int(texts is not None), result.tokens_in, result.tokens_out,
-                 result.latency, at, result.raw_length],
-            )
+        if result is not None:
+            cache_reply(db, replace(result, verdict=None, parseable=texts is not None))
     return added
 
 

@@ -11,11 +11,12 @@ later), dropped, or pending while no nugget refers to it. Changing admin work: `
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import sqlite_utils
 
+from labeler.store import judge_calls
 from labeler.store.access import require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
@@ -145,26 +146,16 @@ def record_proposals(db: sqlite_utils.Database, query_id: str, proposals: Sequen
                 "INSERT OR IGNORE INTO nugget_proposals (query_id, judge, model, prompt_hash, n, text, importance, at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [query_id, judge, model, prompt_hash, n, text, importance, at])
             added += cursor.rowcount
-        if result is not None and result.cacheable:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, int(proposals is not None), result.tokens_in,
-                 result.tokens_out, result.latency, at, result.raw_length])
+        if result is not None:
+            judge_calls.cache_reply(db, replace(result, verdict=None, parseable=proposals is not None))
     return added
 
 
-def cache_reply(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, result: CallResult, *,
-                parseable: bool) -> None:
-    """Cache one reply of a call that stores nothing by itself (a nuggetizer's first call)."""
-    if not result.cacheable:
-        return
+def cache_reply(db: sqlite_utils.Database, result: CallResult, *, parseable: bool) -> None:
+    """Cache one reply of a call that stores nothing by itself (a nuggetizer's first call), under
+    its key (``result.key``: the endpoint, model, prompt and settings it was made with)."""
     with transaction(db):
-        db.conn.execute(
-            "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-            "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-            [model, prompt_hash, item_hash, result.raw, int(parseable), result.tokens_in, result.tokens_out,
-             result.latency, now(), result.raw_length])
+        judge_calls.cache_reply(db, replace(result, verdict=None, parseable=parseable))
 
 
 def proposed_queries(db: sqlite_utils.Database, judge: str, model: str, prompt_hash: str) -> set[str]:

@@ -32,6 +32,7 @@ from labeler.store.migrations import (
     m18_declines,
     m19_answer_batches,
     m20_nuggets,
+    m21_judge_settings,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -56,6 +57,7 @@ MIGRATIONS: list[str] = [
     m18_declines.SQL,
     m19_answer_batches.SQL,
     m20_nuggets.SQL,
+    m21_judge_settings.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
