@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
+from labeler.commands.common import endpoint_options, Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
 from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 
 
@@ -67,12 +67,7 @@ def import_answers(project: Project, file: str, system: str, batch: str | None, 
 @judge_option(help="Ask a judge model, stored under this name, for one claim per line.")
 @click.option("--model", default=None, help="Model name the endpoint serves (with --judge).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (with --judge).")
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Split at most N more answers this run (--judge).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@endpoint_options("Split at most N more answers this run (--judge).")
 @json_option
 @call_options
 def split_claims(project: Project, system: str, sentences: bool, judge: str | None, model: str | None,

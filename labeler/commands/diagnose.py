@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
+from labeler.commands.common import endpoint_options, each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
 from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 from labeler.store.vocabulary import RELEVANCE_LEVEL
 
@@ -113,12 +113,7 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
                    "Default: a built-in template.")
 @click.option("--all", "every", is_flag=True, help="Test every question, not only the wrong ones.")
 @_judge_option
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask at most N more questions this run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@endpoint_options("Ask at most N more questions this run.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @json_option
 @call_options

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from labeler.commands.common import (
+    endpoint_options,
     Project,
     echo_json,
     html_option,
@@ -153,13 +154,7 @@ def call_options(command: Callable[..., Any]) -> Callable[..., Any]:
                    "{reference} {response}; answer-relevance: {question} {response}; nuggets: {question} {response} "
                    "{nugget}). Default: the built-in "
                    "prompt of the task.")
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge at most N more items this run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
-              help="Seconds one attempt may take in all, from connecting to the reply's last byte.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
-                   "a Retry-After header is waited for, up to 60 s).")
+@endpoint_options("Judge at most N more items this run.", max_tokens=None)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
               help="Reply budget per call (default 16; 128 for --task nuggets: the verdict and the passage it rests on).")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,

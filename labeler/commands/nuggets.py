@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from labeler.commands.common import (
+    endpoint_options,
     Project,
     echo_json,
     file_argument,
@@ -109,12 +110,7 @@ def nugget_metrics(golden: str, systems: tuple[str, ...], judge: str | None, ci:
 @click.option("--max-chunks", type=click.IntRange(1, 200), default=20, show_default=True,
               help="Relevant chunks given per question at most (best grade first).")
 @relevance_level_option
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Propose for at most N more questions this run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True, help="Seconds per attempt.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Reply budget per call.")
+@endpoint_options("Propose for at most N more questions this run.", timeout=120.0, max_tokens=1024)
 @json_option
 def nuggetize(project: Project, judge: str, model: str, base_url: str, max_nuggets: int, max_chunks: int,
               relevance_level: int, concurrency: int, limit: int | None, timeout: float, attempts: int,

@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from calibration.formatting import fixed
 from calibration.report import plain, table_lines
 from calibration.report_page import STYLE, html_table, page_head, wide
+from labeler.commands.reports.answer_metrics import pair_rows, pairs_by_systems
 from labeler.generation.registry import LABELS as _LABELS
 from labeler.generation.registry import NUGGET_METRICS as METRICS
 
 if TYPE_CHECKING:
-    from labeler.generation.metrics import Pair, Rate
+    from labeler.generation.metrics import Rate
     from labeler.generation.nuggets import NuggetMetrics, SystemNuggets
 
 _SOURCE = {"people": "people", "judge": "judge", "ppi": "PPI++"}
@@ -63,22 +64,6 @@ def rows(s: SystemNuggets, judged: bool) -> list[list[str]]:
     return out
 
 
-def pair_rows(pairs: Sequence[Pair]) -> list[list[str]]:
-    """One row per (score, source) of two systems paired."""
-    out, last = [], None
-    for p in pairs:
-        if p.difference is None:
-            reading = p.why or ""
-        elif p.low is not None and p.high is not None and p.low <= 0.0 <= p.high:
-            reading = "no difference shown (one below the MDD would go unseen)"
-        else:
-            reading = f"{p.a if p.difference > 0 else p.b} higher"
-        out.append([_LABELS[p.metric] if p.metric != last else "", _SOURCE[p.source], _f(p.difference, sign=True),
-                    _interval(p.low, p.high, sign=True), str(p.n), _f(p.mdd), reading])
-        last = p.metric
-    return out
-
-
 def intro(m: NuggetMetrics) -> list[str]:
     """The report's opening lines: what the numbers are and what they stand on."""
     who = (f"people, judge {m.judge!r}, and PPI++ (people where they labelled, the judge everywhere)" if m.judge
@@ -95,13 +80,6 @@ def intro(m: NuggetMetrics) -> list[str]:
             "mean answer length of the answers counted.")]
 
 
-def _groups(pairs: Sequence[Pair]) -> dict[tuple[str, str], list[Pair]]:
-    grouped: dict[tuple[str, str], list[Pair]] = {}
-    for p in pairs:
-        grouped.setdefault((p.a, p.b), []).append(p)
-    return grouped
-
-
 def _system_line(s: SystemNuggets) -> str:
     words = "" if s.words is None else f", mean {s.words:.1f} words"
     gone = sum(a.why == "no_nuggets" for a in s.people)
@@ -114,7 +92,7 @@ def to_text(m: NuggetMetrics) -> str:
     for s in m.systems:
         lines += ["", plain(_system_line(s)),
                   *table_lines(HEADER, [[plain(c) for c in row] for row in rows(s, m.judge is not None)], markdown=False)]
-    for (a, b), pairs in _groups(m.pairs).items():
+    for (a, b), pairs in pairs_by_systems(m.pairs).items():
         lines += ["", plain(f"{a} - {b}, paired on the questions both answered (MDD: the smallest true difference "
                             "found 80% of the time at alpha 0.05)"),
                   *table_lines(PAIR_HEADER, pair_rows(pairs), markdown=False)]
@@ -128,7 +106,7 @@ def to_html(m: NuggetMetrics, title: str = "Nugget scores") -> str:
     for s in m.systems:
         parts.append(f"<section><h2>{escape(s.system)}</h2><p>{escape(_system_line(s))}</p>"
                      f"{wide(html_table(HEADER, rows(s, m.judge is not None)))}</section>")
-    for (a, b), pairs in _groups(m.pairs).items():
+    for (a, b), pairs in pairs_by_systems(m.pairs).items():
         parts.append(f"<section><h2>{escape(a)} &minus; {escape(b)}</h2><p>Paired on the questions both answered.</p>"
                      f"{wide(html_table(PAIR_HEADER, pair_rows(pairs)))}</section>")
     parts.append("</body></html>\n")
