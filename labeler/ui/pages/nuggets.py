@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import sqlite_utils
 import streamlit as st
 
+from calibration.formatting import markdown_escape
 from labeler.store import StoreError
 from labeler.store import nugget_proposals as proposals
 from labeler.store import nuggets as store
@@ -53,7 +54,7 @@ def _nugget_row(db: sqlite_utils.Database, user: Annotator, n: store.Nugget, ord
                 chunk_ids: Sequence[str]) -> None:
     k = f"{KEY}{n.nugget_id}_"
     with st.container(border=True):
-        st.caption(f"{n.position}. {n.nugget_id} · {n.origin}" + (" · text fixed (labelled or frozen)" if n.text_fixed else ""))
+        st.caption(f"{n.position}. {markdown_escape(n.nugget_id)} · {markdown_escape(n.origin)}" + (" · text fixed (labelled or frozen)" if n.text_fixed else ""))
         text = st.text_area("Text", n.text, key=k + "text", height=68, disabled=n.text_fixed)
         importance = st.radio("Importance", IMPORTANCE, index=IMPORTANCE.index(n.importance), key=k + "imp",
                               horizontal=True)
@@ -100,7 +101,7 @@ def _proposals(db: sqlite_utils.Database, user: Annotator, query_id: str) -> Non
     for p in pending:
         k = f"{KEY}p{p.proposal_id}_"
         with st.container(border=True):
-            st.caption(f"Proposal {p.n} of judge {p.judge}")
+            st.caption(f"Proposal {p.n} of judge {markdown_escape(p.judge)}")
             text = st.text_area("Text", p.text, key=k + "text", height=68)
             importance = st.radio("Importance", IMPORTANCE, index=IMPORTANCE.index(p.importance), key=k + "imp",
                                   horizontal=True)
