@@ -12,8 +12,10 @@ requests it held at once. Measured in the same run, on the same server, each N i
   reply's JSON parsed): what this machine and this server give a client with next to no
   per-call work. On a machine shared with other work, the bound is not reachable by anyone;
   this line says how far from it the machine itself is.
-- ``openai``: the ``openai`` async client alone, as goldpool calls it (one client, its request
-  to /chat/completions with the reply raw, the JSON read), in a child process: what the library costs with no goldpool around it.
+- ``openai``: the ``openai`` async client alone, as goldpool calls it (one client on the HTTP
+  client goldpool hands it, ``labeler.judges.transport.http_client``: openai's aiohttp transport
+  when aiohttp is installed; its request to /chat/completions with the reply raw, the JSON
+  read), in a child process: what the library costs with no goldpool around it.
 - ``goldpool``: ``run_judge`` over a synthetic project (``--calls`` pool entries, relevance,
   progress bar on, written to a file whose size is reported), in a child process whose CPU
   time per verdict is reported.
@@ -137,12 +139,14 @@ def openai_child(port: int, concurrency: int, calls: int, out: multiprocessing.Q
     calls a second and CPU seconds per call."""
     import openai
 
-    from labeler.judges.client import response_type
+    from labeler.judges.client import MAX_REPLY_BYTES
+    from labeler.judges.transport import http_client, response_type
 
     response = response_type(openai)
 
     async def run() -> float:
-        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0)
+        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0,
+                                    http_client=http_client(openai, MAX_REPLY_BYTES, concurrency))
         body = {"model": "bench", "messages": [{"role": "user", "content": "grade this passage " * 40}],
                 "max_tokens": 16, "temperature": 0}
         left = [calls]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import os
 import re
@@ -74,6 +76,24 @@ def test_5xx_timeouts_and_malformed_json_are_retried(db, server) -> None:
     summary = _run(db, server, concurrency=1, endpoint=_endpoint(server, timeout=0.5))
     assert (summary.calls, summary.requests, summary.errors) == (6, 10, 0)
     assert all(v is not None for v in _grades(db).values())
+
+
+@pytest.mark.parametrize("attempts", [1, 2, 4])
+def test_a_failing_call_is_tried_exactly_attempts_times_with_doubling_waits(db, server, attempts, monkeypatch) -> None:
+    from labeler.judges import client
+
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(client.asyncio, "sleep", sleep)
+    server.script = ["500"] * attempts  # the first call fails every attempt; the others answer
+    summary = _run(db, server, concurrency=1, endpoint=_endpoint(server, attempts=attempts, backoff=0.25))
+    assert (summary.calls, summary.requests, summary.errors) == (6, 5 + attempts, 1)
+    assert waits == [0.25 * 2 ** i for i in range(attempts - 1)]
 
 
 def test_a_slow_reply_within_the_timeout_is_waited_for_and_its_latency_kept(db, server) -> None:
@@ -255,8 +275,11 @@ def test_an_endpoint_keeps_one_openai_client_its_pool_as_wide_as_the_calls_in_fl
         second = run_judge(db, judge="j2", model="m2", endpoint=endpoint, concurrency=3, progress=False, caller=OWNER)
         assert endpoint._client is client and isinstance(client, openai.AsyncOpenAI)
         assert endpoint.connections == 3
-        pool = client._client._transport._pool  # the HTTP client openai was handed, and its connection pool
-        assert pool._max_connections == 3 and pool._max_keepalive_connections == 3
+        transport = client._client._transport  # the HTTP client openai was handed, and its transport
+        if hasattr(transport, "_pool"):  # httpx's own transport and its connection pool
+            assert transport._pool._max_connections == 3 and transport._pool._max_keepalive_connections == 3
+        else:  # openai's aiohttp transport (openai[aiohttp] installed): its session's connector
+            assert type(transport).__name__ == "AiohttpTransport" and transport.client.connector.limit == 3
     assert (first.calls, second.calls, server.count) == (6, 6, 12)
     # Every request went through openai's client: the key as its bearer token.
     assert all(a.startswith("Bearer ") for a in server.authorization)

@@ -194,3 +194,35 @@ def test_nuggetize_caches_its_replies_under_the_endpoint_and_settings(tmp_path: 
     _invoke("nuggetize", db_path, "--judge", "nz", "--model", "m", "--base-url", server.url, "--json")
     rows = connect(db_path).conn.execute("SELECT endpoint, temperature, options, repeat FROM judge_cache").fetchall()
     assert len(rows) == 2 and {r[1:] for r in rows} == {(0.0, "{}", 0)} and all(r[0] for r in rows)
+
+
+def test_nuggetize_dry_run_counts_the_first_calls_and_bounds_the_second_then_a_run_keeps_within(
+        tmp_path: Path, server: JudgeServer) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()  # one token a run of non-space characters
+    tok.save(str(tmp_path / "tokenizer.json"))
+    db_path = build(tmp_path, judge=False, people=False)
+    (tmp_path / "h.qrels").write_text("q1 0 d1 2\nq1 0 d2 1\nq4 0 d4 3\n", encoding="utf-8")
+    run("import-judgments", db_path, tmp_path / "h.qrels", "--annotator", "ann")
+    args = ["nuggetize", db_path, "--judge", "nz", "--model", "m", "--base-url", server.url, "--max-tokens", "64",
+            "--temperature", "0.7", "--sampling", "seed=7"]
+    dry = json.loads(_invoke(*args, "--dry-run", "--tokenizer", tmp_path / "tokenizer.json", "--json"))["dry_run"]
+    assert server.count == 0 and connect(db_path).conn.execute("SELECT count(*) FROM judge_cache").fetchone()[0] == 0
+    assert (dry["calls"], dry["from_cache"], dry["later_calls"], dry["reply_tokens_at_most"]) == (2, 0, 2, 4 * 64)
+    text = _invoke(*args, "--dry-run", "--tokenizer", tmp_path / "tokenizer.json")
+    assert "then at most 2 calls whose prompts hold those replies" in text and "Nothing was sent." in text
+    out = _invoke(*args)
+    assert server.count == 4
+    bodies = list(server.requests)
+    assert all(b["temperature"] == 0.7 and b["seed"] == 7 and b["max_tokens"] == 64 for b in bodies)
+    words = [len(b["messages"][0]["content"].split()) for b in bodies]
+    first = [w for b, w in zip(bodies, words) if "You write the nuggets" in b["messages"][0]["content"]]
+    later = [w for b, w in zip(bodies, words) if "how much each nugget matters" in b["messages"][0]["content"]]
+    assert sum(first) == dry["prompt_tokens"] and len(later) == 2
+    assert sum(later) <= dry["later_prompt_tokens_at_most"]
+    # The run ends with the tokens the endpoint reported (the stub: a message's words).
+    assert f"Tokens the endpoint reported: {sum(words)} in" in out
+    again = json.loads(_invoke(*args, "--dry-run", "--json"))["dry_run"]  # every question done: nothing to call
+    assert (again["calls"], again.get("later_calls", 0)) == (0, 0)

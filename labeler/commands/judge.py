@@ -87,6 +87,9 @@ def plan_line(plan: Mapping[str, Any], prices: Any) -> str:
     line = (f"Dry run: {plan['calls']} calls to make ({plan['from_cache']} answered by the cache), "
             f"{plan['prompt_tokens']:,} prompt tokens ({plan['tokenizer']}), replies at most "
             f"{plan['reply_tokens_at_most']:,} tokens")
+    if plan.get("later_calls"):
+        line += (f"; then at most {plan['later_calls']} calls whose prompts hold those replies, at most "
+                 f"{plan['later_prompt_tokens_at_most']:,} prompt tokens")
     if prices.given:
         line += (f"; cost {_money(plan['cost_prompt'])} for the prompts, at most {_money(plan['cost_at_most'])} "
                  f"with replies at their full budget ({_prices(prices)})")

@@ -18,7 +18,7 @@ from labeler.commands.common import (
     relevance_level_option,
     with_project,
 )
-from labeler.commands.judge import clear_text_warning, report_calls
+from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 from labeler.store.vocabulary import OWNER
 
 
@@ -111,10 +111,11 @@ def nugget_metrics(golden: str, systems: tuple[str, ...], judge: str | None, ci:
               help="Relevant chunks given per question at most (best grade first).")
 @relevance_level_option
 @endpoint_options("Propose for at most N more questions this run.", timeout=120.0, max_tokens=1024)
+@call_options
 @json_option
 def nuggetize(project: Project, judge: str, model: str, base_url: str, max_nuggets: int, max_chunks: int,
               relevance_level: int, concurrency: int, limit: int | None, timeout: float, attempts: int,
-              max_tokens: int, as_json: bool) -> None:
+              max_tokens: int, as_json: bool, calls: CallOptions) -> None:
     """Ask a judge model to propose each question's nuggets from its relevant chunks.
 
     Per question with chunks graded --relevance-level or above (by the current labels), two
@@ -125,21 +126,25 @@ def nuggetize(project: Project, judge: str, model: str, base_url: str, max_nugge
     reports the shares kept, edited, dropped and missed. Calls go through run-judge's client:
     the key from OPENAI_API_KEY, the texts framed as data, a cache by (model, prompt, texts),
     resumption (a question the judge proposed for is done), errors counted; a run whose every
-    call fails exits with an error.
+    call fails exits with an error. --temperature and --sampling are sent with every call and
+    are part of the cache's key; --dry-run counts the first calls and their prompt tokens, and
+    bounds the second calls (one a question, their prompts holding the first replies).
 
-    JSON keys: judge, prompt_hash, questions (with relevant chunks), already_done, proposed
+    JSON keys (a dry run: dry_run, as run-judge's): judge, prompt_hash, questions (with relevant chunks), already_done, proposed
     (questions given proposals this run), nuggets, from_cache, calls, requests, errors,
     unparseable, cut_short.
     """
-    from labeler.judges.client import Endpoint  # lazy: start-up
     from labeler.judges.nuggetize import nuggetize as run  # lazy: start-up
 
     warning = clear_text_warning(base_url)
     if warning:
         click.echo(warning, err=True)
-    with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
+    with calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
         s = run(project.db, judge=judge, model=model, endpoint=endpoint, max_nuggets=max_nuggets, max_chunks=max_chunks,
                 relevance_level=relevance_level, concurrency=concurrency, limit=limit, caller=OWNER)
+    if endpoint.plan is not None:
+        calls.finish(endpoint, as_json=as_json)
+        return
     if as_json:
         echo_json(s.as_dict())
     else:
@@ -148,6 +153,7 @@ def nuggetize(project: Project, judge: str, model: str, base_url: str, max_nugge
                    f"{plural(s.proposed, 'question')}; {s.from_cache} from the cache, {s.calls} calls "
                    f"({s.requests} requests), {s.errors} errors, {s.unparseable} unparseable")
     report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable, nothing proposed")
+    calls.finish(endpoint, as_json=as_json)
 
 
 COMMANDS: list[click.Command] = [import_nuggets, nugget_metrics, nuggetize]

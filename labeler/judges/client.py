@@ -2,7 +2,9 @@
 
 vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol; calls go through the
 ``openai`` package's async client (imported only when an endpoint makes its first call), one
-client per endpoint, its connection pool sized to the calls in flight. A call is the client's
+client per endpoint, its connection pool sized to the calls in flight, on openai's aiohttp
+transport when aiohttp is installed (``openai[aiohttp]``, a dependency: it costs half the CPU a
+call of openai's default httpx transport, which is used otherwise). A call is the client's
 request to ``/chat/completions`` with the reply taken raw (``client.post(..., cast_to=Response)``,
 openai's way to make a request of its own): its key, headers, timeouts and errors, without
 openai transforming the request's fields (a fifth of its CPU a call, measured) or building its
@@ -33,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import email.utils
-import importlib
 import json
 import math
 import os
@@ -45,6 +46,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from labeler.judges import JudgeError
+from labeler.judges.transport import ReplyTooLarge, http_client, response_type
 from labeler.store.judge_calls import CallKey
 from labeler.store.verdicts import CallResult
 
@@ -109,67 +111,6 @@ class Interrupted(Exception):
     """The endpoint was closed while a call waited (the run is stopping)."""
 
 
-class ReplyTooLarge(Exception):
-    """A reply's body is larger than :data:`MAX_REPLY_BYTES` (or compressed); the rest is not read."""
-
-
-def _http_client(openai: Any, cap: int, connections: int) -> Any:
-    """The HTTP client of an endpoint: the installed openai's own (its defaults, proxies from the
-    environment), its pool ``connections`` wide (kept alive too; 0: openai's default), reading a
-    reply body up to ``cap`` bytes and no further."""
-    base = openai.DefaultAsyncHttpxClient
-    # The HTTP package openai builds on (httpx, or httpx2 for openai 3): its byte-stream type.
-    package = importlib.import_module(next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0])
-    limits = {"limits": package.Limits(max_connections=connections, max_keepalive_connections=connections)} if connections else {}
-
-    def too_large(detail: str) -> ReplyTooLarge:
-        return ReplyTooLarge(f"the reply is larger than {cap:,} bytes (MAX_REPLY_BYTES){detail}; it was not read further")
-
-    class Capped(package.AsyncByteStream):  # type: ignore[misc, name-defined]
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        async def __aiter__(self) -> Any:
-            seen = 0
-            async for chunk in self._inner:
-                seen += len(chunk)
-                if seen > cap:
-                    raise too_large("")
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    class Client(base):  # type: ignore[misc, valid-type]
-        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
-            request.headers["Accept-Encoding"] = "identity"
-            response = await super().send(request, stream=True, **kwargs)
-            if stream:
-                return response
-            try:
-                length = response.headers.get("content-length", "").strip()
-                if length.isdigit() and int(length) > cap:
-                    raise too_large(f" (Content-Length {int(length):,})")
-                encoding = response.headers.get("content-encoding", "identity").strip().lower()
-                if encoding not in ("", "identity"):
-                    raise ReplyTooLarge(f"the reply is {encoding}-compressed though only identity was accepted: "
-                                        f"unpacked it could exceed {cap:,} bytes (MAX_REPLY_BYTES)")
-                response.stream = Capped(response.stream)
-                await response.aread()
-            except BaseException:
-                await response.aclose()
-                raise
-            return response
-
-    return Client(**limits)
-
-
-def response_type(openai: Any) -> type:
-    """The Response type of the HTTP package openai builds on (httpx, or httpx2 for openai 3)."""
-    base = openai.DefaultAsyncHttpxClient
-    return importlib.import_module(next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]).Response
-
-
 def _too_large(exc: BaseException | None) -> ReplyTooLarge | None:
     """The ReplyTooLarge behind ``exc`` (openai wraps what the HTTP client raises), else None."""
     seen = 0
@@ -215,7 +156,7 @@ class Endpoint:
     connections: int = 0  # the connection pool's size (0: openai's default); reserve() sizes it to the calls in flight
     _client: Any = None
     _response: Any = None  # the HTTP package's Response type: what the client returns raw
-    _attempt: Any = None  # the tenacity-wrapped attempt (see _attempts)
+    _attempt: Any = None  # the tenacity-wrapped retries (see _retries)
     _endpoint: str = ""  # the base URL as the cache keys it (endpoint_key)
     _options: str = "{}"  # the sampling options as the cache keys them
     _loop: asyncio.AbstractEventLoop | None = None
@@ -256,9 +197,9 @@ class Endpoint:
                 self._loop = asyncio.new_event_loop()
                 self._thread = threading.Thread(target=self._loop.run_forever, name="judge-calls", daemon=True)
                 self._thread.start()
-                http_client = _http_client(openai, self.max_reply_bytes, self.connections)
+                client = http_client(openai, self.max_reply_bytes, self.connections)
                 self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
-                                                  max_retries=0, http_client=http_client)
+                                                  max_retries=0, http_client=client)
                 self._response = response_type(openai)
             self.requests += count
             return self._loop, self._client
@@ -433,19 +374,35 @@ def backoff_wait(endpoint: Endpoint, attempt: int, exc: BaseException | None) ->
     return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
 
 
-def _attempts(endpoint: Endpoint) -> Any:
-    """The endpoint's tries of one call: ``tenacity`` retrying :meth:`Endpoint.create` (made
-    once per endpoint; tenacity copies it for each call)."""
+def _retries(endpoint: Endpoint) -> Any:
+    """The endpoint's tries of a call after its first failed: ``tenacity`` retrying
+    :meth:`Endpoint.create` up to ``attempts - 1`` more times, the waits those of attempts 2, 3, ...
+    (made once per endpoint; tenacity copies it for each call that needs it)."""
     if endpoint._attempt is None:  # noqa: SLF001
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         def wait(state: Any) -> float:
-            return backoff_wait(endpoint, state.attempt_number, state.outcome.exception() if state.outcome else None)
+            exc = state.outcome.exception() if state.outcome else None
+            return backoff_wait(endpoint, state.attempt_number + 1, exc)
 
-        retrying = AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop_after_attempt(max(1, endpoint.attempts)),
+        retrying = AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop_after_attempt(max(1, endpoint.attempts - 1)),
                                  wait=wait, sleep=asyncio.sleep, reraise=True)
         endpoint._attempt = retrying.wraps(_timed)  # noqa: SLF001
     return endpoint._attempt  # noqa: SLF001
+
+
+async def _attempt(endpoint: Endpoint, model: str, message: str) -> tuple[Any, float]:
+    """A call's attempts: the first made directly (most calls need no other, and tenacity's
+    bookkeeping costs a quarter of goldpool's own CPU a call, measured), the rest through
+    :func:`_retries` after the first one's backoff."""
+    try:
+        return await _timed(endpoint, model, message)
+    except Exception as exc:
+        if endpoint.attempts <= 1 or not _retryable(exc):
+            raise
+        first = exc
+    await asyncio.sleep(backoff_wait(endpoint, 1, first))
+    return await _retries(endpoint)(endpoint, model, message)
 
 
 async def _timed(endpoint: Endpoint, model: str, message: str) -> tuple[Any, float]:
@@ -467,7 +424,7 @@ async def acall(endpoint: Endpoint, model: str, message: str) -> CallResult:
         JudgeError: the endpoint refuses the key, the model or the path (every call would).
     """
     try:
-        response, latency = await _attempts(endpoint)(endpoint, model, message)
+        response, latency = await _attempt(endpoint, model, message)
     except Exception as exc:
         if _fatal(exc):
             raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None

@@ -135,6 +135,9 @@ class CallPlan:
         calls: calls to make (after the cache).
         from_cache: calls the cache answers (no cost).
         prompt_tokens: the messages' tokens over the calls to make.
+        later_calls: calls made only once a first call has replied, their prompts holding the
+            reply (nuggetize's second calls): at most this many.
+        later_prompt_tokens_at_most: their prompt tokens at most (each reply at its full budget).
     """
 
     tokenizer: Tokenizer
@@ -142,6 +145,8 @@ class CallPlan:
     calls: int = 0
     from_cache: int = 0
     prompt_tokens: int = 0
+    later_calls: int = 0
+    later_prompt_tokens_at_most: int = 0
     _counted: dict[str, int] = field(default_factory=dict)
 
     def add(self, message: str) -> None:
@@ -152,13 +157,24 @@ class CallPlan:
             n = self._counted[message] = self.tokenizer.count(message)
         self.prompt_tokens += n
 
+    def add_later(self, message: str) -> None:
+        """Count one call made only after a first call's reply, whose prompt holds that reply:
+        ``message`` is its prompt without the reply, and the reply adds at most ``max_tokens``
+        tokens, so its prompt tokens are counted as an upper bound."""
+        self.later_calls += 1
+        self.later_prompt_tokens_at_most += self.tokenizer.count(message) + self.max_tokens
+
     def as_dict(self, prices: Prices) -> dict[str, object]:
         """JSON-ready: calls, from_cache, prompt_tokens, tokenizer, reply_tokens_at_most and,
         with prices, cost_prompt and cost_at_most (prompt and replies at the full budget)."""
         out: dict[str, object] = {"calls": self.calls, "from_cache": self.from_cache, "prompt_tokens": self.prompt_tokens,
                                   "tokenizer": self.tokenizer.how, "tokens_exact": self.tokenizer.exact,
-                                  "reply_tokens_at_most": self.calls * self.max_tokens}
+                                  "reply_tokens_at_most": (self.calls + self.later_calls) * self.max_tokens}
+        if self.later_calls:
+            out["later_calls"] = self.later_calls
+            out["later_prompt_tokens_at_most"] = self.later_prompt_tokens_at_most
         if prices.given:
             out["cost_prompt"] = prices.cost(self.prompt_tokens, 0)
-            out["cost_at_most"] = prices.cost(self.prompt_tokens, self.calls * self.max_tokens)
+            out["cost_at_most"] = prices.cost(self.prompt_tokens + self.later_prompt_tokens_at_most,
+                                              (self.calls + self.later_calls) * self.max_tokens)
         return out

@@ -173,6 +173,9 @@ def nuggetize(db: sqlite_utils.Database, *, judge: str, model: str, endpoint: En
     todo = todo if limit is None else todo[:limit]
     start, tally = time.perf_counter(), _Tally()
     drafts = _create(db, endpoint, model, version, todo, max_nuggets, concurrency, tally)
+    if endpoint.plan is not None:  # a dry run: each question's second call holds its first's reply
+        for _, question, _ in todo:
+            endpoint.plan.add_later(IMPORTANCE_PROMPT.format_map(frame(IMPORTANCE_PROMPT, {"question": question, "nuggets": []})))
     _score(db, endpoint, judge, model, version, drafts, concurrency, tally)
     return NuggetizeSummary(judge, version, len(work), len(done & {w[0] for w in work}), tally.proposed, tally.nuggets, tally.none_found, tally.from_cache, tally.calls,
                             endpoint.requests, tally.errors, tally.unparseable, time.perf_counter() - start,

@@ -135,9 +135,8 @@ def record_judge_calls(db: sqlite_utils.Database, judge: str, model: str, prompt
     """
     with transaction(db):
         for call in calls:
-            _insert_judge(db, judge, call.target, model, prompt_hash, call.result, "run")
+            verdict_id = _insert_judge(db, judge, call.target, model, prompt_hash, call.result, "run")
             if settings is not None:
-                verdict_id = db.conn.execute("SELECT last_insert_rowid()").fetchone()[0]
                 db.conn.execute("INSERT INTO judge_verdict_settings (verdict_id, settings, repeats) VALUES (?, ?, ?)",
                                 [verdict_id, settings, max(1, len(call.repeats))])
                 if call.repeats:

@@ -359,15 +359,16 @@ class Target:
 
 
 def _insert_judge(db: sqlite_utils.Database, judge: str, target: Target, model: str, prompt_hash: str,
-                  result: CallResult, source: str, at: str | None = None) -> None:
-    db.execute(
+                  result: CallResult, source: str, at: str | None = None) -> int:
+    """Insert one judge verdict; its row id."""
+    return db.conn.execute(
         "INSERT INTO judge_verdicts (judge, task, item_id, query_id, doc_id, model, prompt_hash, shown_order, verdict, "
         "parseable, raw, tokens_in, tokens_out, latency, error, at, source, raw_length) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [judge, target.task, target.item_id, target.query_id, target.doc_id, model, prompt_hash, target.shown_order,
          result.verdict, int(result.parseable), result.raw, result.tokens_in, result.tokens_out, result.latency,
          result.error, at or now(), source, result.raw_length],
-    )
+    ).lastrowid
 
 
 _JUDGE_LATEST = """
