@@ -52,10 +52,13 @@ from calibration.judge_assisted import RANK_CELLS, Design, Metric, _ideal_dcg
 
 #: Rank cell (0: no rank within the top :data:`RANK_CELLS`) -> group of the judge's confusion.
 RANK_GROUP = np.array([0] + [1] * 3 + [2] * (RANK_CELLS - 3))
-#: The grid of the query effect's standard deviation τ.
-TAUS = np.linspace(0.0, 8.0, 33)
-_NODES, _NODE_WEIGHTS = np.polynomial.hermite_e.hermegauss(11)
-_NODE_WEIGHTS = _NODE_WEIGHTS / _NODE_WEIGHTS.sum()
+#: The range of the relevance effect's standard deviation, and its grid without judge grades.
+TAUS = np.linspace(0.0, 8.0, 17)
+#: The grid of the judge's leniency spread.
+LENIENCY = np.linspace(0.0, 2.0, 9)
+_NODES, _U_WEIGHTS = np.polynomial.hermite_e.hermegauss(11)
+_LENIENCY_NODES, _V_WEIGHTS = np.polynomial.hermite_e.hermegauss(7)
+_GRID_WEIGHTS = np.outer(_U_WEIGHTS, _V_WEIGHTS).ravel() / (_U_WEIGHTS.sum() * _V_WEIGHTS.sum())
 #: Pseudo-entries a cell's shares are shrunk with toward its parent's.
 KAPPA = 2.0
 #: Draws behind the estimate (row 0).
@@ -82,14 +85,14 @@ class Draws:
     """Label draws: ``labels`` (M, N) every entry's grade (people's where sampled); per draw,
     ``weights`` (M, S) the design weights it was fitted with and ``predicted`` (M, S, G) each
     sampled entry's leave-one-out grade distribution; the first ``n_estimate`` rows make the
-    estimate, each later one a replicate. ``tau``: the query effect's τ (:func:`query_spread`)."""
+    estimate, each later one a replicate. ``spread``: the query effects' (:func:`query_spread`)."""
 
     labels: NDArray[np.int8]
     weights: NDArray[np.float64]
     predicted: NDArray[np.float64]
     sampled: NDArray[np.int_]
     n_estimate: int
-    tau: float
+    spread: Spread
 
 
 def replicate_weights(probability: NDArray[np.float64], replicates: int,
@@ -158,48 +161,68 @@ def _grade_probabilities(prior: NDArray[np.float64], tau: float, u: NDArray[np.f
 
 
 @dataclass(frozen=True, slots=True)
+class Spread:
+    """The standard deviations of the two query effects: ``relevance`` (``u_q``, how dense
+    relevance is in the query) and ``leniency`` (``v_q``, how readily the judge grades up in it)."""
+
+    relevance: float
+    leniency: float
+
+
+def _grid(spread: Spread) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The (u, v) nodes of the quadrature, flattened."""
+    u = np.repeat(_NODES, len(_LENIENCY_NODES)) * spread.relevance
+    v = np.tile(_LENIENCY_NODES, len(_NODES)) * spread.leniency
+    return u, v
+
+
+@dataclass(frozen=True, slots=True)
 class Tables:
-    """Per weight row at one τ, on the node grid of the query effect: ``given`` (rows, cells,
-    judge grade, nodes, grade) an entry's grade given its cell, its judge grade and the node;
-    ``unlabelled`` (rows, cells · judge grades, nodes) the log-probability of an unlabelled
-    entry's judge grade; ``labelled`` (rows, cells · grades, nodes) of a labelled entry's grade."""
+    """Per weight row at one :class:`Spread`, on the quadrature's nodes: ``given`` (rows,
+    cells, judge grade, nodes, grade) an unlabelled entry's grade given its cell, its judge
+    grade and the node; ``unlabelled`` (rows, cells · judge grades, nodes) the log-probability
+    of an unlabelled entry's judge grade; ``labelled`` (rows, (cells · grades) · judge grades,
+    nodes) of a labelled entry's grade and judge grade."""
 
     given: NDArray[np.float64]
     unlabelled: NDArray[np.float64]
     labelled: NDArray[np.float64]
 
 
-def tables(fitted: Fitted, tau: float, rows: NDArray[np.int_]) -> Tables:
-    """The model's :class:`Tables` for weight ``rows`` at ``tau``: every entry with the same
-    rank cell and judge grade shares them, so a query's likelihood is counts times tables."""
+def tables(fitted: Fitted, spread: Spread, rows: NDArray[np.int_]) -> Tables:
+    """The model's :class:`Tables` for weight ``rows``: every entry with the same rank cell and
+    grades shares them, so a query's likelihood is counts times tables."""
+    u, v = _grid(spread)
     prior = fitted.prior[rows]  # (b, R, G)
-    u = np.broadcast_to(tau * _NODES, prior.shape[:2] + (len(_NODES),))
-    grade = _grade_probabilities(prior[:, :, None, :], tau, u)  # (b, R, J, G)
-    judge = fitted.confusion[rows][:, RANK_GROUP]  # (b, R, G, F)
-    joint = grade[:, :, None, :, :] * np.moveaxis(judge, 3, 2)[:, :, :, None, :]  # (b, R, F, J, G)
-    marginal = joint.sum(axis=-1)  # (b, R, F, J)
-    b, r, f, j = marginal.shape
-    unlabelled = np.log(np.maximum(marginal, 1e-300)).reshape(b, r * f, j)
-    labelled = np.log(np.maximum(np.moveaxis(grade, 3, 2), 1e-300)).reshape(b, r * grade.shape[-1], j)
-    return Tables(joint / np.maximum(marginal[..., None], 1e-300), unlabelled, labelled)
+    b, r, g = prior.shape
+    grade = _grade_probabilities(prior[:, :, None, :], spread.relevance, np.broadcast_to(u, (b, r, len(u))))
+    confusion = fitted.confusion[rows][:, RANK_GROUP][:, :, None, :, :]  # (b, R, 1, G, F)
+    shift = np.broadcast_to(v[None, None, :, None], (b, r, len(v), g))
+    judge = _grade_probabilities(np.broadcast_to(confusion, (b, r, len(v), g, g)), spread.leniency, shift)
+    joint = grade[..., None] * judge  # (b, R, J, G, F)
+    marginal = joint.sum(axis=3)  # (b, R, J, F)
+    unlabelled = np.log(np.maximum(np.moveaxis(marginal, 3, 2), 1e-300)).reshape(b, r * g, len(u))
+    labelled = np.log(np.maximum(np.moveaxis(joint, 2, 4), 1e-300)).reshape(b, r * g * g, len(u))
+    given = np.moveaxis(joint / np.maximum(marginal[:, :, :, None, :], 1e-300), 4, 2)  # (b, R, F, J, G)
+    return Tables(given, unlabelled, labelled)
 
 
 def _key_counts(design: Design, fitted: Fitted) -> tuple:
-    """Per query, counts of unlabelled entries per (cell, judge grade) and labelled ones per
-    (cell, people's grade), as sparse (Q, cells · grades) matrices, and each entry's two keys."""
+    """Per query, counts of unlabelled entries per (cell, judge grade) and of labelled ones per
+    (cell, people's grade, judge grade), as sparse matrices, and every entry's two keys."""
     import scipy.sparse as sp
 
     g = design.grades
     judge_key = fitted.cell * g + design.judge
-    people_key = fitted.cell * g + design.people
-    n_keys = (RANK_CELLS + 1) * g
+    both_key = (fitted.cell * g + design.people) * g + design.judge
     sampled = design.sampled
 
-    def counts(mask: NDArray[np.bool_], key: NDArray[np.int_]):
+    def counts(mask: NDArray[np.bool_], key: NDArray[np.int_], n_keys: int):
         return sp.csr_array((np.ones(int(mask.sum())), (design.query[mask], key[mask])),
                             shape=(design.n_queries, n_keys))
 
-    return counts(~sampled, judge_key), counts(sampled, people_key), judge_key, people_key
+    cells = RANK_CELLS + 1
+    return counts(~sampled, judge_key, cells * g), counts(sampled, both_key, cells * g * g), judge_key, both_key
 
 
 def query_loglik(counts: tuple, t: Tables) -> NDArray[np.float64]:
@@ -211,64 +234,70 @@ def query_loglik(counts: tuple, t: Tables) -> NDArray[np.float64]:
 def _normalised(log: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Last axis of ``log + log(node weights)`` as probabilities, and its log normaliser."""
     top = log.max(axis=-1, keepdims=True)
-    p = np.exp(log - top) * _NODE_WEIGHTS
+    p = np.exp(log - top) * _GRID_WEIGHTS
     total = p.sum(axis=-1, keepdims=True)
     return p / total, np.log(total[..., 0]) + top[..., 0]
 
 
-def tau_posterior(design: Design, fitted: Fitted) -> NDArray[np.float64]:
-    """The posterior of τ over :data:`TAUS` (flat prior) from the design weights' fit."""
-    counts = _key_counts(design, fitted)
-    row = np.zeros(1, dtype=np.int64)
-    marginal = np.array([_normalised(query_loglik(counts, tables(fitted, float(t), row)))[1].sum() for t in TAUS])
-    p = np.exp(marginal - marginal.max())
-    return p / p.sum()
+def _marginal(design: Design, fitted: Fitted, spread: Spread, counts: tuple) -> float:
+    """The log marginal likelihood of people's labels and the judge's grades at ``spread``."""
+    return float(_normalised(query_loglik(counts, tables(fitted, spread, np.zeros(1, dtype=np.int64))))[1].sum())
 
 
-def _judge_dispersion(design: Design, fitted: Fitted, tau: float) -> tuple[float, float]:
-    """(model, observed) spread of the queries' judge-grade sums around the model's means at
-    ``tau``: ``Σ_q Var(S_q)`` (quadrature over the query effect) and ``Σ_q (S_q − E S_q)²``."""
+def _judge_dispersion(design: Design, fitted: Fitted, spread: Spread) -> tuple[float, float]:
+    """(model, observed) spread of the queries' judge-grade sums around the model's means:
+    ``Σ_q Var(S_q)`` (quadrature over the query effects) and ``Σ_q (S_q − E S_q)²``."""
     import scipy.sparse as sp
 
     g = design.grades
-    t = tables(fitted, tau, np.zeros(1, dtype=np.int64))
-    p_judge = np.exp(t.unlabelled[0]).reshape(RANK_CELLS + 1, g, len(_NODES))  # (R, F, J)
+    t = tables(fitted, spread, np.zeros(1, dtype=np.int64))
+    p_judge = np.exp(t.unlabelled[0]).reshape(RANK_CELLS + 1, g, -1)  # (R, F, J)
     value = np.arange(g, dtype=np.float64)
     first = np.einsum("rfj,f->rj", p_judge, value)
     second = np.einsum("rfj,f->rj", p_judge, value * value)
     per_cell = sp.csr_array((np.ones(len(design.query)), (design.query, fitted.cell)),
                             shape=(design.n_queries, RANK_CELLS + 1))
     mean, var = per_cell @ first, per_cell @ (second - first * first)
-    expected = mean @ _NODE_WEIGHTS
-    model = float(((var + mean * mean) @ _NODE_WEIGHTS - expected * expected).sum())
+    expected = mean @ _GRID_WEIGHTS
+    model = float(((var + mean * mean) @ _GRID_WEIGHTS - expected * expected).sum())
     observed = np.bincount(design.query, weights=design.judge.astype(float), minlength=design.n_queries)
     return model, float(((observed - expected) ** 2).sum())
 
 
-def query_spread(design: Design, fitted: Fitted) -> float:
-    """τ, the query effect's standard deviation: where the judge's grades vary, the value on
-    :data:`TAUS` (interpolated) at which the model spreads the queries' judge-grade sums as
-    widely as they are spread (a moment estimate from the whole pool); else the posterior mode
-    from people's labels. The marginal likelihood alone (normal effects) settles on too small
-    a τ where a few queries hold many relevant entries and most hold one or two."""
-    mode = float(TAUS[np.argmax(tau_posterior(design, fitted))])
-    if np.ptp(design.judge) == 0 or SPREAD == "likelihood":
-        return mode
-    moment = _moment(design, fitted)
-    return moment if SPREAD == "moment" else (mode + moment) / 2
+def _relevance_moment(design: Design, fitted: Fitted, leniency: float) -> float:
+    """The relevance spread at which the model spreads the queries' judge-grade sums as widely
+    as they are spread, given the judge's ``leniency`` spread (bisection within :data:`TAUS`:
+    the model's spread grows with it)."""
+
+    def gap(t: float) -> float:
+        return float(np.subtract(*_judge_dispersion(design, fitted, Spread(t, leniency))))
+
+    lo, hi = float(TAUS[0]), float(TAUS[-1])
+    if gap(lo) >= 0:
+        return lo
+    if gap(hi) <= 0:
+        return hi
+    for _ in range(10):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
 
 
-SPREAD = "moment"
-
-
-def _moment(design: Design, fitted: Fitted) -> float:
-    gap = np.array([np.subtract(*_judge_dispersion(design, fitted, float(t))) for t in TAUS])
-    if gap[0] >= 0:
-        return 0.0
-    if gap[-1] <= 0:
-        return float(TAUS[-1])
-    i = int(np.flatnonzero(gap >= 0)[0])
-    return float(TAUS[i - 1] + (TAUS[i] - TAUS[i - 1]) * -gap[i - 1] / (gap[i] - gap[i - 1]))
+def query_spread(design: Design, fitted: Fitted) -> Spread:
+    """The two query effects' spreads. Where the judge's grades vary: the relevance spread from
+    the queries' judge-grade sums (a moment estimate over the whole pool: the marginal
+    likelihood of normal effects settles on too small a spread where a few queries hold many
+    relevant entries and most hold one or two), the leniency spread by marginal likelihood
+    (the labelled entries show it: the judge's grade against people's), the first again given
+    the second. Without judge grades: the relevance spread by marginal likelihood."""
+    counts = _key_counts(design, fitted)
+    if np.ptp(design.judge) == 0:
+        marginal = [_marginal(design, fitted, Spread(float(t), 0.0), counts) for t in TAUS]
+        return Spread(float(TAUS[int(np.argmax(marginal))]), 0.0)
+    relevance = _relevance_moment(design, fitted, 0.0)
+    marginal = [_marginal(design, fitted, Spread(relevance, float(t)), counts) for t in LENIENCY]
+    leniency = float(LENIENCY[int(np.argmax(marginal))])
+    return Spread(_relevance_moment(design, fitted, leniency), leniency)
 
 
 def _pick(cumulative: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.int_]:
@@ -277,11 +306,11 @@ def _pick(cumulative: NDArray[np.float64], rng: np.random.Generator) -> NDArray[
     return np.minimum((u > cumulative).sum(axis=-1), cumulative.shape[-1] - 1)
 
 
-def _draw_rows(design: Design, fitted: Fitted, rows: NDArray[np.int_], tau: float, counts: tuple,
+def _draw_rows(design: Design, fitted: Fitted, rows: NDArray[np.int_], spread: Spread, counts: tuple,
                rng: np.random.Generator) -> tuple[NDArray[np.int8], NDArray[np.float64]]:
     """One draw of every entry's grade per weight row in ``rows`` (people's grades where
     sampled), and each sampled entry's leave-one-out grade distribution (rows, S, G)."""
-    t = tables(fitted, tau, rows)
+    t = tables(fitted, spread, rows)
     ll = query_loglik(counts, t)  # (b, Q, J)
     post = _normalised(ll)[0]
     node = _pick(np.cumsum(post, axis=-1), rng)[:, design.query]  # (b, N)
@@ -290,8 +319,8 @@ def _draw_rows(design: Design, fitted: Fitted, rows: NDArray[np.int_], tau: floa
     labels = _pick(np.cumsum(given, axis=-1), rng).astype(np.int8)
     s = fitted.sampled
     labels[:, s] = design.people[s]
-    judge_key, people_key = counts[2][s], counts[3][s]
-    others = _normalised(ll[:, design.query[s]] - t.labelled[:, people_key] + t.unlabelled[:, judge_key])[0]
+    judge_key, both_key = counts[2][s], counts[3][s]
+    others = _normalised(ll[:, design.query[s]] - t.labelled[:, both_key] + t.unlabelled[:, judge_key])[0]
     given_s = t.given[:, fitted.cell[s], design.judge[s]]  # (b, S, J, G)
     return labels, np.einsum("bsj,bsjg->bsg", others, given_s)
 
@@ -299,7 +328,7 @@ def _draw_rows(design: Design, fitted: Fitted, rows: NDArray[np.int_], tau: floa
 def draw_labels(design: Design, *, replicates: int = N_REPLICATES, seed: int = 0, judge: bool = True,
                 draws: int = DRAWS) -> Draws:
     """:data:`DRAWS` draws of the unlabelled grades from the fit on the design weights, then
-    one draw per design-bootstrap replicate, all at τ from :func:`query_spread`.
+    one draw per design-bootstrap replicate, all at the spreads of :func:`query_spread`.
 
     ``judge=False``: people alone, the judge's grades replaced by one constant (they then say
     nothing; the model is the rank cells and the query effect of people's labels).
@@ -312,17 +341,34 @@ def draw_labels(design: Design, *, replicates: int = N_REPLICATES, seed: int = 0
     s = np.flatnonzero(design.sampled)
     weights = replicate_weights(design.probability[s], replicates, rng)
     fitted = fit(design, weights)
-    tau = query_spread(design, fitted)
     counts = _key_counts(design, fitted)
+    # The spreads are refitted on the first SPREAD_REPLICATES replicates (the later ones take
+    # theirs in turn): how much they vary over samples is part of the estimate's variance.
+    spreads = [query_spread(design, _row(fitted, b)) for b in range(min(replicates, SPREAD_REPLICATES) + 1)]
     rows = np.concatenate([np.zeros(draws, dtype=np.int64), np.arange(1, replicates + 1)])
-    parts = [_draw_rows(design, fitted, rows[i : i + _CHUNK], tau, counts, rng) for i in range(0, len(rows), _CHUNK)]
-    labels = np.concatenate([p[0] for p in parts])
-    predicted = np.concatenate([p[1] for p in parts])
-    return Draws(labels, weights[rows], predicted, s, draws, tau)
+    which = np.where(rows == 0, 0, 1 + (rows - 1) % max(len(spreads) - 1, 1))
+    labels = np.zeros((len(rows), len(design.judge)), dtype=np.int8)
+    predicted = np.zeros((len(rows), len(s), design.grades))
+    for k in np.unique(which):
+        at = np.flatnonzero(which == k)
+        for i in range(0, len(at), _CHUNK):
+            part = at[i : i + _CHUNK]
+            labels[part], predicted[part] = _draw_rows(design, fitted, rows[part], spreads[int(k)], counts, rng)
+    return Draws(labels, weights[rows], predicted, s, draws, spreads[0])
+
+
+def _row(fitted: Fitted, row: int) -> Fitted:
+    """The fit of one weight row alone."""
+    one = slice(row, row + 1)
+    return Fitted(fitted.prior[one], fitted.confusion[one], fitted.cell, fitted.sampled, fitted.weights[one])
+
+
+#: Replicates whose query-effect spreads are refitted.
+SPREAD_REPLICATES = 15
 
 
 #: Weight rows drawn at once (bounds the (rows, entries, grades) arrays).
-_CHUNK = 24
+_CHUNK = 8
 
 
 def _coefficients(design: Design, runs: Mapping[str, tuple[NDArray[np.int_], NDArray[np.int_]]], metric: Metric):
@@ -380,3 +426,33 @@ def metric_values(design: Design, draws: Draws, runs: Mapping[str, tuple[NDArray
     mean = np.where(included[:, None, :], value, 0.0).sum(axis=2) / np.maximum(included.sum(axis=1), 1)[:, None]
     estimate = mean[: draws.n_estimate].mean(axis=0)
     return {name: np.concatenate([[estimate[i]], mean[draws.n_estimate :, i]]) for i, name in enumerate(runs)}
+
+
+@dataclass(frozen=True, slots=True)
+class Determination:
+    """How well a query's labels pin its ideal DCG: over the estimate's draws, the 5th and 95th
+    percentiles of its relevant count and the coefficient of variation of its ideal DCG@k."""
+
+    query: int
+    relevant_low: float
+    relevant_high: float
+    ideal_spread: float
+
+
+#: A query whose ideal DCG varies by more than this share over the draws is "not determined".
+UNDETERMINED = 0.10
+
+
+def undetermined(design: Design, draws: Draws, metric: Metric, *, threshold: float = UNDETERMINED) -> list[Determination]:
+    """The queries whose labels cannot pin their ideal DCG@k (its coefficient of variation over
+    the estimate's draws above ``threshold``), widest first: their nDCG rests on the model
+    (the interval carries that uncertainty) more than on people's labels."""
+    counts = _per_grade(design, draws.labels[: draws.n_estimate])
+    ideal = _ideal_dcg(counts, metric.gains, metric.k)  # (M, Q)
+    mean = ideal.mean(axis=0)
+    spread = np.where(mean > 0, ideal.std(axis=0) / np.maximum(mean, 1e-12), 0.0)
+    relevant = counts[..., metric.level :].sum(axis=-1)
+    low, high = np.percentile(relevant, [5, 95], axis=0)
+    out = [Determination(int(q), float(low[q]), float(high[q]), float(spread[q]))
+           for q in np.flatnonzero(spread > threshold)]
+    return sorted(out, key=lambda d: -d.ideal_spread)
