@@ -82,15 +82,8 @@ sys.path.append(str(ROOT / "bench"))  # after the checkout: bench/pooling.py mus
 import judge_assisted_collections as collections  # noqa: E402
 
 from calibration import active_design, ratio_estimates  # noqa: E402
-from calibration.judge_assisted import (  # noqa: E402
-    Design,
-    Metric,
-    poisson_sample,
-    query_level_columns,
-    run_positions,
-    stratified_estimates,
-    stratified_probabilities,
-)
+from calibration.judge_assisted import poisson_sample, query_level_columns, stratified_probabilities  # noqa: E402
+from calibration.stratified_estimation import Design, Metric, run_positions, stratified_estimates  # noqa: E402
 from calibration.metrics import evaluate_many, parse_metrics  # noqa: E402
 
 METRICS = ("nDCG@10", "P@10", "R@100")
@@ -154,7 +147,7 @@ def prepare(label: str, people, judge, runs, tuned: list[str], metrics: list[str
 
 def specs(metrics: list[str]) -> dict[str, Metric]:
     """ir-measures names -> the designed-sample estimators' :class:`Metric`."""
-    from calibration.judge_assisted import stratified_metric
+    from calibration.stratified_estimation import stratified_metric
 
     return {m: stratified_metric(m, measure, 1) for m, measure in parse_metrics(metrics, 1).items()}
 
@@ -321,7 +314,7 @@ def load(name: str, args: argparse.Namespace, dl19: np.ndarray, rng: np.random.G
 
 def _true_counts() -> None:
     """``--true-counts``: the difference estimator's relevant counts replaced by the true ones."""
-    import calibration.judge_assisted as estimators
+    import calibration.stratified_estimation as estimators
 
     def true_counts(totals, h):  # noqa: ANN001, ANN202 - stands in for _Totals.poststratified
         # The bench gives every entry its people grade, so the pool's true sums are at hand.

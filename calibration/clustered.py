@@ -46,6 +46,8 @@ import numpy as np
 
 from calibration import CalibrationError
 from calibration.bootstrap import Estimate
+from calibration.power import minimum_detectable_difference, per_query_sd
+from calibration.ppi import ppi_lambda
 from calibration.stats import normal_quantile, wilson, z_for
 
 
@@ -175,8 +177,6 @@ def clustered_ppi(
     Raises:
         CalibrationError: fewer than two labelled or one unlabelled value, unequal lengths.
     """
-    from calibration.ppi import ppi_lambda
-
     yl, fl, fu = (np.asarray(v, dtype=np.float64) for v in (y, f_labelled, f_unlabelled))
     if yl.shape != fl.shape or len(yl) != len(units_labelled) or len(fu) != len(units_unlabelled):
         raise CalibrationError("one judge value and one unit per labelled value, one unit per unlabelled value")
@@ -233,8 +233,6 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: flo
     >>> round(d.difference, 4), d.n, round(d.sd, 4)
     (0.3333, 3, 0.5774)
     """
-    from calibration.power import minimum_detectable_difference, per_query_sd
-
     common = sorted(set(a) & set(b))
     if len(common) < 2:
         return None

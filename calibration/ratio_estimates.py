@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration import CalibrationError
-from calibration.judge_assisted import RANK_CELLS, Design, Metric, _ideal_dcg
+from calibration.stratified_estimation import RANK_CELLS, Design, Metric, _ideal_dcg
 
 #: Rank cell (0: no rank within the top :data:`RANK_CELLS`) -> group of the judge's confusion.
 RANK_GROUP = np.array([0] + [1] * 3 + [2] * (RANK_CELLS - 3))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from labeler.commands.common import Project, echo_json, html_option, json_option, with_project, judge_option
+from labeler.commands.common import Project, echo_json, html_option, json_option, output_file, with_project, judge_option
+from labeler.commands.reports.answer_metrics import to_html, to_text
 
 
 @click.command("answer-metrics")
@@ -43,25 +44,17 @@ def answer_metrics(project: Project, systems: tuple[str, ...], judge: str | None
     verdict DECLINES); "judge_card": the judge's calibration card line
     (or that it is uncalibrated), null without --judge; an undefined number is null.
     """
-    from labeler.generation.metrics import answer_metrics as run
-    from labeler.generation.metrics import to_html, to_text
-    from labeler.commands.common import output_file
-    from labeler.store.access import OWNER
+    from labeler.generation.metrics import answer_metrics as run  # lazy: start-up
+    from labeler.judges.card import card_line  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     m = run(project.db, systems, judge=judge, ci=ci, caller=OWNER)
     card = None
     if judge is not None:
-        from labeler.judges.card import card_line
-
         card = card_line(project.db, judge)  # how far the judge's numbers can be trusted
     if html_path is not None:
-        page = to_html(m)
-        if card:
-            import html
-
-            page = page.replace("</body>", f"<p>{html.escape(card)}</p>\n</body>", 1)
         with output_file(html_path) as handle:
-            handle.write(page)
+            handle.write(to_html(m, card=card))
     if as_json:
         echo_json({**m.as_dict(), "judge_card": card})
     else:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
+from labeler.commands.judge import clear_text_warning, report_calls
+from labeler.generation.sentences import SPLITTER
 
 
 @click.command("import-answers")
@@ -35,9 +39,9 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
     """
-    from labeler.generation.answers import ImportReport
-    from labeler.generation.answers import import_answers as run
-    from labeler.store.access import OWNER
+    from labeler.generation.answers import ImportReport  # lazy: start-up
+    from labeler.generation.answers import import_answers as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     result, linked = run(project.db, file, system, caller=OWNER)
     for warning in result.warnings:
@@ -88,30 +92,19 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     from_cache, errors, unparseable, cut_short (replies cut short among the unparseable, by why:
     length for finish_reason length, kept for longer than what is kept).
     """
-    from labeler.store.access import OWNER
+    from labeler.generation.answers import SplitReport  # lazy: start-up
+    from labeler.generation.answers import split_claims as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     if sentences == (judge is not None):
         raise click.UsageError("say how to split: --sentences, or --judge NAME --model M --base-url URL")
     if judge is not None and (model is None or base_url is None):
         raise click.UsageError("--judge needs --model and --base-url")
-    from labeler.generation.answers import SplitReport
-
     if sentences:
-        from labeler.generation.answers import split_claims as run
-        from labeler.generation.sentences import SPLITTER
-
         r = SplitReport(system, SPLITTER, **run(project.db, system, caller=OWNER))
     else:
-        from labeler.commands.judge import clear_text_warning
-        from labeler.judges.claims import split_with_judge
-        from labeler.judges.client import Endpoint
-
-        warning = clear_text_warning(base_url)
-        if warning:
-            click.echo(warning, err=True)
-        with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
-            s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint,
-                                 concurrency=concurrency, limit=limit, caller=OWNER)
+        s = _split_by_judge(project, system, judge, model, base_url, concurrency=concurrency, limit=limit,  # type: ignore[arg-type]
+                            endpoint={"timeout": timeout, "attempts": attempts, "max_tokens": max_tokens}, caller=OWNER)
         r = SplitReport(system, s.prompt_hash, s.answers, s.claims, s.total - s.answers, s.calls, s.from_cache,
                         s.errors, s.unparseable, s.cut)
     if as_json:
@@ -123,9 +116,22 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
             line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
         click.echo(line)
     if judge is not None:
-        from labeler.commands.judge import report_calls
-
         report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable, no claims stored")
+
+
+def _split_by_judge(project: Project, system: str, judge: str, model: str, base_url: str, *, concurrency: int,
+                    limit: int | None, endpoint: dict[str, Any], caller: Any) -> Any:
+    """Ask the judge model at ``base_url`` for the claims (a warning first when the key would go
+    out in clear text)."""
+    from labeler.judges.claims import split_with_judge  # lazy: start-up
+    from labeler.judges.client import Endpoint  # lazy: start-up
+
+    warning = clear_text_warning(base_url)
+    if warning:
+        click.echo(warning, err=True)
+    with Endpoint(base_url, **endpoint) as client:
+        return split_with_judge(project.db, system, judge=judge, model=model, endpoint=client,
+                                concurrency=concurrency, limit=limit, caller=caller)
 
 
 COMMANDS: list[click.Command] = [import_answers, split_claims]

@@ -21,10 +21,13 @@ from labeler.commands.common import (
     seed_option,
     with_project,
 )
+from labeler.commands.judge import calibrate_judges
+from labeler.store.vocabulary import GRADES, OWNER
+from pooling import PoolingError
 
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
-    from calibration.report import RaterComparison
+    from calibration.summary import RaterComparison
     from pooling.qrels import LabelFile
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
@@ -32,14 +35,14 @@ _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 def _row(name: str, estimate: Estimate, width: int = 22) -> str:
-    from calibration import format_estimate
+    from calibration import format_estimate  # lazy: start-up
 
     return f"{name:<{width}}{format_estimate(estimate, why=False):<28}{estimate.n:>8}"
 
 
 def _agree_text(pair: RaterComparison) -> list[str]:
-    from calibration import format_estimate
-    from calibration.report import interval_note, undefined_notes
+    from calibration import format_estimate  # lazy: start-up
+    from calibration.report import interval_note, undefined_notes  # lazy: start-up
 
     summary, ceiling = pair.comparison.summary, pair.comparison.ceiling
     counts = pair.counts
@@ -141,8 +144,8 @@ def agree(
     n_boot, seed, each statistic as {value, low, high, n}, ceiling (with --ceiling), per_class,
     confusion.
     """
-    from calibration.report import RaterComparisons
-    from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs
+    from calibration.summary import RaterComparisons  # lazy: start-up
+    from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs  # lazy: start-up
 
     scale = _scale(grades)
     read = dict(fmt=fmt, keys=keys, label=label, grades=scale)
@@ -170,10 +173,9 @@ def _compare_pairs(
     seed: int,
 ) -> list[RaterComparison]:
     """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
-    from calibration import compare_labels
-    from calibration.report import RaterComparison
-    from pooling import PoolingError
-    from pooling.qrels import join_labels, scale_warnings
+    from calibration import compare_labels  # lazy: start-up
+    from calibration.summary import RaterComparison  # lazy: start-up
+    from pooling.qrels import join_labels, scale_warnings  # lazy: start-up
 
     results: list[RaterComparison] = []
     refused: list[PoolingError] = []
@@ -245,7 +247,7 @@ def plan_command(
     residuals), against people alone; --json: {"judge", "width", "pairs", "sd_people",
     "sd_residual", "people_alone", "with_judge", "ratio", "basis"}.
     """
-    from calibration import plan_summary, plan_text
+    from calibration import plan_summary, plan_text  # lazy: start-up
 
     if judge or width is not None:
         _plan_with_judge(judge, width, db_path, as_json)
@@ -270,9 +272,7 @@ def _plan_with_judge(judge: str | None, width: float | None, db_path: str | None
     if not (judge and width is not None and db_path):
         raise click.UsageError("--judge, --width and --db go together: the plan reads the judge's grades and the "
                                "people's labels from the project")
-    from labeler.commands.common import Project
-    from labeler.retrieval.judge_assisted import plan_budget
-    from labeler.store.access import OWNER
+    from labeler.retrieval.judge_assisted import plan_budget  # lazy: start-up
 
     project = Project(db_path)
     try:
@@ -333,16 +333,12 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     reported as uncalibrated until it is calibrated again.
     """
     if judges:
-        from labeler.commands.judge import calibrate_judges
-
         return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed, relevance_level, save=save)
     if save:
         raise click.UsageError("--save stores a judge's card: give --judge NAME")
-    from calibration import project_report, to_html, to_text
-    from labeler.store.labels import latest_judgments
-    from labeler.store.vocabulary import OWNER
-    from labeler.store.verdicts import task_verdict_rows
-    from labeler.store.vocabulary import GRADES
+    from calibration import project_report, to_html, to_text  # lazy: start-up
+    from labeler.store.labels import latest_judgments  # lazy: start-up
+    from labeler.store.verdicts import task_verdict_rows  # lazy: start-up
 
     report = project_report(latest_judgments(project.db, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed,
                             verdicts=task_verdict_rows(project.db, caller=OWNER))

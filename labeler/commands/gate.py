@@ -7,6 +7,7 @@ import os
 import click
 
 from labeler.commands.common import echo_json, json_option, output_file, relevance_level_option, seed_option, user_errors, judge_option
+from labeler.commands.reports.gate import bad_input_junit, bad_input_markdown, junit, markdown, text_report
 
 #: Exit status of the gate: no detectable drop, a detectable drop, bad input.
 PASS, FAIL, BAD_INPUT = 0, 1, 2
@@ -59,8 +60,8 @@ def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics
     mean_candidate, drop, low, high, p_value, p_adjusted, sd, mdd, tolerance, tolerance_is_mdd,
     alpha, power, status, warning, missing, left_out, source and reason.
     """
-    from labeler.diagnosis.gate import junit, markdown, run_gate, text_report
-    from labeler.store.access import OWNER
+    from labeler.diagnosis.gate import run_gate  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     try:
         with user_errors():
@@ -96,8 +97,6 @@ def _report_bad_input(message: str, golden: str, baseline: str, candidate: str, 
                       junit_path: str | None) -> None:
     """On exit 2, --summary and --junit still get a report (saying nothing was compared), so a CI
     step that uploads them never shows a previous run's."""
-    from labeler.diagnosis.gate import bad_input_junit, bad_input_markdown
-
     for path, render in ((summary_path, bad_input_markdown), (junit_path, bad_input_junit)):
         if not path:
             continue

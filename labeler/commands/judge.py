@@ -147,7 +147,8 @@ def calibrate_judges(
     (``save``: stored as the judges' cards)."""
     from labeler.commands.common import output_file
     from labeler.judges.card import card_line, save_cards
-    from labeler.judges.report import judge_report, to_html, to_text
+    from calibration.report_judges import to_html, to_text
+    from labeler.judges.report import judge_report
     from labeler.store.access import OWNER
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,

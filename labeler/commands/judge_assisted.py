@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from labeler.commands.common import Project, echo_json, json_option, output_file, seed_option, with_project, judge_option
+from labeler.commands.reports.judge_assisted import estimate_rows, to_html, to_text
 
 
 @click.command("plan-sample")
@@ -39,8 +40,8 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     "expected_width", "target_width", "labels_per_query", "pilot_labels", "meets_coverage",
     "meets_width", "recommended_budget", "basis"})}.
     """
-    from labeler.retrieval.judge_assisted import plan_sample as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.judge_assisted import plan_sample as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     planned = run(project.db, name, design=design, share=share, budget=budget, judge=judge, seed=seed, width=width,
                   caller=OWNER)
@@ -92,17 +93,10 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
                    html_path: str | None = None) -> None:
     """Print (or --json) the judge-assisted estimates of ``eval`` (``baseline`` False) or
     ``compare`` (differences from the first run); with ``html_path``, also write them as one
-    HTML page (:func:`labeler.retrieval.judge_assisted.to_html`)."""
-    from labeler.retrieval.golden_set import run_names
-    from labeler.retrieval.judge_assisted import (
-        ESTIMATE_HEADER,
-        estimate,
-        estimate_rows,
-        gather,
-        to_html,
-        undetermined_queries,
-    )
-    from labeler.store.access import OWNER
+    HTML page (:func:`labeler.commands.reports.judge_assisted.to_html`)."""
+    from labeler.retrieval.golden_set import run_names  # lazy: start-up
+    from labeler.retrieval.judge_assisted import estimate, gather, undetermined_queries  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     inputs = gather(golden, list(runs), judge, sample, caller=OWNER)
     first = run_names(list(runs))[0] if baseline else None
@@ -132,11 +126,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
             out["baseline"] = first
         echo_json(out)
         return
-    for line in intro:
-        click.echo(line)
-    for row in [ESTIMATE_HEADER, *rows]:
-        click.echo(f"{row[0]:<24}{row[1]:<14}{row[2]:>10}  {row[3]:<20}{row[4]:>12}  {row[5]:<20}{row[6]:>11}  {row[7]}")
-    for line in notes:
+    for line in to_text(intro, rows, notes):
         click.echo(line)
 
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from labeler.commands.common import Project, file_argument, output_file, output_option, with_project, judge_option
+from labeler.store.vocabulary import OWNER
 
 
 @click.command("import-items")
@@ -24,8 +25,7 @@ def import_items(project: Project, file: str) -> None:
     changes nothing; changed text under an existing item_id is refused (verdicts were given on
     the stored text). Other keys are kept as metadata.
     """
-    from labeler.store.access import OWNER
-    from labeler.judges.verdict_files import import_items as run
+    from labeler.judges.verdict_files import import_items as run  # lazy: start-up
 
     result = run(project.db, file, caller=OWNER)
     click.echo(f"{file}: {result.added} item{'s' if result.added != 1 else ''} added, {result.unchanged} unchanged")
@@ -55,8 +55,7 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     "at" is an ISO 8601 date or time. A file gives one verdict per item (per item and order,
     for a judge). A record equal to the latest one on the same item and order is skipped.
     """
-    from labeler.store.access import OWNER
-    from labeler.judges.verdict_files import import_verdicts as run
+    from labeler.judges.verdict_files import import_verdicts as run  # lazy: start-up
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
@@ -77,8 +76,7 @@ def export_verdicts(project: Project, output: str | None) -> None:
     relevance), order, prompt_hash, at; judges also model, parseable, raw, tokens, latency,
     error. The file imports back with `goldpool import-verdicts`.
     """
-    from labeler.store.access import OWNER
-    from labeler.store.verdict_io import export_verdicts as run
+    from labeler.store.verdict_io import export_verdicts as run  # lazy: start-up
 
     store = project.db
     if output is None:

@@ -44,10 +44,18 @@ from typing import Any
 
 import sqlite_utils
 
+from labeler.diagnosis.gold_context import gold_answer_id, gold_chunk_ids, gold_system
+from labeler.diagnosis.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
+from labeler.retrieval.build import pool_plan
 from labeler.retrieval.golden_set import ANSWER_SEARCH
 from labeler.store import StoreError
+from labeler.store import answers as store
+from labeler.store.access import require_admin
+from labeler.store.corpus import add_pool_build, document_keys, document_texts, documents_by_id
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
+from pooling.bm25 import BM25Index
 from pooling.tokenize import tokenize
+from pooling.types import search_text
 
 OUTCOMES = ("retrieval-miss", "context-ignored", "generation", "knowledge-gap", "incomplete-labels")
 PENDING = "pending"
@@ -128,10 +136,6 @@ class AnswerSearch:
 
     def top(self, searches: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
         """key -> the BM25 top ``depth`` doc_ids for each ``(key, words)``."""
-        from labeler.store.corpus import document_keys, document_texts
-        from pooling.bm25 import BM25Index
-        from pooling.types import search_text
-
         if not searches:
             return {}
         if self._index is None:
@@ -241,10 +245,6 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     Raises:
         StoreError: no such version or system, no answer to the version's questions, a bad k.
     """
-    from labeler.diagnosis.gold_context import gold_answer_id, gold_chunk_ids, gold_system
-    from labeler.diagnosis.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
-    from labeler.store import answers as store
-
     if k < 1 or depth < 1:
         raise StoreError(f"k {k}, search depth {depth}: give 1 or more")
     _, qrels = version_qrels(db, version, caller=caller)
@@ -287,9 +287,6 @@ def _search(db: sqlite_utils.Database, wrong: Sequence[Any], qrels: Mapping[str,
     """Per question of ``wrong``: the distinctive words, the chunks looked at (the BM25 top
     ``depth`` of the corpus, the answer's top k, the labelled chunks) and those that hold the
     reference, in that order."""
-    from labeler.store.corpus import documents_by_id
-    from pooling.types import search_text
-
     words = {a.query_id: distinctive_words(a.reference or "", a.question) for a in wrong}
     found = AnswerSearch(db, depth=depth).top([(a.query_id, search_words(a.reference or "", a.question)) for a in wrong
                                                if tokenize(a.reference or "")])
@@ -319,10 +316,6 @@ def offer_to_pool(db: sqlite_utils.Database, report: DiagnoseReport, *, caller: 
     new entries join the labelling queue; a chunk already pooled for its question gains the
     source in its provenance. Returns ``{"added", "already_pooled"}``.
     """
-    from labeler.retrieval.build import pool_plan
-    from labeler.store.access import require_admin
-    from labeler.store.corpus import add_pool_build
-
     require_admin(db, caller)
     rankings = {POOL_SOURCE: {q: list(ids) for q, ids in report.offered.items() if ids}}
     if not rankings[POOL_SOURCE]:
@@ -331,43 +324,6 @@ def offer_to_pool(db: sqlite_utils.Database, report: DiagnoseReport, *, caller: 
     _, added, _ = add_pool_build(db, pool_plan(rankings), {"kind": "diagnose", "sources": [POOL_SOURCE],
                                                           "system": report.system, "version": report.version})
     return {"added": added, "already_pooled": offered - added}
-
-
-def to_html(report: DiagnoseReport) -> str:
-    """The report as one self-contained HTML page (every text from the data escaped)."""
-    from html import escape
-
-    from calibration.report_html import STYLE, collapsed, wide
-
-    title = f"Why {report.system}'s answers are wrong ({report.golden})"
-    head = "<tr><th>outcome</th><th>questions</th><th>what to fix</th></tr>"
-    rows = "".join(f"<tr><td>{escape(o)}</td><td>{report.counts[o]}</td><td>{escape(ADVICE[o])}</td></tr>"
-                   for o in (*OUTCOMES, PENDING) if report.counts[o] or o != PENDING)
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             f"<p>{report.answers} answers to the version's questions: {report.correct} correct, {len(report.diagnoses)} "
-             f"wrong, {report.unjudged} without a verdict.</p>", wide(f"<table>{head}{rows}</table>")]
-    if report.first:
-        parts.append(f"<p><b>Fix first:</b> {escape(ADVICE[report.first])}.</p>")
-    for outcome in (*OUTCOMES, PENDING):
-        mine = [d for d in report.diagnoses if d.outcome == outcome]
-        if not mine:
-            continue
-        header = ["query", "question", "reference", "answer", "gold-context answer", "evidence"]
-        body = "".join(
-            "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (
-                d.query_id, d.question, d.reference or "", d.response,
-                "" if d.gold_response is None else f"{d.gold_response} ({_verdict(d.gold_correct)})",
-                f"{d.why}; relevant in top {report.k}: {'yes' if d.relevant_in_top else 'no'}; holders: "
-                f"{', '.join(d.holders) or 'none'}")) + "</tr>" for d in mine)
-        table = "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + f"</tr>{body}</table>"
-        parts.append(collapsed(f"{outcome}: {len(mine)}", table))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
-
-
-def _verdict(correct: bool | None) -> str:
-    return "correct" if correct else "no verdict" if correct is None else "wrong"
 
 
 def offered_count(offered: Mapping[str, Sequence[str]]) -> int:

@@ -34,6 +34,10 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration import CalibrationError
+from calibration.compare import bootstrap_interval, compare_runs
+from calibration.metrics import evaluate_many
+from calibration.formatting import fixed
 from labeler.diagnosis.golden_answers import GoldenSpec, answer_values, by_question, relevant_in_top, version_qrels
 from labeler.store import StoreError
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
@@ -60,8 +64,6 @@ class Value:
 
 
 def _value(values: Sequence[float], *, seed: int = 0, n_boot: int = 2000) -> Value:
-    from calibration.compare import bootstrap_interval
-
     if not values:
         return Value(math.nan, math.nan, math.nan, 0)
     low, high = bootstrap_interval(values, n_boot=n_boot, seed=seed) if n_boot else (math.nan, math.nan)
@@ -90,7 +92,11 @@ STAGE_NAMES = ("recall", "ndcg", "precision", "correct_given_relevant", "correct
 
 
 def stage_labels(k: int) -> dict[str, str]:
-    """Stage key -> its name in sentences and tables."""
+    """Stage key -> its name in sentences and tables.
+
+    >>> stage_labels(10)["recall"], stage_labels(5)["ndcg"], stage_labels(5)["correct_given_relevant"]
+    ('recall@10', 'nDCG@5', 'correctness given a relevant chunk')
+    """
     return {"recall": f"recall@{k}", "ndcg": f"nDCG@{k}", "precision": f"P@{k}",
             "correct_given_relevant": "correctness given a relevant chunk",
             "correct_without_relevant": "correctness without a relevant chunk",
@@ -154,8 +160,6 @@ def system_stages(db: sqlite_utils.Database, qrels: Mapping[str, Mapping[str, in
     Raises:
         StoreError: no such system, or none of its answers is a question of the version.
     """
-    from calibration.metrics import evaluate_many
-
     if k < 1:
         raise StoreError(f"k {k}: give 1 or more")
     values = answer_values(db, system, judge=judge, caller=caller)
@@ -220,9 +224,6 @@ class StageComparison:
 def compare_stages(a: SystemStages, b: SystemStages, *, k: int, alpha: float = 0.05, seed: int = 0,
                    n_boot: int = 2000, n_permutations: int = 10_000) -> StageComparison:
     """B against A, stage by stage, paired on the questions both have a value for."""
-    from calibration import CalibrationError
-    from calibration.compare import compare_runs
-
     stages: dict[str, Any] = {}
     for key in STAGE_NAMES:
         try:
@@ -249,8 +250,6 @@ def _stage_phrase(what: str, c: Any, alpha: float, *, unit: str = "") -> str:
     one below it; a difference whose interval excludes 0 is never said not to have changed
     (it "moved ..., not detectably"); "did not change detectably" only of an interval that
     holds 0, with why (below the MDD, or its p)."""
-    from calibration.report import fixed
-
     if c is None:
         return f"{what} could not be compared (fewer than two questions paired)"
     interval = f"[{fixed(c.low, sign=True)}, {fixed(c.high, sign=True)}]"
@@ -354,61 +353,3 @@ def stages(db: sqlite_utils.Database, spec: GoldenSpec, systems: Sequence[str], 
                                 seed=seed, caller=caller) for s in systems)
     comparison = compare_stages(found[0], found[1], k=k, alpha=alpha, seed=seed, n_boot=n_boot) if len(found) == 2 else None
     return StagesReport(spec.label, spec.version, content_hash, k, relevance_level, judge, found, comparison)
-
-
-def sources_text(sources: Mapping[str, int]) -> str:
-    """Where the values came from, people first.
-
-    >>> sources_text({"none": 3, "j1": 60, "people": 40})
-    '40 by people, 60 by judge j1, 3 without a verdict'
-    """
-    parts = []
-    for by, n in sorted(sources.items(), key=lambda kv: (kv[0] != "people", kv[0] == "none", kv[0])):
-        parts.append(f"{n} without a verdict" if by == "none" else f"{n} by people" if by == "people" else f"{n} by judge {by}")
-    return ", ".join(parts)
-
-
-def to_html(report: StagesReport) -> str:
-    """The report as one self-contained HTML page (every name escaped)."""
-    from html import escape
-
-    from calibration.report_html import STYLE, wide
-
-    labels = stage_labels(report.k)
-    title = f"Stages of {' and '.join(s.system for s in report.systems)} on {report.golden}"
-
-    def num(x: float) -> str:
-        return "n/a" if math.isnan(x) else f"{x:.3f}"
-
-    header = ["stage", *(s.system for s in report.systems)]
-    rows = []
-    for key in STAGE_NAMES:
-        cells = [labels[key]]
-        for s in report.systems:
-            v = s.stages[key]
-            cells.append(f"{num(v.mean)} [{num(v.low)}, {num(v.high)}] (n={v.n})")
-        rows.append(cells)
-    table = ("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"
-             + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</table>")
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             f"<p class='note'>version {escape(report.version)} (content hash {escape(report.content_hash[:12])}); a chunk "
-             f"is relevant from grade {report.relevance_level}; k = {report.k}.</p>", wide(table)]
-    for s in report.systems:
-        parts.append(f"<p class='note'>{escape(s.system)}: correctness {escape(sources_text(s.sources['correct']))}; "
-                     f"faithfulness {escape(sources_text(s.sources['faithfulness']))}.</p>")
-    if report.comparison is not None:
-        c = report.comparison
-        parts.append(f"<h2>{escape(c.system)} against {escape(c.baseline)}</h2><p>{escape(c.sentence)}</p>")
-        head = ["stage", "paired questions", "difference", "95% interval", "p", "MDD"]
-        body = []
-        for key in STAGE_NAMES:
-            x = c.stages[key]
-            body.append([labels[key], "0", "", "", "", ""] if x is None else
-                        [labels[key], str(x.n), f"{x.delta:+.3f}", f"[{x.low:+.3f}, {x.high:+.3f}]", f"{x.p_value:.4f}",
-                         f"{x.mdd:.3f}" if x.mdd <= 1 else "beyond"])
-        parts.append(wide("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
-                          + "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in r) + "</tr>" for r in body)
-                          + "</table>"))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)

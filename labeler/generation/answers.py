@@ -34,6 +34,8 @@ from typing import Any
 
 import sqlite_utils
 
+from labeler.generation.abstention import is_abstention
+from labeler.generation.sentences import SPLITTER, split_sentences
 from labeler.store import StoreError
 from labeler.store import answers as store
 from labeler.store.access import require_admin
@@ -173,9 +175,6 @@ def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> d
     Raises:
         StoreError: no such system; the caller is not an admin.
     """
-    from labeler.generation.abstention import is_abstention
-    from labeler.generation.sentences import SPLITTER, split_sentences
-
     require_admin(db, caller)
     store.require_system(db, system)
     pending = list(store.answers_without_claims(db, system))

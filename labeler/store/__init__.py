@@ -12,7 +12,9 @@ required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
   checkpointer thread, the online backup.
 - ``errors``: :class:`StoreError` and its kinds, and how an error quotes a value.
 - ``vocabulary``: tasks and their verdicts, grades and their range, callers and roles.
-- ``corpus``: documents, queries, runs and the pool.
+- ``records``: the shapes of the records the store is handed, and the pool as recorded.
+- ``corpus``: documents, queries and the pool.
+- ``runs``: imported runs, and their removal from the pool's provenance.
 - ``candidates``: candidate lists deeper than the pool, for adaptive pooling.
 - ``access``: annotators, tokens and roles.
 - ``assign``: hand-outs of pool entries, applying a scheduling plan.

@@ -13,7 +13,8 @@ import sqlite_utils
 import streamlit as st
 
 from calibration.formatting import markdown_escape
-from labeler.judges.report import board, judge_report, task_dict, task_markdown
+from calibration.report_judges import board, task_markdown
+from labeler.judges.report import judge_report, task_dict
 from labeler.store import corpus
 from labeler.store.vocabulary import Annotator
 from labeler.store.verdicts import get_item, judges
