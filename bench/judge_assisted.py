@@ -199,14 +199,15 @@ def query_rep(col: Collection, share: float, rng: np.random.Generator, metrics: 
 
 
 def designed_rep(col: Collection, probability: np.ndarray, rng: np.random.Generator, replicates: int,
-                 estimator: str, metrics: dict[str, Metric]) -> dict:
+                 estimator: str, metrics: dict[str, Metric], refits: int | None = None) -> dict:
     """One repetition of a designed sample (``stratified`` or ``active``), as :func:`query_rep`."""
     sampled = poisson_sample(probability, rng)
     design = Design(col.query, col.judge, sampled, probability, col.people, col.n_queries, rank=col.best)
     seed = int(rng.integers(1 << 31))
     if estimator == "ratio":
-        with_judge = ratio_estimates.draw_labels(design, replicates=replicates, seed=seed)
-        alone = ratio_estimates.draw_labels(design, replicates=replicates, seed=seed, judge=False)
+        with_judge = ratio_estimates.draw_labels(design, replicates=replicates, seed=seed, spread_replicates=refits)
+        alone = ratio_estimates.draw_labels(design, replicates=replicates, seed=seed, judge=False,
+                                            spread_replicates=refits)
     out = {}
     for name, spec in metrics.items():
         if estimator == "ratio":
@@ -257,19 +258,19 @@ def summarise(col: Collection, metric: str, design: str, share: float, reps: lis
 
 HEADER = (f"{'collection':<10}{'metric':<8}{'design':<11}{'budget':>6}{'cov':>7}{'cov-pr':>7}{'cov-pp':>7}"
           f"{'width':>7}{'w/q':>7}{'sd':>7}{'tau':>7}{'tau-pp':>7}{'tau-j':>7}  {'tuned true/est/judge':<21}"
-          f"{'no-ci':>6}{'plan/w':>7}")
+          f"{'no-ci':>6}{'plan/w':>7}{'abs-w':>7}")
 
 
 def line(r: dict) -> str:
     return (f"{r['collection']:<10}{r['metric']:<8}{r['design']:<11}{r['share']:>6.0%}{r['coverage_runs']:>7.3f}"
             f"{r['coverage_pairs']:>7.3f}{r['coverage_people']:>7.3f}{r['width_ratio']:>7.2f}"
             f"{r['width_vs_query_people']:>7.2f}{r['sd_ratio']:>7.2f}{r['tau']:>7.2f}{r['tau_people']:>7.2f}"
-            f"{r['tau_judge']:>7.2f}  {r['tuned']:<21}{r['no_interval']:>6.3f}{r['plan_ratio']:>7.2f}"
+            f"{r['tau_judge']:>7.2f}  {r['tuned']:<21}{r['no_interval']:>6.3f}{r['plan_ratio']:>7.2f}{r['width']:>7.3f}"
             f"{r['seconds']:>6.0f}s")
 
 
 def bench(col: Collection, reps: int, replicates: int, seed: int, designs: list[str], estimator: str,
-          metrics: list[str]) -> list[dict]:
+          metrics: list[str], refits: int | None = None) -> list[dict]:
     """Every (metric, design, budget) row of one collection."""
     rng = np.random.default_rng(seed)
     spec = specs(metrics)
@@ -285,7 +286,7 @@ def bench(col: Collection, reps: int, replicates: int, seed: int, designs: list[
             else:
                 probability = probabilities(col, design, share * n_entries)
                 plan = planned_width(col, probability)
-                results = [designed_rep(col, probability, rng, replicates, estimator, spec) for _ in range(reps)]
+                results = [designed_rep(col, probability, rng, replicates, estimator, spec, refits) for _ in range(reps)]
             seconds = time.perf_counter() - started
             for m in metrics:
                 per_metric = [r[m] for r in results]
@@ -336,6 +337,8 @@ def main() -> None:
     parser.add_argument("--metrics", nargs="*", default=list(METRICS))
     parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--replicates", type=int, default=200, help="Design-bootstrap replicates per estimate.")
+    parser.add_argument("--spread-replicates", type=int, default=None,
+                        help="Replicates that refit the ratio model's query spreads (default: the estimator's).")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--dl23-judge", default="willia-umbrela1")
     parser.add_argument("--true-counts", action="store_true",
@@ -352,7 +355,7 @@ def main() -> None:
           "people labelling whole queries; sd = spread of the estimates over repetitions / people only's; tau = "
           "Kendall's tau to the full-label order (combined, people only, judge only); tuned = the judge-tuned runs' "
           "ranks (true / median estimated / judge only); no-ci = share of run intervals not given; plan/w = the "
-          "planner's expected nDCG@10 width / the mean width")
+          "planner's expected nDCG@10 width / the mean width; abs-w = the mean width itself")
     print(f"dl23's judge: {args.dl23_judge}; *-sim: a judge simulated from DL19's UMBRELA-given-NIST confusion")
     print(HEADER)
     for name in args.collections:
@@ -363,7 +366,8 @@ def main() -> None:
             near = min((j for j in range(len(col.names)) if j != k), key=lambda j: abs(truth[j] - truth[k]))
             print(f"{label}: {col.names[k]} {truth[k]:.4f} {args.metrics[0]} under full labels, "
                   f"{abs(truth[k] - truth[near]):.4f} from {col.names[near]}", flush=True)
-        bench(col, args.reps, args.replicates, int(rng.integers(1 << 31)), args.designs, args.estimator, args.metrics)
+        bench(col, args.reps, args.replicates, int(rng.integers(1 << 31)), args.designs, args.estimator, args.metrics,
+              args.spread_replicates)
 
 
 if __name__ == "__main__":

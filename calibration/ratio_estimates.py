@@ -326,12 +326,14 @@ def _draw_rows(design: Design, fitted: Fitted, rows: NDArray[np.int_], spread: S
 
 
 def draw_labels(design: Design, *, replicates: int = N_REPLICATES, seed: int = 0, judge: bool = True,
-                draws: int = DRAWS) -> Draws:
+                draws: int = DRAWS, spread_replicates: int | None = None) -> Draws:
     """:data:`DRAWS` draws of the unlabelled grades from the fit on the design weights, then
     one draw per design-bootstrap replicate, all at the spreads of :func:`query_spread`.
 
     ``judge=False``: people alone, the judge's grades replaced by one constant (they then say
     nothing; the model is the rank cells and the query effect of people's labels).
+    ``spread_replicates``: how many replicates refit the query-effect spreads (default
+    :data:`SPREAD_REPLICATES`; the fit is most of the cost).
     """
     from dataclasses import replace
 
@@ -344,7 +346,8 @@ def draw_labels(design: Design, *, replicates: int = N_REPLICATES, seed: int = 0
     counts = _key_counts(design, fitted)
     # The spreads are refitted on the first SPREAD_REPLICATES replicates (the later ones take
     # theirs in turn): how much they vary over samples is part of the estimate's variance.
-    spreads = [query_spread(design, _row(fitted, b)) for b in range(min(replicates, SPREAD_REPLICATES) + 1)]
+    refits = SPREAD_REPLICATES if spread_replicates is None else spread_replicates
+    spreads = [query_spread(design, _row(fitted, b)) for b in range(min(replicates, refits) + 1)]
     rows = np.concatenate([np.zeros(draws, dtype=np.int64), np.arange(1, replicates + 1)])
     which = np.where(rows == 0, 0, 1 + (rows - 1) % max(len(spreads) - 1, 1))
     labels = np.zeros((len(rows), len(design.judge)), dtype=np.int8)
