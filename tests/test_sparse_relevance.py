@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from labels_fixtures import make_project, query_ids, write_jsonl
 
 from calibration import active_design, ratio_estimates
 from calibration.judge_assisted import poisson_sample, stratified_probabilities
 from calibration.metrics import evaluate_many
 from calibration.stratified_estimation import Design, Metric, run_positions
-from labels_fixtures import make_project, query_ids, write_jsonl
 from labeler.cli import cli
 from labeler.judges.verdict_files import import_verdicts
 from labeler.store import access
@@ -136,8 +136,8 @@ def test_plan_sample_active_records_probabilities_reports_the_plan_and_evaluates
     assert plan["budget"] == 30 and plan["expected_width"] == pytest.approx(2 * plan["expected_half_width"])
     assert plan["labels_per_query"] == pytest.approx(30 / 6) and plan["pilot_labels"] == 0
     assert plan["meets_coverage"] is False and plan["recommended_budget"] > 30  # 30 < the 60 labels the model needs
-    stored = dict(((q, d), p) for q, d, p in db.execute(
-        "SELECT query_id, doc_id, probability FROM sample_items WHERE sample = 'a'").fetchall())
+    stored = {(q, d): p for q, d, p in db.execute(
+        "SELECT query_id, doc_id, probability FROM sample_items WHERE sample = 'a'").fetchall()}
     assert stored == {(i["query_id"], i["doc_id"]): pytest.approx(i["probability"]) for i in out["items"]}
     assert all(0 < p <= 1 for p in stored.values())
     text = CliRunner().invoke(cli, ["plan-sample", path, "--name", "b", "--budget", "30", "--design", "active",

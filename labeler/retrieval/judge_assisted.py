@@ -19,12 +19,25 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from calibration import CalibrationError
-from calibration.judge_assisted import (Combined, Design, interval, poisson_sample, query_level, query_sample, refused,
-                                        run_positions, stratified_estimates, stratified_metric, stratified_probabilities)
+from calibration import CalibrationError, active_design
+from calibration.judge_assisted import (
+    Combined,
+    Design,
+    interval,
+    poisson_sample,
+    query_level,
+    query_sample,
+    refused,
+    run_positions,
+    stratified_metric,
+    stratified_probabilities,
+)
 from calibration.metrics import evaluate_many, parse_metrics
+from calibration.ratio_estimates import draw_labels, metric_values, undetermined
 from calibration.stats import z_for
+from calibration.stratified_estimation import Metric
 from labeler.project import parse_golden
+from labeler.retrieval import sample_plan
 from labeler.retrieval.golden_set import run_names, verified_rows
 from labeler.store import connect
 from labeler.store import samples as store
@@ -118,10 +131,6 @@ def plan_sample(
 
 def _designed_probabilities(db, entries, grades, target, design, width, caller):
     """The inclusion probabilities of a stratified or active sample, and the planner's report."""
-    from calibration import active_design
-    from calibration.judge_assisted import stratified_probabilities
-    from labeler.retrieval import sample_plan
-
     if design == "active" and grades is None:
         raise StoreError("--design active reads the judge's grades: give --judge")
     f, y, pi = sample_plan.pilot(db, entries, grades, caller=caller)
@@ -321,9 +330,6 @@ def _design_arrays(inputs: Inputs):
 
 
 def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci):
-    from calibration.judge_assisted import Combined, interval, refused, run_positions, stratified_metric
-    from calibration.ratio_estimates import draw_labels, metric_values
-
     design, qi, index = _design_arrays(inputs)
     method = f"ratio estimator ({inputs.design})"
     with_judge, alone = draw_labels(design, seed=seed), draw_labels(design, seed=seed, judge=False)
@@ -360,9 +366,6 @@ def undetermined_queries(inputs: Inputs, *, k: int = 10, seed: int = 0) -> list[
     """The queries of a designed sample whose labels cannot pin their ideal DCG@k
     (:func:`calibration.ratio_estimates.undetermined`), as ``{"query_id", "relevant_low",
     "relevant_high", "ideal_dcg_spread"}``; empty for the ``queries`` design."""
-    from calibration.stratified_estimation import Metric
-    from calibration.ratio_estimates import draw_labels, undetermined
-
     if inputs.design == "queries":
         return []
     design, qi, _ = _design_arrays(inputs)

@@ -21,6 +21,9 @@ import numpy as np
 import sqlite_utils
 
 from calibration import active_design
+from calibration.judge_assisted import stratified_probabilities
+from labeler.store import samples as store
+from labeler.store.versions import current_labels
 from labeler.store.vocabulary import Caller
 
 #: The labels per query from which the benchmark's 95% intervals held (coverage >= 0.93 of runs
@@ -59,9 +62,6 @@ def pilot(db: sqlite_utils.Database, entries: Sequence[Any], grades: dict[tuple[
     """(judge grades, people's grades, inclusion probabilities) of the pool entries people and
     the judge have both graded: people's mean grade rounded, the probability of the latest
     sample holding the entry (1 where none does)."""
-    from labeler.store import samples as store
-    from labeler.store.versions import current_labels
-
     if not grades:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0)
     people: dict[tuple[str, str], list[int]] = {}
@@ -98,8 +98,6 @@ def active_probabilities(entries: Sequence[Any], grades: dict[tuple[str, str], i
 def report(entries: Sequence[Any], grades: dict[tuple[str, str], int] | None, probability: np.ndarray,
            budget: float, table: np.ndarray, n_pilot: int, *, design: str, width: float | None = None) -> PlanReport:
     """The planner's :class:`PlanReport` for ``probability`` (summing to ``budget``)."""
-    from calibration.judge_assisted import stratified_probabilities
-
     s, n_queries = sensitivity(entries, grades, table)
     judge = np.array([(grades or {}).get((e.query_id, e.doc_id), 1) for e in entries]) if grades else None
     rank = np.array([e.best_rank for e in entries])
