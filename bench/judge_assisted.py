@@ -270,13 +270,13 @@ def line(r: dict) -> str:
 
 
 def bench(col: Collection, reps: int, replicates: int, seed: int, designs: list[str], estimator: str,
-          metrics: list[str], refits: int | None = None) -> list[dict]:
+          metrics: list[str], refits: int | None = None, shares: tuple[float, ...] = SHARES) -> list[dict]:
     """Every (metric, design, budget) row of one collection."""
     rng = np.random.default_rng(seed)
     spec = specs(metrics)
     n_entries = len(col.query)
     rows = []
-    for share in SHARES:
+    for share in shares:
         query_width: dict[str, float] = {}
         for design in designs:
             started = time.perf_counter()
@@ -339,6 +339,7 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, default=200, help="Design-bootstrap replicates per estimate.")
     parser.add_argument("--spread-replicates", type=int, default=None,
                         help="Replicates that refit the ratio model's query spreads (default: the estimator's).")
+    parser.add_argument("--shares", nargs="*", type=float, default=list(SHARES))
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--dl23-judge", default="willia-umbrela1")
     parser.add_argument("--true-counts", action="store_true",
@@ -367,7 +368,7 @@ def main() -> None:
             print(f"{label}: {col.names[k]} {truth[k]:.4f} {args.metrics[0]} under full labels, "
                   f"{abs(truth[k] - truth[near]):.4f} from {col.names[near]}", flush=True)
         bench(col, args.reps, args.replicates, int(rng.integers(1 << 31)), args.designs, args.estimator, args.metrics,
-              args.spread_replicates)
+              args.spread_replicates, tuple(args.shares))
 
 
 if __name__ == "__main__":
