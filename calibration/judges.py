@@ -21,8 +21,22 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from calibration import CalibrationError
-from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, majority_baseline, raw_agreement
-from calibration.bias import PositionBias, RateComparison, position_bias, self_preference, verbosity_bias
+from calibration.agreement import (
+    ClassScore,
+    Confusion,
+    class_scores,
+    cohen_kappa,
+    confusion_matrix,
+    majority_baseline,
+    raw_agreement,
+)
+from calibration.bias import (
+    PositionBias,
+    RateComparison,
+    position_bias,
+    self_preference,
+    verbosity_bias,
+)
 from calibration.bootstrap import N_BOOT, Estimate, wilson_interval
 from calibration.power import plan
 from calibration.report import fixed
@@ -204,6 +218,22 @@ def _power(task: str, h: list, j: list, n_project: int, unit: str, relevance_lev
     return Power(n_project, unit, se, sp, positive, judged, people)
 
 
+def _agreement_stats(task: str, h: list, j: list, g: list, scale: Sequence[Hashable],
+                     common: Mapping[str, object]) -> dict[str, object]:
+    """The judge's agreement with people on the paired labels (all None without any)."""
+    stats: dict[str, object] = {"agreement": None, "kappa": None, "kappa_unweighted": None, "majority_baseline": None,
+                                "confusion": None, "classes": ()}
+    if h:
+        kw = {"labels": scale, "groups": g, **common}
+        stats["agreement"] = raw_agreement(h, j, **kw)
+        stats["kappa_unweighted"] = cohen_kappa(h, j, **kw)
+        stats["kappa"] = cohen_kappa(h, j, "quadratic", **kw) if task == "relevance" else stats["kappa_unweighted"]
+        stats["majority_baseline"] = majority_baseline(h, **kw)
+        stats["confusion"] = confusion_matrix(h, j, labels=scale)
+        stats["classes"] = tuple(class_scores(h, j, **kw))
+    return stats
+
+
 def calibrate_task(
     task: str,
     humans: Mapping[Hashable, Mapping[str, Hashable]],
@@ -250,16 +280,7 @@ def calibrate_task(
     unparseable = Estimate("unparseable_rate", n_bad / n_units if n_units else math.nan,
                            *wilson_interval(n_bad, n_units, ci), n_units, ci, "wilson")
     ceiling_agreement, ceiling_kappa, n_ceiling = _ceiling(humans, judge, groups, task, common)
-    stats: dict[str, object] = {"agreement": None, "kappa": None, "kappa_unweighted": None, "majority_baseline": None,
-                                "confusion": None, "classes": ()}
-    if h:
-        kw = {"labels": scale, "groups": g, **common}
-        stats["agreement"] = raw_agreement(h, j, **kw)
-        stats["kappa_unweighted"] = cohen_kappa(h, j, **kw)
-        stats["kappa"] = cohen_kappa(h, j, "quadratic", **kw) if task == "relevance" else stats["kappa_unweighted"]
-        stats["majority_baseline"] = majority_baseline(h, **kw)
-        stats["confusion"] = confusion_matrix(h, j, labels=scale)
-        stats["classes"] = tuple(class_scores(h, j, **kw))
+    stats = _agreement_stats(task, h, j, g, scale, common)
     details = _pairwise(h, j, keys, orders, lengths, models, judge_model, common) if task == "pairwise" else None
     disagreements = tuple(
         {"item": key, "annotator": annotator, "human": x, "judge": y}

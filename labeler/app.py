@@ -25,18 +25,34 @@ from collections.abc import Callable
 import sqlite_utils
 import streamlit as st
 
-from labeler.ui import key_guard, state
 from calibration.formatting import markdown_escape
-from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
-from labeler.ui.pages import golden_set as _golden_set
-from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
-from labeler.store import assign
-from labeler.store.assign import enabled_tasks
 from labeler.store.connection import busy_timeout, start_checkpointer
 from labeler.store.errors import StoreReadOnly
-from labeler.store.vocabulary import Annotator
+from labeler.store.holds import release_holds
 from labeler.store.sessions import SESSION_HOURS
+from labeler.store.settings import enabled_tasks
+from labeler.store.vocabulary import Annotator
+from labeler.ui import key_guard, state
+from labeler.ui.pages import (
+    BUSY_NOTICE,
+    RETRY_EVERY,
+    adjudicate,
+    admin_only,
+    annotators,
+    answer_relevance,
+    calibration,
+    claims,
+    correctness,
+    faithfulness,
+    judges,
+    label,
+    pairwise,
+    progress,
+    rubric,
+    tasks,
+)
+from labeler.ui.pages import golden_set as _golden_set
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -95,7 +111,7 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         return
     try:
         if admin:  # an admin who left the labelling page holds nothing others could label
-            assign.release_holds(db, user.id)
+            release_holds(db, user.id)
         render(db, user)
     except StoreReadOnly:
         st.info(READ_ONLY_PAGE)

@@ -24,6 +24,7 @@ IDEAS = {
     "Markdown escape": ("markdown_escape", "calibration/formatting.py"),
     "number formatting": ("fixed", "calibration/formatting.py"),
     "rubric hash": ("rubric_hash", "labeler/store/rubric.py"),
+    "GOLDEN parsing (DB@VERSION, a folder, a qrels file)": ("parse_golden", "labeler/project.py"),
 }
 #: Other names the copies went by.
 FORMER_NAMES = {"_z", "_markdown_escape", "_md_escape", "one_sided_p", "randomisation_p"}

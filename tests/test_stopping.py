@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from pooling import PoolingError
-from pooling.recall_estimate import (estimate, estimate_from_draws, fit_logistic, mixture, poisson_binomial, unfound_draws,
-                                     unfound_probabilities)
+from pooling.recall_estimate import (
+    estimate,
+    estimate_from_draws,
+    fit_logistic,
+    mixture,
+    poisson_binomial,
+    unfound_draws,
+    unfound_probabilities,
+)
 from pooling.strategies import Candidates
 
 
@@ -197,7 +204,7 @@ def test_the_oracle_is_the_first_judgment_reaching_the_target():
 
 
 def test_every_rule_by_name():
-    from labeler.store.assign import Settings
+    from labeler.store.settings import Settings
     from pooling.stopping import DEFAULT_RULE, RULES, CheckSample, check_order, decide
 
     assert Settings().stop_rule == DEFAULT_RULE and DEFAULT_RULE in RULES

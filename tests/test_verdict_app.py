@@ -7,15 +7,25 @@ import re
 from pathlib import Path
 
 import pytest
+from app_fixtures import (
+    JUDGE_NAME,
+    JUDGE_RAW,
+    MODEL_NAMES,
+    XSS_PAYLOAD,
+    Project,
+    add_verdict_items,
+    build_project,
+    open_page,
+    page_text,
+    press,
+)
 from streamlit.testing.v1 import AppTest
 
-from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project, open_page, page_text, press
-from labeler.ui import state
 from labeler.judges.report import judge_report, task_dict
-from labeler.store import connect
-from labeler.store import labels
+from labeler.store import connect, labels
 from labeler.store.access import OWNER
-from labeler.store.assign import enabled_tasks
+from labeler.store.settings import enabled_tasks
+from labeler.ui import state
 from labeler.ui.pages import ADMIN_REFUSAL
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import click
 
 from labeler.store.vocabulary import RELEVANCE_LEVEL
+from pooling.files import UnsafeTarget, atomic_write
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -75,7 +76,7 @@ class Project:
     def db(self) -> sqlite_utils.Database:
         """The open project (``labeler.store.connect``); StoreError when it is not one."""
         if self._db is None:
-            from labeler.store import connect
+            from labeler.store import connect  # lazy: start-up
 
             self._db = connect(self.path)
         return self._db
@@ -83,7 +84,7 @@ class Project:
     def create(self) -> sqlite_utils.Database:
         """The project, created or brought up to date first (``labeler.store.init_db``)."""
         if self._db is None:
-            from labeler.store import init_db
+            from labeler.store import init_db  # lazy: start-up
 
             self._db = init_db(self.path)
         return self._db
@@ -135,7 +136,7 @@ def with_golden(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def run(golden: str, deprecated_version: str | None, **kwargs: Any) -> Any:
-        from labeler.project import parse_golden
+        from labeler.project import parse_golden  # lazy: start-up
 
         with user_errors():
             db, version = parse_golden(golden)
@@ -233,8 +234,6 @@ def output_file(path: str | Path) -> Iterator[TextIO]:
     link, a read-only file, or whose ``.partial`` is a link or another user's file is
     refused before anything is written; so is an unwritable path: one line naming it.
     """
-    from pooling.files import UnsafeTarget, atomic_write
-
     try:
         with atomic_write(path) as handle:
             yield handle

@@ -7,8 +7,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from labeler.commands.common import Project, echo_json, json_option, relevance_level_option, with_project, judge_option
-from labeler.store.vocabulary import RELEVANCE_LEVEL, TASKS
+from calibration.formatting import fixed
+from labeler.commands.common import (
+    Project,
+    echo_json,
+    json_option,
+    judge_option,
+    output_file,
+    relevance_level_option,
+    with_project,
+)
+from labeler.commands.serve import is_loopback
+from labeler.store.vocabulary import OWNER, RELEVANCE_LEVEL, TASKS
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -50,10 +60,9 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
     """
     from pathlib import Path
 
-    from labeler.judges.client import Endpoint
-    from labeler.judges.run import RunInterrupted
-    from labeler.judges.run import run_judge as run
-    from labeler.store.access import OWNER
+    from labeler.judges.client import Endpoint  # lazy: start-up
+    from labeler.judges.run import RunInterrupted  # lazy: start-up
+    from labeler.judges.run import run_judge as run  # lazy: start-up
 
     warning = clear_text_warning(base_url)
     if warning:
@@ -93,7 +102,7 @@ def report_calls(calls: int, errors: int, first_error: str | None, cut: Mapping[
     (``outcome``; ``again``: how those cut at the token budget are asked again), then the
     failed calls. Exits 1 naming the first error when every call made failed.
     """
-    from labeler.judges.client import MAX_REPLY_CHARS
+    from labeler.judges.client import MAX_REPLY_CHARS  # lazy: start-up
 
     cut = {why: n for why, n in (cut or {}).items() if n}
     if cut:
@@ -112,7 +121,6 @@ def clear_text_warning(base_url: str) -> str | None:
     """The warning for a plain-HTTP endpoint off this machine (the key would travel in clear), else None."""
     from urllib.parse import urlsplit
 
-    from labeler.commands.serve import is_loopback
 
     try:
         parts = urlsplit(base_url.strip())
@@ -145,11 +153,9 @@ def calibrate_judges(
 ) -> None:
     """Body of ``goldpool calibrate DB --judge NAME...``: each judge against the project's people
     (``save``: stored as the judges' cards)."""
-    from labeler.commands.common import output_file
-    from labeler.judges.card import card_line, save_cards
-    from calibration.report_judges import to_html, to_text
-    from labeler.judges.report import judge_report
-    from labeler.store.access import OWNER
+    from calibration.report_judges import to_html, to_text  # lazy: start-up
+    from labeler.judges.card import card_line, save_cards  # lazy: start-up
+    from labeler.judges.report import judge_report  # lazy: start-up
 
     report = judge_report(db, list(dict.fromkeys(judges)), caller=OWNER, n_boot=n_boot, seed=seed,
                           relevance_level=relevance_level)
@@ -217,11 +223,9 @@ def estimate(project: Project, judge, metrics, relevance_level, threshold, ci, a
 
 def _estimate_one(project: Project, judge: str, metric: str, relevance_level: int, ci: float, as_json: bool) -> Any:
     """Print one metric's estimate (or, with ``as_json``, return its JSON object)."""
-    from calibration import fixed
-    from labeler.judges.card import card_line
-    from labeler.judges.estimate import BOUNDS, METRIC_TASK
-    from labeler.judges.estimate import estimate as run
-    from labeler.store.access import OWNER
+    from labeler.judges.card import card_line  # lazy: start-up
+    from labeler.judges.estimate import BOUNDS, METRIC_TASK  # lazy: start-up
+    from labeler.judges.estimate import estimate as run  # lazy: start-up
 
     r = run(project.db, judge, metric, threshold=relevance_level, ci=ci, caller=OWNER)
     t, c = r.tuned, r.classic

@@ -148,7 +148,6 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
     from dataclasses import asdict
 
     from labeler.retrieval import scheduling  # lazy: start-up
-    from labeler.store import assign  # lazy: start-up
 
     values: dict[str, object] = {}
     for assignment in assignments:
@@ -156,11 +155,11 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
         if not sep:
             raise click.BadParameter(f"{assignment!r}: write KEY=VALUE", param_hint="KEY=VALUE")
         values[key.strip()] = value.strip()
-    from labeler.store.assign import enabled_tasks  # lazy: start-up
+    from labeler.store.settings import enabled_tasks, get_settings  # lazy: start-up
 
     store = project.db
     change = scheduling.change_settings(store, values, caller=OWNER) if values else None
-    current = change.settings if change else assign.get_settings(store)
+    current = change.settings if change else get_settings(store)
     if change and change.released is not None:
         n = sum(change.released.values())
         who = ", ".join(f"{name} {count}" for name, count in change.released.items())

@@ -41,6 +41,7 @@ import string
 from dataclasses import dataclass
 
 from labeler.judges import JudgeError
+from labeler.store.rubric import DEFAULT_RUBRIC, rubric_hash
 from labeler.store.vocabulary import ANSWER_TASKS, JUDGE_VERDICTS
 
 RELEVANCE_PROMPT = """\
@@ -281,8 +282,6 @@ def judge_rubric(text: str) -> str:
     >>> judge_rubric("# R\\n\\nGrade it.\\n\\n## For annotators\\n\\nPress s.\\n\\n## Scale\\n\\n0-3\\n")
     '# R\\n\\nGrade it.\\n\\n## Scale\\n\\n0-3\\n'
     """
-    from labeler.store.rubric import DEFAULT_RUBRIC, rubric_hash
-
     if rubric_hash(text) in _UNSECTIONED_DEFAULTS:
         text = DEFAULT_RUBRIC
     kept: list[str] = []

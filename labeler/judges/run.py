@@ -18,8 +18,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -27,8 +27,16 @@ import sqlite_utils
 
 from labeler.judges import JudgeError
 from labeler.judges.client import Endpoint, call
-from labeler.judges.prompts import TASK_CHOICES, Prompt, judge_rubric, make_prompt, parse_reply
+from labeler.judges.prompts import (
+    TASK_CHOICES,
+    Prompt,
+    judge_rubric,
+    make_prompt,
+    parse_reply,
+)
 from labeler.store.access import require_admin
+from labeler.store.corpus import pool_texts
+from labeler.store.rubric import current_rubric
 from labeler.store.verdicts import (
     CallResult,
     Target,
@@ -40,7 +48,6 @@ from labeler.store.verdicts import (
     record_judge_call,
 )
 from labeler.store.vocabulary import GRADES, TASKS, Caller
-
 
 U = TypeVar("U")
 
@@ -89,8 +96,6 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def _relevance_units(db: sqlite_utils.Database, prompt: Prompt) -> Iterator[Unit]:
-    from labeler.store.corpus import pool_texts
-
     for query_id, doc_id, query, title, text in pool_texts(db):
         passage = f"{title}\n{text}" if title else text
         yield Unit(Target("relevance", query_id=query_id, doc_id=doc_id), content_hash([query, title, text]),
@@ -138,8 +143,6 @@ def _verdict(task: str, order: str | None, result: CallResult) -> CallResult:
 
 def default_prompt(db: sqlite_utils.Database, task: str, text: str | None) -> Prompt:
     """The prompt of a run: ``text`` or the default, with the project's rubric and grade scale."""
-    from labeler.store.rubric import current_rubric
-
     scale = ", ".join(f"{g} {name.lower()}" for g, name in GRADES.items())
     return make_prompt(task, text, rubric=judge_rubric(current_rubric(db).text), scale=scale)
 

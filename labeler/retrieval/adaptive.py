@@ -38,15 +38,29 @@ import sqlite_utils
 
 from labeler.store import candidates as store
 from labeler.store.access import require_admin
-from labeler.store.assign import Settings, get_settings
 from labeler.store.corpus import database_file
+from labeler.store.settings import Settings, get_settings
 from labeler.store.vocabulary import Caller
 from pooling import PoolingError
 from pooling.pool import rrf_priority
 from pooling.qrels import read_qrels
 from pooling.recall_estimate import TARGET, Estimate
-from pooling.replay import Replay, StrategyResult, found_at, replay, stopping_figures, to_json
-from pooling.stopping import RULES, CheckSample, check_order, decide, sample_begins, strategy_scores
+from pooling.replay import (
+    Replay,
+    StrategyResult,
+    found_at,
+    replay,
+    stopping_figures,
+    to_json,
+)
+from pooling.stopping import (
+    RULES,
+    CheckSample,
+    check_order,
+    decide,
+    sample_begins,
+    strategy_scores,
+)
 from pooling.strategies import Candidates, next_chunks
 
 __all__ = [

@@ -42,12 +42,11 @@ from labeler.store.assign import (
     HandOut,
     Offer,
     Request,
-    Settings,
-    get_settings,
     is_overlap,
     shuffle_key,
     upcoming_queries,
 )
+from labeler.store.settings import Settings, get_settings
 from pooling.stopping import RULES
 from pooling.strategies import STRATEGIES
 

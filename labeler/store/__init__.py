@@ -34,6 +34,7 @@ beside it that can be rebuilt.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,23 +46,23 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "StoreBusy", "StoreError", "connect", "init_db", "now", "transaction"]
 
 
+#: Names loaded on first use -> their module: the command line imports ``labeler.store.vocabulary``
+#: at start-up, and the connection (with sqlite_utils) only when a command opens a project.
+_EXPORTS: dict[str, str] = {
+    "connect": "connection",
+    "init_db": "connection",
+    "transaction": "connection",
+    "StoreBusy": "errors",
+    "StoreError": "errors",
+    "SCHEMA_VERSION": "migrations",
+    "now": "schema",
+}
+
+
 def __getattr__(name: str) -> object:
-    # Loaded on first use: the command line imports ``labeler.store.vocabulary`` at start-up,
-    # and the connection (with sqlite_utils) only when a command opens a project.
-    if name in ("connect", "init_db", "transaction"):
-        from labeler.store import connection
-
-        return getattr(connection, name)
-    if name in ("StoreBusy", "StoreError"):
-        from labeler.store import errors
-
-        return getattr(errors, name)
-    if name == "SCHEMA_VERSION":
-        from labeler.store import migrations
-
-        return migrations.SCHEMA_VERSION
-    if name == "now":
-        from labeler.store import schema
-
-        return schema.now
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"labeler.store.{module}"), name)
+    globals()[name] = value
+    return value

@@ -26,11 +26,18 @@ import sqlite_utils
 
 from labeler.store import assign
 from labeler.store.access import find_annotator, require_active, require_admin
-from labeler.store.assign import Settings, get_settings
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
+from labeler.store.holds import expiry, release_work, renew_holds
 from labeler.store.rubric import rubric_in_use
+from labeler.store.samples import check_sample
 from labeler.store.schema import now
+from labeler.store.settings import (
+    Settings,
+    forget_frontier,
+    get_settings,
+    validate_settings,
+)
 from labeler.store.vocabulary import Caller, check_grade
 
 __all__ = [
@@ -262,7 +269,7 @@ def record_judgment(
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [query_id, doc_id, annotator_id, relevance, str(note or ""), now(), seconds, rubric_in_use(db)],
         )
-        assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
+        renew_holds(db, annotator_id, query_id, expiry(db))
     return int(cursor.lastrowid)
 
 
@@ -293,7 +300,7 @@ def record_skip(
             "INSERT INTO skips (query_id, doc_id, annotator_id, at, seconds, note) VALUES (?, ?, ?, ?, ?, ?)",
             [query_id, doc_id, annotator_id, now(), seconds, str(note or "")],
         )
-        assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
+        renew_holds(db, annotator_id, query_id, expiry(db))
 
 
 _DONE = """
@@ -405,10 +412,8 @@ def change_settings(
         StoreError: an unknown setting or a value out of range; nothing is changed.
     """
     require_admin(db, caller)
-    clean = assign.validate_settings(values, strategies, rules)
+    clean = validate_settings(values, strategies, rules)
     if clean.get("sample") is not None:
-        from labeler.store.samples import check_sample
-
         check_sample(db, str(clean["sample"]))
     merged = {**{k: getattr(get_settings(db), k) for k in ("strategy", "stop_recall", "sample")}, **clean}
     if merged["sample"] is not None and (merged["strategy"] != "depth" or merged["stop_recall"] is not None):
@@ -421,9 +426,9 @@ def change_settings(
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
         if clean.keys() & {"strategy", "stop_recall", "stop_confidence", "stop_rule", "sample"}:
-            assign.forget_frontier(db)  # a query finished under the old rule may have work again
+            forget_frontier(db)  # a query finished under the old rule may have work again
         if clean.get("sample") is not None:
-            released = dict(assign.release_work(db, outside_sample=str(clean["sample"])))
+            released = dict(release_work(db, outside_sample=str(clean["sample"])))
     return SettingsChange(get_settings(db), released)
 
 
@@ -450,4 +455,4 @@ def release_annotator(db: sqlite_utils.Database, name: str, *, caller: Caller) -
     require_admin(db, caller)
     annotator = find_annotator(db, name)
     with transaction(db):
-        return sum(assign.release_work(db, annotator_id=annotator.id).values())
+        return sum(release_work(db, annotator_id=annotator.id).values())

@@ -35,11 +35,12 @@ from datetime import UTC, datetime, timedelta
 import sqlite_utils
 
 from labeler.store.access import require_active
-from labeler.store.assign import enabled_tasks, get_settings, is_overlap, shuffle_key
+from labeler.store.assign import is_overlap, shuffle_key
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
-from labeler.store.schema import now
 from labeler.store.rubric import rubric_hash
+from labeler.store.schema import now
+from labeler.store.settings import enabled_tasks, get_settings
 from labeler.store.verdicts import get_item, record_human_verdict
 from labeler.store.vocabulary import KINDS, ORDERS
 

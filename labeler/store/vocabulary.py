@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from labeler.store.errors import StoreError
+
 # --- the relevance scale -------------------------------------------------------------------
 
 #: The graded relevance scale: grade -> its name on buttons, in the rubric and on admin pages.
@@ -54,8 +56,6 @@ def check_grade(relevance: object) -> int:
     2
     """
     if not is_grade(relevance):
-        from labeler.store.errors import StoreError
-
         raise StoreError(f"relevance {relevance!r}: give an integer grade {GRADE_RANGE}")
     return relevance  # type: ignore[return-value]
 

@@ -25,12 +25,12 @@ from html import escape
 import sqlite_utils
 import streamlit as st
 
+from labeler.store import verdict_queue as queue
+from labeler.store.settings import enabled_tasks
+from labeler.store.verdict_queue import Card
+from labeler.store.vocabulary import Annotator
 from labeler.ui import state
 from labeler.ui.flow import FLOWS, pending
-from labeler.store import verdict_queue as queue
-from labeler.store.assign import enabled_tasks
-from labeler.store.vocabulary import Annotator
-from labeler.store.verdict_queue import Card
 from labeler.ui.pages import busy_wait, on_item_key
 
 #: What a response box shows when the model answered with nothing (or only white space).
