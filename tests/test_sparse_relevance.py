@@ -136,6 +136,7 @@ def test_plan_sample_active_records_probabilities_reports_the_plan_and_evaluates
     assert plan["budget"] == 30 and plan["expected_width"] == pytest.approx(2 * plan["expected_half_width"])
     assert plan["labels_per_query"] == pytest.approx(30 / 6) and plan["pilot_labels"] == 0
     assert plan["meets_coverage"] is False and plan["recommended_budget"] > 30  # 30 < the 60 labels the model needs
+    assert "below 0.93" in plan["run_caveat"]
     stored = {(q, d): p for q, d, p in db.execute(
         "SELECT query_id, doc_id, probability FROM sample_items WHERE sample = 'a'").fetchall()}
     assert stored == {(i["query_id"], i["doc_id"]): pytest.approx(i["probability"]) for i in out["items"]}

@@ -33,12 +33,12 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     as ever), the judge labels the whole pool (run-judge --task relevance), and after freezing,
     `goldpool eval DB@VERSION RUN... --judge J --sample NAME` gives every run's metrics with
     intervals. A stratified or active sample also prints the planner's report: the expected
-    width of a run's nDCG@10 interval, whether the budget gives the labels per query the
+    width of a run's nDCG@10 interval, whether the budget gives the labels per query the paired
     intervals need to hold their 95%, and the budget that would. --json: {"sample", "design",
     "judgments", "items": [{"query_id", "doc_id", "probability"}], "judge", "pool_entries",
     "queries", "labelled_queries", "plan" (designed samples: {"budget", "expected_half_width",
     "expected_width", "target_width", "labels_per_query", "pilot_labels", "meets_coverage",
-    "meets_width", "recommended_budget", "basis"})}.
+    "meets_width", "recommended_budget", "basis", "run_caveat"})}.
     """
     from labeler.retrieval.judge_assisted import plan_sample as run  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
@@ -63,11 +63,13 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
 
 def _plan_lines(plan: Any, pool_entries: int) -> list[str]:
     """The planner's report as text."""
+    from labeler.retrieval.sample_plan import RUN_CAVEAT  # lazy: start-up
+
     lines = [f"expected 95% interval of a run's nDCG@10: ±{plan.half_width:.3f} (width {2 * plan.half_width:.3f}), "
              f"from {plan.basis}"]
     held = "met" if plan.meets_coverage else "NOT met"
-    lines.append(f"coverage: {plan.per_query:.1f} labels per query expected; the intervals held their 95% in the "
-                 f"benchmark from {plan.needed_per_query:g} per query: {held}")
+    lines.append(f"coverage: {plan.per_query:.1f} labels per query expected; paired differences held their 95% in "
+                 f"the benchmark from {plan.needed_per_query:g} per query: {held}; {RUN_CAVEAT}")
     if plan.target_width is not None:
         lines.append(f"width: target {plan.target_width:.3f}: {'met' if plan.meets_width else 'NOT met'}")
     if not plan.meets_coverage or plan.meets_width is False:

@@ -84,7 +84,7 @@ def plan_sample(
     ``active``: Poisson sampling with probabilities where the judge is unsure and a label moves
     the metrics most (:mod:`labeler.retrieval.sample_plan`), calibrated by a pilot of people's
     labels where there is one; it needs ``judge``. Designed samples carry the planner's report
-    (``plan``: expected width, whether the budget gives the intervals their 95%, the budget that
+    (``plan``: expected width, whether the budget gives paired intervals their 95%, the budget that
     would; ``width``: a target full width of a run's nDCG@10 interval).
 
     Raises:
