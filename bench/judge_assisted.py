@@ -5,6 +5,8 @@
     python bench/judge_assisted.py --collections sim --designs stratified active
     python bench/judge_assisted.py --estimator difference         # the stratified difference estimator
     python bench/judge_assisted.py --external DIR                 # where ../shared/external is
+    python bench/judge_assisted.py --reps 8 --replicates 60 --spread-replicates 3  # the README's figures
+    python bench/judge_assisted.py --collections dl19 --shares 0.2 # one budget
 
 People's labels are the full labels of a collection (the truth: every run's nDCG@10, P@10 and
 R@100 under them, computed by ir-measures); each repetition hides all but a designed sample of
