@@ -22,6 +22,8 @@ class CalibrationError(Exception):
 
 _EXPORTS: dict[str, str] = {
     "Estimate": "bootstrap",
+    "kendall_tau": "ranking",
+    "ranking_tau": "ranking",
     "N_BOOT": "bootstrap",
     "wilson_interval": "bootstrap",
     "normal_quantile": "stats",

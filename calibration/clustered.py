@@ -244,6 +244,28 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: flo
     return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), mdd, len(common), sd)
 
 
+def unpaired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: float = 0.95, alpha: float = 0.05,
+                        power: float = 0.8) -> PairedDifference | None:
+    """``mean(a) − mean(b)`` over two sets of units answered apart (Welch's standard error,
+    ``SE = sqrt(s_a²/n_a + s_b²/n_b)``, ``s`` the SD (n − 1) of the per-unit values), a normal
+    interval clipped to [−1, 1] and the MDD ``(z_{1−α/2} + z_{power}) · SE``; None with fewer
+    than 2 units on a side. ``n`` counts the units of both; ``sd`` is ``SE · sqrt(n)``.
+
+    >>> d = unpaired_difference({"q1": 1.0, "q2": 0.0}, {"q3": 0.0, "q4": 0.0, "q5": 1.0, "q6": 0.0})
+    >>> round(d.difference, 4), round((d.difference - d.low) / 1.959964, 4), d.n  # SE = sqrt(0.5/2 + 0.25/4)
+    (0.25, 0.559, 6)
+    """
+    if len(a) < 2 or len(b) < 2:
+        return None
+    xa, xb = np.asarray(list(a.values()), dtype=np.float64), np.asarray(list(b.values()), dtype=np.float64)
+    mean = float(xa.mean() - xb.mean())
+    se = math.sqrt(float(xa.var(ddof=1)) / len(xa) + float(xb.var(ddof=1)) / len(xb))
+    half = z_for(ci) * se
+    mdd = (normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)) * se
+    n = len(xa) + len(xb)
+    return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), mdd, n, se * math.sqrt(n))
+
+
 def ppi_paired_difference(people: Mapping[str, float], judge: Mapping[str, float], *, ci: float = 0.95,
                           alpha: float = 0.05, power: float = 0.8) -> PairedDifference | None:
     """PPI++ on per-unit differences: ``people`` on the units people labelled for both systems,

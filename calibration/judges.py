@@ -4,7 +4,8 @@ Inputs are plain mappings, so anything that holds verdicts can call this: ``huma
 item key to ``{annotator: label}``, ``judge`` maps an item key to the judge's label (``None``
 when its reply could not be parsed or the call failed). Labels are relevance grades 0-3, or
 ``SUPPORTED``/``UNSUPPORTED`` (faithfulness, claims), ``CORRECT``/``INCORRECT``,
-``ADDRESSES``/``MISSES``/``DECLINES``, or ``A``/``B``/``TIE`` (naming the response).
+``ADDRESSES``/``MISSES``/``DECLINES``, ``SUPPORT``/``PARTIAL_SUPPORT``/``NOT_SUPPORT`` (a nugget's
+support by an answer), or ``A``/``B``/``TIE`` (naming the response).
 
 Every (item, annotator) pair is one comparison of the judge with a person; the human ceiling
 compares every two people on the items the judge also labelled, so both stand on the same
@@ -52,9 +53,15 @@ SCALES: dict[str, tuple[Hashable, ...]] = {
     "claims": ("SUPPORTED", "UNSUPPORTED"),
     "correctness": ("CORRECT", "INCORRECT"),
     "answer-relevance": ("ADDRESSES", "MISSES", "DECLINES"),
+    "nuggets": ("SUPPORT", "PARTIAL_SUPPORT", "NOT_SUPPORT"),
 }
+#: The disagreement weights of the kappa of each ordinal task (in scale order): quadratic for
+#: relevance grades; linear for nugget support, whose scores (1, 0.5, 0) are evenly spaced, so a
+#: disagreement weighs what it changes in a nugget score. Every other task's kappa is unweighted.
+KAPPA_WEIGHTS: dict[str, str] = {"relevance": "quadratic", "nuggets": "linear"}
 #: The label of each two-label task that counts as positive in the power statement's binary split.
-POSITIVE = {"faithfulness": "SUPPORTED", "claims": "SUPPORTED", "correctness": "CORRECT", "answer-relevance": "ADDRESSES"}
+POSITIVE = {"faithfulness": "SUPPORTED", "claims": "SUPPORTED", "correctness": "CORRECT", "answer-relevance": "ADDRESSES",
+            "nuggets": "SUPPORT"}
 #: The grade from which a relevance label counts as relevant in the binary split (sensitivity,
 #: specificity) when none is given: trec_eval's ``-l`` default.
 RELEVANCE_LEVEL = 1
@@ -186,7 +193,7 @@ def _ceiling(humans: Mapping, judge: Mapping, groups: Mapping, task: str, common
             g.append(groups[key])
     if not a:
         return None, None, 0
-    weights = "quadratic" if task == "relevance" else None
+    weights = KAPPA_WEIGHTS.get(task)
     return raw_agreement(a, b, groups=g, **common), cohen_kappa(a, b, weights, groups=g, **common), len(items)
 
 
@@ -227,7 +234,7 @@ def _agreement_stats(task: str, h: list, j: list, g: list, scale: Sequence[Hasha
         kw = {"labels": scale, "groups": g, **common}
         stats["agreement"] = raw_agreement(h, j, **kw)
         stats["kappa_unweighted"] = cohen_kappa(h, j, **kw)
-        stats["kappa"] = cohen_kappa(h, j, "quadratic", **kw) if task == "relevance" else stats["kappa_unweighted"]
+        stats["kappa"] = cohen_kappa(h, j, KAPPA_WEIGHTS[task], **kw) if task in KAPPA_WEIGHTS else stats["kappa_unweighted"]
         stats["majority_baseline"] = majority_baseline(h, **kw)
         stats["confusion"] = confusion_matrix(h, j, labels=scale)
         stats["classes"] = tuple(class_scores(h, j, **kw))

@@ -16,6 +16,11 @@ mean of the members not known, and the known ones join by their share of the pop
   known (:func:`calibration.clustered.clustered_ppi`), the known ones joined by their share, a
   normal interval kept inside [0, 1]; with λ = 0 (the judge ignored) the people's own rate
   among the known ones.
+- :func:`sampled_rate` and :func:`sampled_ppi_rate`: the same with people's values on a sample
+  drawn with unequal inclusion probabilities (a judge-uncertain one): each labelled member
+  weighs 1/π (:mod:`calibration.weighted`); a labelled member outside the sample is left out,
+  and the known members join by their share, which is known exactly (the population is the
+  answers imported), so the interval moves with the estimate.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from calibration import CalibrationError
 from calibration.bootstrap import Estimate
 from calibration.clustered import clustered_ppi, stratified_rate, with_known_part
 from calibration.stats import z_for
+from calibration.weighted import hajek_ppi, hajek_rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,4 +144,67 @@ def ppi_rate(people: Sequence[float | None], judge: Sequence[float], units: Sequ
             half = z_for(ci) * math.sqrt(variance)
             value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
             e = replace(e, value=value, low=low, high=high)
+    return ComposedRate(_counted(e, units), len(fixed), r.lam, r.n_labelled, r.n_unlabelled)
+
+
+def _joined(e: Estimate, share: float, known_mean: float) -> Estimate:
+    """``e`` (the members not known) placed among the known ones, whose share ``1 − share`` of
+    the population and mean are known: every number ``share · x + (1 − share) · known_mean``."""
+    move = lambda x: share * x + (1.0 - share) * known_mean
+    return replace(e, value=move(e.value), low=move(e.low), high=move(e.high))
+
+
+def sampled_rate(values: Sequence[float | None], probabilities: Sequence[float | None], units: Sequence[Hashable],
+                 known: Sequence[bool], *, ci: float = 0.95) -> ComposedRate:
+    """The rate of a population from people's ``values`` on a sample (``probabilities``: each
+    member's inclusion probability, None outside the sample): the Hájek mean of the labelled
+    sampled members not ``known`` (:func:`calibration.weighted.hajek_rate`), the known ones joined
+    by their share (see the module).
+
+    Two sampled members, 1 at π = 1/2 and 0 at π = 1/4, one known 0 among four:
+    ``3/4 · (2 · 1 + 4 · 0) / 6 + 1/4 · 0``:
+
+    >>> r = sampled_rate([1.0, 0.0, None, 0.0], [0.5, 0.25, None, None], "abcd", [False, False, False, True])
+    >>> round(r.estimate.value, 4), r.estimate.n, r.n_known
+    (0.25, 2, 1)
+    """
+    if not len(values) == len(probabilities) == len(units) == len(known):
+        raise CalibrationError("one value (or None), one probability (or None), one unit and one known flag per member")
+    fixed, known_mean = _known_mean(values, known)
+    labelled = [i for i, v in enumerate(values) if v is not None and probabilities[i] is not None and not known[i]]
+    if not labelled:
+        if fixed and len(fixed) == len(values):
+            known_all = Estimate("mean", known_mean, known_mean, known_mean, len(fixed), ci, "none")
+            return ComposedRate(known_all, n_known=len(fixed))  # every member known: nothing sampled
+        return _undefined(0, ci, "no labelled member in the sample")
+    e = hajek_rate([values[i] for i in labelled], [probabilities[i] for i in labelled],  # type: ignore[misc]
+                   [units[i] for i in labelled], ci=ci)
+    if fixed:
+        e = _joined(e, 1.0 - len(fixed) / len(values), known_mean)
+    return ComposedRate(e, n_known=len(fixed))
+
+
+def sampled_ppi_rate(people: Sequence[float | None], probabilities: Sequence[float | None], judge: Sequence[float],
+                     units: Sequence[Hashable], known: Sequence[bool], *, ci: float = 0.95) -> ComposedRate:
+    """The PPI++ rate of a population the judge gave a value on every member of, people on a
+    sample drawn with ``probabilities`` (None outside it): the design-weighted PPI++ mean of the
+    members not known (:func:`calibration.weighted.hajek_ppi`), the known ones (their value the
+    ``judge`` entry) joined by their share.
+
+    Raises:
+        CalibrationError: fewer than 2 labelled members in the sample; lengths that differ.
+    """
+    if not len(people) == len(probabilities) == len(judge) == len(units) == len(known):
+        raise CalibrationError("one people's value (or None), one probability (or None), one judge's value, one unit "
+                               "and one known flag per member")
+    if not units:
+        return _undefined(0, ci, "no member with a judge's value")
+    fixed, known_mean = _known_mean(judge, known)
+    labelled = [i for i, k in enumerate(known) if not k and people[i] is not None and probabilities[i] is not None]
+    rest = [i for i, k in enumerate(known) if not k]
+    if not rest:
+        return sampled_rate(judge, [None] * len(judge), units, known, ci=ci)
+    r = hajek_ppi([people[i] for i in labelled], [judge[i] for i in labelled],  # type: ignore[misc]
+                  [probabilities[i] for i in labelled], [units[i] for i in labelled], [judge[i] for i in rest], ci=ci)
+    e = r.estimate if not fixed else _joined(r.estimate, len(rest) / len(units), known_mean)
     return ComposedRate(_counted(e, units), len(fixed), r.lam, r.n_labelled, r.n_unlabelled)

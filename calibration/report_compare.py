@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from html import escape
 
 from calibration.compare import Comparison
+from calibration.report_figures import comparison_figures, with_figures
 from calibration.report_page import STYLE, html_table, page_head, wide
 
 
 def to_html(comparisons: Sequence[Comparison], title: str = "Run comparison") -> str:
-    """One self-contained HTML page: the table of numbers (as ``goldpool compare`` prints it),
-    then per run its sentence and its sorted per-query differences as bars on labelled axes
+    """One self-contained HTML page: a forest plot of each run's difference from the baseline
+    with its interval and MDD, the table of numbers (as ``goldpool compare`` prints it), then per run its sentence and its sorted per-query differences as bars on labelled axes
     (an inline SVG; every name escaped)."""
     header = ["run", "baseline", "queries", "mean baseline", "mean run", "difference", "95% interval", "p",
               "p (Holm)", "sd(δ)", "MDD"]
@@ -35,7 +36,7 @@ def to_html(comparisons: Sequence[Comparison], title: str = "Run comparison") ->
         parts.append(f"<p>{escape(c.sentence)}</p>")
         parts.append(_deltas_svg(c))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return with_figures("\n".join(parts), comparison_figures(comparisons, metric))
 
 
 def _ticks(top: float) -> list[float]:

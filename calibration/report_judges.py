@@ -1,7 +1,8 @@
 """The judges-against-people report as text, Markdown and one self-contained HTML page, built from
-its JSON (``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``: what
-``labeler.judges.report.JudgeReport.as_dict`` returns): a leaderboard of every judge and task,
-then each task's details.
+its JSON (``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets"}``:
+what ``labeler.judges.report.JudgeReport.as_dict`` returns): a leaderboard of every judge and
+task, then each task's details, then each nugget judge's run level (the order of systems, what
+people kept of its nuggets).
 
 Every function takes the report's JSON or an object whose ``as_dict()`` gives it. Every text
 from the data is escaped (Markdown: :func:`calibration.formatting.markdown_escape`, HTML:
@@ -18,6 +19,7 @@ import numpy as np
 
 from calibration.formatting import fixed, markdown_escape
 from calibration.report import heading_lines, plain, table_lines
+from calibration.report_figures import judge_figures, with_figures
 from calibration.report_html import confusion_svg
 from calibration.report_page import STYLE, collapsed, html_table, page_head, wide
 
@@ -71,6 +73,19 @@ def flag_note(n: int) -> str:
             "a flag judges how the answer was split, and a judge is never asked it.")
 
 
+def retest_line(d: Mapping[str, Any]) -> str:
+    """A task's JSON (its ``retest``, ``kappa`` and ``human_ceiling``): the judge against itself,
+    beside its agreement with people and people's ceiling, in words."""
+    r = d.get("retest")
+    if r is None or r["repeats"] <= 1:
+        return ("Test-retest: not measured (one call an item; run-judge --repeats 2 or more asks each item again "
+                "and combines the calls by majority).")
+    return (f"Test-retest over {r['repeats']} repeats, n = {r['n']} items ({r['n_pairs']} pairs of repeats): kappa "
+            f"{_fmt(r['kappa'])}, flip rate {_fmt(r['flip_rate'])}, {r['ties']} tied; beside kappa with people "
+            f"{_fmt(d['kappa'])} and people's ceiling {_fmt(d['human_ceiling']['kappa'])}. Every figure here rests on "
+            "the majority verdict of the repeats.")
+
+
 def _per_verdict(x: float | None, digits: int) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
@@ -102,7 +117,7 @@ def _report_lines(data: Mapping[str, Any], max_disagreements: int, *, markdown: 
     text = markdown_escape if markdown else plain
     header, rows = board(data)
     lines = [*heading_lines(1, "Judges against people", markdown=markdown), "",
-             "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
+             "Kappa is quadratic for relevance, linear for nugget support, unweighted otherwise; the human ceiling compares people with each other "
              "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
              f"items other than pool entries), {data['n_boot']} resamples, seed {data['seed']}; rates: Wilson.", ""]
     lines += table_lines(header, [[text(row[0]), *row[1:]] for row in rows], markdown=markdown)
@@ -110,6 +125,24 @@ def _report_lines(data: Mapping[str, Any], max_disagreements: int, *, markdown: 
         for task in tasks:
             lines += ["", *heading_lines(2, f"{text(name)}: {task}", markdown=markdown), "",
                       *task_lines(data, name, task, max_disagreements, markdown=markdown)]
+    for name, c in data.get("nuggets", {}).items():
+        lines += ["", *heading_lines(2, f"{text(name)}: nuggets, run level", markdown=markdown), "",
+                  *(text(line) for line in nugget_lines(c))]
+    return lines
+
+
+def nugget_lines(c: Mapping[str, Any]) -> list[str]:
+    """A judge's run-level nugget calibration (its JSON) in lines: Kendall's τ of the systems'
+    order per score, then its nuggetizer shares."""
+    lines = []
+    for metric, e in c["order"].items():
+        lines.append(f"Kendall's tau of the systems' order by {metric}, judge against people: "
+                     + (f"{_fmt(e)} over {e['n']} questions" if e is not None else f"n/a ({c['order_undefined']})"))
+    s = c.get("nuggetizer")
+    if s is not None:
+        lines.append(f"As nuggetizer: {s['proposals']} proposals, {s['pending']} not decided yet; of those decided, kept "
+                     f"{_fmt(s['kept'])}, edited {_fmt(s['edited'])}, dropped {_fmt(s['dropped'])}; people's own "
+                     f"nuggets on those {s['questions']} questions (missed by it): {_fmt(s['missed'])}.")
     return lines
 
 
@@ -134,6 +167,7 @@ def task_lines(report: Report, name: str, task: str, max_disagreements: int = 10
     ceiling = d["human_ceiling"]
     lines.append(f"Human ceiling on the {ceiling['n']} items two or more people labelled: agreement "
                  f"{_fmt(ceiling['agreement'])}, kappa {_fmt(ceiling['kappa'])}.")
+    lines.append(retest_line(d))
     if task == "claims":
         lines.append(flag_note(d["n_flagged_left_out"]))
     if "verbosity" in d:  # a pairwise task
@@ -160,14 +194,16 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
     """The same report as one self-contained HTML page (every text from the data escaped).
 
     Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
-    when wider than the page, and each task's disagreements are a collapsed list."""
+    when wider than the page, and each task's disagreements are a collapsed list; a forest plot
+    of each judge's agreement and kappa beside people's own opens it."""
     data = _data(report)
     header, rows = board(data)
     parts = [page_head(title), f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>",
              wide(html_table(header, rows))]
     for name, tasks in data["judges"].items():
         for task, d in tasks.items():
-            parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>"]
+            parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>",
+                      f"<p>{escape(retest_line(d))}</p>"]
             if task == "claims":
                 parts.append(f"<p>{escape(flag_note(d['n_flagged_left_out']))}</p>")
             if d["confusion"] is not None:
@@ -182,5 +218,7 @@ def to_html(report: Report, title: str = "Judges against people") -> str:
                 f"{len(found):,} disagreement{'s' if len(found) != 1 else ''} between the judge and people (open to list)",
                 html_table(["item", "annotator", "people", "judge"],
                            [(_where(x), x["annotator"], x["human"], x["judge"]) for x in found])))
+    for name, c in data.get("nuggets", {}).items():
+        parts.append(f"<h2>{escape(name)}: nuggets, run level</h2>" + "".join(f"<p>{escape(x)}</p>" for x in nugget_lines(c)))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return with_figures("\n".join(parts), judge_figures(data["judges"]))

@@ -126,7 +126,7 @@ def test_sidebar_lists_only_open_task_pages() -> None:
 
     def listed(open_tasks: tuple[str, ...]) -> tuple[list[str], list[str]]:
         specs = _task_specs(open_tasks)
-        assert len(specs) == 6  # every task page keeps its address
+        assert len(specs) == 7  # every task page keeps its address
         return [s[1] for s in specs if s[4]], [s[1] for s in specs if s[3]]
 
     assert listed(("faithfulness", "pairwise")) == (["Faithfulness", "Pairwise"], ["Faithfulness"])
@@ -134,6 +134,7 @@ def test_sidebar_lists_only_open_task_pages() -> None:
         ["Claims", "Correctness", "Answer relevance"], ["Claims"])
     assert listed(("relevance", "pairwise")) == (["Label", "Pairwise"], ["Label"])
     assert listed(()) == (["Label"], ["Label"])
+    assert listed(("nuggets",)) == (["Nugget support"], ["Nugget support"])
 
 
 def test_admin_chooses_the_tasks_on_the_tasks_page(project: Project) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import click
 
 from labeler.commands.common import Project, echo_json, html_option, json_option, output_file, with_project
-from labeler.commands.reports.pooling import simulation_html
-from pooling.strategies import STRATEGIES
 
 
 @click.command("simulate-pooling")
@@ -33,6 +31,8 @@ def simulate_pooling(
     stop, against the oracle's judgments (the first judgment at which the order reached the
     target).
     """
+    from labeler.commands.reports.pooling import simulation_html  # lazy: start-up
+    from pooling.strategies import STRATEGIES  # lazy: start-up
     from labeler.retrieval.adaptive import simulate  # lazy: start-up
 
     result = simulate(project.db, qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every,

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import click
 
 from labeler.store.vocabulary import RELEVANCE_LEVEL
-from pooling.files import UnsafeTarget, atomic_write
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -234,6 +233,7 @@ def output_file(path: str | Path) -> Iterator[TextIO]:
     link, a read-only file, or whose ``.partial`` is a link or another user's file is
     refused before anything is written; so is an unwritable path: one line naming it.
     """
+    from pooling.files import UnsafeTarget, atomic_write  # lazy: start-up
     try:
         with atomic_write(path) as handle:
             yield handle
@@ -268,6 +268,31 @@ def judge_option(help: str, *, required: bool = False, multiple: bool = False, m
     if multiple:
         return click.option("--judge", "judges", multiple=True, metavar=metavar, help=help)
     return click.option("--judge", "judge", required=required, default=None, metavar=metavar, help=help)
+
+
+def endpoint_options(limit_help: str, *, timeout: float = 60.0, max_tokens: int | None = 512) -> Callable[[F], F]:
+    """The options of a command that calls a judge's endpoint: --concurrency, --limit (``limit_help``
+    says of what), --timeout, --attempts and, unless ``max_tokens`` is None, --max-tokens."""
+    options = [
+        click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True,
+                     help="Calls in flight."),
+        click.option("--limit", type=click.IntRange(min=1), default=None, help=limit_help),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=timeout, show_default=True,
+                     help="Seconds one attempt may take in all, from connecting to the reply's last byte."),
+        click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
+                     help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
+                          "a Retry-After header is waited for, up to 60 s)."),
+    ]
+    if max_tokens is not None:
+        options.append(click.option("--max-tokens", type=click.IntRange(min=1), default=max_tokens, show_default=True,
+                                    help="Reply budget per call."))
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
 
 
 def _given(value: Any) -> bool:

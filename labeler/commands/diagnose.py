@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from labeler.commands.common import each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
-from labeler.commands.judge import clear_text_warning, report_calls
+from labeler.commands.common import endpoint_options, each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
+from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 from labeler.store.vocabulary import RELEVANCE_LEVEL
 
 _k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -113,18 +113,14 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
                    "Default: a built-in template.")
 @click.option("--all", "every", is_flag=True, help="Test every question, not only the wrong ones.")
 @_judge_option
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask at most N more questions this run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@endpoint_options("Ask at most N more questions this run.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @json_option
+@call_options
 @handles_errors
 def gold_context(golden: str, system: str, base_url: str, model: str, prompt_file: str | None, every: bool,
                  judge: str | None, concurrency: int, limit: int | None, timeout: float, attempts: int, max_tokens: int,
-                 no_progress: bool, as_json: bool) -> None:
+                 no_progress: bool, as_json: bool, calls: CallOptions) -> None:
     """The gold-context test of SYSTEM on GOLDEN (DB@VERSION).
 
     For each question SYSTEM got wrong (people's verdict, else --judge's; every question with
@@ -133,7 +129,10 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
     answers of system SYSTEM+gold, with the original reference, so they become correctness
     items for people or run-judge like any answer; `goldpool diagnose` reads them. Calls are
     cached and each answer is committed as it arrives: an interrupted run resumes, a rerun
-    makes no call. The key is read from OPENAI_API_KEY (a local server needs none). A reply
+    makes no call (the cache is keyed on the endpoint, model, prompt, texts, --temperature,
+    --max-tokens and --sampling). --dry-run counts the calls it would make and their prompt
+    tokens and sends nothing; a run ends with the tokens the endpoint reported (and, with
+    --price-in/--price-out, their cost). The key is read from OPENAI_API_KEY (a local server needs none). A reply
     cut short (at --max-tokens, or longer than the 10,000 characters kept) is not stored as an
     answer, and is said. --limit N asks N questions and says how many it left unasked.
 
@@ -153,15 +152,14 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
     """
     from labeler.diagnosis.gold_context import gold_context as run  # lazy: start-up
     from labeler.diagnosis.gold_context import read_template  # lazy: start-up
-    from labeler.judges.client import Endpoint  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
 
     prompt_text = read_template(prompt_file) if prompt_file is not None else None
     warning = clear_text_warning(base_url)
     if warning:
         click.echo(warning, err=True)
-    with _golden(golden) as (db, spec), Endpoint(base_url, timeout=timeout, attempts=attempts,
-                                                 max_tokens=max_tokens) as endpoint:
+    with _golden(golden) as (db, spec), calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts,
+                                                       max_tokens=max_tokens) as endpoint:
         try:
             s = run(db, spec.version, system, model=model, endpoint=endpoint, prompt_text=prompt_text, judge=judge,
                     every=every, concurrency=concurrency, limit=limit, progress=not no_progress, caller=OWNER)
@@ -169,12 +167,16 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
             click.echo("\nInterrupted: the answers stored so far are kept; run the same command again to go on.",
                        err=True)
             raise click.exceptions.Exit(130) from None
+    if endpoint.plan is not None:
+        calls.finish(endpoint, as_json=as_json)
+        return
     if as_json:
         echo_json(s.as_dict())
     else:
         for line in _gold_context_lines(s, golden, system, judge=judge, every=every, limit=limit):
             click.echo(line)
     report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="no answer stored")
+    calls.finish(endpoint, as_json=as_json)
 
 
 def _gold_context_lines(s: Any, golden: str, system: str, *, judge: str | None, every: bool,

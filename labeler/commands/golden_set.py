@@ -9,10 +9,6 @@ from typing import Any
 import click
 
 from calibration import CalibrationError
-from calibration.compare import Comparisons, compare_runs
-from calibration.formatting import fixed
-from calibration.metrics import default_metrics, parse_metrics
-from calibration.report_compare import to_html
 from labeler.commands.common import (
     judge_option,
     Project,
@@ -191,6 +187,7 @@ def _diff_summary(d) -> None:
 
 
 def _fmt(x: float) -> str:
+    from calibration.formatting import fixed  # lazy: start-up
     return fixed(x, 4, missing="n/a")
 
 
@@ -242,6 +239,7 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], depth: i
     {"runs": {RUN: {METRIC: {"value", "low", "high", "judge_only", "people_only", "n_people",
     "n_judge", ...}}}, "design", "sample", "judge", "golden"}.
     """
+    from calibration.metrics import default_metrics  # lazy: start-up
     names = list(metrics) if metrics else list(default_metrics(depth))
     if judge or sample:
         if not (judge and sample):
@@ -338,6 +336,7 @@ def compare(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], judge:
     estimates a metric (--html writes that table); --json: {"baseline", "runs": {RUN: {METRIC: {"value", "low", "high",
     "judge_only", "people_only", "n_people", "n_judge", ...}}}}.
     """
+    from calibration.metrics import parse_metrics  # lazy: start-up
     from labeler.retrieval.golden_set import load_golden  # lazy: start-up
 
     if len(runs) < 2:
@@ -369,6 +368,9 @@ def compare(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], judge:
 def _compare_one(gold, runs: tuple[str, ...], metric: str, relevance_level: int, html_path: str | None, seed: int,
                  as_json: bool) -> Any:
     """The comparison of ``runs`` on one metric: its JSON object, or its text block."""
+    from calibration.compare import Comparisons, compare_runs  # lazy: start-up
+    from calibration.formatting import fixed  # lazy: start-up
+    from calibration.report_compare import to_html  # lazy: start-up
     from labeler.retrieval.golden_set import evaluate_runs  # lazy: start-up
 
     scores = evaluate_runs(gold, list(runs), [metric], relevance_level=relevance_level)

@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from labeler.commands.common import Project, echo_json, json_option, output_file, seed_option, with_project, judge_option
-from labeler.commands.reports.judge_assisted import estimate_rows, to_html, to_text
 
 
 @click.command("plan-sample")
@@ -96,6 +95,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
     """Print (or --json) the judge-assisted estimates of ``eval`` (``baseline`` False) or
     ``compare`` (differences from the first run); with ``html_path``, also write them as one
     HTML page (:func:`labeler.commands.reports.judge_assisted.to_html`)."""
+    from labeler.commands.reports.judge_assisted import estimate_rows, to_html, to_text  # lazy: start-up
     from labeler.retrieval.golden_set import run_names  # lazy: start-up
     from labeler.retrieval.judge_assisted import estimate, gather, undetermined_queries  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
@@ -118,7 +118,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
         title = (f"{', '.join(metrics)} {'differences' if first else 'estimates'} on {golden}, judge {judge}, "
                  f"sample {sample}")
         with output_file(html_path) as handle:
-            handle.write(to_html(title, intro, rows, notes))
+            handle.write(to_html(title, intro, rows, notes, result=result, baseline=first))
     if as_json:
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,

@@ -141,6 +141,8 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
                          model of the unjudged) or knee (a heuristic, no confidence)
     sample               hand out only the entries of this designed sample
                          (goldpool plan-sample), blind as ever; off: the whole pool
+    answer_sample        hand out only the answers of this sample on the generation
+                         task pages (goldpool sample-answers); off: every answer
 
     Changes apply to work handed out from now on; setting a sample also releases the
     unlabelled entries outside it handed out before, and says how many, by annotator.
@@ -172,7 +174,7 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
             value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
         if key == "stop_recall" and value is None:
             value = "off"
-        if key == "sample" and value is None:
+        if key in ("sample", "answer_sample") and value is None:
             continue  # shown only when set: the whole pool is handed out
         click.echo(f"{key} = {value}")
 

@@ -18,7 +18,6 @@ from labeler.commands.common import (
     run_name_option,
     with_project,
 )
-from labeler.store.migrations import SCHEMA_VERSION
 from labeler.store.vocabulary import OWNER
 
 _replace_option = click.option(
@@ -36,6 +35,7 @@ def _import(run: Callable[..., Any], project: Project, file: str, replace: bool,
 @with_project
 def init(project: Project) -> None:
     """Create the project database DB (or bring an existing one up to date)."""
+    from labeler.store.migrations import SCHEMA_VERSION  # lazy: start-up
     project.create()
     click.echo(f"{project.path}: goldpool project ready (schema version {SCHEMA_VERSION})")
 

@@ -46,6 +46,7 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     claims:       {"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}
     correctness:  {"item_id": ANSWER_ID, "verdict": "CORRECT" | "INCORRECT"}
     answer-relevance: {"item_id": ANSWER_ID, "verdict": "ADDRESSES" | "MISSES" | "DECLINES"}
+    nuggets:      {"answer_id", "nugget_id", "verdict": "support" | "partial_support" | "not_support"}
 
     NOT_ONE_CLAIM (a claim that is not one checkable claim) comes from people only.
 

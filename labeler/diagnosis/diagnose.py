@@ -19,6 +19,11 @@ that hold the reference answer (:func:`holds`, found by :class:`AnswerSearch`):
    real). These chunks are offered to the pool as source :data:`POOL_SOURCE`.
 4. No chunk holds it: ``knowledge-gap`` (no retriever can find what the corpus lacks).
 
+**Without a reference.** An answer with no reference answer and no correctness verdict is
+judged by its nuggets when the version froze a vital nugget for its question: it is wrong when it
+supports no vital nugget (``strict_vital`` 0: people's labels, the judge's where people gave
+none), right otherwise; the chunks holding its answer are those its vital nuggets came from.
+
 The outcomes are reported in the order ``retrieval-miss``, ``context-ignored``, ``generation``,
 ``knowledge-gap``, ``incomplete-labels``, then ``pending``.
 
@@ -38,6 +43,7 @@ irrelevant, so the error costs labels, not a wrong conclusion.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +51,8 @@ from typing import Any
 import sqlite_utils
 
 from labeler.diagnosis.gold_context import gold_answer_id, gold_chunk_ids, gold_system
-from labeler.diagnosis.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
+from labeler.diagnosis.golden_answers import AnswerValues, answer_values, by_question, relevant_in_top, version_qrels
+from labeler.generation.nuggets import scores_of
 from labeler.retrieval.build import pool_plan
 from labeler.retrieval.golden_set import ANSWER_SEARCH
 from labeler.store import StoreError
@@ -237,6 +244,40 @@ class DiagnoseReport:
                 "questions": [d.as_dict() for d in self.diagnoses], "offered": self.offered, "pool": self.pool}
 
 
+#: Said of an answer judged wrong by its nuggets (it has no reference).
+NO_VITAL = "no reference: wrong as it supports no vital nugget"
+
+
+def by_nuggets(db: sqlite_utils.Database, system: str, version: str, judge: str | None, *,
+               caller: Caller) -> dict[str, tuple[bool, tuple[str, ...]]]:
+    """answer_id -> (wrong: it supports no vital nugget, the chunks its vital nuggets came from),
+    for ``system``'s answers to questions ``version`` froze a vital nugget for and that people (or
+    ``judge``, where people gave none) labelled on every nugget; empty when it froze none."""
+    try:
+        nuggets, scored = scores_of(db, [system], version=version, judge=judge, caller=caller)
+    except StoreError:  # no nuggets frozen with the version (or the judge labelled no support)
+        return {}
+    sources: dict[str, list[str]] = defaultdict(list)
+    for n in nuggets:
+        if n.importance == "vital":
+            sources[n.query_id] += n.doc_ids
+    people, judged = scored[system]
+    by_judge = {a.answer_id: a.scores["strict_vital"] for a in judged or []}
+    out = {}
+    for a in people:
+        value = a.scores["strict_vital"] if a.scores["strict_vital"] is not None else by_judge.get(a.answer_id)
+        if value is not None:
+            out[a.answer_id] = (value == 0.0, tuple(dict.fromkeys(sources[a.unit])))
+    return out
+
+
+def _correct(a: AnswerValues, nuggets: Mapping[str, tuple[bool, tuple[str, ...]]]) -> bool | None:
+    """The answer's correctness: its verdict; without one and without a reference, its nuggets'."""
+    if a.correct is not None or (a.reference or "").strip() or a.answer_id not in nuggets:
+        return a.correct
+    return not nuggets[a.answer_id][0]
+
+
 def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, *, k: int = 10,
              relevance_level: int = RELEVANCE_LEVEL, judge: str | None = None, depth: int = SEARCH_DEPTH,
              caller: Caller) -> DiagnoseReport:
@@ -254,8 +295,10 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     target = gold_system(system)
     # The gold-context answer made from this version's gold chunks (another version's may differ).
     gold = answer_values(db, target, judge=judge, caller=caller) if target in store.systems(db) else {}
-    wrong = [a for q, a in sorted(answers.items()) if a.correct is False]
+    nuggets = by_nuggets(db, system, version, judge, caller=caller)
+    wrong = [a for q, a in sorted(answers.items()) if _correct(a, nuggets) is False]
     words, looked, holding = _search(db, wrong, qrels, k, depth)
+    holding |= {a.query_id: list(nuggets[a.answer_id][1]) for a in wrong if a.correct is None}
     diagnoses = []
     offered: dict[str, list[str]] = {}
     for a in wrong:
@@ -267,6 +310,7 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
         g = gold.get(gold_answer_id(target, q, gold_chunk_ids(grades)))
         outcome, why = classify(gold_correct=g.correct if g else None, relevant_in_top=hit, relevant=relevant,
                                 holders=holders, top_k=a.retrieved_ids[:k])
+        why = f"{NO_VITAL}; {why}" if a.correct is None else why
         outside = tuple(h for h in holders if h not in relevant)
         if outcome == "incomplete-labels":
             offered[q] = list(outside)
@@ -278,7 +322,8 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     first = fix_first(counts)
     advice = "" if first is None else ADVICE[first]
     return DiagnoseReport(golden, version, system, target, k, relevance_level, judge, len(answers),
-                          sum(a.correct is True for a in answers.values()), sum(a.correct is None for a in answers.values()),
+                          sum(_correct(a, nuggets) is True for a in answers.values()),
+                          sum(_correct(a, nuggets) is None for a in answers.values()),
                           counts, first, advice, tuple(diagnoses), offered)
 
 

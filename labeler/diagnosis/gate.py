@@ -9,7 +9,9 @@ does not answer scores 0 there (``trec_eval -c``). Generation metrics (``correct
 :func:`labeler.generation.outcomes.outcomes`: people's verdicts, and where people gave none the
 judge's when one is named; a question's value is the mean over its answers. A question one
 system never answered scores 0 for it; an answer without a verdict (or, for faithfulness, with
-claims not all judged) is left out of the pair and counted, since unjudged is not wrong.
+claims not all judged) is left out of the pair and counted, since unjudged is not wrong. The
+nugget scores (``all``, ``vital``, ``strict_all``, ``strict_vital``) are generation metrics too,
+on the nuggets GOLDEN's version froze (the current ones for DB alone).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from calibration import CalibrationError
 from calibration.gate import GateResult, correct, gate_metric, paired_values
 from calibration.metrics import check_scoring, evaluate_many, parse_metrics
+from labeler.generation.nuggets import gate_values
 from labeler.generation.outcomes import Outcome, outcomes
 from labeler.generation.registry import BESIDE_FAITHFULNESS, BY_NAME, GATE_METRICS, LABELS
 from labeler.judges.card import card_line
@@ -286,7 +289,10 @@ def run_gate(
                 a, b, missing = paired_values(values[m]["baseline"], values[m]["candidate"], questions)
                 raw.append(_with(gate_metric(a, b, m, **test), missing=missing, left_out=left))
         for m in generation:
-            by_side, questions, left, source = _generation_values(db, sides, m, judge, caller=caller)
+            if GATE_METRICS[m].nugget:
+                by_side, questions, left, source = gate_values(db, golden, sides, m, judge, caller=caller)
+            else:
+                by_side, questions, left, source = _generation_values(db, sides, m, judge, caller=caller)
             a, b, missing = paired_values(by_side["baseline"], by_side["candidate"], questions)
             beside = _beside(db, sides, judge, caller=caller) if m == "faithfulness" else ""
             raw.append(_with(gate_metric(a, b, m, **test), missing=missing, left_out=left, source=source, beside=beside))

@@ -48,12 +48,14 @@ import sqlite_utils
 from calibration import CalibrationError
 from calibration.agreement import cohen_kappa
 from calibration.clustered import paired_difference, ppi_paired_difference, unit_means
-from calibration.rates import labelled_rate, ppi_rate
+from calibration.rates import labelled_rate, ppi_rate, sampled_ppi_rate, sampled_rate
 from labeler.generation.abstention import RULE
 from labeler.generation.outcomes import Outcome, outcomes
 from labeler.generation.registry import ANSWER_METRICS as METRICS
 from labeler.generation.registry import BY_NAME, LEFT_OUT
 from labeler.store import StoreError
+from labeler.store.answer_records import answer_batches
+from labeler.store.answer_samples import get_answer_sample
 from labeler.store.answers import systems as known_systems
 from labeler.store.vocabulary import ANSWER_TASKS, Caller
 
@@ -224,15 +226,32 @@ def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[O
     return asked, [o for o in asked if o.words == 0]
 
 
-def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
+#: A designed sample: answer_id -> its inclusion probability (answers outside it are absent).
+Design = Mapping[str, float]
+
+
+def _design_extra(found: Sequence[Outcome], metric: str, design: Design | None) -> dict[str, Any]:
+    """With a design: that values weigh 1/π, and how many answers with a value it leaves out."""
+    if design is None:
+        return {}
+    outside = sum(1 for o in found if o.answer_id not in design and o.words > 0 and _value(o, metric) is not None)
+    return {"weighted": True, "n_outside_sample": outside}
+
+
+def _rate(found: Sequence[Outcome], metric: str, ci: float, design: Design | None = None) -> Rate:
     """One source's rate of ``metric`` over the answers a verdict is asked of, the empty ones
-    known by their text (:func:`_split`, :func:`calibration.rates.labelled_rate`)."""
+    known by their text (:func:`_split`, :func:`calibration.rates.labelled_rate`); with a
+    ``design``, the values of its answers alone, each weighing 1/π (:func:`calibration.rates.sampled_rate`)."""
     asked, fixed = _split(found, metric)
-    chosen = [o for o in asked if _value(o, metric) is not None]
-    extra = _extra(metric, chosen, found)
     empty = {o.answer_id for o in fixed}
-    r = labelled_rate([_value(o, metric) for o in asked], [o.unit for o in asked],
-                      [o.answer_id in empty for o in asked], ci=ci)
+    chosen = [o for o in asked if _value(o, metric) is not None and (design is None or o.answer_id in design
+                                                                      or o.answer_id in empty)]
+    extra = {**_extra(metric, chosen, found), **_design_extra(found, metric, design)}
+    values, units, known = [_value(o, metric) for o in asked], [o.unit for o in asked], [o.answer_id in empty for o in asked]
+    if design is None:
+        r = labelled_rate(values, units, known, ci=ci)
+    else:
+        r = sampled_rate(values, [design.get(o.answer_id) for o in asked], units, known, ci=ci)
     e = r.estimate
     if math.isnan(e.value):
         return Rate(None, None, None, e.n, None, why="no answer with a verdict", extra=extra)
@@ -241,16 +260,23 @@ def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
     return Rate(e.value, _num(e.low), _num(e.high), e.n, _mean_words(chosen), e.n_groups or 0, e.method, extra=extra)
 
 
-def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float) -> Rate:
+def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float,
+         design: Design | None = None) -> Rate:
     """The PPI++ rate of ``metric``: people's values where they gave one, the judge's on every
-    answer, the empty answers known by their text (:func:`calibration.rates.ppi_rate`)."""
+    answer, the empty answers known by their text (:func:`calibration.rates.ppi_rate`); with a
+    ``design``, people's values on its answers alone, each weighing 1/π
+    (:func:`calibration.rates.sampled_ppi_rate`)."""
     y = {o.answer_id: _value(o, metric) for o in people}
     fixed = [o for o in _split(judged, metric)[1] if _value(o, metric) is not None]
     empty = {o.answer_id for o in fixed}
     everyone = [*(o for o in judged if o.answer_id not in empty and _value(o, metric) is not None), *fixed]
+    args = ([y.get(o.answer_id) for o in everyone], [_value(o, metric) for o in everyone],
+            [o.unit for o in everyone], [o.answer_id in empty for o in everyone])
     try:
-        r = ppi_rate([y.get(o.answer_id) for o in everyone], [_value(o, metric) for o in everyone],  # type: ignore[misc]
-                     [o.unit for o in everyone], [o.answer_id in empty for o in everyone], ci=ci)
+        if design is None:
+            r = ppi_rate(*args, ci=ci)  # type: ignore[arg-type]
+        else:
+            r = sampled_ppi_rate(args[0], [design.get(o.answer_id) for o in everyone], *args[1:], ci=ci)  # type: ignore[arg-type]
     except CalibrationError as exc:
         return _missing(str(exc), len(everyone))
     e = r.estimate
@@ -259,39 +285,41 @@ def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: 
     left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - r.n_labelled
     return Rate(e.value, e.low, e.high, e.n, _mean_words(everyone), e.n_groups or 0, e.method,
                 extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": r.n_known,
-                       "lambda": r.lam, "n_left_out": left_out})
+                       "lambda": r.lam, "n_left_out": left_out, **({"weighted": True} if design is not None else {})})
 
 
 def system_metrics(system: str, people: Sequence[Outcome], judged: Sequence[Outcome] | None,
-                   ci: float = 0.95) -> SystemMetrics:
-    """One system's rates from its outcomes by people and (optionally) by a judge."""
+                   ci: float = 0.95, design: Design | None = None) -> SystemMetrics:
+    """One system's rates from its outcomes by people and (optionally) by a judge; with a
+    ``design``, people's values weigh 1/π (the judge's, on every answer, count once)."""
     rates: dict[str, dict[str, Rate]] = {}
     for metric in METRICS:
         if metric == "abstention":
-            rates[metric] = abstention_rates(people, judged, ci)
+            rates[metric] = abstention_rates(people, judged, ci, design)
             continue
-        mine = {"people": _rate(people, metric, ci)}
+        mine = {"people": _rate(people, metric, ci, design)}
         if judged is None:
             mine["judge"] = mine["ppi"] = _missing("no judge given")
         else:
             mine["judge"] = _rate(judged, metric, ci)
-            mine["ppi"] = _ppi(people, judged, metric, ci)
+            mine["ppi"] = _ppi(people, judged, metric, ci, design)
         rates[metric] = mine
     return SystemMetrics(system, len(people), _mean_words(people), rates)
 
 
-def abstention_rates(people: Sequence[Outcome], judged: Sequence[Outcome] | None, ci: float = 0.95) -> dict[str, Rate]:
+def abstention_rates(people: Sequence[Outcome], judged: Sequence[Outcome] | None, ci: float = 0.95,
+                     design: Design | None = None) -> dict[str, Rate]:
     """The abstention rate by source: ``text`` (the text rule, every answer, with its
     agreement with people), ``people`` and ``judge`` (the answer relevance verdict DECLINES;
     an empty response declines, known without a verdict) and ``ppi``."""
     text = _rate(people, "abstention", ci)
     rates = {"text": replace(text, extra={**text.extra, "rule": RULE, "agreement": text_agreement(people, ci)}),
-             "people": _rate(people, DECLINED, ci)}
+             "people": _rate(people, DECLINED, ci, design)}
     if judged is None:
         rates["judge"] = rates["ppi"] = _missing("no judge given")
     else:
         rates["judge"] = _rate(judged, DECLINED, ci)
-        rates["ppi"] = _ppi(people, judged, DECLINED, ci)
+        rates["ppi"] = _ppi(people, judged, DECLINED, ci, design)
     return rates
 
 
@@ -366,31 +394,65 @@ def shared_questions(people: Mapping[str, Sequence[Outcome]], a: str, b: str) ->
 
 
 def metrics_of(people: Mapping[str, Sequence[Outcome]], judged: Mapping[str, Sequence[Outcome]] | None, *,
-               judge: str | None = None, ci: float = 0.95) -> AnswerMetrics:
+               judge: str | None = None, ci: float = 0.95, design: Design | None = None) -> AnswerMetrics:
     """Every system's rates, and every two systems that share questions compared paired."""
     names = list(people)
-    systems = [system_metrics(s, people[s], None if judged is None else judged[s], ci) for s in names]
+    systems = [system_metrics(s, people[s], None if judged is None else judged[s], ci, design) for s in names]
     pairs = [p for a, b in combinations(names, 2) if shared_questions(people, a, b) >= 2
              for p in compare(a, b, people, judged, ci)]
     return AnswerMetrics(systems, pairs, judge, ci)
 
 
-def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, judge: str | None = None,
-                   ci: float = 0.95, caller: Caller) -> AnswerMetrics:
-    """The metrics of ``systems`` (every imported system when empty) in the project (admin only).
+@dataclass(frozen=True, slots=True)
+class SampleDesign:
+    """A stored sample of answers as the metrics read it: its system, the batch it was drawn
+    from (None: every batch) and each drawn answer's inclusion probability."""
+
+    name: str
+    system: str
+    batch: str | None
+    probabilities: Design
+
+    def population(self, found: Sequence[Outcome], batch_of: Mapping[str, str]) -> list[Outcome]:
+        """The outcomes of the answers the sample was drawn from."""
+        return [o for o in found if self.batch is None or batch_of.get(o.answer_id) == self.batch]
+
+
+def sample_design(db: sqlite_utils.Database, sample: str, systems: Sequence[str]) -> SampleDesign:
+    """The sample ``sample`` of answers, checked against the ``systems`` asked for (its own or none).
 
     Raises:
-        StoreError: an unknown system or judge; the caller is not an admin; no system at all.
+        StoreError: no such sample; other systems asked for.
     """
-    names = list(dict.fromkeys(systems)) or known_systems(db)
+    s = get_answer_sample(db, sample)
+    if any(name != s.system for name in systems):
+        raise StoreError(f"sample {sample!r} is of system {s.system!r}: give --system {s.system} or no --system")
+    return SampleDesign(sample, s.system, s.params.get("batch"), {a: p for a, (p, _) in s.items.items()})
+
+
+def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, judge: str | None = None,
+                   ci: float = 0.95, sample: str | None = None, caller: Caller) -> AnswerMetrics:
+    """The metrics of ``systems`` (every imported system when empty) in the project (admin only);
+    with ``sample``, of its system over the answers it was drawn from, people's values on its
+    answers alone, each weighing 1/π.
+
+    Raises:
+        StoreError: an unknown system, judge or sample; the caller is not an admin; no system at all.
+    """
+    design = None if sample is None else sample_design(db, sample, systems)
+    names = [design.system] if design else list(dict.fromkeys(systems)) or known_systems(db)
     if not names:
         raise StoreError("no answers in the project: import a system's answers with `goldpool import-answers`")
-    people = {s: outcomes(db, s, caller=caller) for s in names}
+    keep: Callable[[list[Outcome]], list[Outcome]] = lambda found: found
+    if design is not None:
+        batch_of = answer_batches(db, design.system)
+        keep = lambda found: design.population(found, batch_of)
+    people = {s: keep(outcomes(db, s, caller=caller)) for s in names}
     judged = None
     if judge is not None:
-        judged = {s: outcomes(db, s, judge=judge, caller=caller) for s in names}
+        judged = {s: keep(outcomes(db, s, judge=judge, caller=caller)) for s in names}
         if not any(o.judged or o.flagged or o.whole is not None or o.correct is not None
                    or o.addresses is not None
                    for found in judged.values() for o in found if not (o.abstained and o.words == 0)):
             raise StoreError(f"judge {judge!r} gave no verdict on the answers of {', '.join(names)}")
-    return metrics_of(people, judged, judge=judge, ci=ci)
+    return metrics_of(people, judged, judge=judge, ci=ci, design=None if design is None else design.probabilities)

@@ -42,6 +42,7 @@ import sqlite_utils
 
 from labeler.generation.abstention import is_abstention
 from labeler.store import answers as store
+from labeler.store.answer_records import answer_verdicts
 from labeler.store.vocabulary import DECLINES, NOT_ONE_CLAIM, Caller
 
 
@@ -112,7 +113,7 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
     store.require_system(db, system)
     given: dict[str, list[str]] = defaultdict(list)
     task_of: dict[str, tuple[str, str]] = {}
-    for answer_id, task, item_id, _who, verdict in store.answer_verdicts(db, system, judge=judge, caller=caller):
+    for answer_id, task, item_id, _who, verdict in answer_verdicts(db, system, judge=judge, caller=caller):
         given[item_id].append(verdict)
         task_of[item_id] = (answer_id, task)
     by_answer: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))

@@ -25,8 +25,10 @@ from typing import Any
 
 import sqlite_utils
 
-from calibration.judges import calibrate_task, combine_orders
+from calibration.judges import KAPPA_WEIGHTS, calibrate_task, combine_orders
 from labeler.judges import JudgeError
+from labeler.judges.nugget_calibration import NuggetJudgeCalibration, nugget_calibration
+from labeler.judges.repeats import task_retest
 from labeler.store.corpus import pooled_query_count
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
@@ -44,6 +46,8 @@ class JudgeReport:
     relevance_level: int = RELEVANCE_LEVEL  # relevance task: the grade from which a label counts as relevant
     models: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # models behind each judge's verdicts, per task
     flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # claims left out: a person flagged them NOT_ONE_CLAIM
+    retest: dict[str, dict[str, Any]] = field(default_factory=dict)  # Retest per judge and task (tasks with repeats)
+    nuggets: dict[str, NuggetJudgeCalibration] = field(default_factory=dict)  # run level: order of systems, nuggetizer
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -56,13 +60,52 @@ def _cost(rows: Sequence[JudgeVerdict]) -> tuple[list[int], list[float]]:
     return tokens, seconds
 
 
+def task_inputs(db: sqlite_utils.Database, task: str, rows: Sequence[JudgeVerdict], caller: Caller) -> tuple[dict, dict, dict]:
+    """What a judge is compared with people on: ``(humans, judge, groups)`` as
+    :func:`calibration.judges.calibrate_task` takes them (people's current labels by item and
+    annotator, the judge's label by item, each item's cluster: its query, or its question's hash;
+    a pairwise item's two orders combined, a flip a tie)."""
+    if task == "relevance":
+        humans: dict = defaultdict(dict)
+        for j in latest_judgments(db, caller=caller):  # type: ignore[arg-type]
+            humans[(j.query_id, j.doc_id)][j.annotator] = j.relevance
+        judge = {(r.query_id, r.doc_id): (None if r.verdict is None else int(r.verdict)) for r in rows}
+        return humans, judge, {key: key[0] for key in judge}
+    judge, _ = _item_verdicts(task, rows)
+    items = {i.item_id: i for i in list_items(db, task)}
+    return _item_humans(db, task, caller), judge, {k: hashlib.sha256(items[k].question.encode()).hexdigest()[:12] for k in judge}
+
+
+def _item_humans(db: sqlite_utils.Database, task: str, caller: Caller) -> dict[str, dict[str, str]]:
+    humans: dict[str, dict[str, str]] = defaultdict(dict)
+    flagged = flagged_claims(db, caller) if task == "claims" else set()
+    for v in latest_human_verdicts(db, caller=caller):
+        if v.kind == task and v.item_id not in flagged:
+            humans[v.item_id][v.annotator] = v.verdict
+    return humans
+
+
+def _item_verdicts(task: str, rows: Sequence[JudgeVerdict]) -> tuple[dict, dict]:
+    """The judge's verdict per item (pairwise: both orders combined) and a pairwise item's two orders."""
+    by_item: dict[str, dict[str | None, str | None]] = defaultdict(dict)
+    for r in rows:
+        by_item[r.item_id][r.shown_order] = r.verdict  # type: ignore[index]
+    judge: dict[str, str | None] = {}
+    orders: dict[str, tuple[str | None, str | None]] = {}
+    for item_id, got in by_item.items():
+        if task != "pairwise" or not ("AB" in got or "BA" in got):
+            judge[item_id] = got.get(None)
+            continue
+        both = "AB" in got and "BA" in got
+        judge[item_id] = combine_orders(got.get("AB"), got.get("BA"), asked_both=both)
+        if both:
+            orders[item_id] = (got["AB"], got["BA"])
+    return judge, orders
+
+
 def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any],
                relevance_level: int = RELEVANCE_LEVEL):
-    humans: dict[tuple, dict[str, int]] = defaultdict(dict)
-    for j in latest_judgments(db, caller=caller):  # type: ignore[arg-type]
-        humans[(j.query_id, j.doc_id)][j.annotator] = j.relevance
-    judge = {(r.query_id, r.doc_id): (None if r.verdict is None else int(r.verdict)) for r in rows}
-    groups = {key: key[0] for key in judge}
+    humans, judge, groups = task_inputs(db, "relevance", rows, caller)
     n_queries = pooled_query_count(db)
     tokens, seconds = _cost(rows)
     return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries", scale=tuple(GRADES),
@@ -77,28 +120,8 @@ def flagged_claims(db: sqlite_utils.Database, caller: Caller) -> set[str]:
 
 def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any]):
     items = {i.item_id: i for i in list_items(db, task)}
-    humans: dict[str, dict[str, str]] = defaultdict(dict)
-    flagged = flagged_claims(db, caller) if task == "claims" else set()
-    for v in latest_human_verdicts(db, caller=caller):
-        if v.kind == task and v.item_id not in flagged:
-            humans[v.item_id][v.annotator] = v.verdict
-    by_item: dict[str, dict[str | None, str | None]] = defaultdict(dict)
-    for r in rows:
-        by_item[r.item_id][r.shown_order] = r.verdict  # type: ignore[index]
-    judge: dict[str, str | None] = {}
-    orders: dict[str, tuple[str | None, str | None]] = {}
-    for item_id, got in by_item.items():
-        if task != "pairwise":
-            judge[item_id] = got.get(None)
-            continue
-        ordered = "AB" in got or "BA" in got
-        if ordered:
-            both = "AB" in got and "BA" in got
-            judge[item_id] = combine_orders(got.get("AB"), got.get("BA"), asked_both=both)
-            if both:
-                orders[item_id] = (got["AB"], got["BA"])
-        else:
-            judge[item_id] = got.get(None)
+    humans = _item_humans(db, task, caller)
+    judge, orders = _item_verdicts(task, rows)
     groups = {k: hashlib.sha256(items[k].question.encode()).hexdigest()[:12] for k in judge}
     tokens, seconds = _cost(rows)
     extra: dict[str, Any] = {}
@@ -126,18 +149,24 @@ def judge_report(
         JudgeError: a judge with no verdict in the project.
     """
     options = {"n_boot": n_boot, "seed": seed}
+    retest: dict[str, dict[str, Any]] = {}
     results: dict[str, dict[str, Any]] = {}
     prompts: dict[str, dict[str, list[str]]] = {}
     models: dict[str, dict[str, list[str]]] = {}
     flagged: dict[str, dict[str, int]] = {}
+    nuggets: dict[str, NuggetJudgeCalibration] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
-        if not rows:
+        run_level = nugget_calibration(db, name, n_boot=n_boot, seed=seed, caller=caller)
+        if run_level is not None:
+            nuggets[name] = run_level
+        if not rows and run_level is None:
             raise JudgeError(f"judge {name!r} has no verdict in this project (run-judge or import-verdicts --judge first)")
         by_task: dict[str, list[JudgeVerdict]] = defaultdict(list)
         for r in rows:
             by_task[r.task].append(r)
         results[name] = {}
+        retest[name] = task_retest(db, name, caller=caller, n_boot=n_boot, seed=seed)
         prompts[name] = {task: sorted({r.prompt_hash for r in got}) for task, got in by_task.items()}
         models[name] = {task: sorted({r.model for r in got}) for task, got in by_task.items()}
         if "claims" in by_task:
@@ -147,7 +176,7 @@ def judge_report(
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged, retest, nuggets)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -174,7 +203,7 @@ def task_dict(t) -> dict[str, Any]:
         "n_pairs": t.n_pairs,
         "agreement": _est(t.agreement),
         "kappa": _est(t.kappa),
-        "kappa_weights": "quadratic" if t.task == "relevance" else "none",
+        "kappa_weights": KAPPA_WEIGHTS.get(t.task, "none"),
         "kappa_unweighted": _est(t.kappa_unweighted),
         "position_consistency": _est(position.consistency) if position else None,
         "first_slot_preference": _est(position.first_slot_preference) if position else None,
@@ -210,10 +239,23 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
-    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
-    return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task],
+    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets": {NAME:
+    {"order": {SCORE: tau}, "systems", "nuggetizer"}}}``."""
+    return {"judges": {name: {task: {**task_dict(t), "retest": retest_dict(report, name, task),
+                                     "prompt_hashes": report.prompts[name][task],
                                      "models": report.models.get(name, {}).get(task, []),
                                      **({"n_flagged_left_out": report.flagged.get(name, {}).get(task, 0)} if task == "claims" else {})}
                               for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
-            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
+            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level,
+            "nuggets": {name: c.as_dict() for name, c in report.nuggets.items()}}
+
+
+def retest_dict(report: JudgeReport, name: str, task: str) -> dict[str, Any]:
+    """The judge's agreement with itself on ``task`` (:class:`calibration.retest.Retest`): κ and
+    flip rate over pairs of repeats; with one call an item, ``repeats`` 1 and nulls."""
+    r = report.retest.get(name, {}).get(task)
+    if r is not None:
+        return r.as_dict()
+    return {"repeats": 1, "n": 0, "n_pairs": 0, "kappa": None, "kappa_weights": KAPPA_WEIGHTS.get(task, "none"),
+            "agreement": None, "flip_rate": None, "ties": 0}

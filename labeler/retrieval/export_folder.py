@@ -18,6 +18,7 @@ import sqlite_utils
 
 from labeler.store import versions as store
 from labeler.store.errors import StoreError
+from labeler.store.nuggets import Nugget
 from labeler.store.versions import GoldenRow
 from labeler.store.vocabulary import Caller
 from pooling.files import UnsafeTarget, check_folder
@@ -114,6 +115,16 @@ def write_formats(folder: Path, formats: Sequence[str], rows: Sequence[GoldenRow
     for fmt in formats:
         paths += _WRITERS[fmt](folder, rows, records=records, queries=queries, all_docs=docs)
     return paths
+
+
+def write_nuggets(folder: Path, nuggets: Sequence[Nugget]) -> Path:
+    """Write ``nuggets.jsonl`` (one JSON object a line, in the version's order) into ``folder``."""
+    path = folder / "nuggets.jsonl"
+    path.write_text("".join(json.dumps({"nugget_id": n.nugget_id, "query_id": n.query_id, "text": n.text,
+                                        "importance": n.importance, "position": n.position,
+                                        "doc_ids": list(n.doc_ids)}, ensure_ascii=False) + "\n"
+                            for n in nuggets), encoding="utf-8")
+    return path
 
 
 def check_export_target(db: sqlite_utils.Database, out: Path, *, overwrite: bool, caller: Caller) -> None:

@@ -30,11 +30,12 @@ from calibration.metrics import check_scoring, evaluate_many, parse_metrics
 from labeler.project import parse_golden
 from labeler.retrieval.dataset_card import dataset_card
 from labeler.retrieval.export_folder import (FORMATS, check_export_target, export_records, file_sha256,
-                                             write_formats)
-from labeler.retrieval.manifest import export_manifest, relevant_counts, version_manifest
+                                             write_formats, write_nuggets)
+from labeler.retrieval.manifest import export_manifest, nuggets_manifest, relevant_counts, version_manifest
 from labeler.store import versions as store
 from labeler.store.connection import connect
 from labeler.store.errors import StoreError
+from labeler.store.nuggets import list_nuggets, version_nuggets
 from labeler.store.versions import GoldenRow, Version
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 from pooling.completeness import completeness as capture_recapture
@@ -145,7 +146,10 @@ def freeze(
     digest = content_hash((r.query_id, r.doc_id, r.relevance) for r in rows)
     manifest = version_manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller,
                                 relevance_level=relevance_level)
-    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller)
+    nuggets = list_nuggets(db)
+    if nuggets:  # the questions' nuggets are frozen with the grades
+        manifest["nuggets"] = nuggets_manifest(nuggets)
+    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller, nuggets=nuggets)
     return FreezeResult(version, created, agg.ties, len(agg.single), len(agg.adjudicated), agg.weights)
 
 
@@ -220,7 +224,8 @@ def export(
     db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller,
     overwrite: bool = False, relevance_level: int = RELEVANCE_LEVEL,
 ) -> list[Path]:
-    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md.
+    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md
+    (and nuggets.jsonl, the nuggets frozen with the version, when it froze any).
 
     The relevant counts of the card and of manifest.json's ``counts`` are recomputed at
     ``relevance_level``, which both record.
@@ -252,10 +257,13 @@ def export(
     queries, docs = store.texts(db, query_ids, None if "beir" in chosen else {r.doc_id for r in rows}, caller=caller)
     records = export_records(rows, queries, docs) if {"jsonl", "parquet"} & set(chosen) else []
     relevant = relevant_counts(rows, relevance_level)
+    nuggets = version_nuggets(db, name)
     written: list[str] = []
 
     def build(folder: Path) -> None:
         paths = write_formats(folder, chosen, rows, records=records, queries=queries, docs=docs)
+        if nuggets:  # the nuggets frozen with the version
+            paths.append(write_nuggets(folder, nuggets))
         card = folder / "README.md"
         card.write_text(dataset_card(version, chosen, relevant), encoding="utf-8")
         paths.append(card)

@@ -18,6 +18,7 @@ import sqlite_utils
 from calibration.aggregate import Aggregation
 from calibration.summary import project_report
 from labeler.store import versions as store
+from labeler.store.nuggets import Nugget, nuggets_hash
 from labeler.store.schema import now
 from labeler.store.versions import GoldenRow, RawLabel, Version
 from labeler.store.vocabulary import GRADES, Caller
@@ -114,3 +115,9 @@ def export_manifest(version: Version, relevant: dict[str, int], files: dict[str,
         pool = manifest["pool"]
         manifest["pool"] = {**pool, "builds": [shareable_build(b) for b in pool.get("builds", [])]}
     return manifest
+
+
+def nuggets_manifest(nuggets: Sequence[Nugget]) -> dict[str, Any]:
+    """What a version's manifest says of the nuggets frozen with it: counts and their hash."""
+    return {"n": len(nuggets), "queries": len({n.query_id for n in nuggets}),
+            "vital": sum(n.importance == "vital" for n in nuggets), "hash": nuggets_hash(nuggets)}

@@ -27,6 +27,9 @@ required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 - ``verdict_io``: import and export of verdicts.
 - ``cards``: judge cards, a judge's saved calibration against people.
 - ``versions``: frozen golden-set versions, imported labels, pool extensions.
+- ``nuggets``: a question's nuggets, their revisions, the nuggets a version froze.
+- ``nugget_proposals``: a judge model's proposed nuggets, and what people made of them.
+- ``nugget_support``: the support items of (answer, nugget), people's queue, support labels.
 
 Everything a person did is in the database; everything else (indexes, embeddings) is a cache
 beside it that can be rebuilt.

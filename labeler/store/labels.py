@@ -26,6 +26,7 @@ import sqlite_utils
 
 from labeler.store import assign
 from labeler.store.access import find_annotator, require_active, require_admin
+from labeler.store.answer_samples import check_answer_sample
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
 from labeler.store.holds import expiry, release_work, renew_holds
@@ -415,6 +416,8 @@ def change_settings(
     clean = validate_settings(values, strategies, rules)
     if clean.get("sample") is not None:
         check_sample(db, str(clean["sample"]))
+    if clean.get("answer_sample") is not None:
+        check_answer_sample(db, str(clean["answer_sample"]))
     merged = {**{k: getattr(get_settings(db), k) for k in ("strategy", "stop_recall", "sample")}, **clean}
     if merged["sample"] is not None and (merged["strategy"] != "depth" or merged["stop_recall"] is not None):
         # A designed sample fixes which entries people label, with known probabilities; an

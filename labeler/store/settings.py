@@ -31,6 +31,7 @@ class Settings:
     stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
     sample: str | None = None  # hand out only this designed sample's entries (plan-sample); None: the whole pool
     stop_rule: str = "sample"  # which stopping rule (pooling.stopping.RULES) decides
+    answer_sample: str | None = None  # hand out only this sample's answers (sample-answers); None: every answer
 
 
 FRONTIER = "state.frontier"
@@ -100,7 +101,7 @@ def validate_settings(
     checks.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
     clean: dict[str, object] = {}
     for key, raw in values.items():
-        if key == "sample":
+        if key in ("sample", "answer_sample"):
             name = str(raw).strip()
             clean[key] = None if name.lower() in ("off", "none", "") else name
             continue
@@ -117,7 +118,7 @@ def validate_settings(
             clean[key] = None
             continue
         if key not in checks:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*checks, 'tasks', 'strategy', 'stop_rule', 'sample'])}")
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*checks, 'tasks', 'strategy', 'stop_rule', 'sample', 'answer_sample'])}")
         kind, low, high = checks[key]
         try:
             if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):

@@ -183,7 +183,10 @@ class _Copies:
 
 
 def _copies(db: sqlite_utils.Database, kind: str) -> dict[str, _Copies]:
-    copies = {r[0]: _Copies(set(), {}) for r in db.execute("SELECT item_id FROM verdict_items WHERE kind = ? ORDER BY rowid", [kind])}
+    sample = get_settings(db).answer_sample  # a sample of answers: only its answers' items go out
+    copies = {r[0]: _Copies(set(), {}) for r in db.execute(
+        "SELECT item_id FROM verdict_items WHERE kind = ? AND (? IS NULL OR answer_id IS NULL OR answer_id IN "
+        "(SELECT answer_id FROM answer_sample_items WHERE sample = ?)) ORDER BY rowid", [kind, sample, sample])}
     for item_id, annotator_id in db.execute(
             "SELECT DISTINCT h.item_id, h.annotator_id FROM human_verdicts h JOIN verdict_items i ON i.item_id = h.item_id "
             "WHERE i.kind = ?", [kind]):

@@ -20,6 +20,7 @@ from labeler.store.access import require_admin
 from labeler.store.connection import transaction
 from labeler.store.records import PoolEntry, Recorded
 from labeler.store.errors import StoreError
+from labeler.store.nuggets import Nugget, write_version_nuggets
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.vocabulary import GRADE_RANGE, Annotator, Caller, is_grade
 
@@ -187,8 +188,10 @@ def save_version(
     rows: Sequence[GoldenRow],
     *,
     caller: Caller,
+    nuggets: Sequence[Nugget] = (),
 ) -> tuple[Version, bool]:
-    """Store a new version unless the latest one has the same content hash.
+    """Store a new version unless the latest one has the same content hash (and, with
+    ``nuggets``, the questions' nuggets frozen with it, the same nuggets hash in its manifest).
 
     Returns:
         (the version, True) when stored; (the latest version, False) when nothing changed.
@@ -205,8 +208,8 @@ def save_version(
         raise StoreError("nothing to freeze: no item has a label yet")
     author = caller.id if isinstance(caller, Annotator) else caller if isinstance(caller, int) else None
     with transaction(db):
-        last = db.execute("SELECT name, content_hash FROM golden_versions ORDER BY id DESC LIMIT 1").fetchone()
-        if last is not None and last[1] == content_hash:
+        last = db.execute("SELECT name, content_hash, manifest FROM golden_versions ORDER BY id DESC LIMIT 1").fetchone()
+        if last is not None and last[1] == content_hash and _nugget_hash(last[2]) == _nugget_hash(manifest):
             return get_version(db, last[0], caller=caller), False
         _refuse_taken(db, name)
         parent = None if last is None else last[0]
@@ -215,6 +218,7 @@ def save_version(
         # added to it (schema triggers), so its foreign key is checked at commit.
         db.execute("PRAGMA defer_foreign_keys=ON")
         _insert_rows(db, name, rows)
+        write_version_nuggets(db, name, nuggets)
         db.execute(
             "INSERT INTO golden_versions (name, created_at, parent, rule, content_hash, manifest, annotator_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -222,6 +226,12 @@ def save_version(
              json.dumps(manifest, sort_keys=True, ensure_ascii=False), author],
         )
     return get_version(db, name, caller=caller), True
+
+
+def _nugget_hash(manifest: str | Mapping[str, Any]) -> str | None:
+    """The hash of the nuggets a manifest lists (None: frozen without nuggets)."""
+    found = json.loads(manifest) if isinstance(manifest, str) else manifest
+    return (found.get("nuggets") or {}).get("hash")
 
 
 def _refuse_taken(db: sqlite_utils.Database, name: str) -> None:

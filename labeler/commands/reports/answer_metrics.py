@@ -10,6 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from calibration.formatting import fixed
+from calibration.report_figures import answer_metric_figures, with_figures
 from calibration.report_page import STYLE, html_table, page_head, wide
 from labeler.generation.registry import ANSWER_METRICS, LABELS, LEFT_OUT, SOURCES
 
@@ -82,6 +83,10 @@ def _note(metric: str, source: str, r: Rate) -> str:
         empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
         notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only"
                      + empty)
+    if r.extra.get("weighted"):
+        outside = r.extra.get("n_outside_sample")
+        notes.append("each labelled answer of the sample weighs 1/its inclusion probability"
+                     + (f"; {_answers(outside)} labelled outside the sample left out" if outside else ""))
     return "; ".join(notes)
 
 
@@ -110,7 +115,8 @@ def _rows(s: SystemMetrics, judged: bool) -> list[list[str]]:
     return rows
 
 
-def _pair_rows(pairs: Sequence[Pair]) -> list[list[str]]:
+def pair_rows(pairs: Sequence[Pair]) -> list[list[str]]:
+    """One row per (metric, source) of two systems paired (answer-metrics and nugget-metrics)."""
     rows = []
     last = None
     for p in pairs:
@@ -135,7 +141,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
     return lines
 
 
-def _pairs_by_systems(pairs: Sequence[Pair]) -> dict[tuple[str, str], list[Pair]]:
+def pairs_by_systems(pairs: Sequence[Pair]) -> dict[tuple[str, str], list[Pair]]:
     grouped: dict[tuple[str, str], list[Pair]] = {}
     for p in pairs:
         grouped.setdefault((p.a, p.b), []).append(p)
@@ -165,14 +171,15 @@ def to_text(m: AnswerMetrics) -> str:
         lines += ["", f"{s.system}: {s.answers} answers{words}", *_table(_HEADER, _rows(s, m.judge is not None))]
     if len(m.systems) > 1 and not m.pairs:
         lines += ["", "No two systems answered 2 or more of the same questions: no paired comparison."]
-    for (a, b), pairs in _pairs_by_systems(m.pairs).items():
+    for (a, b), pairs in pairs_by_systems(m.pairs).items():
         lines += ["", f"{a} - {b}, paired on the questions both answered (MDD: the smallest true difference "
-                      "found 80% of the time at alpha 0.05)", *_table(_PAIR_HEADER, _pair_rows(pairs))]
+                      "found 80% of the time at alpha 0.05)", *_table(_PAIR_HEADER, pair_rows(pairs))]
     return "\n".join(lines) + "\n"
 
 
 def to_html(m: AnswerMetrics, title: str = "Generation metrics", *, card: str | None = None) -> str:
-    """The metrics as one self-contained HTML page (every name from the data escaped), with the
+    """The metrics as one self-contained HTML page (every name from the data escaped): the
+    forest plots of the rates and of the paired differences first, then the tables, with the
     judge's calibration ``card`` line at the end when given."""
     parts = [page_head(title),
              f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"]
@@ -181,10 +188,10 @@ def to_html(m: AnswerMetrics, title: str = "Generation metrics", *, card: str | 
         words = "" if s.words is None else f", mean {s.words:.1f} words"
         parts.append(f"<section><h2>{escape(s.system)}</h2><p>{s.answers} answers{escape(words)}</p>"
                      f"{wide(html_table(_HEADER, _rows(s, m.judge is not None)))}</section>")
-    for (a, b), pairs in _pairs_by_systems(m.pairs).items():
+    for (a, b), pairs in pairs_by_systems(m.pairs).items():
         parts.append(f"<section><h2>{escape(a)} &minus; {escape(b)}</h2><p>Paired on the questions both answered."
-                     f"</p>{wide(html_table(_PAIR_HEADER, _pair_rows(pairs)))}</section>")
+                     f"</p>{wide(html_table(_PAIR_HEADER, pair_rows(pairs)))}</section>")
     if card:
         parts.append(f"<p>{escape(card)}</p>\n")
     parts.append("</body></html>")
-    return "".join(parts)
+    return with_figures("".join(parts), answer_metric_figures(m.as_dict()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
+from calibration.report_figures import share_figures, with_figures
 from calibration.report_page import STYLE, collapsed, html_table, page_head, wide
 from labeler.commands.common import plural
 from labeler.diagnosis.diagnose import ADVICE, OUTCOMES, PENDING, DiagnoseReport, offered_count
@@ -44,7 +45,8 @@ def to_text(report: DiagnoseReport) -> list[str]:
 
 
 def to_html(report: DiagnoseReport) -> str:
-    """The report as one self-contained HTML page (every text from the data escaped)."""
+    """The report as one self-contained HTML page (every text from the data escaped), the share
+    of the answers in each outcome drawn with its interval above the tables."""
     title = f"Why {report.system}'s answers are wrong ({report.golden})"
     head = "<tr><th>outcome</th><th>questions</th><th>what to fix</th></tr>"
     rows = "".join(f"<tr><td>{escape(o)}</td><td>{report.counts[o]}</td><td>{escape(ADVICE[o])}</td></tr>"
@@ -66,4 +68,7 @@ def to_html(report: DiagnoseReport) -> str:
              f"{', '.join(d.holders) or 'none'}") for d in mine])
         parts.append(collapsed(f"{outcome}: {len(mine)}", table))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    shown = {"correct": report.correct, **{o: report.counts[o] for o in (*OUTCOMES, PENDING)
+                                          if report.counts[o] or o != PENDING}, "without a verdict": report.unjudged}
+    figures = share_figures(shown, report.answers, title=f"{report.system}: the answers by outcome (Wilson 95% intervals)")
+    return with_figures("\n".join(parts), figures)

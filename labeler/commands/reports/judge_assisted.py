@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from calibration.formatting import fixed
+from calibration.report_figures import estimate_figures, with_figures
 from calibration.report_page import STYLE, html_table, page_head, wide
 
 #: The columns of an estimate table, as ``eval``/``compare --judge --sample`` print them.
@@ -42,11 +43,14 @@ def to_text(intro: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence
                       for row in [ESTIMATE_HEADER, *rows]), *notes]
 
 
-def to_html(title: str, intro: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str]) -> str:
+def to_html(title: str, intro: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str], *,
+            result: dict[str, dict[str, Any]] | None = None, baseline: str | None = None) -> str:
     """The estimate table (:func:`estimate_rows`) as one self-contained HTML page, with the
     lines said before it (``intro``) and after it (``notes``), as the text prints them; every
-    text escaped."""
+    text escaped. With the estimate's ``result``, a forest plot of each run's estimates first
+    (of its differences from ``baseline`` when given)."""
     parts = [page_head(title), f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
              *(f"<p>{escape(line)}</p>" for line in intro), wide(html_table(ESTIMATE_HEADER, rows)),
              *(f"<p class='note'>{escape(line)}</p>" for line in notes), "</body></html>\n"]
-    return "\n".join(parts)
+    figures = estimate_figures(result, baseline=baseline) if result else []
+    return with_figures("\n".join(parts), figures)

@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from html import escape
 
 from calibration.formatting import fixed
+from calibration.report_figures import stage_figures, with_figures
 from calibration.report_page import STYLE, html_table, page_head, wide
-from labeler.diagnosis.stages import STAGE_NAMES, StageComparison, StagesReport, SystemStages, stage_labels
+from labeler.diagnosis.stages import StageComparison, StagesReport, SystemStages, stage_labels
 
 
 def sources_text(sources: Mapping[str, int]) -> str:
@@ -37,7 +38,7 @@ def to_text(report: StagesReport) -> list[str]:
              f"{report.relevance_level}; k = {report.k}"]
     width = max(len(v) for v in labels.values()) + 2
     lines.append(f"{'stage':<{width}}" + "".join(f"{s.system:>34}" for s in report.systems))
-    for key in STAGE_NAMES:
+    for key in report.systems[0].stages:
         cells = []
         for s in report.systems:
             v = s.stages[key]
@@ -66,7 +67,7 @@ def _system_notes(s: SystemStages) -> list[str]:
 
 def _comparison_lines(c: StageComparison, labels: Mapping[str, str], width: int) -> list[str]:
     lines = ["", c.sentence, f"{'stage':<{width}}{'paired':>8}{'difference':>12}  {'95% interval':<20}{'p':>8}{'MDD':>8}"]
-    for key in STAGE_NAMES:
+    for key in c.stages:
         x = c.stages[key]
         if x is None:
             lines.append(f"{labels[key]:<{width}}{0:>8}  (fewer than two paired questions)")
@@ -77,7 +78,8 @@ def _comparison_lines(c: StageComparison, labels: Mapping[str, str], width: int)
 
 
 def to_html(report: StagesReport) -> str:
-    """The report as one self-contained HTML page (every name escaped)."""
+    """The report as one self-contained HTML page (every name escaped): the stages of every
+    system as a forest plot (and the paired differences with their MDD) above the tables."""
     labels = stage_labels(report.k)
     title = f"Stages of {' and '.join(s.system for s in report.systems)} on {report.golden}"
 
@@ -86,7 +88,7 @@ def to_html(report: StagesReport) -> str:
 
     header = ["stage", *(s.system for s in report.systems)]
     rows = []
-    for key in STAGE_NAMES:
+    for key in report.systems[0].stages:
         cells = [labels[key]]
         for s in report.systems:
             v = s.stages[key]
@@ -103,11 +105,14 @@ def to_html(report: StagesReport) -> str:
         parts.append(f"<h2>{escape(c.system)} against {escape(c.baseline)}</h2><p>{escape(c.sentence)}</p>")
         head = ["stage", "paired questions", "difference", "95% interval", "p", "MDD"]
         body = []
-        for key in STAGE_NAMES:
+        for key in c.stages:
             x = c.stages[key]
             body.append([labels[key], "0", "", "", "", ""] if x is None else
                         [labels[key], str(x.n), f"{x.delta:+.3f}", f"[{x.low:+.3f}, {x.high:+.3f}]", f"{x.p_value:.4f}",
                          f"{x.mdd:.3f}" if x.mdd <= 1 else "beyond"])
         parts.append(wide(html_table(head, body)))
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    c = report.comparison
+    figures = stage_figures({s.system: s.stages for s in report.systems}, labels,
+                            None if c is None else (f"{c.system} − {c.baseline}", c.stages))
+    return with_figures("\n".join(parts), figures)

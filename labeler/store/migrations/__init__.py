@@ -30,6 +30,9 @@ from labeler.store.migrations import (
     m16_samples,
     m17_answer_faithfulness,
     m18_declines,
+    m19_answer_batches,
+    m20_nuggets,
+    m21_judge_settings,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -52,6 +55,9 @@ MIGRATIONS: list[str] = [
     m16_samples.SQL,
     m17_answer_faithfulness.SQL,
     m18_declines.SQL,
+    m19_answer_batches.SQL,
+    m20_nuggets.SQL,
+    m21_judge_settings.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
