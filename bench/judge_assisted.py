@@ -206,29 +206,49 @@ def designed_rep(col: Collection, probability: np.ndarray, rng: np.random.Genera
     sampled = poisson_sample(probability, rng)
     design = Design(col.query, col.judge, sampled, probability, col.people, col.n_queries, rank=col.best)
     seed = int(rng.integers(1 << 31))
-    if estimator == "ratio":
+    uses_ratio, uses_difference = estimator != "difference", estimator != "ratio"
+    if uses_ratio:
         with_judge = ratio_estimates.draw_labels(design, replicates=replicates, seed=seed, spread_replicates=refits)
         alone = ratio_estimates.draw_labels(design, replicates=replicates, seed=seed, judge=False,
                                             spread_replicates=refits)
     out = {}
     for name, spec in metrics.items():
-        if estimator == "ratio":
-            combined = ratio_estimates.metric_values(design, with_judge, col.positions, spec)
-            people = ratio_estimates.metric_values(design, alone, col.positions, spec)
-        else:
-            combined = stratified_estimates(design, col.positions, spec, replicates=replicates, seed=seed)
-            people = stratified_estimates(design, col.positions, spec, replicates=replicates, seed=seed, judge=False)
-        c = np.array([combined[r] for r in col.names])
-        h = np.array([people[r] for r in col.names])
-        sd_c, sd_h = np.std(c[:, 1:], axis=1, ddof=1), np.std(h[:, 1:], axis=1, ddof=1)
-        diff = np.array([c[i] - c[j] for i, j in col.pairs])
-        half = Z * np.std(diff[:, 1:], axis=1, ddof=1)
-        truth = np.array([col.truth[name][i] - col.truth[name][j] for i, j in col.pairs])
-        clip = lambda x: np.clip(x, 0, 1)  # noqa: E731
-        out[name] = (clip(c[:, 0]), clip(c[:, 0] - Z * sd_c), clip(c[:, 0] + Z * sd_c), clip(h[:, 0]),
-                     clip(h[:, 0] - Z * sd_h), clip(h[:, 0] + Z * sd_h),
-                     (diff[:, 0] - half <= truth) & (truth <= diff[:, 0] + half))
+        ratio = difference = None
+        if uses_ratio:
+            ratio = tuple(np.array([v[r] for r in col.names]) for v in (
+                ratio_estimates.metric_values(design, with_judge, col.positions, spec),
+                ratio_estimates.metric_values(design, alone, col.positions, spec)))
+        if uses_difference:
+            difference = tuple(np.array([v[r] for r in col.names]) for v in (
+                stratified_estimates(design, col.positions, spec, replicates=replicates, seed=seed),
+                stratified_estimates(design, col.positions, spec, replicates=replicates, seed=seed, judge=False)))
+        out[name] = _intervals(col, name, estimator, ratio, difference)
     return out
+
+
+def _bounds(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(estimate, low, high) per row of ``values`` (column 0 the estimate, then replicates), in [0, 1]."""
+    sd = np.std(values[:, 1:], axis=1, ddof=1)
+    return tuple(np.clip(x, 0, 1) for x in (values[:, 0], values[:, 0] - Z * sd, values[:, 0] + Z * sd))
+
+
+def _intervals(col: Collection, name: str, estimator: str, ratio, difference) -> tuple:
+    """Runs' and pairs' intervals of one metric. ``hybrid``: a run's interval from the difference
+    estimator, pairs from the ratio estimator; ``envelope``: a run's interval the union of the two
+    estimators' (a conservative bound), its estimate the difference estimator's, pairs from ratio."""
+    runs = difference if estimator != "ratio" else ratio
+    pairs = ratio if ratio is not None else difference
+    c, lo, hi = _bounds(runs[0])
+    h, p_lo, p_hi = _bounds(runs[1])
+    if estimator == "envelope":
+        _, r_lo, r_hi = _bounds(ratio[0])
+        _, q_lo, q_hi = _bounds(ratio[1])
+        lo, hi, p_lo, p_hi = np.minimum(lo, r_lo), np.maximum(hi, r_hi), np.minimum(p_lo, q_lo), np.maximum(p_hi, q_hi)
+    values = pairs[0]
+    diff = np.array([values[i] - values[j] for i, j in col.pairs])
+    half = Z * np.std(diff[:, 1:], axis=1, ddof=1)
+    truth = np.array([col.truth[name][i] - col.truth[name][j] for i, j in col.pairs])
+    return c, lo, hi, h, p_lo, p_hi, (diff[:, 0] - half <= truth) & (truth <= diff[:, 0] + half)
 
 
 def summarise(col: Collection, metric: str, design: str, share: float, reps: list, seconds: float,
@@ -334,7 +354,7 @@ def main() -> None:
                         default=["dl19", "dl20", "dl21", "dl23", "vaswani", "cranfield", "cisi", "sim"])
     parser.add_argument("--designs", nargs="*", default=["queries", "stratified", "active"],
                         choices=["queries", "stratified", "active"])
-    parser.add_argument("--estimator", choices=["ratio", "difference"], default="ratio",
+    parser.add_argument("--estimator", choices=["ratio", "difference", "hybrid", "envelope"], default="ratio",
                         help="The estimator of the designed samples (see above).")
     parser.add_argument("--metrics", nargs="*", default=list(METRICS))
     parser.add_argument("--reps", type=int, default=500)
