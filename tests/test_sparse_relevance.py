@@ -157,4 +157,4 @@ def test_plan_sample_active_records_probabilities_reports_the_plan_and_evaluates
     found = json.loads(evaluated.output)
     cell = found["runs"]["run0.trec"]["nDCG@10"]
     assert found["design"] == "active" and cell["low"] <= cell["value"] <= cell["high"]
-    assert cell["method"] == "ratio estimator (active)"
+    assert cell["method"] == "difference estimator, interval widened to the ratio estimator's (active)"

@@ -35,7 +35,7 @@ from calibration.judge_assisted import (
 from calibration.metrics import evaluate_many, parse_metrics
 from calibration.ratio_estimates import draw_labels, metric_values, undetermined
 from calibration.stats import z_for
-from calibration.stratified_estimation import Metric
+from calibration.stratified_estimation import Metric, stratified_estimates
 from labeler.project import parse_golden
 from labeler.retrieval import sample_plan
 from labeler.retrieval.golden_set import run_names, verified_rows
@@ -330,8 +330,11 @@ def _design_arrays(inputs: Inputs):
 
 
 def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci):
+    """A run's own interval: the union of the difference estimator's and the ratio estimator's
+    (the difference estimator's estimate); a paired difference: the ratio estimator's."""
     design, qi, index = _design_arrays(inputs)
-    method = f"ratio estimator ({inputs.design})"
+    method = (f"ratio estimator ({inputs.design})" if baseline is not None
+              else f"difference estimator, interval widened to the ratio estimator's ({inputs.design})")
     with_judge, alone = draw_labels(design, seed=seed), draw_labels(design, seed=seed, judge=False)
     out: dict[str, dict[str, Any]] = {r: {} for r in inputs.runs if r != baseline}
     for metric, measure in parsed.items():
@@ -347,19 +350,32 @@ def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevanc
             r: run_positions(design, index, {qi[q]: docs for q, docs in ranking.items() if q in qi}, spec.k)
             for r, ranking in inputs.runs.items()
         }
-        combined = metric_values(design, with_judge, positions, spec)
-        people = metric_values(design, alone, positions, spec)
-        bounds = (0.0, 1.0) if baseline is None else (-1.0, 1.0)
+        ratio = metric_values(design, with_judge, positions, spec), metric_values(design, alone, positions, spec)
+        difference = None
+        if baseline is None:
+            difference = (stratified_estimates(design, positions, spec, seed=seed, judge=True),
+                          stratified_estimates(design, positions, spec, seed=seed, judge=False))
         for run in out:
-            c, h = combined[run], people[run]
             j = judge_scores[run].metrics.get(metric, math.nan)
             if baseline is not None:
-                c, h = c - combined[baseline], h - people[baseline]
                 j = j - judge_scores[baseline].metrics.get(metric, math.nan)
-            value, low, high = interval(c, ci, bounds)
-            p_value, p_low, p_high = interval(h, ci, bounds)
-            out[run][metric] = Combined(value, low, high, j, p_value, p_low, p_high, n_people, n_judge, method)
+            c, h = (_run_interval(run, baseline, ratio[k], difference and difference[k], ci) for k in (0, 1))
+            out[run][metric] = Combined(*c, j, *h, n_people, n_judge, method)
     return out
+
+
+def _run_interval(run, baseline, ratio, difference, ci) -> tuple[float, float, float]:
+    """(estimate, low, high) of ``run`` (or its difference from ``baseline``, ratio estimator
+    alone); a run's own: the difference estimator's estimate, its interval united with the
+    ratio estimator's (each alone under-covers somewhere: the difference estimator where
+    relevant entries are few, the ratio estimator's modelled ideal DCG at larger budgets)."""
+    if baseline is not None:
+        return interval(ratio[run] - ratio[baseline], ci, (-1.0, 1.0))
+    value, low, high = interval(difference[run], ci, (0.0, 1.0))
+    _, r_low, r_high = interval(ratio[run], ci, (0.0, 1.0))
+    if math.isnan(low) or math.isnan(r_low):
+        return value, low, high
+    return value, min(low, r_low), max(high, r_high)
 
 
 def undetermined_queries(inputs: Inputs, *, k: int = 10, seed: int = 0) -> list[dict[str, Any]]:
