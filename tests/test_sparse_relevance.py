@@ -16,9 +16,10 @@ from labels_fixtures import make_project, query_ids, write_jsonl
 from calibration import active_design, ratio_estimates
 from calibration.judge_assisted import poisson_sample, stratified_probabilities
 from calibration.metrics import evaluate_many
-from calibration.stratified_estimation import Design, Metric, run_positions
+from calibration.stratified_estimation import Design, Metric, interval, run_positions, stratified_estimates
 from labeler.cli import cli
 from labeler.judges.verdict_files import import_verdicts
+from labeler.retrieval.judge_assisted import _run_interval
 from labeler.store import access
 from labeler.store.access import OWNER
 
@@ -87,6 +88,33 @@ def test_ratio_estimates_cover_and_stay_close_where_relevant_entries_are_few() -
         pair_hits.append(abs(diff[0] - (truth["good"] - truth["poor"])) <= 1.959964 * diff[1:].std(ddof=1))
     assert sum(hits) >= 21 and sum(pair_hits) >= 10, (hits, pair_hits)
     assert abs(np.mean(errors)) < 0.25 * np.mean(halves), (np.mean(errors), np.mean(halves))
+
+
+def test_a_runs_interval_united_from_both_estimators_covers_and_is_exact_when_all_is_labelled() -> None:
+    """The run interval ``eval --judge --sample`` gives: the difference estimator's united with
+    the ratio estimator's. Everything labelled: the estimate is ir-measures' value exactly; 12
+    stratified samples of a fifth of the pool: it holds the full-label nDCG@10 at least 21 times
+    in 24 and contains each estimator's own interval."""
+    query, people, judge, best, positions, truth = _world(seed=3)
+    full = Design(query, judge, np.ones(len(query), bool), np.ones(len(query)), people, int(query.max()) + 1, rank=best)
+    for run, row in stratified_estimates(full, positions, NDCG, replicates=4).items():
+        assert row[0] == pytest.approx(truth[run], abs=1e-9)
+    p = stratified_probabilities(judge, best, 0.2 * len(query))
+    rng = np.random.default_rng(11)
+    hits = []
+    for i in range(12):
+        s = poisson_sample(p, rng)
+        design = Design(query, judge, s, p, np.where(s, people, 0), int(query.max()) + 1, rank=best)
+        ratio = ratio_estimates.metric_values(design, ratio_estimates.draw_labels(
+            design, replicates=30, draws=8, seed=i, spread_replicates=2), positions, NDCG)
+        difference = stratified_estimates(design, positions, NDCG, replicates=30, seed=i)
+        for run in positions:
+            _, d_low, d_high = interval(difference[run])
+            _, r_low, r_high = interval(ratio[run])
+            value, low, high = _run_interval(run, None, ratio, difference, 0.95)
+            assert value == difference[run][0] and low <= min(d_low, r_low) and high >= max(d_high, r_high)
+            hits.append(low <= truth[run] <= high)
+    assert sum(hits) >= 21, hits
 
 
 @pytest.mark.parametrize("budget", [12.0, 60.0, 200.0])
