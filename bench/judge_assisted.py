@@ -5,7 +5,7 @@
     python bench/judge_assisted.py --collections sim --designs stratified active
     python bench/judge_assisted.py --estimator difference         # the stratified difference estimator
     python bench/judge_assisted.py --external DIR                 # where ../shared/external is
-    python bench/judge_assisted.py --reps 8 --replicates 60 --spread-replicates 3  # the README's figures
+    python bench/judge_assisted.py --designs stratified active --reps 8 --replicates 60 --spread-replicates 3  # README
     python bench/judge_assisted.py --collections dl19 --shares 0.2 # one budget
 
 People's labels are the full labels of a collection (the truth: every run's nDCG@10, P@10 and
@@ -20,10 +20,13 @@ unread) and judge only (the judge's labels everywhere, by ir-measures). Designs:
 - ``active``: Poisson sampling with ``π ∝ |a_e| √v_e`` (``calibration.active_design``: where
   the judge is unsure and a label moves the metrics most), from the pool and the judge alone.
 
-Under ``stratified`` and ``active`` the estimator is ``--estimator ratio`` (default;
-``calibration.ratio_estimates``: draws of the unlabelled labels, DCG and ideal DCG together)
-or ``difference`` (``calibration.judge_assisted.stratified_estimates``, relevant counts
-plugged into the ideal DCG). Reported per collection, metric, design and budget: coverage of
+Under ``stratified`` and ``active`` the estimator is ``--estimator envelope`` (default; what
+``eval --judge --sample`` does: a run's interval the union of the difference and the ratio
+estimator's, its estimate the difference estimator's; pairs from the ratio estimator),
+``ratio`` (``calibration.ratio_estimates``: draws of the unlabelled labels, DCG and ideal DCG
+together), ``difference`` (``calibration.judge_assisted.stratified_estimates``, relevant counts
+plugged into the ideal DCG) or ``hybrid`` (a run's interval the difference estimator's, pairs
+the ratio estimator's). Reported per collection, metric, design and budget: coverage of
 the 95% intervals of runs (``cov``) and of pairs (``cov-pr``), of people only (``cov-pp``),
 the mean width against people only on the same sample (``width``) and against people
 labelling whole queries at the same budget (``w/q``), the spread of the estimates over the
@@ -354,7 +357,7 @@ def main() -> None:
                         default=["dl19", "dl20", "dl21", "dl23", "vaswani", "cranfield", "cisi", "sim"])
     parser.add_argument("--designs", nargs="*", default=["queries", "stratified", "active"],
                         choices=["queries", "stratified", "active"])
-    parser.add_argument("--estimator", choices=["ratio", "difference", "hybrid", "envelope"], default="ratio",
+    parser.add_argument("--estimator", choices=["ratio", "difference", "hybrid", "envelope"], default="envelope",
                         help="The estimator of the designed samples (see above).")
     parser.add_argument("--metrics", nargs="*", default=list(METRICS))
     parser.add_argument("--reps", type=int, default=500)
