@@ -14,26 +14,36 @@ from labeler.commands.common import Project, echo_json, json_option, output_file
 @click.option("--name", required=True, help="Name of the sample (a sample never changes: a new plan gets a new name).")
 @click.option("--share", type=float, default=None, help="Share of the pool people label (0.1 = a tenth).")
 @click.option("--budget", type=int, default=None, help="Judgments people can make (instead of --share).")
-@click.option("--design", type=click.Choice(["queries", "stratified"]), default="queries", show_default=True,
+@click.option("--design", type=click.Choice(["queries", "stratified", "active"]), default="queries",
+              show_default=True,
               help="queries: a random share of the queries, every entry of each; stratified: entries drawn within "
-                   "(query, judge grade, best rank) strata, more where ranks are high and the judge unsure.")
-@judge_option(help="The judge whose relevance grades shape the strata (stratified).")
+                   "(query, judge grade, best rank) strata, more where ranks are high and the judge unsure; active: "
+                   "entries drawn where the judge is least certain and a label moves the runs' metrics most.")
+@judge_option(help="The judge whose relevance grades shape the sample (stratified; needed by active).")
+@click.option("--width", type=float, default=None,
+              help="Target full width of a run's nDCG@10 interval: the planner says whether the budget meets it.")
 @seed_option
 @json_option
 def plan_sample(project: Project, name: str, share: float | None, budget: int | None, design: str, judge: str | None,
-                seed: int, as_json: bool) -> None:
+                width: float | None, seed: int, as_json: bool) -> None:
     """Choose which pool entries of DB people label, and record each one's inclusion probability.
 
     Then `goldpool label-settings DB sample=NAME` makes the app hand out only the sample (blind
     as ever), the judge labels the whole pool (run-judge --task relevance), and after freezing,
     `goldpool eval DB@VERSION RUN... --judge J --sample NAME` gives every run's metrics with
-    intervals. --json: {"sample", "design", "judgments", "items": [{"query_id", "doc_id",
-    "probability"}], "judge", "pool_entries", "queries", "labelled_queries"}.
+    intervals. A stratified or active sample also prints the planner's report: the expected
+    width of a run's nDCG@10 interval, whether the budget gives the labels per query the paired
+    intervals need to hold their 95%, and the budget that would. --json: {"sample", "design",
+    "judgments", "items": [{"query_id", "doc_id", "probability"}], "judge", "pool_entries",
+    "queries", "labelled_queries", "plan" (designed samples: {"budget", "expected_half_width",
+    "expected_width", "target_width", "labels_per_query", "pilot_labels", "meets_coverage",
+    "meets_width", "recommended_budget", "basis", "run_caveat"})}.
     """
     from labeler.retrieval.judge_assisted import plan_sample as run  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
 
-    planned = run(project.db, name, design=design, share=share, budget=budget, judge=judge, seed=seed, caller=OWNER)
+    planned = run(project.db, name, design=design, share=share, budget=budget, judge=judge, seed=seed, width=width,
+                  caller=OWNER)
     if as_json:
         echo_json(planned.as_dict())
         return
@@ -44,12 +54,27 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     per_query = len(planned.items) / max(planned.queries, 1)
     if planned.design == "queries" and planned.labelled_queries < _FEW_QUERIES:
         click.echo(f"warning: {_few_queries(planned.labelled_queries)}")
-    if planned.design == "stratified" and per_query < _FEW_PER_QUERY:
-        click.echo(f"warning: {per_query:.1f} entries per query to label; below {_FEW_PER_QUERY} the relevant counts "
-                   "behind the stratified estimates of nDCG and recall rest on very few labels a query, and their "
-                   "intervals can cover less than 95%: give a larger budget, or use --design queries when the "
-                   "project has many queries")
+    if planned.plan is not None:
+        for line in _plan_lines(planned.plan, planned.pool_entries):
+            click.echo(line)
     click.echo(f"next: goldpool label-settings {project.path} sample={planned.name}")
+
+
+def _plan_lines(plan: Any, pool_entries: int) -> list[str]:
+    """The planner's report as text."""
+    from labeler.retrieval.sample_plan import RUN_CAVEAT  # lazy: start-up
+
+    lines = [f"expected 95% interval of a run's nDCG@10: ±{plan.half_width:.3f} (width {2 * plan.half_width:.3f}), "
+             f"from {plan.basis}"]
+    held = "met" if plan.meets_coverage else "NOT met"
+    lines.append(f"coverage: {plan.per_query:.1f} labels per query expected; paired differences held their 95% in "
+                 f"the benchmark from {plan.needed_per_query:g} per query: {held}; {RUN_CAVEAT}")
+    if plan.target_width is not None:
+        lines.append(f"width: target {plan.target_width:.3f}: {'met' if plan.meets_width else 'NOT met'}")
+    if not plan.meets_coverage or plan.meets_width is False:
+        lines.append(f"recommended budget: {plan.recommended_budget} judgments "
+                     f"({plan.recommended_budget / max(pool_entries, 1):.1%} of the pool)")
+    return lines
 
 
 #: Below this many labelled queries, query-level intervals under-cover even with Student's t
@@ -62,11 +87,6 @@ def _few_queries(labelled: int) -> str:
             "value less often than its 95% says (about 85-90% of the time with 2-5 queries of TREC DL in "
             "bench/judge_assisted.py); plan the sample with --design stratified, which spreads the same budget "
             "over every query")
-#: Below this many labelled entries per query, the relevant counts of stratified ratio estimates
-#: rest on very few labels (bench/judge_assisted.py --dense: Cranfield with 2 per query covers 0.83,
-#: with 4 0.95; TREC DL with 9-43, 0.93-0.95). It is a floor, not a guarantee: where queries have
-#: only 4-10 relevant entries, 8-10 per query still covered 0.80-0.91 there (see the README).
-_FEW_PER_QUERY = 8
 
 
 def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge: str, sample: str,
@@ -77,19 +97,20 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
     HTML page (:func:`labeler.commands.reports.judge_assisted.to_html`)."""
     from labeler.commands.reports.judge_assisted import estimate_rows, to_html, to_text  # lazy: start-up
     from labeler.retrieval.golden_set import run_names  # lazy: start-up
-    from labeler.retrieval.judge_assisted import estimate, gather  # lazy: start-up
+    from labeler.retrieval.judge_assisted import estimate, gather, undetermined_queries  # lazy: start-up
     from labeler.store.access import OWNER  # lazy: start-up
 
     inputs = gather(golden, list(runs), judge, sample, caller=OWNER)
     first = run_names(list(runs))[0] if baseline else None
     result = estimate(inputs, metrics, relevance_level=relevance_level, baseline=first, seed=seed)
-    warnings = _warnings(inputs)
+    undetermined = undetermined_queries(inputs, seed=seed)
+    warnings = _warnings(inputs, undetermined)
     any_cell = next(iter(next(iter(result.values())).values()))
     intro = [f"golden: {golden}; judge {judge} on the pool ({any_cell.n_judge} entries graded); sample {sample} "
              f"({inputs.design}, {any_cell.n_people} entries labelled by people); relevance level {relevance_level}"]
     if first:
         intro.append(f"differences from {first} (run minus {first}), paired on the same queries and entries")
-    alone = " (Horvitz-Thompson sums, relevant counts of the best rank)" if inputs.design == "stratified" else ""
+    alone = " (the same model without the judge's grades)" if inputs.design != "queries" else ""
     notes = ["judge only: the judge's labels everywhere, no interval (its bias is unknown); people only: the "
              "sample alone" + alone, *(f"warning: {w}" for w in warnings)]
     rows = estimate_rows(result)
@@ -102,7 +123,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,
                                "sample": sample, "design": inputs.design, "relevance_level": relevance_level,
-                               "warnings": warnings}
+                               "warnings": warnings, "undetermined_queries": undetermined}
         if first:
             out["baseline"] = first
         echo_json(out)
@@ -111,17 +132,20 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
         click.echo(line)
 
 
-def _warnings(inputs: Any) -> list[str]:
-    """What makes these intervals less trustworthy than their 95% says."""
+def _warnings(inputs: Any, undetermined: list[dict[str, Any]]) -> list[str]:
+    """What makes these intervals less trustworthy, or wider, than a reader would think."""
     labelled = len({q for q, _ in inputs.people})
     queries = len({q for q, _ in inputs.entries})
     if inputs.design == "queries" and labelled < _FEW_QUERIES:
         return [_few_queries(labelled)]
     per_query = len(inputs.people) / max(queries, 1)
-    if inputs.design == "stratified" and per_query < _FEW_PER_QUERY:
-        return [f"{per_query:.1f} labelled entries per query: per-query ratios (nDCG's ideal DCG, recall's relevant "
-                "count) rest on so few labels that their intervals can cover less than 95%; label more, or use "
-                "--design queries when there are many queries"]
+    if inputs.design != "queries" and undetermined:
+        first = undetermined[0]
+        return [f"{per_query:.1f} labelled entries per query; {len(undetermined)} of {queries} queries' ideal DCG is "
+                f"not pinned by their labels (it varies by more than 10% over the model's draws; widest: "
+                f"{first['query_id']}, {first['relevant_low']:.0f} to {first['relevant_high']:.0f} relevant "
+                "entries): their nDCG and recall rest on the model of people's grades, and the intervals carry that "
+                "uncertainty (they are wider for it); label more of those queries to pin them"]
     return []
 
 

@@ -19,12 +19,25 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from calibration import CalibrationError
-from calibration.judge_assisted import (Combined, Design, interval, poisson_sample, query_level, query_sample, refused,
-                                        run_positions, stratified_estimates, stratified_metric, stratified_probabilities)
+from calibration import CalibrationError, active_design
+from calibration.judge_assisted import (
+    Combined,
+    Design,
+    interval,
+    poisson_sample,
+    query_level,
+    query_sample,
+    refused,
+    run_positions,
+    stratified_metric,
+    stratified_probabilities,
+)
 from calibration.metrics import evaluate_many, parse_metrics
+from calibration.ratio_estimates import draw_labels, metric_values, undetermined
 from calibration.stats import z_for
+from calibration.stratified_estimation import Metric, stratified_estimates
 from labeler.project import parse_golden
+from labeler.retrieval import sample_plan
 from labeler.retrieval.golden_set import run_names, verified_rows
 from labeler.store import connect
 from labeler.store import samples as store
@@ -45,18 +58,22 @@ class PlannedSample:
     pool_entries: int
     queries: int
     labelled_queries: int
+    plan: Any = None  # labeler.retrieval.sample_plan.PlanReport of a designed sample
 
     def as_dict(self) -> dict[str, Any]:
         """``{"sample", "design", "judgments", "items": [{"query_id", "doc_id", "probability"}], ...}``."""
-        return {"sample": self.name, "design": self.design, "judgments": len(self.items),
-                "items": [{"query_id": q, "doc_id": d, "probability": p} for q, d, p in self.items],
-                "judge": self.judge, "pool_entries": self.pool_entries, "queries": self.queries,
-                "labelled_queries": self.labelled_queries}
+        out = {"sample": self.name, "design": self.design, "judgments": len(self.items),
+               "items": [{"query_id": q, "doc_id": d, "probability": p} for q, d, p in self.items],
+               "judge": self.judge, "pool_entries": self.pool_entries, "queries": self.queries,
+               "labelled_queries": self.labelled_queries}
+        if self.plan is not None:
+            out["plan"] = self.plan.as_dict()
+        return out
 
 
 def plan_sample(
     db: sqlite_utils.Database, name: str, *, design: str = "queries", share: float | None = None,
-    budget: int | None = None, judge: str | None = None, seed: int = 0, caller: Caller,
+    budget: int | None = None, judge: str | None = None, seed: int = 0, width: float | None = None, caller: Caller,
 ) -> PlannedSample:
     """Draw and store sample ``name`` of the pool: ``share`` of it or ``budget`` judgments.
 
@@ -64,6 +81,11 @@ def plan_sample(
     random order, as fit ``budget``; every pool entry of each. ``stratified``: Poisson sampling
     with :func:`calibration.judge_assisted.stratified_probabilities` (the judge's grades shape
     the strata when ``judge`` is given; entries it has no grade for count as unsure).
+    ``active``: Poisson sampling with probabilities where the judge is unsure and a label moves
+    the metrics most (:mod:`labeler.retrieval.sample_plan`), calibrated by a pilot of people's
+    labels where there is one; it needs ``judge``. Designed samples carry the planner's report
+    (``plan``: expected width, whether the budget gives paired intervals their 95%, the budget that
+    would; ``width``: a target full width of a run's nDCG@10 interval).
 
     Raises:
         StoreError: an empty pool, a bad share or budget, an unknown judge, a taken name.
@@ -92,17 +114,33 @@ def plan_sample(
         probability = labelled / len(queries)
         picked = {queries[i] for i in np.flatnonzero(chosen)}
         items = [(e.query_id, e.doc_id, probability) for e in entries if e.query_id in picked]
-    elif design == "stratified":
-        judge_grade = None if grades is None else np.array([grades.get((e.query_id, e.doc_id), 1) for e in entries])
-        p = stratified_probabilities(judge_grade, np.array([e.best_rank for e in entries]), float(target))
+    elif design in ("stratified", "active"):
+        p, plan = _designed_probabilities(db, entries, grades, float(target), design, width, caller)
         drawn = poisson_sample(p, rng)
         items = [(e.query_id, e.doc_id, float(pi)) for e, pi, hit in zip(entries, p, drawn, strict=True) if hit]
         labelled = len({q for q, _, _ in items})
     else:
-        raise StoreError(f"design {design!r}: choose from queries, stratified")
-    params = {"share": share, "budget": budget, "pool_entries": len(entries), "queries": len(queries)}
-    store.save_sample(db, name, design, judge, seed, params, items, caller=caller)
-    return PlannedSample(name, design, judge, items, len(entries), len(queries), labelled)
+        raise StoreError(f"design {design!r}: choose from queries, stratified, active")
+    params = {"share": share, "budget": budget, "pool_entries": len(entries), "queries": len(queries), "design": design}
+    # An active sample is a Poisson sample with recorded probabilities, estimated as a stratified one is.
+    store.save_sample(db, name, "stratified" if design == "active" else design, judge, seed, params, items,
+                      caller=caller)
+    return PlannedSample(name, design, judge, items, len(entries), len(queries), labelled,
+                         plan if design != "queries" else None)
+
+
+def _designed_probabilities(db, entries, grades, target, design, width, caller):
+    """The inclusion probabilities of a stratified or active sample, and the planner's report."""
+    if design == "active" and grades is None:
+        raise StoreError("--design active reads the judge's grades: give --judge")
+    f, y, pi = sample_plan.pilot(db, entries, grades, caller=caller)
+    table = active_design.calibration_table(f, y, pi)
+    if design == "active":
+        p = sample_plan.active_probabilities(entries, grades, target, table)
+    else:
+        judge_grade = None if grades is None else np.array([grades.get((e.query_id, e.doc_id), 1) for e in entries])
+        p = stratified_probabilities(judge_grade, np.array([e.best_rank for e in entries]), target)
+    return p, sample_plan.report(entries, grades, p, target, table, len(f), design=design, width=width)
 
 
 def _whole_queries(entries: Sequence[Any], queries: Sequence[str], budget: int, rng: np.random.Generator) -> np.ndarray:
@@ -181,7 +219,8 @@ def gather(spec: str, run_paths: Sequence[str | Path], judge: str, sample: str, 
     entries = [(e.query_id, e.doc_id) for e in pool]
     people = {item: graded[item] for item in drawn.items}
     runs = {name: read_ranked_run(p) for name, p in zip(run_names(run_paths), run_paths, strict=True)}
-    return Inputs(drawn.design, sample, judge, spec, version.content_hash, entries, [e.best_rank for e in pool],
+    design = str(drawn.params.get("design", drawn.design))
+    return Inputs(design, sample, judge, spec, version.content_hash, entries, [e.best_rank for e in pool],
                   dict(drawn.items), people, grades, runs)
 
 
@@ -273,20 +312,30 @@ def _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge
     return out
 
 
-def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci):
+def _design_arrays(inputs: Inputs):
+    """The :class:`calibration.stratified_estimation.Design` of a designed sample, and the entry index."""
     queries = list(dict.fromkeys(q for q, _ in inputs.entries))
     qi = {q: i for i, q in enumerate(queries)}
     index = {(qi[q], d): i for i, (q, d) in enumerate(inputs.entries)}
-    sampled = np.array([e in inputs.probability for e in inputs.entries])
     design = Design(
         query=np.array([qi[q] for q, _ in inputs.entries]),
         judge=np.clip(np.array([inputs.judge_grades.get(e, 0) for e in inputs.entries]), 0, 3),
-        sampled=sampled,
+        sampled=np.array([e in inputs.probability for e in inputs.entries]),
         probability=np.array([inputs.probability.get(e, 1.0) for e in inputs.entries]),
         people=np.clip(np.array([inputs.people.get(e, 0) for e in inputs.entries]), 0, 3),
         n_queries=len(queries),
         rank=np.array(inputs.best_rank, dtype=np.int64),
     )
+    return design, qi, index
+
+
+def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci):
+    """A run's own interval: the union of the difference estimator's and the ratio estimator's
+    (the difference estimator's estimate); a paired difference: the ratio estimator's."""
+    design, qi, index = _design_arrays(inputs)
+    method = (f"ratio estimator ({inputs.design})" if baseline is not None
+              else f"difference estimator, interval widened to the ratio estimator's ({inputs.design})")
+    with_judge, alone = draw_labels(design, seed=seed), draw_labels(design, seed=seed, judge=False)
     out: dict[str, dict[str, Any]] = {r: {} for r in inputs.runs if r != baseline}
     for metric, measure in parsed.items():
         spec = stratified_metric(metric, measure, relevance_level)
@@ -295,26 +344,51 @@ def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevanc
                 j = judge_scores[run].metrics.get(metric, math.nan)
                 if baseline is not None:
                     j = j - judge_scores[baseline].metrics.get(metric, math.nan)
-                out[run][metric] = refused(spec, j, n_people, n_judge, "difference estimator (stratified)")
+                out[run][metric] = refused(spec, j, n_people, n_judge, method)
             continue
         positions = {
             r: run_positions(design, index, {qi[q]: docs for q, docs in ranking.items() if q in qi}, spec.k)
             for r, ranking in inputs.runs.items()
         }
-        combined = stratified_estimates(design, positions, spec, seed=seed, judge=True)
-        alone = stratified_estimates(design, positions, spec, seed=seed, judge=False)
-        bounds = (0.0, 1.0) if baseline is None else (-1.0, 1.0)
+        ratio = metric_values(design, with_judge, positions, spec), metric_values(design, alone, positions, spec)
+        difference = None
+        if baseline is None:
+            difference = (stratified_estimates(design, positions, spec, seed=seed, judge=True),
+                          stratified_estimates(design, positions, spec, seed=seed, judge=False))
         for run in out:
-            c, h = combined[run], alone[run]
             j = judge_scores[run].metrics.get(metric, math.nan)
             if baseline is not None:
-                c, h = c - combined[baseline], h - alone[baseline]
                 j = j - judge_scores[baseline].metrics.get(metric, math.nan)
-            value, low, high = interval(c, ci, bounds)
-            p_value, p_low, p_high = interval(h, ci, bounds)
-            out[run][metric] = Combined(value, low, high, j, p_value, p_low, p_high, n_people, n_judge,
-                                        "difference estimator (stratified)")
+            c, h = (_run_interval(run, baseline, ratio[k], difference and difference[k], ci) for k in (0, 1))
+            out[run][metric] = Combined(*c, j, *h, n_people, n_judge, method)
     return out
+
+
+def _run_interval(run, baseline, ratio, difference, ci) -> tuple[float, float, float]:
+    """(estimate, low, high) of ``run`` (or its difference from ``baseline``, ratio estimator
+    alone); a run's own: the difference estimator's estimate, its interval united with the
+    ratio estimator's (each alone under-covers somewhere: the difference estimator where
+    relevant entries are few, the ratio estimator's modelled ideal DCG at larger budgets)."""
+    if baseline is not None:
+        return interval(ratio[run] - ratio[baseline], ci, (-1.0, 1.0))
+    value, low, high = interval(difference[run], ci, (0.0, 1.0))
+    _, r_low, r_high = interval(ratio[run], ci, (0.0, 1.0))
+    if math.isnan(low) or math.isnan(r_low):
+        return value, low, high
+    return value, min(low, r_low), max(high, r_high)
+
+
+def undetermined_queries(inputs: Inputs, *, k: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+    """The queries of a designed sample whose labels cannot pin their ideal DCG@k
+    (:func:`calibration.ratio_estimates.undetermined`), as ``{"query_id", "relevant_low",
+    "relevant_high", "ideal_dcg_spread"}``; empty for the ``queries`` design."""
+    if inputs.design == "queries":
+        return []
+    design, qi, _ = _design_arrays(inputs)
+    names = {i: q for q, i in qi.items()}
+    found = undetermined(design, draw_labels(design, seed=seed), Metric(f"nDCG@{k}", "nDCG", k))
+    return [{"query_id": names[d.query], "relevant_low": d.relevant_low, "relevant_high": d.relevant_high,
+             "ideal_dcg_spread": d.ideal_spread} for d in found]
 
 
 # --- planning ---------------------------------------------------------------------------------
