@@ -51,7 +51,6 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     click.echo(f"sample {planned.name} ({planned.design}): {len(planned.items)} of {planned.pool_entries} pool entries "
                f"to label, in {planned.labelled_queries} of {planned.queries} queries; inclusion probability "
                f"{min(probabilities):.3f} to {max(probabilities):.3f}")
-    per_query = len(planned.items) / max(planned.queries, 1)
     if planned.design == "queries" and planned.labelled_queries < _FEW_QUERIES:
         click.echo(f"warning: {_few_queries(planned.labelled_queries)}")
     if planned.plan is not None:
