@@ -31,12 +31,11 @@ from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, a
 from labeler.ui.pages import golden_set as _golden_set
 from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
-from labeler.store import assign
-from labeler.store.assign import enabled_tasks
 from labeler.store.connection import busy_timeout, start_checkpointer
 from labeler.store.errors import StoreReadOnly
-from labeler.store.vocabulary import Annotator
+from labeler.store.holds import release_holds
 from labeler.store.sessions import SESSION_HOURS
+from labeler.store.vocabulary import Annotator
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -90,12 +89,12 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         st.rerun()  # signed out meanwhile: back to the sign-in form
     if admin and not admin_only(user):
         return
-    if task is not None and user.role != "admin" and task not in enabled_tasks(db):
+    if task is not None and user.role != "admin" and task not in state.open_tasks(st.session_state, db):
         st.info(f"The {task} task is not open in this project.")
         return
     try:
         if admin:  # an admin who left the labelling page holds nothing others could label
-            assign.release_holds(db, user.id)
+            release_holds(db, user.id)
         render(db, user)
     except StoreReadOnly:
         st.info(READ_ONLY_PAGE)
@@ -313,7 +312,7 @@ def main() -> None:
     notice = st.session_state.get(state.SIGN_IN_NOTICE)
     if notice:
         st.info(notice)
-    open_tasks = enabled_tasks(db)
+    open_tasks = state.read_open_tasks(st.session_state, db)  # once per run: the pages find it there
     position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
     st.navigation(_pages(user, open_tasks), position=position).run()
     # Drawn last, so the key guard knows the whole page of this run is on screen.

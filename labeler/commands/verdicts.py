@@ -24,8 +24,8 @@ def import_items(project: Project, file: str) -> None:
     changes nothing; changed text under an existing item_id is refused (verdicts were given on
     the stored text). Other keys are kept as metadata.
     """
-    from labeler.store.access import OWNER
-    from labeler.judges.verdict_files import import_items as run
+    from labeler.judges.verdict_files import import_items as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     result = run(project.db, file, caller=OWNER)
     click.echo(f"{file}: {result.added} item{'s' if result.added != 1 else ''} added, {result.unchanged} unchanged")
@@ -54,13 +54,17 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     tokens_in, tokens_out, latency, and "verdict": null for a reply that could not be parsed.
     "at" is an ISO 8601 date or time. A file gives one verdict per item (per item and order,
     for a judge). A record equal to the latest one on the same item and order is skipped.
+    The file is read as it is written in, in one transaction: a bad line anywhere writes nothing.
     """
-    from labeler.store.access import OWNER
-    from labeler.judges.verdict_files import import_verdicts as run
+    from labeler.store.access import OWNER  # lazy: start-up
+    from labeler.store.verdict_io import add_verdicts, answer_task  # lazy: start-up
+    from pooling.verdict_readers import read_verdicts  # lazy: start-up
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
-    result = run(project.db, file, annotator=annotator, judge=judge, caller=OWNER)
+    # Streamed: each record is checked and written as it is read, never the whole file held.
+    records = read_verdicts(file, per_order=judge is not None, task_of=answer_task)
+    result = add_verdicts(project.db, file, records, annotator=annotator, judge=judge, caller=OWNER)
     who = f"annotator {annotator!r}" if annotator is not None else f"judge {judge!r}"
     if result.created_annotator:
         who += " (new annotator)"
@@ -77,8 +81,8 @@ def export_verdicts(project: Project, output: str | None) -> None:
     relevance), order, prompt_hash, at; judges also model, parseable, raw, tokens, latency,
     error. The file imports back with `goldpool import-verdicts`.
     """
-    from labeler.store.access import OWNER
-    from labeler.store.verdict_io import export_verdicts as run
+    from labeler.store.access import OWNER  # lazy: start-up
+    from labeler.store.verdict_io import export_verdicts as run  # lazy: start-up
 
     store = project.db
     if output is None:

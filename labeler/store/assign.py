@@ -18,10 +18,9 @@ scan, never a wrong answer:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -29,126 +28,36 @@ import sqlite_utils
 
 from labeler.store.candidates import add_to_pool, begin_check
 from labeler.store.connection import transaction
-from labeler.store.errors import StoreError
-from labeler.store.vocabulary import TASKS
+from labeler.store.holds import (
+    queued_holders,
+    release_holds,
+    release_work,
+    renew_holds,
+    settle_waiting,
+    stamp,
+)
+from labeler.store.settings import (
+    FRONTIER,
+    Settings,
+    enabled_tasks,
+    forget_frontier,
+    get_settings,
+    set_state,
+    state,
+    validate_settings,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Assignment settings of a project (``settings`` table; these are the defaults)."""
-
-    overlap: float = 0.2  # share of pool entries labelled by more than one annotator
-    overlap_k: int = 2  # annotators per overlap entry
-    reservation_minutes: float = 30.0  # an idle hold on a single-label entry lapses after this
-    batch_size: int = 10  # entries of one query handed out at a time
-    tasks: tuple[str, ...] | None = None  # task pages annotators see; None: every task with work
-    strategy: str = "depth"  # adaptive pooling strategy (labeler.retrieval.adaptive); depth: pool order
-    stop_recall: float | None = None  # stop offering a query's candidates at this recall; None: off
-    stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
-    sample: str | None = None  # hand out only this designed sample's entries (plan-sample); None: the whole pool
-    stop_rule: str = "sample"  # which stopping rule (pooling.stopping.RULES) decides
-
-
-_FRONTIER = "state.frontier"
+# Names of the settings and holds modules that callers reach through this one.
+__all__ = [
+    "Entry", "HandOut", "Offer", "Planner", "Request", "Settings", "assign_batch", "enabled_tasks", "expiry",
+    "forget_frontier", "get_settings", "is_overlap", "next_assignment", "queued_holders", "release_holds",
+    "release_work", "renew_holds", "shared_counts", "shuffle_key", "transaction", "upcoming_queries",
+    "validate_settings",
+]
 
 
 def _cursor_key(annotator_id: int) -> str:
     return f"state.cursor.{annotator_id}"
-
-
-def get_settings(db: sqlite_utils.Database) -> Settings:
-    """The project's assignment settings (defaults for any not set)."""
-    names = [f.name for f in fields(Settings)]
-    marks = ",".join("?" * len(names))
-    stored = dict(db.execute(f"SELECT key, value FROM settings WHERE key IN ({marks})", names).fetchall())
-    values = {name: json.loads(value) for name, value in stored.items()}
-    if values.get("tasks") is not None:
-        values["tasks"] = tuple(values["tasks"])
-    return Settings(**values)
-
-
-def enabled_tasks(db: sqlite_utils.Database) -> tuple[str, ...]:
-    """The tasks annotators see: the admin's choice, else every task the project has work for."""
-    chosen = get_settings(db).tasks
-    if chosen is not None:
-        return chosen
-    found = [] if db.execute("SELECT 1 FROM pool LIMIT 1").fetchone() is None else ["relevance"]
-    found += [r[0] for r in db.execute("SELECT DISTINCT kind FROM verdict_items")]
-    return tuple(t for t in TASKS if t in found)
-
-
-def _tasks(raw: object) -> tuple[str, ...]:
-    """Parse the ``tasks`` setting: a comma-separated string (CLI) or a list of task names."""
-    names = raw.split(",") if isinstance(raw, str) else raw
-    if not isinstance(names, (list, tuple)):
-        raise StoreError(f"setting tasks: {raw!r} is not a list of tasks")
-    clean = [str(n).strip() for n in names if str(n).strip()]
-    unknown = [n for n in clean if n not in TASKS]
-    if unknown:
-        raise StoreError(f"setting tasks: unknown task {unknown[0]!r}; tasks are: {', '.join(TASKS)}")
-    if not clean:
-        raise StoreError(f"setting tasks: give at least one of {', '.join(TASKS)}")
-    return tuple(t for t in TASKS if t in clean)
-
-
-def _strategy(raw: object, strategies: Collection[str]) -> str:
-    """Parse the ``strategy`` setting: one of ``strategies``."""
-    name = str(raw).strip()
-    if name not in strategies:
-        raise StoreError(f"setting strategy: unknown strategy {name!r}; strategies are: {', '.join(strategies)}")
-    return name
-
-
-def validate_settings(
-    values: dict[str, object], strategies: Collection[str] = ("depth",), rules: Collection[str] = ("sample",)
-) -> dict[str, object]:
-    """Check setting values, converting numeric strings (from the CLI); return them typed.
-
-    ``strategies`` are the valid ``strategy`` names (the pooling strategies the caller can
-    run; :func:`labeler.retrieval.scheduling.set_settings` passes them all), ``rules`` the valid
-    ``stop_rule`` names (likewise).
-
-    Raises:
-        StoreError: an unknown setting or a value out of range, saying which.
-    """
-    checks: dict[str, tuple[type, float, float]] = {
-        "overlap": (float, 0.0, 1.0),
-        "overlap_k": (int, 2, 100),
-        "reservation_minutes": (float, 0.01, 7 * 24 * 60),
-        "batch_size": (int, 1, 10_000),
-    }
-    checks.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
-    clean: dict[str, object] = {}
-    for key, raw in values.items():
-        if key == "sample":
-            name = str(raw).strip()
-            clean[key] = None if name.lower() in ("off", "none", "") else name
-            continue
-        if key in ("tasks", "strategy"):
-            clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw, strategies)
-            continue
-        if key == "stop_rule":
-            name = str(raw).strip()
-            if name not in rules:
-                raise StoreError(f"setting stop_rule: unknown rule {name!r}; rules are: {', '.join(rules)}")
-            clean[key] = name
-            continue
-        if key == "stop_recall" and str(raw).strip().lower() in ("off", "none", ""):
-            clean[key] = None
-            continue
-        if key not in checks:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*checks, 'tasks', 'strategy', 'stop_rule', 'sample'])}")
-        kind, low, high = checks[key]
-        try:
-            if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
-                raise ValueError
-            value = kind(raw)
-        except (TypeError, ValueError):
-            raise StoreError(f"setting {key}: {raw!r} is not {'an integer' if kind is int else 'a number'}") from None
-        if not low <= value <= high:
-            raise StoreError(f"setting {key}: {value} is outside [{low}, {high}]")
-        clean[key] = value
-    return clean
 
 
 def is_overlap(query_id: str, doc_id: str, share: float) -> bool:
@@ -166,22 +75,9 @@ def shuffle_key(annotator_id: int, query_id: str, doc_id: str) -> bytes:
     return hashlib.sha256(f"{annotator_id}\x1f{query_id}\x1f{doc_id}".encode()).digest()
 
 
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat(timespec="microseconds")
-
-
 def expiry(db: sqlite_utils.Database) -> str:
     """When a hold taken or renewed now lapses."""
-    return _stamp(datetime.now(UTC) + timedelta(minutes=get_settings(db).reservation_minutes))
-
-
-def _state(db: sqlite_utils.Database, key: str) -> object:
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
-    return None if row is None else json.loads(row[0])
-
-
-def _set_state(db: sqlite_utils.Database, key: str, value: object) -> None:
-    db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
+    return stamp(datetime.now(UTC) + timedelta(minutes=get_settings(db).reservation_minutes))
 
 
 _PENDING = """
@@ -206,7 +102,7 @@ GROUP BY s.query_id, s.doc_id ORDER BY last LIMIT 1
 
 
 def _pending(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, str] | None:
-    cursor = max(1, int(_state(db, _cursor_key(annotator_id)) or 1))
+    cursor = max(1, int(state(db, _cursor_key(annotator_id)) or 1))
     row = db.execute(_PENDING, {"annotator": annotator_id, "cursor": cursor}).fetchone()
     return None if row is None else (row[0], row[1])
 
@@ -364,15 +260,10 @@ def _labellers(db: sqlite_utils.Database, annotator_id: int) -> list[int]:
     return [r[0] for r in rows]
 
 
-def forget_frontier(db: sqlite_utils.Database) -> None:
-    """Make the next batch look at every query again (after work was released)."""
-    db.execute("DELETE FROM settings WHERE key = ?", [_FRONTIER])
-
-
 def _frontier(db: sqlite_utils.Database) -> tuple[int | None, int]:
     """(pool build, first query rowid that may have work); a new pool build starts over."""
     build = db.execute("SELECT max(id) FROM pool_builds").fetchone()[0]
-    stored = _state(db, _FRONTIER)
+    stored = state(db, FRONTIER)
     if isinstance(stored, dict) and stored.get("build") == build:
         return build, int(stored.get("rowid", 0))
     return build, 0
@@ -395,7 +286,7 @@ def assign_batch(
     labellers = _labellers(db, annotator_id)
     if shared is None:
         shared = shared_counts(db, annotator_id)
-    request = Request(annotator_id, settings, _stamp(now_dt), tuple(labellers), shared)
+    request = Request(annotator_id, settings, stamp(now_dt), tuple(labellers), shared)
     build, start = _frontier(db)
     frontier, advancing, taken = start, True, 0
     for rowid, query_id in db.execute("SELECT rowid, query_id FROM queries WHERE rowid >= ? ORDER BY rowid", [start]):
@@ -413,8 +304,8 @@ def assign_batch(
             _hand_out(db, annotator_id, query_id, plan, settings, now_dt)
             taken = len(plan.shown)
             break
-    if _state(db, _FRONTIER) != {"build": build, "rowid": frontier}:
-        _set_state(db, _FRONTIER, {"build": build, "rowid": frontier})
+    if state(db, FRONTIER) != {"build": build, "rowid": frontier}:
+        set_state(db, FRONTIER, {"build": build, "rowid": frontier})
     return taken
 
 
@@ -428,11 +319,11 @@ def _next_order(db: sqlite_utils.Database, annotator_id: int) -> int:
 def _hand_out(
     db: sqlite_utils.Database, annotator_id: int, query_id: str, plan: HandOut, settings: Settings, now_dt: datetime
 ) -> None:
-    at = _stamp(now_dt)
-    expires = _stamp(now_dt + timedelta(minutes=settings.reservation_minutes))
+    at = stamp(now_dt)
+    expires = stamp(now_dt + timedelta(minutes=settings.reservation_minutes))
     base = _next_order(db, annotator_id)
     # Nothing of theirs below `base` is waiting (checked by the caller under the same lock).
-    _set_state(db, _cursor_key(annotator_id), base)
+    set_state(db, _cursor_key(annotator_id), base)
     for offset, doc_id in enumerate(plan.shown):
         _assign(db, query_id, doc_id, annotator_id, base + offset, at)
         if doc_id in plan.take_over:
@@ -448,7 +339,7 @@ def _hand_out(
         for offset, doc_id in enumerate(doc_ids):
             _assign(db, query_id, doc_id, partner, start + offset, at)
     for doc_id in plan.settle:
-        _settle_waiting(db, query_id, doc_id, settings.overlap_k)
+        settle_waiting(db, query_id, doc_id, settings.overlap_k)
 
 
 # The first query (in import order) with an overlap copy waiting that the annotator has not had.
@@ -488,31 +379,12 @@ def _hand_out_waiting(
         )
     ]
     base = _next_order(db, annotator_id)
-    _set_state(db, _cursor_key(annotator_id), base)
-    at = _stamp(now_dt)
+    set_state(db, _cursor_key(annotator_id), base)
+    at = stamp(now_dt)
     for offset, doc_id in enumerate(planner.shown_order(annotator_id, query_id, doc_ids)):
         _assign(db, query_id, doc_id, annotator_id, base + offset, at)
-        _settle_waiting(db, query_id, doc_id, settings.overlap_k)
+        settle_waiting(db, query_id, doc_id, settings.overlap_k)
     return len(doc_ids)
-
-
-def _copies(db: sqlite_utils.Database, query_id: str, doc_id: str) -> int:
-    """An entry's copies that count: held by an active annotator, or labelled."""
-    return db.execute(
-        "SELECT count(*) FROM assignments a JOIN annotators n ON n.id = a.annotator_id "
-        "WHERE a.query_id = ? AND a.doc_id = ? AND (n.active OR EXISTS (SELECT 1 FROM judgments j "
-        "WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id AND j.annotator_id = a.annotator_id))",
-        [query_id, doc_id],
-    ).fetchone()[0]
-
-
-def _settle_waiting(db: sqlite_utils.Database, query_id: str, doc_id: str, overlap_k: int) -> None:
-    """Keep an overlap entry in ``overlap_waiting`` exactly while it has fewer than
-    ``overlap_k`` copies that count (:func:`_copies`)."""
-    if _copies(db, query_id, doc_id) < overlap_k:
-        db.execute("INSERT OR IGNORE INTO overlap_waiting (query_id, doc_id) VALUES (?, ?)", [query_id, doc_id])
-    else:
-        db.execute("DELETE FROM overlap_waiting WHERE query_id = ? AND doc_id = ?", [query_id, doc_id])
 
 
 def _assign(db: sqlite_utils.Database, query_id: str, doc_id: str, annotator_id: int, order: int, at: str) -> None:
@@ -542,89 +414,3 @@ def shared_counts(db: sqlite_utils.Database, annotator_id: int) -> Counter[int]:
         [annotator_id],
     ).fetchall()
     return Counter(dict(rows))
-
-
-def release_holds(db: sqlite_utils.Database, annotator_id: int) -> None:
-    """Let the annotator's holds on unlabelled entries lapse now (they stopped labelling):
-    the next annotator who asks may take them. A label they still send is recorded."""
-    at = _stamp(datetime.now(UTC))
-    held = "SELECT 1 FROM reservations WHERE annotator_id = ? AND expires_at > ? LIMIT 1"
-    if db.execute(held, [annotator_id, at]).fetchone() is None:
-        return  # nothing held: no write lock taken
-    with transaction(db):
-        db.execute(
-            "UPDATE reservations SET expires_at = ? WHERE annotator_id = ? AND expires_at > ? AND NOT EXISTS "
-            "(SELECT 1 FROM judgments j WHERE j.query_id = reservations.query_id AND j.doc_id = reservations.doc_id)",
-            [at, annotator_id, at],
-        )
-
-
-# Entries handed out and still in their annotator's queue, unlabelled by them.
-_QUEUED = """
-SELECT a.query_id, a.doc_id, a.annotator_id, n.name,
-       EXISTS (SELECT 1 FROM reservations r WHERE r.query_id = a.query_id AND r.doc_id = a.doc_id
-               AND r.annotator_id = a.annotator_id)
-FROM assignments a JOIN annotators n ON n.id = a.annotator_id
-WHERE a.shown_order > 0
-  AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = a.query_id AND j.doc_id = a.doc_id
-                  AND j.annotator_id = a.annotator_id)
-  AND (:annotator IS NULL OR a.annotator_id = :annotator)
-  AND (:outside IS NULL OR NOT EXISTS (SELECT 1 FROM sample_items s WHERE s.sample = :outside
-                                       AND s.query_id = a.query_id AND s.doc_id = a.doc_id))
-ORDER BY n.name, a.shown_order
-"""
-
-
-def release_work(db: sqlite_utils.Database, *, annotator_id: int | None = None,
-                 outside_sample: str | None = None) -> Counter[str]:
-    """Take unlabelled pool entries out of the queues they were handed out to, so they go to
-    whoever asks next: every annotator's (or only ``annotator_id``'s), and with
-    ``outside_sample`` only the entries outside that designed sample. Return how many were
-    released, by annotator name.
-
-    A single-label entry's hold lapses at once (the next annotator who asks takes it over); an
-    overlap copy leaves the queue and the entry waits for its next copy, or is fresh again if
-    it has none left. Labels are never touched. Must run inside a write transaction
-    (``labeler.store.transaction``).
-    """
-    queued = db.execute(_QUEUED, {"annotator": annotator_id, "outside": outside_sample}).fetchall()
-    if not queued:
-        return Counter()
-    at = _stamp(datetime.now(UTC))
-    k = get_settings(db).overlap_k
-    for query_id, doc_id, holder, _, reserved in queued:
-        db.execute("DELETE FROM assignments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
-                   [query_id, doc_id, holder])
-        if reserved:
-            db.execute("UPDATE reservations SET expires_at = ? WHERE query_id = ? AND doc_id = ? AND annotator_id = ?",
-                       [at, query_id, doc_id, holder])
-            continue
-        if _copies(db, query_id, doc_id):
-            _settle_waiting(db, query_id, doc_id, k)
-        else:  # no copy left: the entry is fresh again, handed out as any other
-            db.execute("DELETE FROM overlap_waiting WHERE query_id = ? AND doc_id = ?", [query_id, doc_id])
-    forget_frontier(db)  # a query finished before may have work again
-    return Counter(name for _, _, _, name, _ in queued)
-
-
-def queued_holders(db: sqlite_utils.Database, items: Collection[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
-    """Of ``items``, those sitting unlabelled in an active annotator's queue, with the names of
-    the annotators whose queue holds them."""
-    wanted = set(items)
-    active = {r[0] for r in db.execute("SELECT name FROM annotators WHERE active = 1")}
-    out: dict[tuple[str, str], list[str]] = {}
-    for q, d, _, name, _ in db.execute(_QUEUED, {"annotator": None, "outside": None}):
-        if (q, d) in wanted and name in active:
-            out.setdefault((q, d), []).append(name)
-    return out
-
-
-def renew_holds(db: sqlite_utils.Database, annotator_id: int, query_id: str, expires: str) -> None:
-    """Extend the annotator's holds in one query (they are working on it), those still in
-    their queue only: a hold released (:func:`release_work`) stays lapsed."""
-    db.execute(
-        "UPDATE reservations SET expires_at = ? WHERE query_id = ? AND annotator_id = ? AND EXISTS "
-        "(SELECT 1 FROM assignments a WHERE a.query_id = reservations.query_id AND a.doc_id = reservations.doc_id "
-        "AND a.annotator_id = reservations.annotator_id)",
-        [expires, query_id, annotator_id],
-    )

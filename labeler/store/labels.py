@@ -30,7 +30,9 @@ from labeler.store.assign import Settings, get_settings
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
 from labeler.store.rubric import rubric_in_use
+from labeler.store.samples import check_sample
 from labeler.store.schema import now
+from labeler.store.verdict_handout import rebuild_open
 from labeler.store.vocabulary import Caller, check_grade
 
 __all__ = [
@@ -349,8 +351,9 @@ def progress(
 def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
     """(entries to label, those labelled by anyone). The entries are the pool's, or the
     designed sample's when the ``sample`` setting hands out only a sample: people label
-    nothing else then, so the rest of the pool is not work left. Reads every label: tens of
-    milliseconds on a large project, so callers refresh it now and then."""
+    nothing else then, so the rest of the pool is not work left. The pool's figures are kept
+    as the pool and the labels are written (``work_counts``, migration 19); a sample's are
+    counted, reading every entry of the sample."""
     sample = get_settings(db).sample
     if sample is not None:
         size = db.execute("SELECT count(*) FROM sample_items WHERE sample = ?", [sample]).fetchone()[0]
@@ -358,9 +361,8 @@ def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
             "SELECT count(*) FROM sample_items s WHERE s.sample = ? AND EXISTS "
             "(SELECT 1 FROM judgments j WHERE j.query_id = s.query_id AND j.doc_id = s.doc_id)", [sample]).fetchone()[0]
         return size, labelled
-    size = db.execute("SELECT count(*) FROM pool").fetchone()[0]
-    labelled = db.execute("SELECT count(*) FROM (SELECT DISTINCT query_id, doc_id FROM judgments)").fetchone()[0]
-    return size, labelled
+    counts = dict(db.execute("SELECT name, n FROM work_counts WHERE name IN ('pool', 'pool_labelled')").fetchall())
+    return counts.get("pool", 0), counts.get("pool_labelled", 0)
 
 
 _LATEST = """
@@ -407,8 +409,6 @@ def change_settings(
     require_admin(db, caller)
     clean = assign.validate_settings(values, strategies, rules)
     if clean.get("sample") is not None:
-        from labeler.store.samples import check_sample
-
         check_sample(db, str(clean["sample"]))
     merged = {**{k: getattr(get_settings(db), k) for k in ("strategy", "stop_recall", "sample")}, **clean}
     if merged["sample"] is not None and (merged["strategy"] != "depth" or merged["stop_recall"] is not None):
@@ -424,6 +424,8 @@ def change_settings(
             assign.forget_frontier(db)  # a query finished under the old rule may have work again
         if clean.get("sample") is not None:
             released = dict(assign.release_work(db, outside_sample=str(clean["sample"])))
+        if clean.keys() & {"overlap", "overlap_k"}:
+            rebuild_open(db, get_settings(db))  # which verdict items are finished depends on them
     return SettingsChange(get_settings(db), released)
 
 

@@ -13,6 +13,7 @@ import sqlite_utils
 from labeler.store.access import require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
+from labeler.store.holds import queued_holders
 from labeler.store.schema import now
 from labeler.store.vocabulary import Caller
 
@@ -168,8 +169,6 @@ class Holders:
 
 def unlabelled_holders(db: sqlite_utils.Database, items: Sequence[tuple[str, str]], *, caller: Caller) -> Holders:
     """Of ``items``, those labelled by now, and who holds the others unlabelled."""
-    from labeler.store.assign import queued_holders
-
     require_admin(db, caller)
     labelled = {(q, d) for q, d in db.execute("SELECT DISTINCT query_id, doc_id FROM current_judgments")}
     done = [item for item in items if item in labelled]

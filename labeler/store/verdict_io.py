@@ -36,6 +36,8 @@ from labeler.store.access import require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
 from labeler.store.schema import now
+from labeler.store.settings import Settings, get_settings
+from labeler.store.verdict_handout import settle
 from labeler.store.verdicts import (
     CallResult,
     ImportCount,
@@ -164,14 +166,14 @@ def add_verdicts(
     added = unchanged = 0
     created = False
     with transaction(db):
-        person = None
+        person, settings = None, get_settings(db)
         if name is not None:
             person, created = ensure_annotator(db, name)
         for line, record in records:
             target, verdict = _parse(db, record, path, line, judge is not None)
             extra = _extras(record)
             if person is not None:
-                fresh = _add_human(db, person, target, verdict, extra)
+                fresh = _add_human(db, person, target, verdict, extra, settings)
             else:
                 fresh = _add_judge(db, judge, target, verdict, extra)  # type: ignore[arg-type]
             added += fresh
@@ -184,7 +186,8 @@ def _extras(record: Mapping[str, Any]) -> dict[str, Any]:
                                                    "latency", "tokens_in", "tokens_out")}
 
 
-def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, verdict: str | None, extra: dict[str, Any]) -> bool:
+def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, verdict: str | None, extra: dict[str, Any],
+               settings: Settings) -> bool:
     note, at = extra["note"] or "", extra["at"] or now()
     rubric = extra["rubric_hash"] or extra["prompt_hash"]
     if target.task == "relevance":
@@ -212,6 +215,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'import')",
         [target.item_id, annotator_id, verdict, target.shown_order, note, at, extra["seconds"], rubric],
     )
+    settle(db, target.item_id, settings)  # type: ignore[arg-type]
     return True
 
 

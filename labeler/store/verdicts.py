@@ -29,7 +29,9 @@ from labeler.store.access import require_active, require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
 from labeler.store.schema import now
-from labeler.store.vocabulary import KINDS, ORDERS, VERDICTS, Caller
+from labeler.store.settings import get_settings
+from labeler.store.verdict_handout import settle
+from labeler.store.vocabulary import KINDS, ORDERS, VERDICTS, Caller, item_answer
 
 _ITEM_FIELDS = {
     "faithfulness": ("item_id", "kind", "question", "contexts", "response"),
@@ -172,8 +174,6 @@ def add_items(db: sqlite_utils.Database, path: str | Path, items: Iterable[tuple
 def _check_not_an_answer_item(db: sqlite_utils.Database, item_id: str, path: str, line: int) -> None:
     """Refuse an item_id that is, or would be, an item of a stored answer: a claim
     ``ANSWER_ID#N`` or ``ANSWER_ID@TASK`` (:func:`labeler.store.vocabulary.item_answer`)."""
-    from labeler.store.vocabulary import item_answer
-
     answer_id, hash_mark, n = item_id.rpartition("#")
     of = item_answer(item_id)
     if of is not None:
@@ -279,6 +279,7 @@ def record_human_verdict(
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'app')",
             [item_id, annotator_id, verdict, shown_order, str(note or ""), now(), seconds, rubric_hash],
         )
+        settle(db, item_id, get_settings(db))
     return int(cursor.lastrowid)
 
 

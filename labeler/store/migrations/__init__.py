@@ -30,6 +30,7 @@ from labeler.store.migrations import (
     m16_samples,
     m17_answer_faithfulness,
     m18_declines,
+    m19_labelling_indexes,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -52,6 +53,7 @@ MIGRATIONS: list[str] = [
     m16_samples.SQL,
     m17_answer_faithfulness.SQL,
     m18_declines.SQL,
+    m19_labelling_indexes.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

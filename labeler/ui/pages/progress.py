@@ -14,6 +14,7 @@ import streamlit as st
 
 from calibration import CalibrationError, Estimate, ProjectReport, format_estimate, project_report
 from calibration.report import few_queries_warning
+from labeler.retrieval.adaptive import query_status, stop_line
 from labeler.store.vocabulary import GRADES
 from labeler.store import labels, review
 from labeler.store.vocabulary import Annotator
@@ -60,8 +61,6 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
 
 def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
     """Per query with labels: the stopping rule's share of relevant chunks found, and its call."""
-    from labeler.retrieval.adaptive import query_status, stop_line
-
     st.subheader("Relevant found")
     statuses = [s for s in query_status(db, caller=user) if s.estimate.judged]
     if not statuses:

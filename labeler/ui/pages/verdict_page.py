@@ -28,7 +28,6 @@ import streamlit as st
 from labeler.ui import state
 from labeler.ui.flow import FLOWS, pending
 from labeler.store import verdict_queue as queue
-from labeler.store.assign import enabled_tasks
 from labeler.store.vocabulary import Annotator
 from labeler.store.verdict_queue import Card
 from labeler.ui.pages import busy_wait, on_item_key
@@ -158,7 +157,7 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
                 draw: Callable[[Card], None], shown: Callable[[str | None], str]) -> None:
     """Draw the annotator's current item of ``task`` with ``draw`` (which calls :func:`item_frame`
     once), the keys beside it, or a thank-you."""
-    if user.role != "admin" and task not in enabled_tasks(db):
+    if user.role != "admin" and task not in state.open_tasks(st.session_state, db):
         st.info(f"The {title.lower()} task is not open in this project.")
         return
     flow, session = FLOWS[task], st.session_state
