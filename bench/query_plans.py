@@ -87,7 +87,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="goldpool-plans-") as tmp:
         built = args.project or Path(tmp) / "built"
         if args.project is None:
-            scale_project.build(built, 40, 3, 0.3, checkout)
+            scale_project.build(built, 40, 10, 0.3, checkout)
         shutil.copy(built / "project.db", Path(tmp) / "run.db")
         tokens = json.loads((built / "tokens.json").read_text(encoding="utf-8"))
         db = connect(Path(tmp) / "run.db")

@@ -126,8 +126,9 @@ def build(directory: Path, n_answers: int, n_queries: int, done: float, checkout
     if done > 0:
         verdicts = _jsonl(directory / "done-verdicts.jsonl", _done_verdicts(n_answers, done))
         step("import-verdicts (claims)", "import-verdicts", db, str(verdicts), "--annotator", "other")
-        labels = _done_labels(directory / "done-labels.qrels", n_queries, n_docs, done)
-        step("import-verdicts (relevance)", "import-verdicts", db, str(labels), "--annotator", "other")
+        if int(n_queries * done):
+            labels = _done_labels(directory / "done-labels.qrels", n_queries, n_docs, done)
+            step("import-verdicts (relevance)", "import-verdicts", db, str(labels), "--annotator", "other")
     tokens = {}
     for name, role in PEOPLE:
         out = step(f"add-annotator {name}", "add-annotator", db, name, "--role", role)

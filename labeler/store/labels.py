@@ -337,10 +337,12 @@ def progress(
         )
     }
     # Only the batch's items still held count, as in ``done`` (a lapsed one is no longer theirs).
+    # Read by the query (its entries), not by the annotator's every item: the ``+`` keeps SQLite
+    # off the annotator's index.
     held = {
         r[0]
         for r in db.execute(
-            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0",
+            "SELECT doc_id FROM assignments WHERE query_id = ? AND +annotator_id = ? AND shown_order > 0",
             [query_id, annotator_id],
         )
     }

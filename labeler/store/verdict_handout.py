@@ -83,13 +83,8 @@ def rebuild_open(db: sqlite_utils.Database, settings: Settings) -> None:
 
 def ensure_open(db: sqlite_utils.Database, settings: Settings) -> None:
     """Make sure ``verdict_open`` was made under ``settings`` (inside a write transaction)."""
-    built = state(db, OPEN_STATE)
-    if built == _built_for(settings):
-        return
-    if built is None and db.execute("SELECT min(id) FROM human_verdicts").fetchone()[0] is None:
-        set_state(db, OPEN_STATE, _built_for(settings))  # no verdict yet: every item is open, as listed
-        return
-    rebuild_open(db, settings)
+    if state(db, OPEN_STATE) != _built_for(settings):
+        rebuild_open(db, settings)
 
 
 # The next open items of a task that the annotator neither holds (nor held) nor judged.

@@ -202,9 +202,10 @@ def _card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> Card:
     kind, batch, _, order = _assignment(db, annotator_id, item_id)
     item = get_item(db, item_id)
     # A lapsed item (negated shown_order) counts in its own place only: it may still be on screen.
+    # Read through the batch's index: the ``+`` keeps SQLite from reading the OR through others.
     members = [r[0] for r in db.execute(
         "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? AND batch = ? "
-        "AND (shown_order > 0 OR item_id = ?) ORDER BY abs(shown_order)", [annotator_id, kind, batch, item_id])]
+        "AND (+shown_order > 0 OR +item_id = ?) ORDER BY abs(shown_order)", [annotator_id, kind, batch, item_id])]
     latest = db.execute(
         "SELECT verdict, note, at FROM current_human_verdicts WHERE item_id = ? AND annotator_id = ?",
         [item_id, annotator_id]).fetchone()

@@ -7,14 +7,15 @@ project of a thousand items as on one of a million:
   (``seq`` is the item's rowid). An item joins when it is added (the trigger below) and leaves
   with the verdict that finishes it (``labeler.store.verdict_handout``), so the next batch is
   read from the first open items instead of from every item. Whether an item is an overlap
-  item is a hash computed in Python, so the rows of items that already have verdicts are
-  settled by the first hand-out after this step (``state.verdict_open`` absent); a project
-  without verdicts has every item open, as written here;
+  item is a hash computed in Python, so on a project with verdicts already the list is settled
+  by the first hand-out after this step (``state.verdict_open`` absent until then); on one
+  without, every item is open, as written here;
 - ``human_verdicts(annotator_id, at)``, ``verdict_skips(annotator_id, at)``: whether a holder
   gave a verdict or a skip lately (their holds stand);
 - ``verdict_assignments(annotator_id, kind, batch)``: the items of the batch on screen;
 - ``reservations(annotator_id, expires_at)``: whether someone holds anything (an admin's page
-  lets their holds go on every run);
+  lets their holds go on every run); ``sessions(expires_at)``: the ended sign-ins a sign-in
+  deletes;
 - ``work_counts``: the pool's size and its entries labelled by anyone, kept as the pool and
   the labels are written, for the progress line of the labelling page.
 """
@@ -27,6 +28,7 @@ SQL = """
         CREATE INDEX IF NOT EXISTS verdict_skips_recent ON verdict_skips(annotator_id, at);
         CREATE INDEX IF NOT EXISTS verdict_assignments_batch ON verdict_assignments(annotator_id, kind, batch);
         CREATE INDEX IF NOT EXISTS reservations_annotator ON reservations(annotator_id, expires_at);
+        CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions(expires_at);
 
         CREATE TABLE IF NOT EXISTS verdict_open (
             kind TEXT NOT NULL,
@@ -37,6 +39,13 @@ SQL = """
         INSERT OR IGNORE INTO verdict_open (kind, seq, item_id) SELECT kind, rowid, item_id FROM verdict_items;
         CREATE TRIGGER IF NOT EXISTS verdict_items_open AFTER INSERT ON verdict_items
             BEGIN INSERT OR IGNORE INTO verdict_open (kind, seq, item_id) VALUES (NEW.kind, NEW.rowid, NEW.item_id); END;
+        -- Without a verdict every item is open: the list is made, under the overlap settings of now
+        -- (Settings' defaults where none is set).
+        INSERT OR REPLACE INTO settings (key, value)
+            SELECT 'state.verdict_open', json_object(
+                'overlap', coalesce((SELECT json_extract(value, '$') FROM settings WHERE key = 'overlap'), 0.2),
+                'overlap_k', coalesce((SELECT json_extract(value, '$') FROM settings WHERE key = 'overlap_k'), 2))
+            WHERE NOT EXISTS (SELECT 1 FROM human_verdicts);
 
         CREATE TABLE IF NOT EXISTS work_counts (
             name TEXT PRIMARY KEY,
