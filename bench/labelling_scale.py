@@ -1,7 +1,7 @@
 """Labelling at scale: key -> next item on the Claims and relevance pages, 1k vs 100k answers.
 
     python bench/labelling_scale.py [--presses 100] [--small 1000 100] [--large 100000 10000]
-                                    [--work DIR] [--checkout PATH] [--profile 30]
+                                    [--runs 3] [--work DIR] [--checkout PATH] [--profile 30]
 
 Two projects are built through the command line (``bench/scale_project.py``): a small one
 (``--small ANSWERS QUERIES``: 1,000 answers, a 10,000-entry pool) and a large one (100,000
@@ -17,10 +17,12 @@ opened in headless Chromium (Debian's ``chromium``) at 1400x900, as the browser 
   on relevance), waiting each time until the page is still; from the keydown until the frame
   after the next item is drawn (``drawn``) and until the app's run is over (``ready``).
 
-Every press must be recorded (checked in the database afterwards). Printed: p50, p95 and max
-per project and the large/small ratio, in one table; written to ``bench/out/labelling_scale.json``.
-``--profile N`` then serves each project again with every script run profiled (cProfile,
-``bench/profile_probe``) for N presses per page and prints the top entries. ``--checkout``
+Every press must be recorded (checked in the database afterwards). Each project is measured
+``--runs`` times, small and large in turn; printed: p50, p95 and max per project and the
+large/small ratio within a run, as the median over the runs with their range, in one table;
+written to ``bench/out/labelling_scale.json``. ``--profile N`` then serves each project again
+with every script run profiled (cProfile, ``bench/profile_probe``) for N presses per page (and
+the sign-ins before them) and prints the top entries. ``--checkout``
 runs another checkout's code (build and serve), to measure before and after a change on the
 same machine. ``--work`` keeps the built projects (and reuses those found there).
 
@@ -194,7 +196,8 @@ def recorded(db: Path) -> tuple[int, int]:
 
 
 def measure(checkout: Path, built: Path, scratch: Path, presses: int, profile: Path | None = None) -> dict[str, object]:
-    """Serve a fresh copy of the built project and drive both pages and the Progress page."""
+    """Serve a fresh copy of the built project and drive both pages, then (unless profiled:
+    the profile is of key presses) the Progress page."""
     from playwright.sync_api import expect, sync_playwright
 
     db = scratch / "run.db"
@@ -211,7 +214,8 @@ def measure(checkout: Path, built: Path, scratch: Path, presses: int, profile: P
             try:
                 result: dict[str, object] = {task: label_page(browser, url, tokens[PAGES[task][1]], task, presses)
                                              for task in PAGES}
-                result["progress_ms"] = progress_page(browser, url, tokens["bench-admin"])
+                if profile is None:
+                    result["progress_ms"] = progress_page(browser, url, tokens["bench-admin"])
             finally:
                 browser.close()
     finally:
@@ -250,18 +254,27 @@ def top_entries(profile: Path, limit: int = 10) -> list[str]:
     return ["store functions by cumulative time:", *map(shown, store), "all functions by own time:", *map(shown, own)]
 
 
-def _table(results: dict[str, dict[str, object]]) -> list[str]:
-    lines = [f"{'page':10s} {'':6s} {'sign-in->1st':>12s} {'p50':>8s} {'p95':>8s} {'max':>8s}   (key -> next item drawn, ms)"]
+def _spread(values: list[float], digits: int = 1) -> str:
+    """The median of one figure over the runs, and its range when there are several."""
+    middle = f"{statistics.median(values):.{digits}f}"
+    return middle if len(values) == 1 else f"{middle} [{min(values):.{digits}f}-{max(values):.{digits}f}]"
+
+
+def _table(runs: list[dict[str, dict[str, object]]]) -> list[str]:
+    """p50, p95 and max of key -> next item drawn per page and project, and the large/small
+    ratio of each (taken within each run), as the median over the runs [min-max]."""
+    lines = [f"key -> next item drawn, ms; median over {len(runs)} run(s) [min-max]"]
     for task in PAGES:
         for size in ("small", "large"):
-            row = results[size][task]
-            s = summary(row["drawn"])
-            lines.append(f"{task:10s} {size:6s} {row['sign_in_ms']:12.0f} {s['p50']:8.1f} {s['p95']:8.1f} {s['max']:8.1f}")
-        small, large = summary(results["small"][task]["drawn"]), summary(results["large"][task]["drawn"])
-        lines.append(f"{task:10s} {'ratio':6s} {'':12s} {large['p50'] / small['p50']:8.2f} {large['p95'] / small['p95']:8.2f}"
-                     f" {large['max'] / small['max']:8.2f}   (large / small)")
-    lines.append(f"progress page, admin Enter -> drawn: small {results['small']['progress_ms']:.0f} ms, "
-                 f"large {results['large']['progress_ms']:.0f} ms")
+            figures = [summary(run[size][task]["drawn"]) for run in runs]
+            first = [run[size][task]["sign_in_ms"] for run in runs]
+            lines.append(f"{task:10s} {size:6s} sign-in->1st {_spread(first, 0):>18s}  "
+                         + "  ".join(f"{q} {_spread([f[q] for f in figures]):>22s}" for q in ("p50", "p95", "max")))
+        ratios = [(summary(run["large"][task]["drawn"]), summary(run["small"][task]["drawn"])) for run in runs]
+        lines.append(f"{task:10s} {'ratio':6s} {'':31s}  "
+                     + "  ".join(f"{q} {_spread([a[q] / b[q] for a, b in ratios], 2):>22s}" for q in ("p50", "p95", "max")))
+    for size in ("small", "large"):
+        lines.append(f"progress page, admin Enter -> drawn, {size}: {_spread([run[size]['progress_ms'] for run in runs], 0)} ms")
     return lines
 
 
@@ -273,36 +286,39 @@ def main() -> None:
     parser.add_argument("--done", type=float, default=0.3)
     parser.add_argument("--work", type=Path, default=None, help="keep the built projects here (reused if found)")
     parser.add_argument("--checkout", type=Path, default=ROOT)
+    parser.add_argument("--runs", type=int, default=3, help="measurements of each project, in turn")
     parser.add_argument("--profile", type=int, default=0, help="presses per page of a profiled pass (0: none)")
     parser.add_argument("--out", type=Path, default=OUT / "labelling_scale.json")
     args = parser.parse_args()
     if shutil.which("chromium") is None:
         raise SystemExit("needs Debian's chromium on the PATH (apt-get install chromium)")
     checkout = args.checkout.resolve()
+    sizes = {"small": args.small, "large": args.large}
     with tempfile.TemporaryDirectory(prefix="goldpool-scale-bench-") as tmp:
         work = args.work or Path(tmp)
-        results: dict[str, dict[str, object]] = {}
-        profiles: dict[str, list[str]] = {}
-        for size, (answers, queries) in (("small", args.small), ("large", args.large)):
-            built = work / f"{answers}-{queries}"
-            if not (built / "tokens.json").exists():
+        built = {size: work / f"{answers}-{queries}" for size, (answers, queries) in sizes.items()}
+        for size, (answers, queries) in sizes.items():
+            if not (built[size] / "tokens.json").exists():
                 print(f"building the {size} project ({answers:,} answers, {queries * scale_project.DEPTH:,} pool entries)")
-                scale_project.build(built, answers, queries, args.done, checkout)
-            results[size] = measure(checkout, built, Path(tmp), args.presses)
-            print(f"{size}: measured", flush=True)
-            if args.profile:
-                folder = Path(tmp) / f"profile-{size}"
-                folder.mkdir()
-                measure(checkout, built, Path(tmp), args.profile, folder)
-                profiles[size] = top_entries(folder)
-        lines = _table(results)
+                scale_project.build(built[size], answers, queries, args.done, checkout)
+        runs = []
+        for n in range(args.runs):  # small and large in turn, so the machine's moods fall on both
+            runs.append({size: measure(checkout, built[size], Path(tmp), args.presses) for size in sizes})
+            print(f"run {n + 1} of {args.runs} measured", flush=True)
+        profiles: dict[str, list[str]] = {}
+        for size in sizes if args.profile else ():
+            folder = Path(tmp) / f"profile-{size}"
+            folder.mkdir()
+            measure(checkout, built[size], Path(tmp), args.profile, folder)
+            profiles[size] = top_entries(folder)
+        lines = _table(runs)
     print(f"checkout {checkout}, {args.presses} presses per page, 1400x900")
     print("\n".join(lines))
     for size, entries in profiles.items():
-        print(f"\nprofile, {size} project ({args.profile} presses per page, every script run), top goldpool entries:")
+        print(f"\nprofile, {size} project ({args.profile} presses per page and their sign-ins, every script run):")
         print("\n".join(entries))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"checkout": str(checkout), "presses": args.presses, "results": results,
+    args.out.write_text(json.dumps({"checkout": str(checkout), "presses": args.presses, "runs": runs,
                                     "summary": lines, "profile": profiles}, indent=1) + "\n", encoding="utf-8")
 
 

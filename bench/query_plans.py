@@ -37,16 +37,16 @@ def _signed_in_run(session: dict, db, state) -> None:  # noqa: ANN001 - the chec
     if hasattr(state, "read_open_tasks"):
         state.read_open_tasks(session, db)
     else:  # the code before: every reader read the tasks itself
-        from labeler.store.assign import enabled_tasks
+        from labeler.store.assign import enabled_tasks  # lazy: the checkout is chosen at run time
 
         enabled_tasks(db)
 
 
 def drive(db, tokens: dict[str, str], presses: int) -> None:  # noqa: ANN001
     """Sign in and press keys on both pages, as the app's runs do."""
-    from labeler.store import labels
-    from labeler.store import verdict_queue as queue
-    from labeler.ui import flow, state
+    from labeler.store import labels  # lazy: the checkout is chosen at run time
+    from labeler.store import verdict_queue as queue  # lazy: the checkout is chosen at run time
+    from labeler.ui import flow, state  # lazy: the checkout is chosen at run time
 
     claims, relevance = {}, {}
     user = state.sign_in(claims, db, tokens["bench-claims"])
@@ -82,7 +82,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     import scale_project
 
-    from labeler.store import connect
+    from labeler.store import connect  # lazy: the checkout is chosen at run time
 
     with tempfile.TemporaryDirectory(prefix="goldpool-plans-") as tmp:
         built = args.project or Path(tmp) / "built"

@@ -22,6 +22,8 @@ The rules follow the relevance queue (``labeler.store.assign``) where they carry
 - Skipped items come back once the annotator has nothing else of the kind (least recently
   skipped first); back (``previous_card``) reaches the items they judged or skipped.
 
+How the next batch is found without reading every item is :mod:`labeler.store.verdict_handout`.
+
 Blindness: a ``Card`` carries the texts only: no model name, no judge verdict, no other
 person's verdict.
 """
@@ -160,10 +162,16 @@ GROUP BY s.item_id ORDER BY last LIMIT 1
 """
 
 
-def _one(db: sqlite_utils.Database, sql: str, annotator_id: int, kind: str) -> str | None:
-    cursor = max(1, int(state(db, cursor_key(annotator_id, kind)) or 1)) if sql is _PENDING else 1
+def _one(db: sqlite_utils.Database, sql: str, annotator_id: int, kind: str, cursor: int = 1) -> str | None:
     row = db.execute(sql, {"annotator": annotator_id, "kind": kind, "cursor": cursor}).fetchone()
     return None if row is None else row[0]
+
+
+def _pending(db: sqlite_utils.Database, annotator_id: int, kind: str) -> str | None:
+    """The annotator's first unjudged, unskipped item of ``kind``, read from where their
+    unjudged items start (``verdict_handout.cursor_key``), not from their first item ever."""
+    cursor = max(1, int(state(db, cursor_key(annotator_id, kind)) or 1))
+    return _one(db, _PENDING, annotator_id, kind, cursor)
 
 
 def next_card(db: sqlite_utils.Database, annotator_id: int, kind: str, *,
@@ -177,12 +185,12 @@ def next_card(db: sqlite_utils.Database, annotator_id: int, kind: str, *,
             the project's admins have not opened.
     """
     _check(db, annotator_id, kind, open_tasks)
-    found = _one(db, _PENDING, annotator_id, kind)
+    found = _pending(db, annotator_id, kind)
     if found is None:
         with transaction(db):  # re-check under the write lock: the same person may be signed in twice
-            found = _one(db, _PENDING, annotator_id, kind)
+            found = _pending(db, annotator_id, kind)
             if found is None and assign_batch(db, annotator_id, kind):
-                found = _one(db, _PENDING, annotator_id, kind)
+                found = _pending(db, annotator_id, kind)
     if found is None:
         found = _one(db, _SKIPPED, annotator_id, kind)
     return None if found is None else _card(db, annotator_id, found)
