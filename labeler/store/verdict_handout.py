@@ -25,8 +25,8 @@ from datetime import UTC, datetime, timedelta
 import sqlite_utils
 
 from labeler.store.assign import is_overlap, shuffle_key
-from labeler.store.settings import Settings, get_settings, set_state, state
 from labeler.store.schema import now
+from labeler.store.settings import Settings, get_settings, set_state, state
 
 OPEN_STATE = "state.verdict_open"
 
