@@ -147,7 +147,9 @@ def add_verdicts(
 
     ``records`` are ``(line, record)``, each record's ids, texts and numbers checked by the
     file's reader; here each is matched against the project (its item or pool entry, the
-    verdicts its kind takes). An annotator not yet in the project is created, without a usable
+    verdicts its kind takes). They are taken one at a time inside the transaction, so a
+    reader that yields them as it reads its file (``import-verdicts``) never holds the file,
+    and a bad line it meets late still leaves nothing written. An annotator not yet in the project is created, without a usable
     token (``goldpool new-token`` gives them one).
 
     Raises:

@@ -12,9 +12,7 @@ import streamlit as st
 from labeler.ui import state
 from labeler.store import StoreError
 from labeler.store import assign, labels
-from labeler.store.assign import enabled_tasks
-from labeler.store.vocabulary import Annotator
-from labeler.store.vocabulary import TASKS
+from labeler.store.vocabulary import TASKS, Annotator
 from labeler.ui.pages import admin_only
 
 
@@ -29,7 +27,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     chosen = assign.get_settings(db).tasks
     st.caption("Annotators see only the pages of the tasks chosen here; the sidebar lists them. "
                + ("Nothing chosen yet: every task the project has items for is open." if chosen is None else ""))
-    picked = st.multiselect("Task pages annotators see", TASKS, default=list(enabled_tasks(db)), key=state.TASKS_INPUT)
+    picked = st.multiselect("Task pages annotators see", TASKS, default=list(state.open_tasks(st.session_state, db)), key=state.TASKS_INPUT)
     if st.button("Save", key=state.TASKS_SAVE, type="primary"):
         try:
             saved = labels.set_settings(db, {"tasks": picked}, caller=user)
