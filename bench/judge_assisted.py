@@ -67,15 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.append(str(ROOT / "bench"))  # after the checkout: bench/pooling.py must not hide the package
 
-from calibration.judge_assisted import (  # noqa: E402
-    Design,
-    Metric,
-    poisson_sample,
-    query_level_columns,
-    run_positions,
-    stratified_estimates,
-    stratified_probabilities,
-)
+from calibration.judge_assisted import poisson_sample, query_level_columns, stratified_probabilities  # noqa: E402
+from calibration.stratified_estimation import Design, Metric, run_positions, stratified_estimates  # noqa: E402
 from calibration.metrics import evaluate_many  # noqa: E402
 
 METRIC = "nDCG@10"
@@ -378,7 +371,7 @@ def main() -> None:
                         help="Compute the dense rankings of Vaswani, Cranfield, CISI when not cached (minutes of CPU).")
     args = parser.parse_args()
     if args.true_counts:
-        import calibration.judge_assisted as estimators
+        import calibration.stratified_estimation as estimators
 
         def true_counts(totals, h):  # noqa: ANN001, ANN202 - stands in for _Totals.poststratified
             # The bench gives every entry its people grade, so the pool's true sums are at hand.

@@ -292,7 +292,7 @@ def main() -> None:
 
 
 TARGET_TEXT = "0.8"
-from pooling.stopping import CONFIDENCE as STOP_CONFIDENCE, TARGET as STOP_TARGET  # noqa: E402
+from pooling.recall_estimate import CONFIDENCE as STOP_CONFIDENCE, TARGET as STOP_TARGET  # noqa: E402
 
 if __name__ == "__main__":
     main()

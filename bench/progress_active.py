@@ -45,14 +45,14 @@ def reference_relevance_scores(candidates, labels: Mapping[str, bool], seed: int
     scikit-learn's checks (the reference)."""
     from sklearn.linear_model import LogisticRegression
 
-    from pooling.strategies import RANK_WEIGHT, _tfidf, _with_ranks
+    from pooling.strategies import RANK_WEIGHT, tfidf_features, with_rank_features
 
     judged = {d: bool(r) for d, r in labels.items() if d in candidates.texts}
     if len(set(judged.values())) < 2:
         return None
-    matrix, row = _tfidf(candidates.query_text, tuple(sorted(candidates.texts.items())))
+    matrix, row = tfidf_features(candidates.query_text, tuple(sorted(candidates.texts.items())))
     if RANK_WEIGHT:
-        matrix = _with_ranks(matrix, candidates, row)
+        matrix = with_rank_features(matrix, candidates, row)
     train = [0] + [row[d] for d in sorted(judged)]
     y = [1] + [int(judged[d]) for d in sorted(judged)]
     model = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear", max_iter=1000, random_state=seed)
@@ -158,7 +158,7 @@ def first_load(path: Path, strategy: str | None = None) -> tuple[float, list]:
             scheduling.set_settings(db, {"strategy": strategy}, caller=OWNER)
         adaptive._ESTIMATES.clear()
         pooling.strategies._LAST.clear()
-        pooling.strategies._tfidf.cache_clear()
+        pooling.strategies.tfidf_features.cache_clear()
         gc.collect()  # the garbage of the run before, collected outside this one
         clock = time.perf_counter()
         statuses = adaptive.query_status(db, caller=OWNER)
@@ -176,13 +176,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; the median is reported")
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
-    import pooling.stopping as stopping
+    import pooling.recall_estimate as recall_estimate
     import pooling.strategies  # noqa: F401  (imports out of the timings)
+    from labeler.retrieval import adaptive
     from scipy.stats import qmc  # noqa: F401
     from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: F401
     from sklearn.linear_model import LogisticRegression  # noqa: F401
 
-    now = stopping.strategy_scores, stopping.mixture
+    now = adaptive.strategy_scores, recall_estimate.mixture
     times: dict[str, list[float]] = {"now": [], "reference": [], "rrf": []}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "project.db"
@@ -192,11 +193,11 @@ def main() -> None:
             estimates = {}
             for which in ("now", "reference") if round_ % 2 == 0 else ("reference", "now"):  # neither always first
                 if which == "reference":
-                    stopping.strategy_scores, stopping.mixture = reference_strategy_scores, reference_mixture
+                    adaptive.strategy_scores, recall_estimate.mixture = reference_strategy_scores, reference_mixture
                 try:
                     seconds, estimates[which] = first_load(path)
                 finally:
-                    stopping.strategy_scores, stopping.mixture = now
+                    adaptive.strategy_scores, recall_estimate.mixture = now
                 times[which].append(seconds)
             if estimates["now"] != estimates["reference"]:
                 raise SystemExit("the estimates differ from the reference's")

@@ -37,7 +37,7 @@ def _signed_in_run(session: dict, db, state) -> None:  # noqa: ANN001 - the chec
     if hasattr(state, "read_open_tasks"):
         state.read_open_tasks(session, db)
     else:  # the code before: every reader read the tasks itself
-        from labeler.store.assign import enabled_tasks  # lazy: the checkout is chosen at run time
+        from labeler.store.settings import enabled_tasks  # lazy: the checkout is chosen at run time
 
         enabled_tasks(db)
 

@@ -194,8 +194,8 @@ def calibration(name: str, strategies: list[str], target: float, queries: int | 
     import numpy as np
 
     from pooling.replay import replay
-    from pooling.stopping import (INTERCEPT_SD, SLOPE_SD, _decide, fit_logistic, oracle_judgments, rank_features,
-                                  strategy_scores, unfound_draws)
+    from pooling.recall_estimate import INTERCEPT_SD, SLOPE_SD, estimate_from_draws, fit_logistic, rank_features, unfound_draws
+    from pooling.stopping import oracle_judgments, strategy_scores
 
     candidates, qrels = ps.candidates_for(name)
     candidates = sorted(candidates, key=lambda c: c.query_id)[:queries]
@@ -218,7 +218,7 @@ def calibration(name: str, strategies: list[str], target: float, queries: int | 
             rest = sorted(d for d in c.doc_ids if d not in labels)
             truth = sum(d in relevant for d in rest)
             found = sum(labels.values())  # the model's own interval, before any widening of it
-            e = _decide(c.query_id, len(labels), found, draws, target, CONFIDENCE)
+            e = estimate_from_draws(c.query_id, len(labels), found, draws, target, CONFIDENCE)
             every = sorted(c.doc_ids)
             x = np.hstack([np.ones((len(every), 1)), rank_features(c, every)])
             if scores is not None:

@@ -111,14 +111,7 @@ def krippendorff_alpha(
     check_interval_args(ci, n_boot)
     if level not in LEVELS:
         raise CalibrationError(f"level={level!r}: use one of {', '.join(LEVELS)}")
-    matrix = np.asarray(data, dtype=np.float64)
-    if matrix.ndim != 2:
-        raise CalibrationError(f"data must be raters × units (2-D), got shape {matrix.shape}")
-    observed = np.unique(matrix[~np.isnan(matrix)])
-    domain = observed if value_domain is None else np.unique(np.asarray(value_domain, dtype=np.float64))
-    if not np.all(np.isin(observed, domain)):
-        raise CalibrationError(f"data holds values outside value_domain {domain.tolist()}")
-    counts = _value_counts(matrix, domain)
+    domain, counts = _checked_counts(data, value_domain)
     pairable = counts.sum(axis=1) >= 2
     n_units = int(pairable.sum())
     why = _undefined(n_units, counts[pairable], len(domain))
@@ -133,6 +126,22 @@ def krippendorff_alpha(
         low = high = float("nan")
     method = "bootstrap" if groups is None else "cluster bootstrap"
     return Estimate(f"alpha_{level}", value, low, high, n_units, ci, method, n_boot, n_groups, None, level, seed)
+
+
+def _checked_counts(data: ArrayLike, value_domain: ArrayLike | None) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The scale's values and the units × values counts of ``data`` (raters × units, NaN missing).
+
+    Raises:
+        CalibrationError: ``data`` not 2-D, or holding a value outside ``value_domain``.
+    """
+    matrix = np.asarray(data, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise CalibrationError(f"data must be raters × units (2-D), got shape {matrix.shape}")
+    observed = np.unique(matrix[~np.isnan(matrix)])
+    domain = observed if value_domain is None else np.unique(np.asarray(value_domain, dtype=np.float64))
+    if not np.all(np.isin(observed, domain)):
+        raise CalibrationError(f"data holds values outside value_domain {domain.tolist()}")
+    return domain, _value_counts(matrix, domain)
 
 
 def _undefined(n_units: int, counts: NDArray[np.int64], n_values: int) -> str | None:

@@ -46,6 +46,8 @@ import numpy as np
 
 from calibration import CalibrationError
 from calibration.bootstrap import Estimate
+from calibration.power import minimum_detectable_difference, per_query_sd
+from calibration.ppi import ppi_lambda
 from calibration.stats import normal_quantile, wilson, z_for
 
 
@@ -175,8 +177,6 @@ def clustered_ppi(
     Raises:
         CalibrationError: fewer than two labelled or one unlabelled value, unequal lengths.
     """
-    from calibration.ppi import ppi_lambda
-
     yl, fl, fu = (np.asarray(v, dtype=np.float64) for v in (y, f_labelled, f_unlabelled))
     if yl.shape != fl.shape or len(yl) != len(units_labelled) or len(fu) != len(units_unlabelled):
         raise CalibrationError("one judge value and one unit per labelled value, one unit per unlabelled value")
@@ -233,8 +233,6 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: flo
     >>> round(d.difference, 4), d.n, round(d.sd, 4)
     (0.3333, 3, 0.5774)
     """
-    from calibration.power import minimum_detectable_difference, per_query_sd
-
     common = sorted(set(a) & set(b))
     if len(common) < 2:
         return None
@@ -244,6 +242,28 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: flo
     half = z_for(ci) * sd / math.sqrt(len(common))
     mdd = minimum_detectable_difference(len(common), "per_query", sd=sd, alpha=alpha, power=power)
     return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), mdd, len(common), sd)
+
+
+def unpaired_difference(a: Mapping[str, float], b: Mapping[str, float], *, ci: float = 0.95, alpha: float = 0.05,
+                        power: float = 0.8) -> PairedDifference | None:
+    """``mean(a) − mean(b)`` over two sets of units answered apart (Welch's standard error,
+    ``SE = sqrt(s_a²/n_a + s_b²/n_b)``, ``s`` the SD (n − 1) of the per-unit values), a normal
+    interval clipped to [−1, 1] and the MDD ``(z_{1−α/2} + z_{power}) · SE``; None with fewer
+    than 2 units on a side. ``n`` counts the units of both; ``sd`` is ``SE · sqrt(n)``.
+
+    >>> d = unpaired_difference({"q1": 1.0, "q2": 0.0}, {"q3": 0.0, "q4": 0.0, "q5": 1.0, "q6": 0.0})
+    >>> round(d.difference, 4), round((d.difference - d.low) / 1.959964, 4), d.n  # SE = sqrt(0.5/2 + 0.25/4)
+    (0.25, 0.559, 6)
+    """
+    if len(a) < 2 or len(b) < 2:
+        return None
+    xa, xb = np.asarray(list(a.values()), dtype=np.float64), np.asarray(list(b.values()), dtype=np.float64)
+    mean = float(xa.mean() - xb.mean())
+    se = math.sqrt(float(xa.var(ddof=1)) / len(xa) + float(xb.var(ddof=1)) / len(xb))
+    half = z_for(ci) * se
+    mdd = (normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)) * se
+    n = len(xa) + len(xb)
+    return PairedDifference(mean, max(-1.0, mean - half), min(1.0, mean + half), mdd, n, se * math.sqrt(n))
 
 
 def ppi_paired_difference(people: Mapping[str, float], judge: Mapping[str, float], *, ci: float = 0.95,

@@ -2,15 +2,24 @@
 the app's: calibration imports nothing of ``labeler``, so the home is here).
 
 - :func:`fixed`: a number with fixed decimals, never ``-0.000``; a missing value as asked.
-- :func:`markdown_escape`: Markdown's special characters backslash-escaped.
+- :func:`markdown_escape`: Markdown's special characters backslash-escaped (for a CI job
+  summary, HTML's too, as entities).
+
+HTML is escaped by the standard library's :func:`html.escape`, called directly: no module
+defines an escape of its own.
 """
 
 from __future__ import annotations
 
+import html
 import math
+from collections.abc import Collection
 
 #: Characters Markdown (CommonMark, GitHub's and Streamlit's dialects) may treat specially.
 MARKDOWN_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:")
+#: The characters a CI job summary escapes after HTML's (GitHub renders the tags in Markdown, so
+#: ``<`` and ``&`` become entities there and need no backslash).
+JOB_SUMMARY_SPECIAL = frozenset("\\`*_[]|#!~")
 
 
 def fixed(x: float | None, digits: int = 3, *, sign: bool = False, missing: str | None = None) -> str:
@@ -31,13 +40,22 @@ def fixed(x: float | None, digits: int = 3, *, sign: bool = False, missing: str 
     return text
 
 
-def markdown_escape(text: str) -> str:
-    """``text`` with Markdown's special characters backslash-escaped, so it renders as written.
+def markdown_escape(text: str, special: Collection[str] = MARKDOWN_SPECIAL, *, entities: bool = False,
+                    one_line: bool = False) -> str:
+    """``text`` with Markdown's ``special`` characters backslash-escaped, so it renders as written.
 
     Names and ids come from users and files: unescaped, ``![x](http://...)`` would load a
     remote image, ``a|b`` would add a table column and ``:red[x]`` would colour a Streamlit page.
+    With ``entities``, ``&``, ``<`` and ``>`` become HTML entities first (Markdown that renders
+    HTML tags: a CI job summary, with :data:`JOB_SUMMARY_SPECIAL`); with ``one_line``, a newline
+    becomes a space (a table cell or a list item stays on its line).
 
     >>> print(markdown_escape("a|b ![x](u) :red[x]"))
     a\\|b \\!\\[x\\]\\(u\\) \\:red\\[x\\]
+    >>> print(markdown_escape("<b>*x*</b>\\n&", JOB_SUMMARY_SPECIAL, entities=True, one_line=True))
+    &lt;b&gt;\\*x\\*&lt;/b&gt; &amp;
     """
-    return "".join("\\" + c if c in MARKDOWN_SPECIAL else c for c in text)
+    if entities:
+        text = html.escape(text, quote=False)
+    escaped = "".join("\\" + c if c in special else c for c in text)
+    return escaped.replace("\n", " ") if one_line else escaped

@@ -35,6 +35,8 @@ from functools import partial
 from typing import Any, Literal
 
 from calibration import CalibrationError
+from calibration.compare import PairedTest, holm, paired_test
+from calibration.formatting import fixed
 from calibration.stats import N_PERMUTATIONS, sign_flip_p
 
 _EPS = 1e-12  # float sums of the same values in another order differ in the last bits
@@ -61,17 +63,11 @@ def paired_values(
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
-    """One metric's verdict.
+    """One metric's verdict: the paired test of the candidate against the baseline
+    (:class:`calibration.compare.PairedTest`, one-sided), read as a drop.
 
     Attributes:
-        metric: its name. n: paired questions.
-        mean_baseline, mean_candidate: means over those questions.
-        drop: mean_baseline − mean_candidate (negative: the candidate is better).
-        low, high: 95% bootstrap interval of the drop over questions (NaN without resamples).
-        p_value: one-sided randomisation-test p. p_adjusted: Holm-corrected over the gate's
-            metrics (= p_value for one metric).
-        sd: sample SD of the per-question differences. mdd: the set's minimum detectable
-            difference at ``alpha`` and ``power``.
+        test: the paired test (``run`` the candidate; its interval is that of the difference).
         tolerance: the smallest drop that fails. tolerance_is_mdd: it is the MDD (no
             ``--tolerance`` given).
         alpha, power: the test's level and the power of the MDD.
@@ -82,19 +78,14 @@ class GateResult:
         source: where the per-question values came from, one line ('' for run files).
         beside: for faithfulness, the abstention, correctness and answer relevance rates of
             both sides, one line: faithfulness is never reported alone ('' otherwise).
+
+    Read from the test: metric, n (paired questions), mean_baseline, mean_candidate, drop
+    (mean_baseline − mean_candidate; negative: the candidate is better), low and high (95%
+    bootstrap interval of the drop, NaN without resamples), p_value (one-sided), p_adjusted
+    (Holm-corrected over the gate's metrics; = p_value for one metric), sd and mdd.
     """
 
-    metric: str
-    n: int
-    mean_baseline: float
-    mean_candidate: float
-    drop: float
-    low: float
-    high: float
-    p_value: float
-    p_adjusted: float
-    sd: float
-    mdd: float
+    test: PairedTest
     tolerance: float
     tolerance_is_mdd: bool
     alpha: float
@@ -106,6 +97,18 @@ class GateResult:
     source: str = ""
     beside: str = ""
 
+    metric = property(lambda self: self.test.metric)
+    n = property(lambda self: self.test.n)
+    mean_baseline = property(lambda self: self.test.mean_baseline)
+    mean_candidate = property(lambda self: self.test.mean_run)
+    drop = property(lambda self: -self.test.delta)
+    low = property(lambda self: -self.test.high)
+    high = property(lambda self: -self.test.low)
+    p_value = property(lambda self: self.test.p_value)
+    p_adjusted = property(lambda self: self.test.p_adjusted)
+    sd = property(lambda self: self.test.sd)
+    mdd = property(lambda self: self.test.mdd)
+
     @property
     def failed(self) -> bool:
         return self.status == "fail"
@@ -113,8 +116,6 @@ class GateResult:
     @property
     def reason(self) -> str:
         """One sentence: why the metric passed or failed."""
-        from calibration.report import fixed
-
         p = _p_text(self.p_adjusted)
         if self.failed:
             return (f"{self.metric} dropped by {fixed(self.drop)} ({fixed(self.mean_baseline)} → "
@@ -125,8 +126,14 @@ class GateResult:
                 f"difference {fixed(-self.drop, sign=True)}).")
 
     def as_dict(self) -> dict[str, Any]:
-        """Every field by name, and ``reason``, for JSON."""
-        return {**{name: getattr(self, name) for name in self.__slots__}, "reason": self.reason}
+        """Every number by name, the gate's fields, and ``reason``, for JSON."""
+        return {name: getattr(self, name) for name in _KEYS}
+
+
+#: The keys of a result's JSON, in order.
+_KEYS = ("metric", "n", "mean_baseline", "mean_candidate", "drop", "low", "high", "p_value", "p_adjusted", "sd", "mdd",
+         "tolerance", "tolerance_is_mdd", "alpha", "power", "status", "warning", "missing", "left_out", "source", "beside",
+         "reason")
 
 
 def _p_text(p: float) -> str:
@@ -134,8 +141,6 @@ def _p_text(p: float) -> str:
 
 
 def _tolerance_text(r: GateResult) -> str:
-    from calibration.report import fixed
-
     if r.tolerance_is_mdd:
         return f"{fixed(r.tolerance)} this set resolves"
     return f"tolerance {fixed(r.tolerance)}"
@@ -143,8 +148,6 @@ def _tolerance_text(r: GateResult) -> str:
 
 def _warning(r: GateResult) -> str:
     """Why a drop passed, or '' when nothing dropped or it failed."""
-    from calibration.report import fixed
-
     if r.failed or r.drop <= _EPS:
         return ""
     drop = f"a drop of {fixed(r.drop)}"
@@ -182,9 +185,6 @@ def gate_metric(
         CalibrationError: fewer than 2 paired questions, lengths that differ, alpha or power
             outside (0, 1), a negative tolerance, a value that is not a finite number.
     """
-    from calibration.compare import bootstrap_interval
-    from calibration.power import minimum_detectable_difference
-
     if len(baseline) != len(candidate):
         raise CalibrationError(f"{metric}: {len(baseline)} baseline values against {len(candidate)} candidate values")
     n = len(baseline)
@@ -196,28 +196,16 @@ def gate_metric(
         raise CalibrationError(f"tolerance={tolerance}: give a drop of 0 or more (0.02 for 2 points)")
     if not all(math.isfinite(x) for x in (*baseline, *candidate)):
         raise CalibrationError(f"{metric}: a per-question value is not a finite number")
-    deltas = [b - a for a, b in zip(baseline, candidate, strict=True)]
-    mean_delta = sum(deltas) / n
-    sd = math.sqrt(sum((x - mean_delta) ** 2 for x in deltas) / (n - 1))
-    mdd = minimum_detectable_difference(n, "per_query", sd=sd, alpha=alpha, power=power)
-    p = sign_flip_p(deltas, alternative="less", n_permutations=n_permutations, seed=seed)
-    low, high = (math.nan, math.nan)
-    if n_boot > 0:
-        lo, hi = bootstrap_interval(deltas, n_boot=n_boot, seed=seed)
-        low, high = -hi, -lo  # the interval of the drop is that of −δ
-    result = GateResult(
-        metric=metric, n=n, mean_baseline=sum(baseline) / n, mean_candidate=sum(candidate) / n, drop=-mean_delta,
-        low=low, high=high, p_value=p, p_adjusted=p, sd=sd, mdd=mdd,
-        tolerance=mdd if tolerance is None else tolerance, tolerance_is_mdd=tolerance is None,
-        alpha=alpha, power=power)
+    test = paired_test(baseline, candidate, metric, names=("baseline", "candidate"), alternative="less", alpha=alpha,
+                       power=power, n_permutations=n_permutations, n_boot=n_boot, seed=seed)
+    result = GateResult(test, tolerance=test.mdd if tolerance is None else tolerance, tolerance_is_mdd=tolerance is None,
+                        alpha=alpha, power=power)
     return decide(result)
 
 
 def correct(results: Sequence[GateResult]) -> list[GateResult]:
     """The results with Holm-corrected p-values (unchanged for one metric), decided again."""
-    from calibration.compare import holm
-
     if len(results) < 2:
         return list(results)
     adjusted = holm([r.p_value for r in results])
-    return [decide(replace(r, p_adjusted=p)) for r, p in zip(results, adjusted, strict=True)]
+    return [decide(replace(r, test=replace(r.test, p_adjusted=p))) for r, p in zip(results, adjusted, strict=True)]

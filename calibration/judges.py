@@ -4,7 +4,8 @@ Inputs are plain mappings, so anything that holds verdicts can call this: ``huma
 item key to ``{annotator: label}``, ``judge`` maps an item key to the judge's label (``None``
 when its reply could not be parsed or the call failed). Labels are relevance grades 0-3, or
 ``SUPPORTED``/``UNSUPPORTED`` (faithfulness, claims), ``CORRECT``/``INCORRECT``,
-``ADDRESSES``/``MISSES``/``DECLINES``, or ``A``/``B``/``TIE`` (naming the response).
+``ADDRESSES``/``MISSES``/``DECLINES``, ``SUPPORT``/``PARTIAL_SUPPORT``/``NOT_SUPPORT`` (a nugget's
+support by an answer), or ``A``/``B``/``TIE`` (naming the response).
 
 Every (item, annotator) pair is one comparison of the judge with a person; the human ceiling
 compares every two people on the items the judge also labelled, so both stand on the same
@@ -21,8 +22,22 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from calibration import CalibrationError
-from calibration.agreement import ClassScore, Confusion, class_scores, cohen_kappa, confusion_matrix, majority_baseline, raw_agreement
-from calibration.bias import PositionBias, RateComparison, position_bias, self_preference, verbosity_bias
+from calibration.agreement import (
+    ClassScore,
+    Confusion,
+    class_scores,
+    cohen_kappa,
+    confusion_matrix,
+    majority_baseline,
+    raw_agreement,
+)
+from calibration.bias import (
+    PositionBias,
+    RateComparison,
+    position_bias,
+    self_preference,
+    verbosity_bias,
+)
 from calibration.bootstrap import N_BOOT, Estimate, wilson_interval
 from calibration.power import plan
 from calibration.report import fixed
@@ -38,9 +53,15 @@ SCALES: dict[str, tuple[Hashable, ...]] = {
     "claims": ("SUPPORTED", "UNSUPPORTED"),
     "correctness": ("CORRECT", "INCORRECT"),
     "answer-relevance": ("ADDRESSES", "MISSES", "DECLINES"),
+    "nuggets": ("SUPPORT", "PARTIAL_SUPPORT", "NOT_SUPPORT"),
 }
+#: The disagreement weights of the kappa of each ordinal task (in scale order): quadratic for
+#: relevance grades; linear for nugget support, whose scores (1, 0.5, 0) are evenly spaced, so a
+#: disagreement weighs what it changes in a nugget score. Every other task's kappa is unweighted.
+KAPPA_WEIGHTS: dict[str, str] = {"relevance": "quadratic", "nuggets": "linear"}
 #: The label of each two-label task that counts as positive in the power statement's binary split.
-POSITIVE = {"faithfulness": "SUPPORTED", "claims": "SUPPORTED", "correctness": "CORRECT", "answer-relevance": "ADDRESSES"}
+POSITIVE = {"faithfulness": "SUPPORTED", "claims": "SUPPORTED", "correctness": "CORRECT", "answer-relevance": "ADDRESSES",
+            "nuggets": "SUPPORT"}
 #: The grade from which a relevance label counts as relevant in the binary split (sensitivity,
 #: specificity) when none is given: trec_eval's ``-l`` default.
 RELEVANCE_LEVEL = 1
@@ -172,7 +193,7 @@ def _ceiling(humans: Mapping, judge: Mapping, groups: Mapping, task: str, common
             g.append(groups[key])
     if not a:
         return None, None, 0
-    weights = "quadratic" if task == "relevance" else None
+    weights = KAPPA_WEIGHTS.get(task)
     return raw_agreement(a, b, groups=g, **common), cohen_kappa(a, b, weights, groups=g, **common), len(items)
 
 
@@ -202,6 +223,22 @@ def _power(task: str, h: list, j: list, n_project: int, unit: str, relevance_lev
     clipped = (min(se, 1.0), min(sp, 1.0))
     judged = plan(n_project, "paired", discordant=ASSUMED_DISCORDANT, sensitivity=clipped[0], specificity=clipped[1]).mdd
     return Power(n_project, unit, se, sp, positive, judged, people)
+
+
+def _agreement_stats(task: str, h: list, j: list, g: list, scale: Sequence[Hashable],
+                     common: Mapping[str, object]) -> dict[str, object]:
+    """The judge's agreement with people on the paired labels (all None without any)."""
+    stats: dict[str, object] = {"agreement": None, "kappa": None, "kappa_unweighted": None, "majority_baseline": None,
+                                "confusion": None, "classes": ()}
+    if h:
+        kw = {"labels": scale, "groups": g, **common}
+        stats["agreement"] = raw_agreement(h, j, **kw)
+        stats["kappa_unweighted"] = cohen_kappa(h, j, **kw)
+        stats["kappa"] = cohen_kappa(h, j, KAPPA_WEIGHTS[task], **kw) if task in KAPPA_WEIGHTS else stats["kappa_unweighted"]
+        stats["majority_baseline"] = majority_baseline(h, **kw)
+        stats["confusion"] = confusion_matrix(h, j, labels=scale)
+        stats["classes"] = tuple(class_scores(h, j, **kw))
+    return stats
 
 
 def calibrate_task(
@@ -250,16 +287,7 @@ def calibrate_task(
     unparseable = Estimate("unparseable_rate", n_bad / n_units if n_units else math.nan,
                            *wilson_interval(n_bad, n_units, ci), n_units, ci, "wilson")
     ceiling_agreement, ceiling_kappa, n_ceiling = _ceiling(humans, judge, groups, task, common)
-    stats: dict[str, object] = {"agreement": None, "kappa": None, "kappa_unweighted": None, "majority_baseline": None,
-                                "confusion": None, "classes": ()}
-    if h:
-        kw = {"labels": scale, "groups": g, **common}
-        stats["agreement"] = raw_agreement(h, j, **kw)
-        stats["kappa_unweighted"] = cohen_kappa(h, j, **kw)
-        stats["kappa"] = cohen_kappa(h, j, "quadratic", **kw) if task == "relevance" else stats["kappa_unweighted"]
-        stats["majority_baseline"] = majority_baseline(h, **kw)
-        stats["confusion"] = confusion_matrix(h, j, labels=scale)
-        stats["classes"] = tuple(class_scores(h, j, **kw))
+    stats = _agreement_stats(task, h, j, g, scale, common)
     details = _pairwise(h, j, keys, orders, lengths, models, judge_model, common) if task == "pairwise" else None
     disagreements = tuple(
         {"item": key, "annotator": annotator, "human": x, "judge": y}

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from calibration import CalibrationError
 from calibration.bootstrap import Estimate, check_interval_args, wilson_interval
@@ -161,15 +162,7 @@ def ppi_mean(
             or a label that is not a finite number.
     """
     check_interval_args(ci, 0)
-    yl, fl, fu = (np.asarray(v, dtype=np.float64) for v in (y, f_labelled, f_unlabelled))
-    if yl.shape != fl.shape or yl.ndim != 1:
-        raise CalibrationError(f"y and f_labelled must give one value per labelled item ({yl.shape} vs {fl.shape})")
-    if len(yl) < 2 or len(fu) < 1:
-        raise CalibrationError(f"PPI needs at least 2 human-labelled items and 1 judge-only item (got {len(yl)} and {len(fu)})")
-    if not (np.isfinite(yl).all() and np.isfinite(fl).all() and np.isfinite(fu).all()):
-        raise CalibrationError("labels must be finite numbers")
-    if bounds is not None and not (bounds[0] < bounds[1]):
-        raise CalibrationError(f"bounds {bounds}: the lower bound must be below the upper one")
+    yl, fl, fu = _checked_inputs(y, f_labelled, f_unlabelled, bounds)
     n, big_n = len(yl), len(fu)
     lam = ppi_lambda(yl, fl, fu) if tuned else 1.0
     value = float(np.mean(lam * fu) + np.mean(yl - lam * fl))
@@ -178,16 +171,8 @@ def ppi_mean(
     df = welch_df(judge_term, people_term, n, big_n) if small_sample else math.inf
     q = _t(ci, df)
     human_se = float(np.std(yl) / math.sqrt(n))
-    human_value = float(yl.mean())
-    human_q = _t(ci, n - 1.0) if small_sample else q
+    human = _human_mean(yl, human_se, _t(ci, n - 1.0) if small_sample else q, ci, bounds, small_sample)
     nan = math.nan
-    if bounds == (0.0, 1.0) and np.isin(yl, (0.0, 1.0)).all():
-        human = Estimate("human_mean", human_value, *wilson_interval(int(yl.sum()), n, ci), n, ci, "wilson")
-    elif small_sample and _same(yl):
-        human = Estimate("human_mean", *_clip((human_value, nan, nan), bounds), n, ci, "no interval")
-    else:
-        interval = (human_value, human_value - human_q * human_se, human_value + human_q * human_se)
-        human = Estimate("human_mean", *_clip(interval, bounds), n, ci, "analytic")
     if lam == 0.0:
         # λ = 0 ignores the judge: the estimate is the human-only one, and so is its interval.
         ppi = Estimate("ppi_mean", human.value, human.low, human.high, n + big_n, ci, human.method)
@@ -199,3 +184,31 @@ def ppi_mean(
     worth = n * (human_se / se) ** 2 if se > 0 else math.inf
     judge_only = float(np.concatenate([fl, fu]).mean())
     return MeanEstimates(ppi, human, judge_only, lam, n, big_n, worth, df)
+
+
+def _checked_inputs(
+    y: Sequence[float], f_labelled: Sequence[float], f_unlabelled: Sequence[float], bounds: tuple[float, float] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`ppi_mean`'s three label vectors as float arrays, once checked (see its Raises)."""
+    yl, fl, fu = (np.asarray(v, dtype=np.float64) for v in (y, f_labelled, f_unlabelled))
+    if yl.shape != fl.shape or yl.ndim != 1:
+        raise CalibrationError(f"y and f_labelled must give one value per labelled item ({yl.shape} vs {fl.shape})")
+    if len(yl) < 2 or len(fu) < 1:
+        raise CalibrationError(f"PPI needs at least 2 human-labelled items and 1 judge-only item (got {len(yl)} and {len(fu)})")
+    if not (np.isfinite(yl).all() and np.isfinite(fl).all() and np.isfinite(fu).all()):
+        raise CalibrationError("labels must be finite numbers")
+    if bounds is not None and not (bounds[0] < bounds[1]):
+        raise CalibrationError(f"bounds {bounds}: the lower bound must be below the upper one")
+    return yl, fl, fu
+
+
+def _human_mean(yl: NDArray[np.float64], se: float, q: float, ci: float, bounds: tuple[float, float] | None,
+                small_sample: bool) -> Estimate:
+    """The people's mean alone: Wilson for 0/1 labels in [0, 1], else ± ``q`` standard errors
+    ``se`` (no interval under ``small_sample`` when every label is the same)."""
+    n, value = len(yl), float(yl.mean())
+    if bounds == (0.0, 1.0) and np.isin(yl, (0.0, 1.0)).all():
+        return Estimate("human_mean", value, *wilson_interval(int(yl.sum()), n, ci), n, ci, "wilson")
+    if small_sample and _same(yl):
+        return Estimate("human_mean", *_clip((value, math.nan, math.nan), bounds), n, ci, "no interval")
+    return Estimate("human_mean", *_clip((value, value - q * se, value + q * se), bounds), n, ci, "analytic")

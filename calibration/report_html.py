@@ -1,7 +1,8 @@
 """The project report as one self-contained HTML file with inline SVG plots.
 
 No scripts, fonts or styles are fetched from anywhere: the file works offline and can be mailed.
-Every piece of text from the data (annotator names, labels) is escaped.
+Every piece of text from the data (annotator names, labels) is escaped. The page's pieces (style
+sheet, table, boxes) are :mod:`calibration.report_page`'s.
 """
 
 from __future__ import annotations
@@ -14,32 +15,7 @@ import numpy as np
 from calibration.bootstrap import Estimate
 from calibration.report import (PAIRS_NOTE, TASK_HEADER, TASKS_NOTE, ProjectReport, _count, format_estimate, interval_note,
                                 power_sentence, task_rows, tasks_sentence)
-
-# Laid out for a 1400 px window: prose stays at a readable measure; a table wider than the
-# page scrolls inside its own box (.wide) instead of pushing the page sideways; a long list
-# is a collapsed <details> that scrolls inside a box of bounded height (.list) when opened.
-STYLE = """
-body{font-family:system-ui,sans-serif;max-width:1320px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}
-p{max-width:60em}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right;vertical-align:top}
-th:first-child,td:first-child{text-align:left}td{overflow-wrap:break-word}td:first-child{max-width:24em}svg{display:block;margin:.5em 0}
-.wide{max-width:100%;overflow-x:auto}.wide table{font-size:.9em}
-details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
-.list{max-height:30em;overflow:auto;display:inline-block;max-width:100%}
-.list th{position:sticky;top:0;background:#f6f6f6}
-.note{color:#555;font-size:.9em}
-"""
-
-
-def wide(html: str) -> str:
-    """``html`` (a table) in a box that scrolls sideways when it is wider than the page."""
-    return f"<div class='wide'>{html}</div>"
-
-
-def collapsed(summary: str, html: str) -> str:
-    """``html`` (a long table) folded under a one-line ``summary`` (plain text, escaped here),
-    in a box of bounded height once opened."""
-    return f"<details><summary>{escape(summary)}</summary><div class='list'>{html}</div></details>"
+from calibration.report_page import STYLE, html_table, page_head, wide
 
 
 def _svg(width: int, height: int, body: Sequence[str], title: str) -> str:
@@ -126,17 +102,10 @@ def mdd_svg(curve: Sequence[tuple[int, float]], current: int) -> str:
     return _svg(left + width + 40, top + height + 45, body, "minimum detectable difference against n")
 
 
-def html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """An HTML table of ``header`` and ``rows``, every cell escaped (the reports' one table)."""
-    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
 def to_html(report: ProjectReport, title: str = "Calibration report") -> str:
     """The whole report as one HTML document (inline CSS and SVG, no scripts)."""
     parts = [
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
+        page_head(title),
         f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>",
         f"<p>{_count(report.n_judgments, 'relevance judgment')} on {_count(report.n_items, 'pool entry', 'pool entries')} of "
         f"{_count(report.n_queries, 'query', 'queries')} by {_count(len(report.annotators), 'annotator')}; "

@@ -4,7 +4,7 @@ The project database comes from the ``GOLDPOOL_DB`` environment variable, which 
 sets for the Streamlit process; without it (or with a path that is not a project) the app
 shows an error page and nothing else. A visitor first meets the sign-in form; once signed in,
 annotators get the task pages the project's admins opened (relevance labelling, faithfulness,
-pairwise, claims, correctness, answer relevance; the ``tasks`` setting); admins land on Progress and label only when they open a task
+pairwise, claims, correctness, answer relevance, nugget support; the ``tasks`` setting); admins land on Progress and label only when they open a task
 page. An annotator who reaches an admin page, or a closed task's page, by its address is
 refused by the page itself.
 
@@ -25,17 +25,35 @@ from collections.abc import Callable
 import sqlite_utils
 import streamlit as st
 
-from labeler.ui import key_guard, state
 from calibration.formatting import markdown_escape
-from labeler.ui.pages import BUSY_NOTICE, RETRY_EVERY, adjudicate, admin_only, annotators, calibration, label, progress, rubric
-from labeler.ui.pages import golden_set as _golden_set
-from labeler.ui.pages import answer_relevance, claims, correctness, faithfulness, judges, pairwise, tasks
 from labeler.store import StoreBusy, StoreError, connect
 from labeler.store.connection import busy_timeout, start_checkpointer
 from labeler.store.errors import StoreReadOnly
 from labeler.store.holds import release_holds
 from labeler.store.sessions import SESSION_HOURS
 from labeler.store.vocabulary import Annotator
+from labeler.ui import key_guard, state
+from labeler.ui.pages import (
+    BUSY_NOTICE,
+    RETRY_EVERY,
+    adjudicate,
+    admin_only,
+    annotators,
+    answer_relevance,
+    calibration,
+    claims,
+    correctness,
+    faithfulness,
+    judges,
+    label,
+    pairwise,
+    progress,
+    rubric,
+    support,
+    tasks,
+)
+from labeler.ui.pages import golden_set as _golden_set
+from labeler.ui.pages import nuggets as _nuggets
 
 Render = Callable[[sqlite_utils.Database, Annotator], None]
 
@@ -147,6 +165,10 @@ def answer_relevance_page() -> None:
     _signed_in_page(answer_relevance.render, admin=False, task="answer-relevance")
 
 
+def support_page() -> None:
+    _signed_in_page(support.render, admin=False, task="nuggets")
+
+
 def judges_page() -> None:
     _signed_in_page(judges.render, admin=True)
 
@@ -175,6 +197,10 @@ def golden_page() -> None:
     _signed_in_page(_golden_set.render, admin=True)
 
 
+def nuggets_page() -> None:
+    _signed_in_page(_nuggets.render, admin=True)
+
+
 def calibration_page() -> None:
     _signed_in_page(calibration.render, admin=True)
 
@@ -189,6 +215,7 @@ _ADMIN_PAGES: tuple[tuple[Callable[[], None], str, str], ...] = (
     (rubric_page, "Rubric", "rubric"),
     (calibration_page, "Calibration", "calibration"),
     (golden_page, "Golden set", "golden"),
+    (nuggets_page, "Nuggets", "nugget-editor"),
     (judges_page, "Judges", "judges"),
     (tasks_page, "Tasks", "tasks"),
 )
@@ -201,6 +228,7 @@ _TASK_PAGES: tuple[tuple[Callable[[], None], str, str, str], ...] = (
     (claims_page, "Claims", "claims", "claims"),
     (correctness_page, "Correctness", "correctness", "correctness"),
     (answer_relevance_page, "Answer relevance", "answer-relevance", "answer-relevance"),
+    (support_page, "Nugget support", "nuggets", "nuggets"),
 )
 
 

@@ -22,8 +22,10 @@ from labeler.commands import judge as _judge
 from labeler.commands import judge_assisted as _judge_assisted
 from labeler.commands import golden_set as _golden_set
 from labeler.commands import label as _label
+from labeler.commands import nuggets as _nuggets
 from labeler.commands import pool as _pool
 from labeler.commands import serve as _serve
+from labeler.commands import traces as _traces
 from labeler.commands import verdicts as _verdicts
 
 
@@ -34,7 +36,7 @@ def cli() -> None:
 
 
 for _module in (_pool, _label, _serve, _backup, _calibrate, _golden_set, _verdicts, _judge, _adaptive, _answers,
-                _answer_metrics, _demo, _gate, _diagnose, _judge_assisted):
+                _answer_metrics, _nuggets, _demo, _gate, _diagnose, _judge_assisted, _traces):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -20,6 +20,7 @@ import sqlite_utils
 
 from labeler.store.connection import refuse_project_file, snapshot
 from labeler.store.errors import StoreError
+from pooling.files import UnsafeTarget, check_target, private_folder
 
 
 def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
@@ -33,8 +34,6 @@ def backup(db: sqlite_utils.Database, dest: str | Path) -> int:
         StoreError: ``dest`` is the project or one of its files, a symbolic link or a read-only
             file; it cannot be written; or the copy fails its integrity check.
     """
-    from pooling.files import UnsafeTarget, check_target, private_folder
-
     target = Path(dest)
     refuse_project_file(db, target)
     work = None

@@ -18,9 +18,6 @@ STOPWORDS: frozenset[str] = frozenset(
     will with you your""".split()
 )
 
-# Characters Streamlit's Markdown gives a meaning: CommonMark's, plus ``$`` (LaTeX), ``:``
-# (emoji and colour directives) and ``~`` (strike-through).
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 

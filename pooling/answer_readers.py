@@ -27,7 +27,8 @@ __all__ = ["ANSWER_FIELDS", "answers_format", "read_answers"]
 #: Fields of an answer record, each with the names a file may give it under: goldpool's own
 #: name first, then RAGAS's (``user_input``, ``retrieved_contexts``; before RAGAS 0.2
 #: ``question``, ``contexts``, ``answer``, ``ground_truth``), so a RAGAS evaluation dataset reads
-#: unchanged. Every other key of a record is kept as metadata.
+#: unchanged; ``system`` and ``batch`` are what ``export-answers`` writes beside them. Every other
+#: key of a record is kept as metadata.
 ANSWER_FIELDS: dict[str, tuple[str, ...]] = {
     "answer_id": ("answer_id",),
     "query_id": ("query_id",),
@@ -37,6 +38,8 @@ ANSWER_FIELDS: dict[str, tuple[str, ...]] = {
     "retrieved_ids": ("retrieved_ids",),
     "reference": ("reference", "ground_truth"),
     "claims": ("claims",),
+    "system": ("system",),
+    "batch": ("batch",),
 }
 _ANSWER_KEYS = frozenset({name for names in ANSWER_FIELDS.values() for name in names} | {"meta"})
 _LIST_FIELDS = ("contexts", "retrieved_ids", "claims")
@@ -282,7 +285,7 @@ def _answer(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     fields: dict[str, str] = {}
     for field in ANSWER_FIELDS:
         fields[field], answer[field] = _aliased(record, field, path, line)
-    for field in ("answer_id", "query_id"):
+    for field in ("answer_id", "query_id", "system", "batch"):
         if answer[field] is not None:
             answer[field] = _identifier({field: answer[field]}, field, path, line)
     if answer["answer_id"] is not None and "#" in answer["answer_id"]:

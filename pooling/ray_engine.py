@@ -33,7 +33,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from pooling import PoolingError
-from pooling.dense import EmbeddingCache
+from pooling.dense import EmbeddingCache, best_k, top_k_cosine
 
 INSTALL_HINT = "--engine ray needs Ray: pip install 'goldpool[ray]'"
 
@@ -283,8 +283,6 @@ class ShardSearcher:
 
     def search(self, queries: np.ndarray, rows: np.ndarray, k: int, ties: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``k`` of ``queries`` over ``self.matrix[rows]``: positions into ``rows``, scores."""
-        from pooling.dense import top_k_cosine
-
         return top_k_cosine(queries, self.matrix, rows, k, ties, block=block)
 
 
@@ -334,8 +332,6 @@ def search_sharded(
     Returns:
         ``(indices, scores)``: (m x min(k, n)) positions into ``rows`` and their cosines.
     """
-    from pooling.dense import best_k, top_k_cosine
-
     n = rows.shape[0]
     if min(k, n) <= 0 or queries.shape[0] == 0 or cache.dim is None:
         return top_k_cosine(queries, cache.matrix(), rows, k, ties, block=block)

@@ -20,19 +20,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pooling import PoolingError
-from pooling.stopping import (
-    CONFIDENCE,
-    RULES,
-    TARGET,
-    CheckSample,
-    Estimate,
-    check_order,
-    decide,
-    estimate,
-    oracle_judgments,
-    sample_begins,
-    strategy_scores,
-)
+from pooling.recall_estimate import CONFIDENCE, TARGET, Estimate, estimate
+from pooling.stopping import RULES, CheckSample, check_order, decide, oracle_judgments, sample_begins, strategy_scores
 from pooling.strategies import STRATEGIES, Candidates, next_chunks
 
 
@@ -156,72 +145,100 @@ def replay_query(
     unknown = [r for r in rules if r not in RULES]
     if unknown or "sample" in rules[1:]:
         raise PoolingError(f"cannot replay stopping rule {(unknown or ['sample'])[0]!r} here; rules are {', '.join(RULES)}")
-    labels: dict[str, bool] = {}
-    order: list[str] = []
     findable = len(candidates.doc_ids & set(relevant))
-    interval: tuple[float, float] | None = None
-    interval_judged: int | None = None
-    stops: dict[str, int | None] = {r: None for r in rules}
+    state = _Replaying(strategy, candidates, relevant, target, confidence, seed, findable, {r: None for r in rules})
+    limit = len(candidates.doc_ids) if budget is None else budget
+    interval, interval_judged = state.run(limit, stop_every, rule, until_stop, until_settled, interval_at)
+    order, labels = state.order, state.labels
+    return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable,
+                      state.stops[rule], interval, MappingProxyType(state.stops), state.check_at, interval_judged)
+
+
+@dataclass
+class _Replaying:
+    """One query's replay under way (:func:`replay_query`): the judgments so far, in order,
+    the check sample once begun, and the judgments after which each rule first said stop."""
+
+    strategy: str
+    candidates: Candidates
+    relevant: Collection[str]
+    target: float
+    confidence: float
+    seed: int
+    findable: int
+    stops: dict[str, int | None]
+    labels: dict[str, bool] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
     check: CheckSample | None = None
     check_at: int | None = None
-    draws: list[str] = []
-    limit = len(candidates.doc_ids) if budget is None else budget
+    draws: list[str] = field(default_factory=list)
+    memo: dict[int, object] = field(default_factory=dict)
+    bases: dict[tuple[int, bool], Estimate] = field(default_factory=dict)
 
-    memo: dict[int, object] = {}
+    def run(self, limit: int, stop_every: int, rule: str, until_stop: bool, until_settled: bool,
+            interval_at: int | None) -> tuple[tuple[float, float] | None, int | None]:
+        """Judge until ``limit`` judgments, no chunk left, or an end :func:`replay_query` asks
+        for; returns the final interval and the judgments it was computed at (None: the last)."""
+        interval: tuple[float, float] | None = None
+        interval_judged: int | None = None
+        while len(self.order) < limit:
+            before = len(self.order)
+            picked = self.pick(min(batch_size(self.strategy, before), limit - before))
+            if not picked:
+                break
+            for doc_id in picked:
+                self.labels[doc_id] = doc_id in self.relevant
+                self.order.append(doc_id)
+            if not stop_every or len(self.order) // stop_every == before // stop_every:
+                continue
+            self.ask_rules(rule)
+            if interval_at is not None and interval_judged is None and len(self.order) >= interval_at:
+                interval, interval_judged = _interval(self.ask(rule)), len(self.order)
+            if until_stop and self.stops[rule] is not None:
+                break
+            if until_settled and all(v is not None for v in self.stops.values()) and (
+                    interval_at is None or interval_judged is not None):
+                if sum(self.labels.values()) >= self.target * self.findable - 1e-9:
+                    break
+        if stop_every and interval_judged is None:
+            interval = _interval(self.ask(rule))
+        return interval, interval_judged
 
-    def scores() -> object:
-        if len(order) not in memo:  # one classifier fit per point, whichever rules ask
-            memo.clear()
-            memo[len(order)] = strategy_scores(strategy, candidates, labels, seed)
-        return memo[len(order)]
+    def pick(self, n: int) -> list[str]:
+        """The next chunks to judge: the strategy's ``n``, or the check sample's next draw."""
+        if self.check is None:
+            return next_chunks(self.strategy, self.candidates, self.labels, n, seed=self.seed)
+        return [d for d in self.draws if d not in self.labels][:1]
 
-    bases: dict[tuple[int, bool], Estimate] = {}
+    def ask_rules(self, rule: str) -> None:
+        """Ask every rule whether to stop; under ``sample``, begin the check sample when due."""
+        for name in self.stops:
+            if self.stops[name] is None and self.ask(name).stop:
+                self.stops[name] = len(self.order)
+        if rule == "sample" and self.check is None and self.stops[rule] is None:
+            if sample_begins(self.ask(rule)):
+                self.check = CheckSample(frozenset(self.candidates.doc_ids - set(self.labels)))
+                self.check_at = len(self.order)
+                self.draws = check_order(self.candidates.query_id, self.check.urn)
 
-    def ask(name: str) -> Estimate:
+    def scores(self) -> object:
+        if len(self.order) not in self.memo:  # one classifier fit per point, whichever rules ask
+            self.memo.clear()
+            self.memo[len(self.order)] = strategy_scores(self.strategy, self.candidates, self.labels, self.seed)
+        return self.memo[len(self.order)]
+
+    def ask(self, name: str) -> Estimate:
         # the quantile model once per point for every rule; once a check sample has draws
         # its interval is the sample's own, and the model needs no classifier
-        plain = name == "sample" and check is not None and any(d in labels for d in check.urn)
-        key = (len(order), plain)
-        if key not in bases:
-            bases.clear()
-            bases[key] = estimate(candidates, labels, target=target, confidence=confidence, seed=seed,
-                                  scores=None if plain else scores())  # type: ignore[arg-type]
-        return decide(name, candidates, labels, order=order, check=check, target=target, confidence=confidence,
-                      seed=seed, base=bases[key])
-
-    while len(order) < limit:
-        before = len(order)
-        if check is None:
-            picked = next_chunks(strategy, candidates, labels, min(batch_size(strategy, before), limit - before), seed=seed)
-        else:
-            picked = [d for d in draws if d not in labels][:1]
-        if not picked:
-            break
-        for doc_id in picked:
-            labels[doc_id] = doc_id in relevant
-            order.append(doc_id)
-        if not stop_every or len(order) // stop_every == before // stop_every:
-            continue
-        for name in rules:
-            if stops[name] is None and ask(name).stop:
-                stops[name] = len(order)
-        if rule == "sample" and check is None and stops[rule] is None:
-            if sample_begins(ask(rule)):
-                check = CheckSample(frozenset(candidates.doc_ids - set(labels)))
-                check_at = len(order)
-                draws = check_order(candidates.query_id, check.urn)
-        if interval_at is not None and interval_judged is None and len(order) >= interval_at:
-            interval, interval_judged = _interval(ask(rule)), len(order)
-        if until_stop and stops[rule] is not None:
-            break
-        if until_settled and all(v is not None for v in stops.values()) and (interval_at is None or interval_judged is not None):
-            found = sum(labels.values())
-            if found >= target * findable - 1e-9:
-                break
-    if stop_every and interval_judged is None:
-        interval = _interval(ask(rule))
-    return QueryTrace(candidates.query_id, tuple(order), tuple(int(labels[d]) for d in order), findable, stops[rule],
-                      interval, MappingProxyType(stops), check_at, interval_judged)
+        check = self.check
+        plain = name == "sample" and check is not None and any(d in self.labels for d in check.urn)
+        key = (len(self.order), plain)
+        if key not in self.bases:
+            self.bases.clear()
+            self.bases[key] = estimate(self.candidates, self.labels, target=self.target, confidence=self.confidence,
+                                       seed=self.seed, scores=None if plain else self.scores())  # type: ignore[arg-type]
+        return decide(name, self.candidates, self.labels, order=self.order, check=check, target=self.target,
+                      confidence=self.confidence, seed=self.seed, base=self.bases[key])
 
 
 def _interval(e: object) -> tuple[float, float] | None:

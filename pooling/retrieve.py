@@ -11,16 +11,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from pooling import PoolingError
 from pooling.bm25 import BM25Index, tie_ranks
-
-if TYPE_CHECKING:
-    from pooling.dense import DenseRetriever
-    from pooling.ray_engine import RayOptions
+from pooling.dense import DenseRetriever
+from pooling.ray_engine import RayOptions, check, encode_missing, search_sharded
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +75,6 @@ def retrieve(
             :mod:`pooling.ray_engine`) instead of in this process; search is the same.
     """
     if ray is not None and dense_depth > 0:
-        from pooling.ray_engine import check
-
         check(ray)  # a missing Ray fails now, not after the BM25 stage
     rankings: dict[str, dict[str, list[str]]] = {}
     seconds: dict[str, float] = {}
@@ -97,8 +91,6 @@ def retrieve(
         return Retrieval(rankings, seconds, 0, None, None)
     if cache_dir is None:
         raise PoolingError("dense retrieval needs a cache_dir")
-    from pooling.dense import DenseRetriever
-
     retriever = DenseRetriever(cache_dir, model, progress=progress)
     encoded = _encode_on_ray(retriever, ray, queries, doc_keys, fetch, seconds) if ray is not None else 0
     search = ray if ray is not None and ray.search else None
@@ -115,8 +107,6 @@ def _encode_on_ray(
     seconds: dict[str, float],
 ) -> int:
     """Fill the cache on Ray, so the local stage after it finds every vector cached."""
-    from pooling.ray_engine import encode_missing
-
     clock = time.perf_counter()
     q_texts = [text for _, text in queries]
     jobs = [
@@ -149,8 +139,6 @@ def _dense(
     if on_ray is None:
         best, _ = retriever.search(q_rows, doc_rows, depth, ties)
     else:
-        from pooling.ray_engine import search_sharded
-
         queries_m = np.asarray(retriever.cache.matrix()[q_rows], dtype=np.float32)
         best, _ = search_sharded(queries_m, retriever.cache, doc_rows, depth, ties, on_ray)
     seconds["dense_search"] = time.perf_counter() - clock

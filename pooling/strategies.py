@@ -336,7 +336,10 @@ def hedge_next(candidates: Candidates, labels: Mapping[str, bool], taken: Collec
 
 
 @lru_cache(maxsize=32)
-def _tfidf(query_text: str, texts: tuple[tuple[str, str], ...]) -> tuple[Any, dict[str, int]]:
+def tfidf_features(query_text: str, texts: tuple[tuple[str, str], ...]) -> tuple[Any, dict[str, int]]:
+    """TF-IDF rows (sublinear tf, English stop words) of the query (row 0) and of ``texts``
+    (``(doc_id, text)`` pairs), and doc_id -> its row; cached, as the same query's features
+    serve every fit on its labels."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=1, stop_words="english")
@@ -348,7 +351,7 @@ def _tfidf(query_text: str, texts: tuple[tuple[str, str], ...]) -> tuple[Any, di
 RANK_WEIGHT = 1.0
 
 
-def _with_ranks(matrix: Any, candidates: Candidates, row: Mapping[str, int]) -> Any:
+def with_rank_features(matrix: Any, candidates: Candidates, row: Mapping[str, int]) -> Any:
     """TF-IDF rows plus one column per source: RANK_WEIGHT * 1 / log2(1 + rank), 0 if unranked.
 
     The query's own row gets 1 per source (a perfect rank), like the chunks at rank 1.
@@ -370,7 +373,7 @@ def relevance_scores(
     """P(relevant) of every candidate from a logistic regression on TF-IDF features.
 
     Features: TF-IDF (sublinear tf, English stop words) of the query and the candidates,
-    plus the sources' ranks (:func:`_with_ranks`), so the first few labels refine the
+    plus the sources' ranks (:func:`with_rank_features`), so the first few labels refine the
     retrievers' order instead of replacing it. Trained on the query's judged candidates plus
     the query text as one synthetic relevant example (AutoTAR's seed, Cormack and Grossman
     2015), classes balanced; ``None`` until the labels hold both a relevant and a
@@ -389,9 +392,9 @@ def relevance_features(candidates: Candidates) -> tuple[Any, dict[str, int]]:
     Built once, it serves any number of fits on different labels of the same query
     (:func:`fit_relevance`).
     """
-    matrix, row = _tfidf(candidates.query_text, tuple(sorted(candidates.texts.items())))
+    matrix, row = tfidf_features(candidates.query_text, tuple(sorted(candidates.texts.items())))
     if RANK_WEIGHT:
-        matrix = _with_ranks(matrix, candidates, row)
+        matrix = with_rank_features(matrix, candidates, row)
     return matrix, row
 
 

@@ -105,7 +105,8 @@ def read_verdicts(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` of a verdict file: JSONL, or TREC qrels for relevance grades.
 
-    A record names an ``item_id`` (a faithfulness or pairwise verdict: ``verdict``, ``order``)
+    A record names an ``item_id`` (a faithfulness or pairwise verdict: ``verdict``, ``order``),
+    an ``answer_id`` and a ``nugget_id`` (whether the answer supports the nugget: ``verdict``),
     or a ``query_id`` and ``doc_id`` (a relevance grade: ``relevance``); the ids are checked
     as every id is (:mod:`pooling.chars`). Optional texts (``note``, ``at``, ``prompt_hash``,
     ``rubric_hash``, ``model``, ``raw``) must be strings without NUL, ``at`` an ISO 8601 date
@@ -125,7 +126,11 @@ def read_verdicts(
     given: dict[tuple[Any, ...], tuple[int, Any, Any]] = {}
     for line, record in records:
         checked = _verdict(record, path, line)
-        if checked.get("item_id") is not None:
+        if checked.get("nugget_id") is not None:  # a nugget's support by an answer
+            key = ("nugget", checked["answer_id"], checked["nugget_id"], checked.get("order") if per_order else None)
+            field, value = "verdict", checked.get("verdict")
+            said = value.strip().upper() if isinstance(value, str) else value
+        elif checked.get("item_id") is not None:
             key: tuple[Any, ...] = (checked["item_id"], checked.get("order") if per_order else None,
                                     None if task_of is None else task_of(checked))
             field, value = "verdict", checked.get("verdict")
@@ -164,10 +169,14 @@ def _qrels_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _verdict(record: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
     checked = dict(record)
-    if record.get("item_id") is not None:
+    if record.get("nugget_id") is not None and record.get("item_id") is None:
+        checked["answer_id"] = _identifier(record, "answer_id", path, line)
+        checked["nugget_id"] = _identifier(record, "nugget_id", path, line)
+    elif record.get("item_id") is not None:
         checked["item_id"] = _identifier(record, "item_id", path, line)
     elif record.get("query_id") is None and record.get("doc_id") is None:
-        raise PoolingError("missing; a record names an item_id, or a query_id and doc_id", path=path, line=line, field="item_id")
+        raise PoolingError("missing; a record names an item_id, an answer_id and nugget_id, or a query_id and doc_id",
+                           path=path, line=line, field="item_id")
     else:
         checked["query_id"] = _identifier(record, "query_id", path, line)
         checked["doc_id"] = _identifier(record, "doc_id", path, line)

@@ -10,6 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check results, never time: a shared machine may run an example slowly.
+settings.register_profile("goldpool", deadline=None)
+settings.load_profile("goldpool")
 
 # The helper modules' own checks report their values as a test's asserts do.
 pytest.register_assert_rewrite("app_fixtures", "browser_helpers", "judge_server")

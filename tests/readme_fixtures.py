@@ -1,6 +1,8 @@
 """The files the README's commands name, small: 40 chunks on 6 topics, 6 questions, a run, the
-answers of three systems (my-rag, old, new), people's and a judge's labels, verdict items, a
-gold-context prompt, two runs to compare; and the stub judge's answer to each task's prompt."""
+answers of three systems (my-rag, old, new), people's and a judge's labels, verdict items,
+nuggets and people's support labels, a gold-context prompt, two runs to compare, two weeks of a
+system's traces (made by the OpenTelemetry SDK: OTLP JSON and Phoenix's spans); and the stub
+judge's answer to each task's prompt."""
 
 from __future__ import annotations
 
@@ -83,8 +85,27 @@ def _answers(system: str, prefix: str, wrong: set[int], shift: int) -> list[dict
     return records
 
 
+def _traces(week: int) -> list:
+    """A week of the production system's traces: each question asked once, an off-corpus
+    document beside the corpus's, and a greeting with no retrieval."""
+    from trace_fixtures import Trace
+
+    traces = [Trace(question, answer if (q + week) % 4 else f"Perhaps {words.split()[0]}.",
+                    [[(d, chunk_text(d), 1.0 - r / 10) for r, d in enumerate(doc_ids(q)[:2])] + [("web-1", "A web page.", 0.1)]],
+                    session=f"s{q % 2}", user=f"u{q}", metadata={"week": week})
+              for q, (_qid, words, question, answer) in enumerate(TOPICS)]
+    return [*traces, Trace("Hello?", "Hello! Ask me about the docs.")]
+
+
 def write_project_files(root: Path) -> None:
     """Every input file the README names, under its name, and the setup's own files."""
+    from trace_fixtures import phoenix_frame, record_spans, write_traces
+
+    (root / "v2.txt").write_text("You compare two responses to the same question: which one answers it correctly?\n"
+                                 "{question}\n{context}\n{first}\n\n{second}\n\nReply with A, B or TIE only.\n",
+                                 encoding="utf-8")
+    write_traces(root / "traces.jsonl", _traces(49))
+    phoenix_frame(record_spans(_traces(50))[0]).to_parquet(root / "phoenix_spans.parquet")
     _jsonl(root / "chunks.jsonl", [{"doc_id": d, "title": f"Chunk {d}", "text": chunk_text(d)} for d in all_docs()])
     _jsonl(root / "questions.jsonl", [{"query_id": qid, "text": question} for qid, _w, question, _a in TOPICS])
     _run(root / "my_rag.trec", "my-rag", 0)
@@ -131,6 +152,20 @@ def write_project_files(root: Path) -> None:
             verdicts.append({"item_id": f"p{q + 1}", "verdict": "A" if q != 2 else "TIE"})
     _jsonl(root / "items.jsonl", items)
     _jsonl(root / "people.jsonl", verdicts)
+    # Nuggets per question (the answer's fact vital, its topic okay), and Carol's support labels on
+    # every answer to the first three questions.
+    _jsonl(root / "nuggets.jsonl", [n for qid, words, _q, answer in TOPICS
+                                    for n in ({"query_id": qid, "text": answer, "importance": "vital"},
+                                              {"query_id": qid, "text": f"It is about {words}", "importance": "okay"})])
+    support = []
+    for records in (my_rag, _answers("old", "o", {0}, 0), _answers("new", "n", {0, 1, 2, 3}, 3)):
+        for q, record in enumerate(records[:3]):
+            right = record["response"] == TOPICS[q][3]
+            support += [{"answer_id": record["answer_id"], "nugget_id": f"{TOPICS[q][0]}/n1",
+                         "verdict": "support" if right else "not_support"},
+                        {"answer_id": record["answer_id"], "nugget_id": f"{TOPICS[q][0]}/n2",
+                         "verdict": "partial_support" if right else "not_support"}]
+    _jsonl(root / "setup" / "support_carol.jsonl", support)
     (root / "team.txt").write_text("Our team's prompt. Answer from these passages only.\n\n{contexts}\n\n"
                                    "Question: {question}\nAnswer in one sentence:\n", encoding="utf-8")
 
@@ -138,6 +173,13 @@ def write_project_files(root: Path) -> None:
 def judge_answer(message: str) -> str:
     """The stub judge's reply to a prompt: the token each task's prompt asks for."""
     text = message.lower()
+    if "you write the nuggets" in text:
+        return "The answer's main fact.\nA second fact."
+    if "how much each nugget matters" in text:
+        n = len(re.findall(r"<nugget_\d+ id=[0-9a-f]{16}>", message))
+        return "\n".join(["vital", *["okay"] * (n - 1)])
+    if "supports one nugget" in text:
+        return "SUPPORT"
     if "one claim per line" in text or "split a response" in text:
         return "The answer states one fact.\nIt states a second fact."
     if "grade how well a passage" in text:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
-
 from adaptive_fixtures import build_adaptive_project
 from app_fixtures import Project, open_page
+
 from labeler.retrieval import adaptive, scheduling
 from labeler.store import StoreError, connect, labels
 from labeler.store.access import OWNER
@@ -34,7 +34,7 @@ def _batch(db: sqlite_utils.Database, annotator_id: int) -> list[str]:
 
 
 def test_strategy_setting_is_checked() -> None:
-    from labeler.store.assign import validate_settings
+    from labeler.store.settings import validate_settings
     from pooling.strategies import STRATEGIES
 
     checked = validate_settings({"strategy": "mtf", "stop_recall": "off"}, STRATEGIES)
@@ -190,9 +190,8 @@ def test_models_run_before_the_write_lock_not_under_it(project: Project, monkeyp
 
 
 def test_the_check_sample_is_handed_out_like_any_entry_and_decides_the_stop(project: Project) -> None:
-    from pooling.stopping import check_order, sample_p_value
-
     from labeler.store import candidates as store
+    from pooling.stopping import check_order, sample_p_value
 
     db = connect(project.path)
     scheduling.set_settings(db, {"batch_size": 2, "overlap": 0, "strategy": "rrf", "stop_recall": 0.5,

@@ -43,6 +43,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _jsonl(tmp_path / "items.jsonl", ITEMS)
     _jsonl(tmp_path / "people.jsonl", [{"item_id": f"f{i}", "verdict": "SUPPORTED" if i % 2 else "UNSUPPORTED"} for i in (1, 2, 3)])
     _jsonl(tmp_path / "answers.jsonl", [{"query_id": "q1", "response": "A cat sat. It was on the mat.", "retrieved_ids": ["d1"]}])
+    _jsonl(tmp_path / "nuggets.jsonl", [{"query_id": "q1", "text": "A cat sat on the mat", "importance": "vital"}])
     _jsonl(tmp_path / "judge.jsonl", [{"item_id": f"f{i}", "verdict": "SUPPORTED" if i < 5 else "UNSUPPORTED"} for i in range(1, 7)])
     return tmp_path
 
@@ -120,12 +121,23 @@ def test_every_command_closes_its_project(files: Path, opened: list[sqlite3.Conn
         (["estimate", "p.db", "--judge", "j1", "--metric", "faithfulness-rate"], 0),
         (["estimate", "p.db", "--judge", "j1", "--metric", "win-rate"], 1),
         (["run-judge", "p.db", "--judge", "j2", "--model", "m", "--base-url", server.url, "--task", "faithfulness"], 0),
+        (["disagreements", "p.db", "--judge", "j1"], 0),
+        (["disagreements", "p.db", "--judge", "nobody"], 1),
+        (["jury", "p.db", "--judge", "j1", "--judge", "j2", "--name", "jj"], 0),
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag"], 0),
         (["split-claims", "p.db", "--system", "rag", "--sentences"], 0),
         (["split-claims", "p.db", "--system", "nobody", "--sentences"], 1),
         (["answer-metrics", "p.db", "--system", "rag"], 0),
         (["answer-metrics", "p.db", "--system", "nobody"], 1),
+        (["import-nuggets", "p.db", "nuggets.jsonl"], 0),
+        (["run-judge", "p.db", "--judge", "j2", "--model", "m", "--base-url", server.url, "--task", "nuggets"], 0),
+        (["nugget-metrics", "p.db", "--system", "rag"], 0),
+        (["nugget-metrics", "p.db", "--system", "nobody"], 1),
+        (["nuggetize", "p.db", "--judge", "nz", "--model", "m", "--base-url", server.url], 0),
         (["import-answers", "p.db", "answers.jsonl", "--system", "rag2"], 0),
+        (["export-answers", "p.db", "--system", "rag", "-o", "answers_out.jsonl"], 0),
+        (["sample-answers", "p.db", "--system", "rag", "--n", "1", "--name", "some"], 0),
+        (["import-traces", "p.db", "answers.jsonl", "--system", "traced"], 1),  # not OTLP: refused after opening
         (["gate", "p.db", "--baseline", "rag", "--candidate", "rag2", "--metric", "correctness"], 2),  # no verdicts
         (["split-claims", "p.db", "--system", "rag2", "--judge", "j3", "--model", "m", "--base-url", server.url], 0),
         (["stages", "p.db@v1", "--system", "rag", "--system", "rag2"], 0),

@@ -103,7 +103,7 @@ def test_calibrate_judge_json_has_the_same_keys_for_one_judge_and_several(projec
     one = run_json("calibrate", "p.db", "--judge", "j1", "--n-boot", "20")
     both = run_json("calibrate", "p.db", "--judge", "j1", "--judge", "j2", "--n-boot", "20")
     assert list(one["judges"]) == ["j1"] and list(both["judges"]) == ["j1", "j2"]
-    assert set(one) == set(both) == {"judges", "n_boot", "seed", "relevance_level"}
+    assert set(one) == set(both) == {"judges", "n_boot", "seed", "relevance_level", "nuggets"}
     assert one["relevance_level"] == 1
     j1, j2 = both["judges"]["j1"]["relevance"], both["judges"]["j2"]["relevance"]
     assert set(j1) == set(j2) == set(one["judges"]["j1"]["relevance"])

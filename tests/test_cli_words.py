@@ -17,6 +17,8 @@ from labeler.cli import cli
 #: (command, word): why that word is not repeatable there.
 SINGLE = {
     ("import-answers", "--system"): "one file holds one system's answers",
+    ("import-traces", "--system"): "one file holds one system's traces",
+    ("sample-answers", "--system"): "a sample is drawn from one system's answers",
 }
 
 #: (command, word): why that command's --version or --db reads no golden set.

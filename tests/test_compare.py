@@ -8,7 +8,8 @@ import math
 import pytest
 
 from calibration import CalibrationError
-from calibration.compare import bootstrap_interval, compare_runs, holm, randomisation_p, to_html
+from calibration.compare import bootstrap_interval, compare_runs, holm, randomisation_p
+from calibration.report_compare import to_html
 from calibration.power import minimum_detectable_difference
 
 

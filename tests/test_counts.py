@@ -39,7 +39,7 @@ def test_the_store_counts_imported_labels_and_every_task(project: Project) -> No
     assert (bob.done, bob.assigned) == (3, 0) and (ada.done, ada.assigned) == (1, 0)
     with connect(project.path) as db:
         counts = review.labelled_counts(db, caller=OWNER)
-    none = {"claims": 0, "correctness": 0, "answer-relevance": 0}  # the project has no answers
+    none = {"claims": 0, "correctness": 0, "answer-relevance": 0, "nuggets": 0}  # the project has no answers
     assert counts[project.annotator_id] == {"relevance": 3, "faithfulness": 2, "pairwise": 1} | none
     assert counts[project.admin_id] == {"relevance": 1, "faithfulness": 1, "pairwise": 0} | none
     by_task = {t.task: (t.items, t.labelled, t.overlap_done, t.per_annotator) for t in report.tasks}
@@ -47,7 +47,7 @@ def test_the_store_counts_imported_labels_and_every_task(project: Project) -> No
         "relevance": (15, 3, 1, (("ada", 1), ("bob", 3))),
         "faithfulness": (4, 2, 1, (("ada", 1), ("bob", 2))),
         "pairwise": (8, 1, 0, (("ada", 0), ("bob", 1))),
-        **{task: (0, 0, 0, (("ada", 0), ("bob", 0))) for task in ("claims", "correctness", "answer-relevance")},
+        **{task: (0, 0, 0, (("ada", 0), ("bob", 0))) for task in ("claims", "correctness", "answer-relevance", "nuggets")},
     }
 
 
@@ -78,7 +78,7 @@ def test_stats_mentions_items_verdicts_and_judges(project: Project) -> None:
     _imported(project)
     with connect(project.path) as db:
         counts = verdict_counts(db, caller=OWNER)
-    none = ("claims", "correctness", "answer-relevance")  # the project has no answers
+    none = ("claims", "correctness", "answer-relevance", "nuggets")  # the project has no answers
     assert counts.items == {"faithfulness": 4, "pairwise": 8} | dict.fromkeys(none, 0)
     assert counts.human == {"faithfulness": (3, 2), "pairwise": (1, 1)} | dict.fromkeys(none, (0, 0))
     assert counts.judges == {JUDGE_NAME: {"faithfulness": 4, "pairwise": 8}}

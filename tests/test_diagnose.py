@@ -402,3 +402,38 @@ def test_stages_and_diagnose_count_relevant_chunks_at_every_commands_level(tmp_p
     assert stages["relevance_level"] == why["relevance_level"] == RELEVANCE_LEVEL == 1
     strict = json.loads(invoke("stages", f"{db}@v1", "--system", "rag", "--relevance-level", "2", "--json"))
     assert strict["relevance_level"] == 2
+
+
+def _figure_texts(page: str) -> list[list[str]]:
+    """The texts of each inline SVG of ``page``, in order (parsed as XML: the figure is well formed)."""
+    import xml.etree.ElementTree as ET
+
+    found, at = [], 0
+    while (start := page.find("<svg", at)) >= 0:
+        at = page.index("</svg>", start) + len("</svg>")
+        found.append([t.text or "" for t in ET.fromstring(page[start:at]).iter("{http://www.w3.org/2000/svg}text")])
+    return found
+
+
+def test_stages_html_draws_each_stage_and_the_paired_differences(tmp_path: Path) -> None:
+    db = _two_systems(tmp_path)
+    out = json.loads(invoke("stages", f"{db}@v1", "--system", "A", "--system", "B", "--k", "5", "--json"))
+    invoke("stages", f"{db}@v1", "--system", "A", "--system", "B", "--k", "5", "--html", str(tmp_path / "s.html"))
+    page = (tmp_path / "s.html").read_text(encoding="utf-8")
+    assert page.index("</h1>") < page.index("<svg") < page.index("<table")
+    stages, differences = _figure_texts(page)
+    assert stages[0].startswith("Each stage per system") and {"A", "B", "recall@5", "nDCG@5"} <= set(stages)
+    recall = out["comparison"]["stages"]["recall"]
+    assert differences[0] == "B − A: paired differences per stage (grey: the MDD)"
+    assert any(f"{recall['delta']:.3g} [" in t and "MDD ±" in t for t in differences), differences
+
+
+def test_diagnose_html_draws_the_share_of_each_outcome(tmp_path: Path, generator: JudgeServer) -> None:
+    db = build(tmp_path, generator.url)
+    out = json.loads(invoke("diagnose", f"{db}@v1", "--system", "rag", "--json"))
+    invoke("diagnose", f"{db}@v1", "--system", "rag", "--html", str(tmp_path / "d.html"))
+    (texts,) = _figure_texts((tmp_path / "d.html").read_text(encoding="utf-8"))
+    assert texts[0] == "rag: the answers by outcome (Wilson 95% intervals)"
+    assert {"correct", "retrieval-miss", "generation"} <= set(texts)
+    share = out["counts"]["retrieval-miss"] / out["answers"]
+    assert any(f"{share:.3g} [" in t for t in texts), texts

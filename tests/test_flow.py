@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from app_fixtures import Clock, Project, add_answers, add_verdict_items, build_project
+from app_fixtures import QUERIES, Clock, Project, add_answers, add_verdict_items, build_project
 from labeler.ui import state
+from nugget_fixtures import add_nugget_answers
 from labeler.ui.flow import FLOWS, Flow
 from labeler.store import access, connect, sessions, StoreError
 from labeler.store.access import OWNER
@@ -19,18 +20,20 @@ from labeler.store.vocabulary import TASKS
 # Two choices each page's keys give, and where the page's answers and skips are written.
 CHOICES = {"relevance": (2, 0), "faithfulness": ("SUPPORTED", "UNSUPPORTED"), "pairwise": ("left", "tie"),
            "claims": ("NOT_ONE_CLAIM", "SUPPORTED"), "correctness": ("CORRECT", "INCORRECT"),
-           "answer-relevance": ("MISSES", "ADDRESSES")}
+           "answer-relevance": ("MISSES", "ADDRESSES"), "nuggets": ("SUPPORT", "NOT_SUPPORT")}
 TABLES = {task: ("judgments", "skips") if task == "relevance" else ("human_verdicts", "verdict_skips") for task in CHOICES}
 STALE = "That key came before the next item was on screen, so nothing was saved."
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    """A relevance project with six faithfulness and six pairwise items, and four answers (four
-    correctness and four relevance items, twelve claims), all open to annotators."""
+    """A relevance project with six faithfulness and six pairwise items, four answers (four
+    correctness and four relevance items, twelve claims) and three answers to questions with two
+    nuggets each (six support items), all open to annotators."""
     built = build_project(tmp_path)
     add_verdict_items(built.path, n_faithfulness=6, n_pairwise=6)
     add_answers(built.path, n=4)
+    add_nugget_answers(built.path, list(QUERIES))
     return built
 
 

@@ -72,6 +72,20 @@ def test_twice_the_one_sided_p_is_compares_two_sided_p() -> None:
                    - 2 * one_sided_p(deltas, n_permutations=40_000, seed=3)) < 0.015
 
 
+def test_the_gate_and_compare_hold_one_record_of_the_paired_test() -> None:
+    from calibration.compare import PairedTest, compare_runs
+
+    base, cand = [0.5, 0.25, 1.0, 0.0, 0.75], [0.25, 0.25, 0.5, 0.0, 1.0]
+    gate = gate_metric(base, cand, "nDCG@10", n_boot=500, seed=3)
+    [c] = compare_runs({"A": dict(zip("abcde", base)), "B": dict(zip("abcde", cand))}, "nDCG@10", n_boot=500, seed=3)
+    assert type(gate.test) is PairedTest and isinstance(c, PairedTest)
+    same = ("n", "mean_baseline", "mean_run", "delta", "low", "high", "sd", "mdd")
+    assert [getattr(gate.test, f) for f in same] == [getattr(c, f) for f in same]
+    # The gate reads it as a drop: the candidate's difference, negated, and its interval flipped.
+    assert (gate.drop, gate.low, gate.high, gate.mean_candidate) == (-c.delta, -c.high, -c.low, c.mean_run)
+    assert gate.p_value == one_sided_p([b - a for a, b in zip(base, cand)]) != c.p_value
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(-5, 5), min_size=1, max_size=12))
 def test_the_exact_p_of_a_difference_and_of_its_reverse_cover_every_pattern(values: list[int]) -> None:

@@ -103,7 +103,8 @@ def test_several_metrics_say_their_p_is_holm_adjusted(work: Path) -> None:
 
 def test_the_markdown_summary_prints_each_line_once() -> None:
     from calibration.gate import gate_metric
-    from labeler.diagnosis.gate import Gate, _with, markdown
+    from labeler.commands.reports.gate import markdown
+    from labeler.diagnosis.gate import Gate, _with
 
     result = _with(gate_metric([1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0], "faithfulness"),
                    beside="beside faithfulness: abstention 0.250 (baseline) and 0.500 (candidate)")

@@ -19,7 +19,8 @@ from labeler.cli import cli
 from labeler.judges import JudgeError
 from labeler.judges.client import Endpoint
 from labeler.judges.prompts import DEFAULTS, make_prompt, parse_reply
-from labeler.judges.report import judge_report, to_dict, to_html, to_text
+from calibration.report_judges import to_html, to_text
+from labeler.judges.report import judge_report, to_dict
 from labeler.judges.run import run_judge, units
 from labeler.store import connect
 from labeler.store.access import OWNER

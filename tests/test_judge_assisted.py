@@ -16,16 +16,8 @@ from click.testing import CliRunner
 ppi_py = pytest.importorskip("ppi_py")
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # noqa: E402
 
-from calibration.judge_assisted import (  # noqa: E402
-    Design,
-    Metric,
-    interval,
-    poisson_sample,
-    query_level,
-    run_positions,
-    stratified_estimates,
-    stratified_probabilities,
-)
+from calibration.judge_assisted import poisson_sample, query_level, stratified_probabilities  # noqa: E402
+from calibration.stratified_estimation import Design, Metric, interval, run_positions, stratified_estimates  # noqa: E402
 from calibration.metrics import evaluate_many  # noqa: E402
 from labels_fixtures import label_all, make_project, query_ids, write_jsonl  # noqa: E402
 from labeler.retrieval import scheduling  # noqa: E402
@@ -201,7 +193,7 @@ def test_relevant_counts_by_hand_with_the_best_rank_in_the_model() -> None:
     Query 1: predictions 1, residuals 0, so 1. Without the rank, query 0's one top-ranked label
     stands for its three deeper entries and its count is 4.
     """
-    from calibration.judge_assisted import _Totals
+    from calibration.stratified_estimation import _Totals
 
     query = np.repeat([0, 1], 4)
     sampled = np.array([1, 0, 0, 0, 1, 1, 1, 0], dtype=bool)

@@ -154,7 +154,7 @@ def _long_named_judge(project, tmp_path: Path) -> tuple[object, str]:
 def test_html_folds_the_disagreements_and_scrolls_wide_tables_in_their_own_box(project, tmp_path: Path) -> None:
     from html.parser import HTMLParser
 
-    from labeler.judges.report import to_html
+    from calibration.report_judges import to_html
 
     db, name = _long_named_judge(project, tmp_path)
     report = judge_report(db, ["g", name], caller=OWNER, n_boot=0)
@@ -204,7 +204,7 @@ def test_html_fits_a_1400_px_window_in_chromium(project, tmp_path: Path) -> None
     from playwright.sync_api import sync_playwright
 
     from browser_helpers import WIDE, launch, new_page
-    from labeler.judges.report import to_html
+    from calibration.report_judges import to_html
 
     db, name = _long_named_judge(project, tmp_path)
     page_file = tmp_path / "report.html"
@@ -229,3 +229,30 @@ def test_html_fits_a_1400_px_window_in_chromium(project, tmp_path: Path) -> None
             assert page.evaluate("document.documentElement.scrollWidth") <= WIDE["width"]
         finally:
             browser.close()
+
+
+def test_the_reports_flag_is_the_claims_pages_flag() -> None:
+    from calibration.report_judges import FLAG, flag_note
+    from labeler.store.vocabulary import NOT_ONE_CLAIM, VERDICTS
+
+    assert FLAG == NOT_ONE_CLAIM and FLAG in VERDICTS["claims"]
+    assert f"({NOT_ONE_CLAIM})" in flag_note(2)
+
+
+def test_calibrate_judge_html_draws_each_judge_beside_the_people_ceiling(project, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    path = str(tmp_path / "p.db")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["calibrate", path, "--judge", "g", "--json", "--n-boot", "50",
+                                 "--html", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    pairwise = json.loads(result.output)["judges"]["g"]["pairwise"]
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert page.index("</h1>") < page.index("<svg") < page.index("<table")
+    svg = page[page.index("<svg"):page.index("</svg>") + len("</svg>")]
+    texts = [t.text or "" for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[0] == "Judges against people (95% intervals)"
+    assert {"g: pairwise", "g: relevance", "agreement", "kappa"} <= set(texts)
+    agreement = pairwise["agreement"]
+    assert any(f"{agreement['value']:.3g} [" in t for t in texts), texts

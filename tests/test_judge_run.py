@@ -243,3 +243,20 @@ def test_an_empty_response_reaches_the_judge_as_empty(db, tmp_path: Path) -> Non
     pairwise = {u.target.shown_order: u.message for u in units(db, "pairwise", make_prompt("pairwise", "{first}|{second}"))}
     assert re.fullmatch(empty.format(tag="response_a") + r"\|<response_b id=(\w+)>\nyy\n</response_b id=\2>", pairwise["AB"])
     assert re.fullmatch(r"<response_a id=(\w+)>\nyy\n</response_a id=\1>\|" + empty.format(tag="response_b").replace("\\1", "\\2"), pairwise["BA"])
+
+
+def test_an_endpoint_keeps_one_openai_client_its_pool_as_wide_as_the_calls_in_flight(db, server) -> None:
+    import openai
+
+    endpoint = _endpoint(server)
+    with endpoint:
+        first = run_judge(db, judge="j1", model="m1", endpoint=endpoint, concurrency=3, progress=False, caller=OWNER)
+        client = endpoint._client
+        second = run_judge(db, judge="j2", model="m2", endpoint=endpoint, concurrency=3, progress=False, caller=OWNER)
+        assert endpoint._client is client and isinstance(client, openai.AsyncOpenAI)
+        assert endpoint.connections == 3
+        pool = client._client._transport._pool  # the HTTP client openai was handed, and its connection pool
+        assert pool._max_connections == 3 and pool._max_keepalive_connections == 3
+    assert (first.calls, second.calls, server.count) == (6, 6, 12)
+    # Every request went through openai's client: the key as its bearer token.
+    assert all(a.startswith("Bearer ") for a in server.authorization)

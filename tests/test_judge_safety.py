@@ -122,13 +122,16 @@ def test_a_reply_cut_short_is_unparseable_not_cached_and_said(db, server, tmp_pa
     assert result.exit_code == 0, result.output
     assert "2 calls (2 requests), 0 errors, 2 unparseable" in result.stdout
     assert ("2 replies cut short (1 finish_reason length, 1 longer than the 10,000 characters kept): counted as "
-            "unparseable (a run under another --judge name with a larger --max-tokens asks them again)") in result.stderr
+            "unparseable (a rerun with a larger --max-tokens asks them again)") in result.stderr
     assert db.execute("SELECT raw, verdict, parseable FROM judge_verdicts ORDER BY id").fetchall()[0] == ("2", None, 0)
-    # The reply cut at the budget is not cached (the cache does not know the budget); the other is, with its length.
+    # The reply cut at the budget is not cached (the same budget asks again); the other is, with its length.
     assert db.execute("SELECT raw_length FROM judge_cache").fetchall() == [(MAX_REPLY_CHARS + 1,)]
-    again = CliRunner().invoke(cli, [*args, "--judge", "j2", "--max-tokens", "64"])
+    again = CliRunner().invoke(cli, [*args, "--judge", "j2"])
     assert "1 from the cache, 1 calls" in again.stdout and "1 unparseable" in again.stdout
     assert "1 reply cut short (longer than the 10,000 characters kept): counted as unparseable\n" in again.stderr
+    # The token limit is part of the cache's key: a larger budget asks both again, under the same judge name too.
+    larger = CliRunner().invoke(cli, [*args, "--judge", "j1", "--max-tokens", "64"])
+    assert "0 already done, 0 from the cache, 2 calls" in larger.stdout and "0 unparseable" in larger.stdout
 
 
 # --- deadlines and waits ---------------------------------------------------------------------

@@ -24,13 +24,15 @@ from click.testing import CliRunner
 
 from app_fixtures import Project, add_answers, add_judgments, add_verdict_items, app_test, build_project, press
 from labeler.cli import cli
+import labeler.store as store
 from labeler.store import connect, connection, init_db
 from labeler.store import access, labels, plans
 from labeler.store import verdict_queue as queue
 from labeler.store.access import OWNER
-from labeler.store.assign import get_settings, is_overlap
+from labeler.store.assign import is_overlap
 from labeler.store.migrations import MIGRATIONS
-from labeler.store.migrations.m19_labelling_indexes import SQL as M19
+from labeler.store.migrations.m22_labelling_indexes import SQL as M22
+from labeler.store.settings import get_settings
 from labeler.store.verdict_io import add_verdicts
 from labeler.ui import flow, state
 
@@ -155,7 +157,7 @@ def _old_project(path: Path) -> sqlite3.Connection:
 
 def test_a_project_with_verdicts_from_before_the_open_list_hands_out_as_before(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    before = MIGRATIONS.index(M19)
+    before = MIGRATIONS.index(M22)
     with _old_project(path) as conn:  # a project made by the release before the list
         conn.execute("PRAGMA foreign_keys=ON")
         for script in MIGRATIONS[:before]:
@@ -273,6 +275,7 @@ def test_a_run_of_the_app_reads_the_open_tasks_once(project: Project, tmp_path: 
         return db
 
     monkeypatch.setattr(connection, "connect", traced)
+    monkeypatch.setattr(store, "connect", traced)  # the package keeps the name it handed out first
     at = app_test().run()
     seen.clear()
     at.text_input(key=state.TOKEN_INPUT).input(token)
@@ -318,7 +321,7 @@ def _assigned(db: sqlite_utils.Database, annotator_id: int) -> tuple[str, str]:
 
 def test_a_project_from_before_the_kept_counts_gets_them_counted(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    before = MIGRATIONS.index(M19)
+    before = MIGRATIONS.index(M22)
     with _old_project(path) as conn:
         for script in MIGRATIONS[:before]:
             conn.executescript(script)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import dataclasses
 import hashlib
+import io
 import json
 import sqlite3
 from itertools import combinations
@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from labeler.retrieval import scheduling
-from labeler.store import StoreError, connect
-from labeler.store import access, assign, labels, review
-from labeler.store.rubric import DEFAULT_RUBRIC, current_rubric, rubric_hash, set_rubric
-from labeler.store.vocabulary import OWNER
 from labels_fixtures import add_pool, label_all, make_project, position_of
 
+from labeler.retrieval import scheduling
+from labeler.store import StoreError, access, connect, labels, review
+from labeler.store.rubric import DEFAULT_RUBRIC, current_rubric, rubric_hash, set_rubric
+from labeler.store.settings import Settings, get_settings
+from labeler.store.vocabulary import OWNER
 
 #: A hold that has lapsed: the clock has passed it.
 LONG_AGO = "2000-01-01T00:00:00.000000+00:00"
@@ -490,7 +489,7 @@ def test_export_writes_every_raw_label_as_jsonl(tmp_path: Path) -> None:
 
 def test_settings_have_defaults_and_refuse_bad_values(tmp_path: Path) -> None:
     db = make_project(tmp_path / "p.db")
-    assert assign.get_settings(db) == assign.Settings(overlap=0.2, overlap_k=2, reservation_minutes=30.0, batch_size=10)
+    assert get_settings(db) == Settings(overlap=0.2, overlap_k=2, reservation_minutes=30.0, batch_size=10)
     assert labels.set_settings(db, {"overlap": "0.5", "batch_size": 4}, caller=OWNER).overlap == 0.5
     for values, message in (
         ({"overlap": 1.5}, "outside"),
@@ -501,7 +500,7 @@ def test_settings_have_defaults_and_refuse_bad_values(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match=message):
             labels.set_settings(db, values, caller=OWNER)
     reopened = connect(tmp_path / "p.db")
-    assert assign.get_settings(reopened) == assign.Settings(overlap=0.5, batch_size=4)
+    assert get_settings(reopened) == Settings(overlap=0.5, batch_size=4)
 
 
 RIGHTS_CHECKED = (

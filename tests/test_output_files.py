@@ -257,7 +257,7 @@ def test_export_refuses_a_read_only_file_inside_a_previous_export_and_writes_not
 
 
 def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from labeler.retrieval import golden_set
+    from labeler.retrieval import export_folder
 
     db = project(tmp_path)
     out = tmp_path / "golden"
@@ -268,7 +268,7 @@ def test_a_failed_export_leaves_the_previous_one_intact(tmp_path: Path, monkeypa
         (folder / "golden.jsonl").write_text(json.dumps(records[0]) + "\n" + '{"query_id": "q1", "doc')
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setitem(golden_set._WRITERS, "jsonl", half_then_fail)
+    monkeypatch.setitem(export_folder._WRITERS, "jsonl", half_then_fail)
     assert "cannot write the export (No space left on device)" in refused(*export_args(db, out, "trec", "jsonl"))
     assert snapshot(out) == before
     assert siblings(out) == []
@@ -282,7 +282,7 @@ def test_an_export_killed_mid_write_leaves_the_previous_one_intact(tmp_path: Pat
     # The export writes half of golden.jsonl, says so, and waits on its stdin: killed right there.
     script = (
         "import sys\n"
-        "from labeler.retrieval import golden_set\n"
+        "from labeler.retrieval import export_folder\n"
         "from labeler.cli import cli\n"
         "def half(folder, rows, records, **_):\n"
         "    with (folder / 'golden.jsonl').open('w') as handle:\n"
@@ -290,7 +290,7 @@ def test_an_export_killed_mid_write_leaves_the_previous_one_intact(tmp_path: Pat
         "        handle.flush()\n"
         "        print('writing', flush=True)\n"
         "        sys.stdin.readline()\n"
-        "golden_set._WRITERS['jsonl'] = half\n"
+        "export_folder._WRITERS['jsonl'] = half\n"
         "cli(sys.argv[1:], prog_name='goldpool')\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent), *sys.path])}

@@ -84,6 +84,16 @@ TO_RUN: list[str] = [
     "goldpool split-claims project.db --system my-rag --judge splitter-v1 --model M --base-url URL",
     "goldpool answer-metrics project.db",
     "goldpool answer-metrics project.db --judge qwen-v1 --html metrics.html",
+    "goldpool import-traces project.db traces.jsonl --system my-rag-prod --batch 2026-W49",
+    "goldpool import-traces project.db phoenix_spans.parquet --system my-rag-prod --batch 2026-W50",
+    "goldpool export-answers project.db --system my-rag-prod -o sample.jsonl",
+    "goldpool sample-answers project.db --system my-rag-prod --n 6 --design stratified --by batch --name weekly",
+    "goldpool label-settings project.db answer_sample=weekly",
+    "goldpool answer-metrics project.db --system my-rag-prod --by batch --html batches.html",
+    "goldpool import-nuggets project.db nuggets.jsonl",
+    "goldpool nuggetize project.db --judge nuggetizer-v1 --model M --base-url URL",
+    "goldpool run-judge project.db --judge qwen-v1 --model M --base-url URL --task nuggets",
+    "goldpool nugget-metrics project.db --judge qwen-v1 --html nuggets.html",
     "goldpool stages project.db@v1 --system my-rag --k 10",
     "goldpool stages project.db@v1 --system old --system new",
     "goldpool gold-context project.db@v1 --system my-rag --base-url URL --model M [--prompt team.txt]",
@@ -95,6 +105,11 @@ TO_RUN: list[str] = [
     "OPENAI_API_KEY=... goldpool run-judge project.db --judge qwen-v1 --model qwen2.5-7b --base-url http://127.0.0.1:8000/v1 --task pairwise",
     "goldpool calibrate project.db --judge qwen-v1 --judge umbrela --html judges.html",
     "goldpool estimate project.db --judge qwen-v1 --metric win-rate",
+    "goldpool run-judge project.db --judge qwen-v2 --model M --base-url URL --task pairwise --prompt v2.txt --dry-run --price-in 0.15 --price-out 0.60",
+    "goldpool run-judge project.db --judge qwen-v2 --model M --base-url URL --task pairwise --prompt v2.txt --repeats 3 --temperature 0.7",
+    "goldpool calibrate project.db --judge qwen-v1 --judge qwen-v2 --paired",
+    "goldpool disagreements project.db --judge qwen-v2 --html disagreements.html",
+    "goldpool jury project.db --judge qwen-v1 --judge qwen-v2 --name panel",
     "goldpool run-judge project.db --judge qwen-v1 --model qwen2.5-7b --base-url URL --task relevance",
     "goldpool plan-sample project.db --name tenth --share 0.1 --design stratified --judge qwen-v1",
     "goldpool label-settings project.db sample=tenth",
@@ -137,6 +152,10 @@ SETUP_BEFORE: dict[str, list[str]] = {
         f"{G} import-verdicts project.db setup/answer_verdicts_carol.jsonl --annotator carol",
         *(f"{G} run-judge project.db --judge qwen-v1 --model M --base-url URL --task {task}"
           for task in ("claims", "correctness", "answer-relevance", "faithfulness")),
+    ],
+    # People's support labels on half the questions, for the people's and PPI++'s nugget scores.
+    "goldpool nugget-metrics project.db --judge qwen-v1 --html nuggets.html": [
+        f"{G} import-verdicts project.db setup/support_carol.jsonl --annotator carol",
     ],
     # The stages section wants a frozen version; the README freezes v1 further down, in the
     # judge-assisted section, where the same grades make no new version.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labels_fixtures import make_project
+
 from labeler.retrieval.scheduling import Scheduler
 from labeler.store import access, labels
-from labeler.store.assign import Entry, Offer, Request, Settings, is_overlap, shuffle_key
-from labels_fixtures import make_project
+from labeler.store.assign import Entry, Offer, Request, is_overlap, shuffle_key
+from labeler.store.settings import Settings
 
 
 def _docs(query_id: str, share: float, overlap: bool, n: int) -> list[str]:

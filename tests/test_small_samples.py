@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from app_fixtures import Project, add_judgments, open_page
 from calibration import cohen_kappa, format_estimate, project_report, to_dict, to_markdown
 from calibration.agreement import ONE_ITEM
-from calibration.report import Label
+from calibration.summary import Label
 from labeler.cli import cli
 
 

@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from pooling import PoolingError
-from pooling.stopping import _decide, estimate, fit_logistic, mixture, poisson_binomial, unfound_draws, unfound_probabilities
+from pooling.recall_estimate import (
+    estimate,
+    estimate_from_draws,
+    fit_logistic,
+    mixture,
+    poisson_binomial,
+    unfound_draws,
+    unfound_probabilities,
+)
 from pooling.strategies import Candidates
 
 
@@ -33,7 +41,7 @@ def test_poisson_binomial_equals_enumerating_every_outcome(p):
 def test_equal_probabilities_give_the_binomial_and_its_quantiles():
     p = [0.3] * 40
     assert poisson_binomial(p) == pytest.approx(binom.pmf(np.arange(41), 40, 0.3))
-    e = _decide("q", 60, 30, p, target=0.8, confidence=0.9)
+    e = estimate_from_draws("q", 60, 30, p, target=0.8, confidence=0.9)
     assert e.remaining == pytest.approx(12.0)  # 40 * 0.3
     assert (e.remaining_low, e.remaining_high) == (binom.ppf(0.05, 40, 0.3), binom.ppf(0.95, 40, 0.3))
     assert e.recall == pytest.approx(30 / 42)
@@ -43,11 +51,11 @@ def test_equal_probabilities_give_the_binomial_and_its_quantiles():
 def test_stop_when_target_recall_is_reached_with_the_stated_confidence():
     # 8 found, target 0.8: at most 8 * 0.25 = 2 may remain; P(R <= 2) over 10 x p
     assert binom.cdf(2, 10, 0.1) == pytest.approx(0.9298, abs=1e-4)
-    assert _decide("q", 20, 8, [0.1] * 10, 0.8, 0.9).stop is True
+    assert estimate_from_draws("q", 20, 8, [0.1] * 10, 0.8, 0.9).stop is True
     assert binom.cdf(2, 10, 0.2) == pytest.approx(0.6778, abs=1e-4)
-    assert _decide("q", 20, 8, [0.2] * 10, 0.8, 0.9).stop is False
+    assert estimate_from_draws("q", 20, 8, [0.2] * 10, 0.8, 0.9).stop is False
     # the same 10 x 0.1 falls short of a 95% confidence
-    assert _decide("q", 20, 8, [0.1] * 10, 0.8, 0.95).stop is False
+    assert estimate_from_draws("q", 20, 8, [0.1] * 10, 0.8, 0.95).stop is False
 
 
 def _ranked(n: int) -> Candidates:
@@ -120,7 +128,7 @@ def test_parameter_uncertainty_widens_the_interval():
     draws = unfound_draws(c, labels)
     assert draws.shape == (64, 160)
     e = estimate(c, labels)
-    point = _decide("q", 40, sum(labels.values()), draws.mean(axis=0), 0.8, 0.9)
+    point = estimate_from_draws("q", 40, sum(labels.values()), draws.mean(axis=0), 0.8, 0.9)
     assert e.remaining == pytest.approx(point.remaining)
     assert e.remaining_high - e.remaining_low > point.remaining_high - point.remaining_low
 
@@ -196,7 +204,7 @@ def test_the_oracle_is_the_first_judgment_reaching_the_target():
 
 
 def test_every_rule_by_name():
-    from labeler.store.assign import Settings
+    from labeler.store.settings import Settings
     from pooling.stopping import DEFAULT_RULE, RULES, CheckSample, check_order, decide
 
     assert Settings().stop_rule == DEFAULT_RULE and DEFAULT_RULE in RULES
@@ -290,7 +298,7 @@ def test_with_the_strategys_scores_the_interval_claims_no_upper_end_of_recall():
     assert (fed.remaining_low, fed.recall_high) == (0, 1.0)
     assert fed.remaining_low <= fed.remaining <= fed.remaining_high
     assert fed.recall_low <= fed.recall < fed.recall_high
-    unwidened = _decide("q", fed.judged, fed.found,
+    unwidened = estimate_from_draws("q", fed.judged, fed.found,
                         unfound_draws(c, labels, scores=scores), 0.8, 0.9)
     assert (fed.recall_low, fed.remaining_high, fed.stop) == (unwidened.recall_low, unwidened.remaining_high, unwidened.stop)
 
@@ -348,8 +356,8 @@ def test_strategy_scores_build_the_features_once_for_every_fold(monkeypatch):
     from pooling.stopping import strategy_scores
 
     built = []
-    real = strategies._with_ranks
-    monkeypatch.setattr(strategies, "_with_ranks", lambda *a: built.append(1) or real(*a))
+    real = strategies.with_rank_features
+    monkeypatch.setattr(strategies, "with_rank_features", lambda *a: built.append(1) or real(*a))
     strategies._LAST.clear()
     c, labels = _active_query(7)
     assert strategy_scores("active", c, labels) == _plain_strategy_scores(c, labels)

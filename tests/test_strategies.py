@@ -188,11 +188,11 @@ def test_judging_one_by_one_exhausts_the_candidates(strategy, scenario, relevant
 
 
 def test_active_rank_features_are_one_over_log2_of_one_plus_rank():
-    from pooling.strategies import _tfidf, _with_ranks
+    from pooling.strategies import tfidf_features, with_rank_features
 
     c = _solar()
-    matrix, row = _tfidf(c.query_text, tuple(sorted(c.texts.items())))
-    ranks = _with_ranks(matrix, c, row).toarray()[:, -2:]  # bm25, dense
+    matrix, row = tfidf_features(c.query_text, tuple(sorted(c.texts.items())))
+    ranks = with_rank_features(matrix, c, row).toarray()[:, -2:]  # bm25, dense
     assert ranks[0].tolist() == [1.0, 1.0]  # the query: a perfect rank in both
     # s1: bm25 rank 2 -> 1 / log2(3) = 0.6309, dense rank 2 -> the same
     assert ranks[row["s1"]] == pytest.approx([0.63093, 0.63093], abs=1e-5)

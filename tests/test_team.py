@@ -6,15 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from labels_fixtures import label_all, make_project
 
 from calibration import project_report
 from labeler.retrieval import scheduling
-from labeler.store import StoreError, connect
-from labeler.store import access, assign, labels, sessions
-from labeler.store.vocabulary import OWNER
+from labeler.store import StoreError, access, connect, labels, sessions
 from labeler.store.assign import is_overlap
-from labeler.store.vocabulary import GRADES
-from labels_fixtures import label_all, make_project
+from labeler.store.holds import release_holds
+from labeler.store.vocabulary import GRADES, OWNER
 
 
 def _overlap_entries(db, share: float) -> set[tuple[str, str]]:
@@ -97,7 +96,7 @@ def test_an_admin_who_labelled_once_is_never_pushed_overlap_copies(tmp_path: Pat
     boss, _ = access.add_annotator(db, "boss", role="admin")
     item = scheduling.next_item(db, boss.id)  # the admin chose to label once
     labels.record_judgment(db, boss.id, item.query_id, item.doc_id, 1, 1.0)
-    assign.release_holds(db, boss.id)
+    release_holds(db, boss.id)
     before = db.execute("SELECT count(*) FROM assignments WHERE annotator_id = ?", [boss.id]).fetchone()[0]
     ann, _ = access.add_annotator(db, "ann")
     for _ in range(12):
@@ -113,7 +112,7 @@ def test_released_holds_go_to_the_next_annotator_at_once(tmp_path: Path) -> None
     scheduling.next_item(db, boss.id)  # ten entries held for 30 minutes
     ann, _ = access.add_annotator(db, "ann")
     assert scheduling.next_item(db, ann.id) is None  # held: nothing for ann
-    assign.release_holds(db, boss.id)
+    release_holds(db, boss.id)
     assert scheduling.next_item(db, ann.id) is not None
     assert label_all(db, [ann.id]) == 10
 

@@ -7,15 +7,25 @@ import re
 from pathlib import Path
 
 import pytest
+from app_fixtures import (
+    JUDGE_NAME,
+    JUDGE_RAW,
+    MODEL_NAMES,
+    XSS_PAYLOAD,
+    Project,
+    add_verdict_items,
+    build_project,
+    open_page,
+    page_text,
+    press,
+)
 from streamlit.testing.v1 import AppTest
 
-from app_fixtures import JUDGE_NAME, JUDGE_RAW, MODEL_NAMES, XSS_PAYLOAD, Project, add_verdict_items, build_project, open_page, page_text, press
-from labeler.ui import state
 from labeler.judges.report import judge_report, task_dict
-from labeler.store import connect
-from labeler.store import labels
+from labeler.store import connect, labels
 from labeler.store.access import OWNER
-from labeler.store.assign import enabled_tasks
+from labeler.store.settings import enabled_tasks
+from labeler.ui import state
 from labeler.ui.pages import ADMIN_REFUSAL
 
 
@@ -116,7 +126,7 @@ def test_sidebar_lists_only_open_task_pages() -> None:
 
     def listed(open_tasks: tuple[str, ...]) -> tuple[list[str], list[str]]:
         specs = _task_specs(open_tasks)
-        assert len(specs) == 6  # every task page keeps its address
+        assert len(specs) == 7  # every task page keeps its address
         return [s[1] for s in specs if s[4]], [s[1] for s in specs if s[3]]
 
     assert listed(("faithfulness", "pairwise")) == (["Faithfulness", "Pairwise"], ["Faithfulness"])
@@ -124,6 +134,7 @@ def test_sidebar_lists_only_open_task_pages() -> None:
         ["Claims", "Correctness", "Answer relevance"], ["Claims"])
     assert listed(("relevance", "pairwise")) == (["Label", "Pairwise"], ["Label"])
     assert listed(()) == (["Label"], ["Label"])
+    assert listed(("nuggets",)) == (["Nugget support"], ["Nugget support"])
 
 
 def test_admin_chooses_the_tasks_on_the_tasks_page(project: Project) -> None:

@@ -8,16 +8,23 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
+from app_fixtures import (
+    JUDGE_NAME,
+    MODEL_NAMES,
+    Clock,
+    Project,
+    add_verdict_items,
+    build_project,
+)
 from click.testing import CliRunner
 
-from app_fixtures import Clock, JUDGE_NAME, MODEL_NAMES, Project, add_verdict_items, build_project
 from labeler.cli import cli
-from labeler.ui.flow import FLOWS
-from labeler.store import StoreError, connect
-from labeler.store import access, labels
+from labeler.store import StoreError, access, connect, labels
 from labeler.store import verdict_queue as queue
 from labeler.store.access import OWNER
-from labeler.store.assign import enabled_tasks, is_overlap
+from labeler.store.assign import is_overlap
+from labeler.store.settings import enabled_tasks
+from labeler.ui.flow import FLOWS
 
 
 @pytest.fixture

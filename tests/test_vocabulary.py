@@ -130,9 +130,10 @@ def test_the_current_row_scan_finds_each_old_spelling(sql: str) -> None:
 
 
 def test_tasks_are_listed_in_page_order_and_each_knows_its_verdicts() -> None:
-    assert v.TASKS == ("relevance", "faithfulness", "pairwise", "claims", "correctness", "answer-relevance")
-    assert v.KINDS == ("faithfulness", "pairwise", "claims", "correctness", "answer-relevance")
-    assert v.ANSWER_TASKS == ("claims", "correctness", "answer-relevance")
+    assert v.TASKS == ("relevance", "faithfulness", "pairwise", "claims", "correctness", "answer-relevance", "nuggets")
+    assert v.KINDS == ("faithfulness", "pairwise", "claims", "correctness", "answer-relevance", "nuggets")
+    assert v.ANSWER_TASKS == ("claims", "correctness", "answer-relevance", "nuggets")
+    assert v.VERDICTS["nuggets"] == ("SUPPORT", "PARTIAL_SUPPORT", "NOT_SUPPORT")
     assert v.VERDICTS["relevance"] == ("0", "1", "2", "3")
     assert v.VERDICTS["claims"] == ("SUPPORTED", "UNSUPPORTED", "NOT_ONE_CLAIM")
     assert v.JUDGE_VERDICTS["claims"] == ("SUPPORTED", "UNSUPPORTED")

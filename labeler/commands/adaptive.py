@@ -31,14 +31,13 @@ def simulate_pooling(
     stop, against the oracle's judgments (the first judgment at which the order reached the
     target).
     """
-    from labeler.retrieval.adaptive import simulate
-    from pooling.strategies import STRATEGIES
+    from labeler.commands.reports.pooling import simulation_html  # lazy: start-up
+    from pooling.strategies import STRATEGIES  # lazy: start-up
+    from labeler.retrieval.adaptive import simulate  # lazy: start-up
 
     result = simulate(project.db, qrels, list(strategies) or list(STRATEGIES), budgets=budgets, stop_every=stop_every,
                       rules=list(rules))
     if html_path:
-        from labeler.retrieval.pooling_report import simulation_html
-
         with output_file(html_path) as out:
             out.write(simulation_html(result))
     if as_json:

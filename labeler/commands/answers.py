@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from labeler.commands.common import Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
+from labeler.commands.common import endpoint_options, Project, each_system, echo_json, file_argument, json_option, plural, with_project, judge_option
+from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 
 
 @click.command("import-answers")
@@ -12,8 +15,11 @@ from labeler.commands.common import Project, each_system, echo_json, file_argume
 @file_argument
 @click.option("--system", required=True,
               help="Name of the system that generated the answers (one: a file holds one system's answers).")
+@click.option("--batch", default=None, metavar="NAME",
+              help="The batch the answers belong to (a week, a release; default: each record's batch, else today's date, "
+                   "UTC).")
 @json_option
-def import_answers(project: Project, file: str, system: str, as_json: bool) -> None:
+def import_answers(project: Project, file: str, system: str, batch: str | None, as_json: bool) -> None:
     """Add the answers of one SYSTEM from a JSONL, CSV or Parquet FILE to DB.
 
     \b
@@ -31,15 +37,19 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
     question, so a system answers each question once. Importing the same file again changes
     nothing; changed text under an existing answer_id is refused. Other keys are kept as
     metadata; one that looks like a field (Question, ground_truths...) is named in a warning.
+    Answers go into --batch NAME (a record's own "batch", as export-answers writes it, must
+    agree), else their record's batch, else the import's date; with a batch named, an answer
+    without answer_id is told apart by its batch too, so a question asked again in a later
+    batch is a new answer. A record's "system" must be SYSTEM.
 
     JSON keys: file, system, added, unchanged, claims (added from the file), linked (answers
     of the file that are project queries).
     """
-    from labeler.generation.answers import ImportReport
-    from labeler.generation.answers import import_answers as run
-    from labeler.store.access import OWNER
+    from labeler.generation.answers import ImportReport  # lazy: start-up
+    from labeler.generation.answers import import_answers as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
-    result, linked = run(project.db, file, system, caller=OWNER)
+    result, linked = run(project.db, file, system, caller=OWNER, batch=batch)
     for warning in result.warnings:
         click.echo(f"warning: {file}: {warning}", err=True)
     r = ImportReport(file, system, result.added, result.unchanged, result.claims, linked)
@@ -57,23 +67,21 @@ def import_answers(project: Project, file: str, system: str, as_json: bool) -> N
 @judge_option(help="Ask a judge model, stored under this name, for one claim per line.")
 @click.option("--model", default=None, help="Model name the endpoint serves (with --judge).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (with --judge).")
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Split at most N more answers this run (--judge).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@endpoint_options("Split at most N more answers this run (--judge).")
 @json_option
+@call_options
 def split_claims(project: Project, system: str, sentences: bool, judge: str | None, model: str | None,
                  base_url: str | None, concurrency: int, limit: int | None, timeout: float, attempts: int,
-                 max_tokens: int, as_json: bool) -> None:
+                 max_tokens: int, as_json: bool, calls: CallOptions) -> None:
     """Give each answer of SYSTEM in DB that has no claims yet its claims, ANSWER_ID#N.
 
     --sentences cuts the response into sentences (claims marked as sentence-level).
     --judge NAME --model M --base-url URL asks a judge model for one checkable fact per line
     (a versioned prompt; its hash is stored with every claim). The key is read from
-    OPENAI_API_KEY, calls are cached by (model, prompt hash, question and response), and an
-    interrupted run resumes: an answer that has claims is done. A reply that is not one claim
+    OPENAI_API_KEY, calls are cached by everything that changes a reply (endpoint, model, prompt
+    hash, question and response, --temperature, --max-tokens, --sampling), and an interrupted
+    run resumes: an answer that has claims is done. --dry-run counts the calls it would make and
+    their prompt tokens, and sends nothing; a run ends with the tokens the endpoint reported. A reply that is not one claim
     per line (or NONE) is counted as unparseable and gives no claims, and so is a reply cut short
     (the model stopped at --max-tokens, or it is longer than the 10,000 characters kept: said,
     and a rerun with a larger --max-tokens asks those cut at the budget again). The question and
@@ -88,30 +96,24 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
     from_cache, errors, unparseable, cut_short (replies cut short among the unparseable, by why:
     length for finish_reason length, kept for longer than what is kept).
     """
-    from labeler.store.access import OWNER
+    from labeler.generation.sentences import SPLITTER  # lazy: start-up
+    from labeler.generation.answers import SplitReport  # lazy: start-up
+    from labeler.generation.answers import split_claims as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     if sentences == (judge is not None):
         raise click.UsageError("say how to split: --sentences, or --judge NAME --model M --base-url URL")
     if judge is not None and (model is None or base_url is None):
         raise click.UsageError("--judge needs --model and --base-url")
-    from labeler.generation.answers import SplitReport
-
     if sentences:
-        from labeler.generation.answers import split_claims as run
-        from labeler.generation.sentences import SPLITTER
-
         r = SplitReport(system, SPLITTER, **run(project.db, system, caller=OWNER))
     else:
-        from labeler.commands.judge import clear_text_warning
-        from labeler.judges.claims import split_with_judge
-        from labeler.judges.client import Endpoint
-
-        warning = clear_text_warning(base_url)
-        if warning:
-            click.echo(warning, err=True)
-        with Endpoint(base_url, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
-            s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=endpoint,
-                                 concurrency=concurrency, limit=limit, caller=OWNER)
+        s, endpoint = _split_by_judge(project, system, judge, model, base_url, calls,  # type: ignore[arg-type]
+                                      concurrency=concurrency, limit=limit, caller=OWNER,
+                                      endpoint={"timeout": timeout, "attempts": attempts, "max_tokens": max_tokens})
+        if endpoint.plan is not None:
+            calls.finish(endpoint, as_json=as_json)
+            return
         r = SplitReport(system, s.prompt_hash, s.answers, s.claims, s.total - s.answers, s.calls, s.from_cache,
                         s.errors, s.unparseable, s.cut)
     if as_json:
@@ -123,9 +125,23 @@ def split_claims(project: Project, system: str, sentences: bool, judge: str | No
             line += f"; {r.from_cache} from the cache, {r.calls} calls, {r.errors} errors, {r.unparseable} unparseable"
         click.echo(line)
     if judge is not None:
-        from labeler.commands.judge import report_calls
-
         report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="counted as unparseable, no claims stored")
+        calls.finish(endpoint, as_json=as_json)
+
+
+def _split_by_judge(project: Project, system: str, judge: str, model: str, base_url: str, calls: CallOptions, *,
+                    concurrency: int, limit: int | None, endpoint: dict[str, Any], caller: Any) -> tuple[Any, Any]:
+    """Ask the judge model at ``base_url`` for the claims (a warning first when the key would go
+    out in clear text): the summary and the endpoint called (its plan, on a dry run)."""
+    from labeler.judges.claims import split_with_judge  # lazy: start-up
+
+    warning = clear_text_warning(base_url)
+    if warning:
+        click.echo(warning, err=True)
+    with calls.endpoint(base_url, model=model, **endpoint) as client:
+        s = split_with_judge(project.db, system, judge=judge, model=model, endpoint=client,
+                             concurrency=concurrency, limit=limit, caller=caller)
+    return s, client
 
 
 COMMANDS: list[click.Command] = [import_answers, split_claims]

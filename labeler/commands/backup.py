@@ -18,7 +18,7 @@ def backup(project: Project, dest: str) -> None:
     DEST is replaced only once the copy is whole and checked; a copy of the file with `cp`
     can catch half a transaction and misses what still sits in DB-wal.
     """
-    from labeler.project import backup as run
+    from labeler.project import backup as run  # lazy: start-up
 
     pages = run(project.db, dest)
     size = Path(dest).stat().st_size

@@ -21,10 +21,13 @@ from labeler.commands.common import (
     seed_option,
     with_project,
 )
+from labeler.commands.judge import calibrate_judges, compare_judges
+from labeler.store.vocabulary import GRADES, OWNER
+from pooling import PoolingError
 
 if TYPE_CHECKING:
     from calibration.bootstrap import Estimate
-    from calibration.report import RaterComparison
+    from calibration.summary import RaterComparison
     from pooling.qrels import LabelFile
 
 _WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
@@ -32,14 +35,14 @@ _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 def _row(name: str, estimate: Estimate, width: int = 22) -> str:
-    from calibration import format_estimate
+    from calibration import format_estimate  # lazy: start-up
 
     return f"{name:<{width}}{format_estimate(estimate, why=False):<28}{estimate.n:>8}"
 
 
 def _agree_text(pair: RaterComparison) -> list[str]:
-    from calibration import format_estimate
-    from calibration.report import interval_note, undefined_notes
+    from calibration import format_estimate  # lazy: start-up
+    from calibration.report import interval_note, undefined_notes  # lazy: start-up
 
     summary, ceiling = pair.comparison.summary, pair.comparison.ceiling
     counts = pair.counts
@@ -141,8 +144,8 @@ def agree(
     n_boot, seed, each statistic as {value, low, high, n}, ceiling (with --ceiling), per_class,
     confusion.
     """
-    from calibration.report import RaterComparisons
-    from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs
+    from calibration.summary import RaterComparisons  # lazy: start-up
+    from pooling.qrels import is_judgments_export, read_labels, read_raters, rater_pairs  # lazy: start-up
 
     scale = _scale(grades)
     read = dict(fmt=fmt, keys=keys, label=label, grades=scale)
@@ -170,10 +173,9 @@ def _compare_pairs(
     seed: int,
 ) -> list[RaterComparison]:
     """Join and compare each pair of raters; a pair sharing no item is left out unless it is the only one."""
-    from calibration import compare_labels
-    from calibration.report import RaterComparison
-    from pooling import PoolingError
-    from pooling.qrels import join_labels, scale_warnings
+    from calibration import compare_labels  # lazy: start-up
+    from calibration.summary import RaterComparison  # lazy: start-up
+    from pooling.qrels import join_labels, scale_warnings  # lazy: start-up
 
     results: list[RaterComparison] = []
     refused: list[PoolingError] = []
@@ -245,7 +247,7 @@ def plan_command(
     residuals), against people alone; --json: {"judge", "width", "pairs", "sd_people",
     "sd_residual", "people_alone", "with_judge", "ratio", "basis"}.
     """
-    from calibration import plan_summary, plan_text
+    from calibration import plan_summary, plan_text  # lazy: start-up
 
     if judge or width is not None:
         _plan_with_judge(judge, width, db_path, as_json)
@@ -270,9 +272,7 @@ def _plan_with_judge(judge: str | None, width: float | None, db_path: str | None
     if not (judge and width is not None and db_path):
         raise click.UsageError("--judge, --width and --db go together: the plan reads the judge's grades and the "
                                "people's labels from the project")
-    from labeler.commands.common import Project
-    from labeler.retrieval.judge_assisted import plan_budget
-    from labeler.store.access import OWNER
+    from labeler.retrieval.judge_assisted import plan_budget  # lazy: start-up
 
     project = Project(db_path)
     try:
@@ -298,10 +298,18 @@ def _plan_with_judge(judge: str | None, width: float | None, db_path: str | None
 @click.option("--save", is_flag=True,
               help="With --judge: store each judge's calibration in DB as its card, which every later number "
                    "resting on the judge prints beside it.")
+@click.option("--paired", is_flag=True,
+              help="With --judge A --judge B: the difference in agreement and kappa with people on the same items, "
+                   "with a paired bootstrap interval (two prompt versions, two models).")
+@click.option("--price-in", type=click.FloatRange(min=0), default=None,
+              help="With --save: the price of a million prompt tokens, for the cost the card carries.")
+@click.option("--price-out", type=click.FloatRange(min=0), default=None,
+              help="With --save: the price of a million reply tokens.")
 @relevance_level_option
 @n_boot_option
 @seed_option
 def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tuple[str, ...], save: bool,
+              paired: bool, price_in: float | None, price_out: float | None,
               relevance_level: int, n_boot: int, seed: int) -> None:
     """Agreement between the annotators of project DB, label distributions, and what it resolves.
 
@@ -310,7 +318,11 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     that judge against the annotators per task, beside the human ceiling, with its biases,
     cost and the smallest system difference it resolves; its sensitivity and specificity on
     relevance count a grade at or above --relevance-level as relevant (people's agreement
-    compares whole grades and does not depend on it).
+    compares whole grades and does not depend on it). On nuggets, the support kappa has linear
+    weights, and the run level adds Kendall's tau between the systems' order by the judge and
+    by people (bootstrap over questions) and, for a judge that proposed nuggets (nuggetize), the
+    shares of its proposals people kept, edited and dropped, and of people's nuggets it missed:
+    --json "nuggets": {NAME: {"order": {SCORE: {value, low, high, n}}, "systems", "nuggetizer"}}.
 
     The relevance counts are judgments of pool entries; people's verdicts on every other task
     (faithfulness, with answers' whole-answer items, pairwise, claims, correctness, answer
@@ -330,19 +342,34 @@ def calibrate(project: Project, as_json: bool, html_path: str | None, judges: tu
     --save (with --judge) stores each judge's card: per task the model, prompt hash, date,
     agreement and kappa with intervals, the human ceiling and n; --json then adds "cards":
     {NAME: {"line", "tasks": {TASK: {...}}}}. A judge whose prompt changes afterwards is
-    reported as uncalibrated until it is calibrated again.
-    """
-    if judges:
-        from labeler.commands.judge import calibrate_judges
+    reported as uncalibrated until it is calibrated again. A card also carries the settings and
+    repeats of the verdicts, their test-retest agreement, the tokens the endpoint reported for
+    them and, with --price-in/--price-out, their cost.
 
-        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed, relevance_level, save=save)
+    Each judge's task also has "retest": the judge against itself over the repeats of
+    run-judge --repeats ({repeats, n, n_pairs, kappa, kappa_weights, agreement, flip_rate (the
+    share of pairs of repeats of one item that differ), ties}; repeats 1 and nulls for a judge
+    asked once).
+
+    --paired with --judge A --judge B: {"paired": {a, b, tasks: {TASK: {n, n_pairs, n_changed,
+    kappa_weights, agreement: {a, b, difference}, kappa: {a, b, difference}}}, skipped, n_boot,
+    seed, interval}}, the difference A - B on the items both judges and people labelled.
+    """
+    if paired:
+        return compare_judges(project.db, judges, as_json, n_boot, seed)
+    if judges:
+        return calibrate_judges(project.db, judges, as_json, html_path, n_boot, seed, relevance_level, save=save,
+                                prices=(price_in, price_out))
     if save:
         raise click.UsageError("--save stores a judge's card: give --judge NAME")
-    from calibration import project_report, to_html, to_text
-    from labeler.store.labels import latest_judgments
-    from labeler.store.vocabulary import OWNER
-    from labeler.store.verdicts import task_verdict_rows
-    from labeler.store.vocabulary import GRADES
+    _calibrate_people(project, as_json, html_path, n_boot, seed)
+
+
+def _calibrate_people(project: Project, as_json: bool, html_path: str | None, n_boot: int, seed: int) -> None:
+    """``calibrate`` without --judge: the project's people against each other."""
+    from calibration import project_report, to_html, to_text  # lazy: start-up
+    from labeler.store.labels import latest_judgments  # lazy: start-up
+    from labeler.store.verdicts import task_verdict_rows  # lazy: start-up
 
     report = project_report(latest_judgments(project.db, caller=OWNER), grades=tuple(GRADES), n_boot=n_boot, seed=seed,
                             verdicts=task_verdict_rows(project.db, caller=OWNER))

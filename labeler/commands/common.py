@@ -75,7 +75,7 @@ class Project:
     def db(self) -> sqlite_utils.Database:
         """The open project (``labeler.store.connect``); StoreError when it is not one."""
         if self._db is None:
-            from labeler.store import connect
+            from labeler.store import connect  # lazy: start-up
 
             self._db = connect(self.path)
         return self._db
@@ -83,7 +83,7 @@ class Project:
     def create(self) -> sqlite_utils.Database:
         """The project, created or brought up to date first (``labeler.store.init_db``)."""
         if self._db is None:
-            from labeler.store import init_db
+            from labeler.store import init_db  # lazy: start-up
 
             self._db = init_db(self.path)
         return self._db
@@ -135,7 +135,7 @@ def with_golden(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def run(golden: str, deprecated_version: str | None, **kwargs: Any) -> Any:
-        from labeler.project import parse_golden
+        from labeler.project import parse_golden  # lazy: start-up
 
         with user_errors():
             db, version = parse_golden(golden)
@@ -233,8 +233,7 @@ def output_file(path: str | Path) -> Iterator[TextIO]:
     link, a read-only file, or whose ``.partial`` is a link or another user's file is
     refused before anything is written; so is an unwritable path: one line naming it.
     """
-    from pooling.files import UnsafeTarget, atomic_write
-
+    from pooling.files import UnsafeTarget, atomic_write  # lazy: start-up
     try:
         with atomic_write(path) as handle:
             yield handle
@@ -269,6 +268,31 @@ def judge_option(help: str, *, required: bool = False, multiple: bool = False, m
     if multiple:
         return click.option("--judge", "judges", multiple=True, metavar=metavar, help=help)
     return click.option("--judge", "judge", required=required, default=None, metavar=metavar, help=help)
+
+
+def endpoint_options(limit_help: str, *, timeout: float = 60.0, max_tokens: int | None = 512) -> Callable[[F], F]:
+    """The options of a command that calls a judge's endpoint: --concurrency, --limit (``limit_help``
+    says of what), --timeout, --attempts and, unless ``max_tokens`` is None, --max-tokens."""
+    options = [
+        click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True,
+                     help="Calls in flight."),
+        click.option("--limit", type=click.IntRange(min=1), default=None, help=limit_help),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=timeout, show_default=True,
+                     help="Seconds one attempt may take in all, from connecting to the reply's last byte."),
+        click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
+                     help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff; "
+                          "a Retry-After header is waited for, up to 60 s)."),
+    ]
+    if max_tokens is not None:
+        options.append(click.option("--max-tokens", type=click.IntRange(min=1), default=max_tokens, show_default=True,
+                                    help="Reply budget per call."))
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
 
 
 def _given(value: Any) -> bool:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from labeler.commands import serve
 from labeler.commands.common import handles_errors, host_option, no_progress_option, port_option
 
 
@@ -31,7 +32,7 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
     per demo user to paste into the app's "Access token" field: demo-admin lands on Progress
     (Label in the sidebar labels), alice and bob land on Label.
     """
-    from labeler.retrieval.demo import build_demo_project
+    from labeler.retrieval.demo import build_demo_project  # lazy: start-up
 
     project = build_demo_project(directory, progress=not no_progress, say=click.echo)
     click.echo(
@@ -45,10 +46,8 @@ def demo(directory: Path, host: str, port: int, no_serve: bool, no_progress: boo
         click.echo(f"\nStart the app with: goldpool serve {project.db_path}")
         click.echo(_WHERE_TOKENS_LEAD)
         return
-    from labeler.commands.serve import run_app
-
     click.echo(f"\nOpen http://{host}:{port} and paste a token. {_WHERE_TOKENS_LEAD} Ctrl+C stops the app.")
-    run_app(project.db_path, host, port)
+    serve.run_app(project.db_path, host, port)
 
 
 # Admins land on Progress (the task pages hand out work, so an admin gets it only by choosing it).

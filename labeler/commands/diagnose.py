@@ -3,13 +3,15 @@ wrong answer is wrong."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import click
 
-from labeler.commands.common import each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
+from labeler.commands.common import endpoint_options, each_system, echo_json, handles_errors, html_option, json_option, output_file, plural, judge_option
+from labeler.commands.judge import CallOptions, call_options, clear_text_warning, report_calls
 from labeler.store.vocabulary import RELEVANCE_LEVEL
 
 _k_option = click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -22,11 +24,9 @@ _level_option = click.option(
 
 def _card(db: Any, judge: str | None) -> str | None:
     """The judge's calibration card line (correctness: the task these commands rest on)."""
-    if judge is None:
-        return None
-    from labeler.judges.card import card_line
+    from labeler.judges.card import card_line  # lazy: start-up
 
-    return card_line(db, judge, "correctness")
+    return None if judge is None else card_line(db, judge, "correctness")
 
 
 def _written(report: Any, to_html: Any, html_path: str | None, as_json: bool, card: str | None) -> bool:
@@ -49,8 +49,8 @@ _judge_option = judge_option(help="Take this judge's verdicts on answers people 
 @contextmanager
 def _golden(spec: str) -> Iterator[tuple[Any, Any]]:
     """The project of GOLDEN (DB@VERSION), opened for the command and closed after it."""
-    from labeler.diagnosis.golden_answers import golden_spec
-    from labeler.store import connect
+    from labeler.diagnosis.golden_answers import golden_spec  # lazy: start-up
+    from labeler.store import connect  # lazy: start-up
 
     found = golden_spec(spec)
     db = connect(found.db_path)
@@ -58,12 +58,6 @@ def _golden(spec: str) -> Iterator[tuple[Any, Any]]:
         yield db, found
     finally:
         db.close()
-
-
-def _num(x: float, digits: int = 3) -> str:
-    from calibration.formatting import fixed
-
-    return fixed(x, digits, missing="n/a")
 
 
 @click.command("stages")
@@ -97,51 +91,16 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
     {KEY: {name, mean, low, high, n}}, per_question}}, comparison {baseline, system, sentence,
     stages {KEY: {name, n, delta, low, high, p_value, mdd, ...}}} or null.
     """
-    from labeler.diagnosis.stages import STAGE_NAMES, sources_text, stage_labels, to_html
-    from labeler.diagnosis.stages import stages as run
-    from labeler.store.access import OWNER
+    from labeler.commands.reports.stages import to_html, to_text  # lazy: start-up
+    from labeler.diagnosis.stages import stages as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     with _golden(golden) as (db, spec):
         report = run(db, spec, list(systems), k=k, relevance_level=relevance_level, judge=judge, seed=seed, caller=OWNER)
         card = _card(db, judge)
-    if _written(report, to_html, html_path, as_json, card):
-        return
-    labels = stage_labels(k)
-    click.echo(f"golden: {report.golden} (content hash {report.content_hash[:12]}); relevant: grade >= "
-               f"{relevance_level}; k = {k}")
-    width = max(len(v) for v in labels.values()) + 2
-    click.echo(f"{'stage':<{width}}" + "".join(f"{s.system:>34}" for s in report.systems))
-    for key in STAGE_NAMES:
-        cells = []
-        for s in report.systems:
-            v = s.stages[key]
-            cells.append(f"{_num(v.mean)} [{_num(v.low)}, {_num(v.high)}] n={v.n}")
-        click.echo(f"{labels[key]:<{width}}" + "".join(f"{c:>34}" for c in cells))
-    for s in report.systems:
-        notes = [f"{s.questions} questions of the version answered", f"{s.no_relevant} without a relevant chunk"]
-        if s.unlinked:
-            notes.append(f"{s.unlinked} answers not questions of the version (left out)")
-        if s.no_retrieved == s.questions:
-            notes.append("imported without retrieved_ids: no retrieval stage")
-        elif s.no_retrieved:
-            notes.append(f"{s.no_retrieved} answers without retrieved_ids (retrieval scores 0)")
-        notes.append(f"abstained {s.abstained}, mean answer length {s.mean_words:.1f} words")
-        click.echo(f"{s.system}: " + "; ".join(notes))
-        click.echo(f"  verdicts: correctness {sources_text(s.sources['correct'])}; faithfulness "
-                   f"{sources_text(s.sources['faithfulness'])}")
-    c = report.comparison
-    if c is None:
-        return
-    click.echo("")
-    click.echo(c.sentence)
-    click.echo(f"{'stage':<{width}}{'paired':>8}{'difference':>12}  {'95% interval':<20}{'p':>8}{'MDD':>8}")
-    for key in STAGE_NAMES:
-        x = c.stages[key]
-        if x is None:
-            click.echo(f"{labels[key]:<{width}}{0:>8}  (fewer than two paired questions)")
-            continue
-        click.echo(f"{labels[key]:<{width}}{x.n:>8}{x.delta:>+12.3f}  {f'[{x.low:+.3f}, {x.high:+.3f}]':<20}"
-                   f"{x.p_value:>8.4f}{_num(x.mdd) if x.mdd <= 1 else 'beyond':>8}")
+    if not _written(report, to_html, html_path, as_json, card):
+        for line in to_text(report):
+            click.echo(line)
 
 
 @click.command("gold-context")
@@ -154,18 +113,14 @@ def stages(golden: str, systems: tuple[str, ...], k: int, relevance_level: int, 
                    "Default: a built-in template.")
 @click.option("--all", "every", is_flag=True, help="Test every question, not only the wrong ones.")
 @_judge_option
-@click.option("--concurrency", type=click.IntRange(min=1, max=256), default=4, show_default=True, help="Calls in flight.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask at most N more questions this run.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per attempt.")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tries per call on 5xx, rate limits, timeouts and broken replies (exponential backoff).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="Reply budget per call.")
+@endpoint_options("Ask at most N more questions this run.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @json_option
+@call_options
 @handles_errors
 def gold_context(golden: str, system: str, base_url: str, model: str, prompt_file: str | None, every: bool,
                  judge: str | None, concurrency: int, limit: int | None, timeout: float, attempts: int, max_tokens: int,
-                 no_progress: bool, as_json: bool) -> None:
+                 no_progress: bool, as_json: bool, calls: CallOptions) -> None:
     """The gold-context test of SYSTEM on GOLDEN (DB@VERSION).
 
     For each question SYSTEM got wrong (people's verdict, else --judge's; every question with
@@ -174,7 +129,10 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
     answers of system SYSTEM+gold, with the original reference, so they become correctness
     items for people or run-judge like any answer; `goldpool diagnose` reads them. Calls are
     cached and each answer is committed as it arrives: an interrupted run resumes, a rerun
-    makes no call. The key is read from OPENAI_API_KEY (a local server needs none). A reply
+    makes no call (the cache is keyed on the endpoint, model, prompt, texts, --temperature,
+    --max-tokens and --sampling). --dry-run counts the calls it would make and their prompt
+    tokens and sends nothing; a run ends with the tokens the endpoint reported (and, with
+    --price-in/--price-out, their cost). The key is read from OPENAI_API_KEY (a local server needs none). A reply
     cut short (at --max-tokens, or longer than the 10,000 characters kept) is not stored as an
     answer, and is said. --limit N asks N questions and says how many it left unasked.
 
@@ -192,18 +150,16 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
     what is kept), left and left_chunks (questions, and their gold chunks, left unasked by
     --limit).
     """
-    from labeler.commands.judge import clear_text_warning, report_calls
-    from labeler.diagnosis.gold_context import gold_context as run
-    from labeler.diagnosis.gold_context import read_template
-    from labeler.judges.client import Endpoint
-    from labeler.store.access import OWNER
+    from labeler.diagnosis.gold_context import gold_context as run  # lazy: start-up
+    from labeler.diagnosis.gold_context import read_template  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     prompt_text = read_template(prompt_file) if prompt_file is not None else None
     warning = clear_text_warning(base_url)
     if warning:
         click.echo(warning, err=True)
-    with _golden(golden) as (db, spec), Endpoint(base_url, timeout=timeout, attempts=attempts,
-                                                 max_tokens=max_tokens) as endpoint:
+    with _golden(golden) as (db, spec), calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts,
+                                                       max_tokens=max_tokens) as endpoint:
         try:
             s = run(db, spec.version, system, model=model, endpoint=endpoint, prompt_text=prompt_text, judge=judge,
                     every=every, concurrency=concurrency, limit=limit, progress=not no_progress, caller=OWNER)
@@ -211,25 +167,37 @@ def gold_context(golden: str, system: str, base_url: str, model: str, prompt_fil
             click.echo("\nInterrupted: the answers stored so far are kept; run the same command again to go on.",
                        err=True)
             raise click.exceptions.Exit(130) from None
+    if endpoint.plan is not None:
+        calls.finish(endpoint, as_json=as_json)
+        return
     if as_json:
         echo_json(s.as_dict())
     else:
-        by = "every question" if every else ("wrong by people" + (f", else by judge {judge}" if judge else ""))
-        click.echo(f"{s.gold_system} (prompt {s.prompt_hash}): {s.selected} of {s.questions} questions selected ({by}); "
-                   f"{s.no_gold} without a grade-3 or grade-2 chunk, {s.already_done} already done, "
-                   f"{plural(s.stored, 'answer')} stored ({s.from_cache} from the cache, {s.calls} calls), "
-                   f"{s.errors} errors")
-        if s.unjudged:
-            click.echo(f"{plural(s.unjudged, 'question')} without a correctness verdict left out (judge them, give "
-                       "--judge, or --all)")
-        if s.stored:
-            click.echo(f"next: judge the correctness of {s.gold_system}'s answers (people, or run-judge), then "
-                       f"`goldpool diagnose {golden} --system {system}`")
-        if s.left:
-            click.echo(f"{plural(s.left, 'question')} ({plural(s.left_chunks, 'gold chunk')}) left unasked by --limit "
-                       f"{limit}: run the same command again to ask the next {min(limit, s.left)}, or without --limit "
-                       "to ask them all")
+        for line in _gold_context_lines(s, golden, system, judge=judge, every=every, limit=limit):
+            click.echo(line)
     report_calls(s.calls, s.errors, s.first_error, s.cut, outcome="no answer stored")
+    calls.finish(endpoint, as_json=as_json)
+
+
+def _gold_context_lines(s: Any, golden: str, system: str, *, judge: str | None, every: bool,
+                        limit: int | None) -> list[str]:
+    """What ``gold-context`` prints of its summary ``s``, and what to do next."""
+    by = "every question" if every else ("wrong by people" + (f", else by judge {judge}" if judge else ""))
+    lines = [f"{s.gold_system} (prompt {s.prompt_hash}): {s.selected} of {s.questions} questions selected ({by}); "
+             f"{s.no_gold} without a grade-3 or grade-2 chunk, {s.already_done} already done, "
+             f"{plural(s.stored, 'answer')} stored ({s.from_cache} from the cache, {s.calls} calls), "
+             f"{s.errors} errors"]
+    if s.unjudged:
+        lines.append(f"{plural(s.unjudged, 'question')} without a correctness verdict left out (judge them, give "
+                     "--judge, or --all)")
+    if s.stored:
+        lines.append(f"next: judge the correctness of {s.gold_system}'s answers (people, or run-judge), then "
+                     f"`goldpool diagnose {golden} --system {system}`")
+    if s.left:
+        lines.append(f"{plural(s.left, 'question')} ({plural(s.left_chunks, 'gold chunk')}) left unasked by --limit "
+                     f"{limit}: run the same command again to ask the next {min(limit, s.left)}, or without --limit "  # type: ignore[type-var]
+                     "to ask them all")
+    return lines
 
 
 @click.command("diagnose")
@@ -268,11 +236,10 @@ def diagnose(golden: str, system: str, k: int, relevance_level: int, judge: str 
     correct, wrong, unjudged, counts, first, advice, questions [...], offered {QUERY: [DOC]},
     pool ({added, already_pooled}, or null without --add-to-pool).
     """
-    from dataclasses import replace
-
-    from labeler.diagnosis.diagnose import ADVICE, OUTCOMES, PENDING, offer_to_pool, offered_count, to_html
-    from labeler.diagnosis.diagnose import diagnose as run
-    from labeler.store.access import OWNER
+    from labeler.commands.reports.diagnose import to_html, to_text  # lazy: start-up
+    from labeler.diagnosis.diagnose import diagnose as run  # lazy: start-up
+    from labeler.diagnosis.diagnose import offer_to_pool  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     with _golden(golden) as (db, spec):
         report = run(db, spec.label, spec.version, system, k=k, relevance_level=relevance_level, judge=judge,
@@ -280,32 +247,9 @@ def diagnose(golden: str, system: str, k: int, relevance_level: int, judge: str 
         if add_to_pool:
             report = replace(report, pool=offer_to_pool(db, report, caller=OWNER))
         card = _card(db, judge)
-    if _written(report, to_html, html_path, as_json, card):
-        return
-    source = "people" + (f", else judge {judge}" if judge else "")
-    click.echo(f"{report.system} on {report.golden}: {report.answers} answers, {report.correct} correct, "
-               f"{len(report.diagnoses)} wrong, {report.unjudged} without a verdict (verdicts: {source}); "
-               f"relevant: grade >= {relevance_level}; k = {k}")
-    for outcome in (*OUTCOMES, PENDING):
-        if outcome != PENDING or report.counts[outcome]:
-            click.echo(f"  {outcome:<18}{report.counts[outcome]:>6}")
-    if report.first:
-        click.echo(f"fix first: {ADVICE[report.first]}")
-    for d in report.diagnoses:
-        gold = "none" if d.gold_response is None else \
-            f"{'correct' if d.gold_correct else 'no verdict' if d.gold_correct is None else 'wrong'}"
-        click.echo(f"{d.query_id} [{d.outcome}] {d.why}; relevant in top {k}: {'yes' if d.relevant_in_top else 'no'}; "
-                   f"gold-context answer: {gold}; holders: {', '.join(d.holders[:5]) or 'none'}"
-                   f"{', ...' if len(d.holders) > 5 else ''}")
-    n = offered_count(report.offered)
-    if n:
-        if report.pool is None:
-            click.echo(f"{plural(n, 'chunk')} outside the relevant set {'holds' if n == 1 else 'hold'} an answer: add "
-                       f"{'it' if n == 1 else 'them'} to the pool with --add-to-pool so people label "
-                       f"{'it' if n == 1 else 'them'}")
-        else:
-            click.echo(f"pool: {report.pool['added']} new entries to label (source answer-search), "
-                       f"{report.pool['already_pooled']} already pooled")
+    if not _written(report, to_html, html_path, as_json, card):
+        for line in to_text(report):
+            click.echo(line)
 
 
 COMMANDS: list[click.Command] = [stages, gold_context, diagnose]

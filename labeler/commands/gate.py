@@ -25,7 +25,7 @@ class BadInput(click.ClickException):
 @click.option("--candidate", required=True, metavar="RUN|SYSTEM", help="The run file or system under test.")
 @click.option("--metric", "metrics", required=True, multiple=True, metavar="M",
               help="An ir-measures name (nDCG@10, R@100, P@10, RR, AP) or a generation metric (correctness, "
-                   "answer-relevance, faithfulness); repeatable (the p-values are then Holm-corrected).")
+                   "answer-relevance, faithfulness, or a nugget score: all, vital, strict_all, strict_vital); repeatable (the p-values are then Holm-corrected).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level of the one-sided paired test.")
 @click.option("--tolerance", type=click.FloatRange(min=0), default=None, metavar="T",
@@ -59,8 +59,9 @@ def gate(ctx: click.Context, golden: str, baseline: str, candidate: str, metrics
     mean_candidate, drop, low, high, p_value, p_adjusted, sd, mdd, tolerance, tolerance_is_mdd,
     alpha, power, status, warning, missing, left_out, source and reason.
     """
-    from labeler.diagnosis.gate import junit, markdown, run_gate, text_report
-    from labeler.store.access import OWNER
+    from labeler.commands.reports.gate import junit, markdown, text_report  # lazy: start-up
+    from labeler.diagnosis.gate import run_gate  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     try:
         with user_errors():
@@ -96,8 +97,7 @@ def _report_bad_input(message: str, golden: str, baseline: str, candidate: str, 
                       junit_path: str | None) -> None:
     """On exit 2, --summary and --junit still get a report (saying nothing was compared), so a CI
     step that uploads them never shows a previous run's."""
-    from labeler.diagnosis.gate import bad_input_junit, bad_input_markdown
-
+    from labeler.commands.reports.gate import bad_input_junit, bad_input_markdown  # lazy: start-up
     for path, render in ((summary_path, bad_input_markdown), (junit_path, bad_input_junit)):
         if not path:
             continue

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from calibration import CalibrationError
 from labeler.commands.common import (
     judge_option,
     Project,
@@ -26,7 +27,10 @@ from labeler.commands.common import (
     with_golden,
     with_project,
 )
+from labeler.commands.judge_assisted import judge_assisted
+from labeler.store.vocabulary import OWNER
 
+# The export formats (labeler.retrieval.export_folder.FORMATS, which loads the store: not at start-up).
 _FORMATS = ("trec", "jsonl", "parquet", "beir")
 
 
@@ -45,8 +49,7 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool, 
     over the sorted aggregated rows) and a manifest. Freezing again with the same grades makes
     no new version. The manifest's relevant counts are at --relevance-level, which it records.
     """
-    from labeler.retrieval.golden_set import freeze as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.golden_set import freeze as run  # lazy: start-up
 
     result = run(project.db, name, rule=rule, note=note, allow_ties=allow_ties, caller=OWNER,
                  relevance_level=relevance_level)
@@ -72,9 +75,8 @@ def freeze(project: Project, name: str, note: str, rule: str, allow_ties: bool, 
 @with_project
 def versions(project: Project) -> None:
     """List the frozen golden-set versions of DB, oldest first."""
-    from labeler.retrieval.golden_set import altered_versions
-    from labeler.store.access import OWNER
-    from labeler.store.versions import list_versions
+    from labeler.retrieval.golden_set import altered_versions  # lazy: start-up
+    from labeler.store.versions import list_versions  # lazy: start-up
 
     found = list_versions(project.db, caller=OWNER)
     altered = set(altered_versions(project.db, caller=OWNER))
@@ -112,8 +114,7 @@ def export(project: Project, name: str | None, formats: tuple[str, ...], output:
     previous export of DB in OUTPUT is replaced whole, anything else needs --overwrite. The relevant
     counts of the card and the manifest are at --relevance-level, which both record.
     """
-    from labeler.retrieval.golden_set import export as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.golden_set import export as run  # lazy: start-up
 
     if name is None:
         raise click.UsageError(f"{project.path}: give GOLDEN as DB@VERSION, the version to export")
@@ -135,8 +136,7 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
     Entries not yet in the pool join it with source `qrels`. Importing the same file again
     changes nothing; bad input changes nothing.
     """
-    from labeler.retrieval.golden_set import import_judgments as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.golden_set import import_judgments as run  # lazy: start-up
 
     result = run(project.db, qrels, annotator, caller=OWNER)
     click.echo(f"{qrels}: {result.added} labels added for {result.annotator}"
@@ -153,8 +153,7 @@ def import_judgments(project: Project, qrels: str, annotator: str) -> None:
 @deprecated_alias("--summary", into="counts_only", new="--counts-only", is_flag=True)
 def diff(project: Project, v1: str, v2: str, counts_only: bool) -> None:
     """Items added, removed and regraded from version V1 to V2, with counts per grade change."""
-    from labeler.retrieval.golden_set import diff as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.golden_set import diff as run  # lazy: start-up
 
     d = run(project.db, v1, v2, caller=OWNER)
     click.echo(f"{v1} -> {v2}: {len(d.added)} added, {len(d.removed)} removed, {len(d.regraded)} regraded")
@@ -188,8 +187,7 @@ def _diff_summary(d) -> None:
 
 
 def _fmt(x: float) -> str:
-    from calibration.formatting import fixed
-
+    from calibration.formatting import fixed  # lazy: start-up
     return fixed(x, 4, missing="n/a")
 
 
@@ -241,18 +239,14 @@ def eval_(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], depth: i
     {"runs": {RUN: {METRIC: {"value", "low", "high", "judge_only", "people_only", "n_people",
     "n_judge", ...}}}, "design", "sample", "judge", "golden"}.
     """
-    from calibration.metrics import default_metrics
-
+    from calibration.metrics import default_metrics  # lazy: start-up
     names = list(metrics) if metrics else list(default_metrics(depth))
     if judge or sample:
-        from labeler.commands.judge_assisted import judge_assisted
-
         if not (judge and sample):
             raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
         judge_assisted(golden, runs, names, judge, sample, relevance_level, as_json, baseline=False)
         return
-    from labeler.retrieval.golden_set import Evaluation, evaluate_runs, load_golden
-    from labeler.store.access import OWNER
+    from labeler.retrieval.golden_set import Evaluation, evaluate_runs, load_golden  # lazy: start-up
 
     gold = load_golden(golden, caller=OWNER)
     scores = evaluate_runs(gold, list(runs), names, relevance_level=relevance_level)
@@ -342,16 +336,12 @@ def compare(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], judge:
     estimates a metric (--html writes that table); --json: {"baseline", "runs": {RUN: {METRIC: {"value", "low", "high",
     "judge_only", "people_only", "n_people", "n_judge", ...}}}}.
     """
-    from calibration import CalibrationError
-    from calibration.metrics import parse_metrics
-    from labeler.retrieval.golden_set import load_golden
-    from labeler.store.access import OWNER
+    from calibration.metrics import parse_metrics  # lazy: start-up
+    from labeler.retrieval.golden_set import load_golden  # lazy: start-up
 
     if len(runs) < 2:
         raise CalibrationError("compare needs at least two runs: RUN_A RUN_B [RUN...]")
     if judge or sample:
-        from labeler.commands.judge_assisted import judge_assisted
-
         if not (judge and sample):
             raise click.UsageError("--judge and --sample go together: the judge labels the pool, people the sample")
         judge_assisted(golden, runs, list(metrics), judge, sample, relevance_level, as_json, baseline=True, seed=seed,
@@ -378,9 +368,10 @@ def compare(golden: str, runs: tuple[str, ...], metrics: tuple[str, ...], judge:
 def _compare_one(gold, runs: tuple[str, ...], metric: str, relevance_level: int, html_path: str | None, seed: int,
                  as_json: bool) -> Any:
     """The comparison of ``runs`` on one metric: its JSON object, or its text block."""
-    from calibration import fixed
-    from calibration.compare import Comparisons, compare_runs, to_html
-    from labeler.retrieval.golden_set import evaluate_runs
+    from calibration.compare import Comparisons, compare_runs  # lazy: start-up
+    from calibration.formatting import fixed  # lazy: start-up
+    from calibration.report_compare import to_html  # lazy: start-up
+    from labeler.retrieval.golden_set import evaluate_runs  # lazy: start-up
 
     scores = evaluate_runs(gold, list(runs), [metric], relevance_level=relevance_level)
     per_query = {name: {q: v[metric] for q, v in s.per_query.items()} for name, s in scores.items()}
@@ -417,8 +408,7 @@ def add_run(project: Project, run: str, name: str, depth: int) -> None:
     The new entries join the labelling queue; `goldpool eval` then shows Judged@k rising as
     they are labelled.
     """
-    from labeler.retrieval.golden_set import add_run as do
-    from labeler.store.access import OWNER
+    from labeler.retrieval.build import add_run as do  # lazy: start-up
 
     imported, extension = do(project.db, run, name, depth, caller=OWNER)
     click.echo(f"{run}: run {name} ({imported.added or imported.unchanged} rows); top-{depth}: "
@@ -442,8 +432,7 @@ def completeness(project: Project, name: str | None, relevance_level: int, per_q
     estimated_relevant, missed, low, high), per_query ({found, missed}), interval_note (why
     low and high are null: one query; else null).
     """
-    from labeler.retrieval.golden_set import completeness as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.golden_set import completeness as run  # lazy: start-up
 
     result = run(project.db, name, caller=OWNER, relevance_level=relevance_level)
     version, c = result.version, result.estimate

@@ -30,8 +30,8 @@ def plan_sample(project: Project, name: str, share: float | None, budget: int | 
     intervals. --json: {"sample", "design", "judgments", "items": [{"query_id", "doc_id",
     "probability"}], "judge", "pool_entries", "queries", "labelled_queries"}.
     """
-    from labeler.retrieval.judge_assisted import plan_sample as run
-    from labeler.store.access import OWNER
+    from labeler.retrieval.judge_assisted import plan_sample as run  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     planned = run(project.db, name, design=design, share=share, budget=budget, judge=judge, seed=seed, caller=OWNER)
     if as_json:
@@ -74,10 +74,11 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
                    html_path: str | None = None) -> None:
     """Print (or --json) the judge-assisted estimates of ``eval`` (``baseline`` False) or
     ``compare`` (differences from the first run); with ``html_path``, also write them as one
-    HTML page (:func:`labeler.retrieval.judge_assisted.to_html`)."""
-    from labeler.retrieval.golden_set import run_names
-    from labeler.retrieval.judge_assisted import ESTIMATE_HEADER, estimate, estimate_rows, gather, to_html
-    from labeler.store.access import OWNER
+    HTML page (:func:`labeler.commands.reports.judge_assisted.to_html`)."""
+    from labeler.commands.reports.judge_assisted import estimate_rows, to_html, to_text  # lazy: start-up
+    from labeler.retrieval.golden_set import run_names  # lazy: start-up
+    from labeler.retrieval.judge_assisted import estimate, gather  # lazy: start-up
+    from labeler.store.access import OWNER  # lazy: start-up
 
     inputs = gather(golden, list(runs), judge, sample, caller=OWNER)
     first = run_names(list(runs))[0] if baseline else None
@@ -96,7 +97,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
         title = (f"{', '.join(metrics)} {'differences' if first else 'estimates'} on {golden}, judge {judge}, "
                  f"sample {sample}")
         with output_file(html_path) as handle:
-            handle.write(to_html(title, intro, rows, notes))
+            handle.write(to_html(title, intro, rows, notes, result=result, baseline=first))
     if as_json:
         out: dict[str, Any] = {"runs": {r: {m: c.as_dict() for m, c in ms.items()} for r, ms in result.items()},
                                "golden": inputs.golden, "content_hash": inputs.content_hash, "judge": judge,
@@ -106,11 +107,7 @@ def judge_assisted(golden: str, runs: tuple[str, ...], metrics: list[str], judge
             out["baseline"] = first
         echo_json(out)
         return
-    for line in intro:
-        click.echo(line)
-    for row in [ESTIMATE_HEADER, *rows]:
-        click.echo(f"{row[0]:<24}{row[1]:<14}{row[2]:>10}  {row[3]:<20}{row[4]:>12}  {row[5]:<20}{row[6]:>11}  {row[7]}")
-    for line in notes:
+    for line in to_text(intro, rows, notes):
         click.echo(line)
 
 

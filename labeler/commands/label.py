@@ -7,6 +7,7 @@ import sys
 import click
 
 from labeler.commands.common import Project, output_file, output_option, with_project
+from labeler.store.vocabulary import OWNER
 
 _name_argument = click.argument("name")
 
@@ -27,7 +28,7 @@ def add_annotator(project: Project, name: str, role: str) -> None:
     Only a salted hash of the token is kept: copy it now and hand it to NAME, who pastes it
     into the "Access token" field of the app (`goldpool serve DB`).
     """
-    from labeler.store import access
+    from labeler.store import access  # lazy: start-up
 
     annotator, token = access.add_annotator(project.db, name, role=role)  # type: ignore[arg-type]
     click.echo(f"Added {annotator.role} {annotator.name!r} (id {annotator.id}).")
@@ -43,7 +44,7 @@ def new_token(project: Project, name: str) -> None:
 
     For a lost token: labels and assignments are kept.
     """
-    from labeler.store import access
+    from labeler.store import access  # lazy: start-up
 
     token = access.rotate_token(project.db, name)
     click.echo(f"New access token for {name!r} (shown once, not stored): {token}")
@@ -57,8 +58,7 @@ def annotators(project: Project) -> None:
     Labels count whether made in the app or imported (an import assigns nothing, so labelled
     can exceed assigned); verdicts of the faithfulness and pairwise tasks follow when any.
     """
-    from labeler.store import review
-    from labeler.store.vocabulary import OWNER
+    from labeler.store import review  # lazy: start-up
 
     report = review.progress_report(project.db, caller=OWNER)
     if not report.annotators:
@@ -74,8 +74,7 @@ def annotators(project: Project) -> None:
 
 
 def _set_active(project: Project, name: str, active: bool) -> None:
-    from labeler.store import access
-    from labeler.store.vocabulary import OWNER
+    from labeler.store import access  # lazy: start-up
 
     annotator = access.find_annotator(project.db, name)
     access.set_active(project.db, annotator.id, active, caller=OWNER)
@@ -111,8 +110,7 @@ def release(project: Project, name: str) -> None:
     annotator who asks gets the entries; NAME's labels are kept and NAME goes on getting new
     work. For someone who stopped labelling a batch others are waiting for.
     """
-    from labeler.store import labels
-    from labeler.store.vocabulary import OWNER
+    from labeler.store import labels  # lazy: start-up
 
     n = labels.release_annotator(project.db, name, caller=OWNER)
     click.echo(f"{name}: released {n} unlabelled entr{'y' if n == 1 else 'ies'}; the next annotator who asks gets "
@@ -143,15 +141,15 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
                          model of the unjudged) or knee (a heuristic, no confidence)
     sample               hand out only the entries of this designed sample
                          (goldpool plan-sample), blind as ever; off: the whole pool
+    answer_sample        hand out only the answers of this sample on the generation
+                         task pages (goldpool sample-answers); off: every answer
 
     Changes apply to work handed out from now on; setting a sample also releases the
     unlabelled entries outside it handed out before, and says how many, by annotator.
     """
     from dataclasses import asdict
 
-    from labeler.retrieval import scheduling
-    from labeler.store import assign
-    from labeler.store.vocabulary import OWNER
+    from labeler.retrieval import scheduling  # lazy: start-up
 
     values: dict[str, object] = {}
     for assignment in assignments:
@@ -159,11 +157,11 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
         if not sep:
             raise click.BadParameter(f"{assignment!r}: write KEY=VALUE", param_hint="KEY=VALUE")
         values[key.strip()] = value.strip()
-    from labeler.store.assign import enabled_tasks
+    from labeler.store.settings import enabled_tasks, get_settings  # lazy: start-up
 
     store = project.db
     change = scheduling.change_settings(store, values, caller=OWNER) if values else None
-    current = change.settings if change else assign.get_settings(store)
+    current = change.settings if change else get_settings(store)
     if change and change.released is not None:
         n = sum(change.released.values())
         who = ", ".join(f"{name} {count}" for name, count in change.released.items())
@@ -176,7 +174,7 @@ def label_settings(project: Project, assignments: tuple[str, ...]) -> None:
             value = open_tasks + (" (not chosen: every task with items)" if value is None else "")
         if key == "stop_recall" and value is None:
             value = "off"
-        if key == "sample" and value is None:
+        if key in ("sample", "answer_sample") and value is None:
             continue  # shown only when set: the whole pool is handed out
         click.echo(f"{key} = {value}")
 
@@ -189,8 +187,7 @@ def export_judgments(project: Project, output: str | None) -> None:
 
     Keys: query_id, doc_id, annotator, relevance, at, seconds, note, rubric_hash.
     """
-    from labeler.store import review
-    from labeler.store.vocabulary import OWNER
+    from labeler.store import review  # lazy: start-up
 
     store = project.db
     if output is None:

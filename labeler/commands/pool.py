@@ -18,6 +18,8 @@ from labeler.commands.common import (
     run_name_option,
     with_project,
 )
+from labeler.store.vocabulary import OWNER
+
 _replace_option = click.option(
     "--replace", is_flag=True, help="Overwrite records whose id exists with different content."
 )
@@ -33,8 +35,7 @@ def _import(run: Callable[..., Any], project: Project, file: str, replace: bool,
 @with_project
 def init(project: Project) -> None:
     """Create the project database DB (or bring an existing one up to date)."""
-    from labeler.store import SCHEMA_VERSION
-
+    from labeler.store.migrations import SCHEMA_VERSION  # lazy: start-up
     project.create()
     click.echo(f"{project.path}: goldpool project ready (schema version {SCHEMA_VERSION})")
 
@@ -50,7 +51,7 @@ def import_corpus(project: Project, file: str, replace: bool) -> None:
     become metadata), or TREC <DOC><DOCNO> SGML. Bad input stops the import and leaves DB
     unchanged.
     """
-    from labeler.retrieval.build import import_corpus as run
+    from labeler.retrieval.build import import_corpus as run  # lazy: start-up
 
     _import(run, project, file, replace, "document", "documents")
 
@@ -65,7 +66,7 @@ def import_queries(project: Project, file: str, replace: bool) -> None:
     FILE is JSONL, CSV or TSV with query_id and text, or TREC <top> topics (the title is the
     query text). Bad input stops the import and leaves DB unchanged.
     """
-    from labeler.retrieval.build import import_queries as run
+    from labeler.retrieval.build import import_queries as run  # lazy: start-up
 
     _import(run, project, file, replace, "query", "queries")
 
@@ -80,7 +81,7 @@ def import_run(project: Project, file: str, name: str) -> None:
     Documents are ranked by score descending, ties by doc_id descending, as trec_eval
     ranks them; the rank column is ignored.
     """
-    from labeler.retrieval.build import import_run as run
+    from labeler.retrieval.build import import_run as run  # lazy: start-up
 
     result = run(project.db, file, name)
     if result.added:
@@ -99,7 +100,7 @@ def remove_run(project: Project, name: str) -> None:
     judgment, a skip or an adjudication): then it stays, with its labels, without a source.
     Other entries keep their position; their priority is recomputed from the sources left.
     """
-    from labeler.retrieval.build import remove_run as run
+    from labeler.retrieval.build import remove_run as run  # lazy: start-up
 
     result = run(project.db, name)
     click.echo(
@@ -168,7 +169,7 @@ def build_pool(
     (or a local Ray instance) and written to the same cache; the pool is the same. With
     --ray-search the dense top-k runs there too, by corpus shard, merged exactly.
     """
-    from labeler.retrieval.build import build_pool as run
+    from labeler.retrieval.build import build_pool as run  # lazy: start-up
 
     ray = _ray_options(engine, ray_address, num_gpus, num_workers, batch_size, ray_search)
     result = run(
@@ -200,7 +201,7 @@ def _ray_options(
         if named:
             raise click.ClickException(f"{named[0]} needs --engine ray")
         return None
-    from pooling.ray_engine import RayOptions
+    from pooling.ray_engine import RayOptions  # lazy: start-up
 
     return RayOptions(address=address, num_workers=workers, num_gpus=gpus or 0.0, batch_size=batch or 32, search=bool(search))
 
@@ -210,7 +211,7 @@ def _ray_options(
 @output_option
 def export_pool(project: Project, output: str | None) -> None:
     """Write the pool of DB as JSON lines: query_id, doc_id, sources ({source: rank}), priority."""
-    from labeler.store.corpus import export_pool as run
+    from labeler.store.corpus import export_pool as run  # lazy: start-up
 
     store = project.db
     if output is None:
@@ -231,7 +232,7 @@ def stats(project: Project) -> None:
     estimated share of relevant chunks found (the stopping rule's, with its interval, and
     whether it says stop when ``stop_recall`` is set).
     """
-    from labeler.store.corpus import stats as run
+    from labeler.store.corpus import stats as run  # lazy: start-up
 
     counts = run(project.db)
     lines = _stop_lines(project.db) if counts.get("judged_entries") else []
@@ -248,8 +249,7 @@ def stats(project: Project) -> None:
 
 def _verdict_lines(store: Any) -> list[str]:
     """Verdict items, people's verdicts and judges' verdicts, per task; none without any."""
-    from labeler.store.access import OWNER
-    from labeler.store.verdicts import verdict_counts
+    from labeler.store.verdicts import verdict_counts  # lazy: start-up
 
     c = verdict_counts(store, caller=OWNER)
     if not any(c.items.values()) and not c.judges:
@@ -266,8 +266,7 @@ def _verdict_lines(store: Any) -> list[str]:
 
 def _stop_lines(store: Any) -> list[str]:
     """``q17: ~90% of relevant found [82, 96]; stop`` for every query with labels."""
-    from labeler.retrieval.adaptive import query_status, stop_line
-    from labeler.store.access import OWNER
+    from labeler.retrieval.adaptive import query_status, stop_line  # lazy: start-up
 
     return [stop_line(s) for s in query_status(store, caller=OWNER) if s.estimate.judged]
 

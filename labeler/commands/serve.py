@@ -82,8 +82,8 @@ def run_app(
     Raises:
         StoreError: ``db_path`` is missing or is not a goldpool project.
     """
-    from labeler.ui.state import DB_ENV_VAR
-    from labeler.store import connect
+    from labeler.store import connect  # lazy: start-up
+    from labeler.ui.state import DB_ENV_VAR  # lazy: start-up
 
     path = Path(db_path).resolve()
     connect(path).close()  # a clear error now beats an error page in the browser later

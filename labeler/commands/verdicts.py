@@ -7,6 +7,7 @@ import sys
 import click
 
 from labeler.commands.common import Project, file_argument, output_file, output_option, with_project, judge_option
+from labeler.store.vocabulary import OWNER
 
 
 @click.command("import-items")
@@ -25,7 +26,6 @@ def import_items(project: Project, file: str) -> None:
     the stored text). Other keys are kept as metadata.
     """
     from labeler.judges.verdict_files import import_items as run  # lazy: start-up
-    from labeler.store.access import OWNER  # lazy: start-up
 
     result = run(project.db, file, caller=OWNER)
     click.echo(f"{file}: {result.added} item{'s' if result.added != 1 else ''} added, {result.unchanged} unchanged")
@@ -46,6 +46,7 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     claims:       {"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}
     correctness:  {"item_id": ANSWER_ID, "verdict": "CORRECT" | "INCORRECT"}
     answer-relevance: {"item_id": ANSWER_ID, "verdict": "ADDRESSES" | "MISSES" | "DECLINES"}
+    nuggets:      {"answer_id", "nugget_id", "verdict": "support" | "partial_support" | "not_support"}
 
     NOT_ONE_CLAIM (a claim that is not one checkable claim) comes from people only.
 
@@ -56,15 +57,11 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     for a judge). A record equal to the latest one on the same item and order is skipped.
     The file is read as it is written in, in one transaction: a bad line anywhere writes nothing.
     """
-    from labeler.store.access import OWNER  # lazy: start-up
-    from labeler.store.verdict_io import add_verdicts, answer_task  # lazy: start-up
-    from pooling.verdict_readers import read_verdicts  # lazy: start-up
+    from labeler.judges.verdict_files import import_verdicts as run  # lazy: start-up
 
     if (annotator is None) == (judge is None):
         raise click.UsageError("give exactly one of --annotator NAME or --judge NAME")
-    # Streamed: each record is checked and written as it is read, never the whole file held.
-    records = read_verdicts(file, per_order=judge is not None, task_of=answer_task)
-    result = add_verdicts(project.db, file, records, annotator=annotator, judge=judge, caller=OWNER)
+    result = run(project.db, file, annotator=annotator, judge=judge, caller=OWNER)
     who = f"annotator {annotator!r}" if annotator is not None else f"judge {judge!r}"
     if result.created_annotator:
         who += " (new annotator)"
@@ -81,7 +78,6 @@ def export_verdicts(project: Project, output: str | None) -> None:
     relevance), order, prompt_hash, at; judges also model, parseable, raw, tokens, latency,
     error. The file imports back with `goldpool import-verdicts`.
     """
-    from labeler.store.access import OWNER  # lazy: start-up
     from labeler.store.verdict_io import export_verdicts as run  # lazy: start-up
 
     store = project.db

@@ -19,6 +19,11 @@ that hold the reference answer (:func:`holds`, found by :class:`AnswerSearch`):
    real). These chunks are offered to the pool as source :data:`POOL_SOURCE`.
 4. No chunk holds it: ``knowledge-gap`` (no retriever can find what the corpus lacks).
 
+**Without a reference.** An answer with no reference answer and no correctness verdict is
+judged by its nuggets when the version froze a vital nugget for its question: it is wrong when it
+supports no vital nugget (``strict_vital`` 0: people's labels, the judge's where people gave
+none), right otherwise; the chunks holding its answer are those its vital nuggets came from.
+
 The outcomes are reported in the order ``retrieval-miss``, ``context-ignored``, ``generation``,
 ``knowledge-gap``, ``incomplete-labels``, then ``pending``.
 
@@ -38,16 +43,26 @@ irrelevant, so the error costs labels, not a wrong conclusion.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlite_utils
 
+from labeler.diagnosis.gold_context import gold_answer_id, gold_chunk_ids, gold_system
+from labeler.diagnosis.golden_answers import AnswerValues, answer_values, by_question, relevant_in_top, version_qrels
+from labeler.generation.nuggets import scores_of
+from labeler.retrieval.build import pool_plan
 from labeler.retrieval.golden_set import ANSWER_SEARCH
 from labeler.store import StoreError
+from labeler.store import answers as store
+from labeler.store.access import require_admin
+from labeler.store.corpus import add_pool_build, document_keys, document_texts, documents_by_id
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
+from pooling.bm25 import BM25Index
 from pooling.tokenize import tokenize
+from pooling.types import search_text
 
 OUTCOMES = ("retrieval-miss", "context-ignored", "generation", "knowledge-gap", "incomplete-labels")
 PENDING = "pending"
@@ -128,10 +143,6 @@ class AnswerSearch:
 
     def top(self, searches: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
         """key -> the BM25 top ``depth`` doc_ids for each ``(key, words)``."""
-        from labeler.store.corpus import document_keys, document_texts
-        from pooling.bm25 import BM25Index
-        from pooling.types import search_text
-
         if not searches:
             return {}
         if self._index is None:
@@ -233,6 +244,40 @@ class DiagnoseReport:
                 "questions": [d.as_dict() for d in self.diagnoses], "offered": self.offered, "pool": self.pool}
 
 
+#: Said of an answer judged wrong by its nuggets (it has no reference).
+NO_VITAL = "no reference: wrong as it supports no vital nugget"
+
+
+def by_nuggets(db: sqlite_utils.Database, system: str, version: str, judge: str | None, *,
+               caller: Caller) -> dict[str, tuple[bool, tuple[str, ...]]]:
+    """answer_id -> (wrong: it supports no vital nugget, the chunks its vital nuggets came from),
+    for ``system``'s answers to questions ``version`` froze a vital nugget for and that people (or
+    ``judge``, where people gave none) labelled on every nugget; empty when it froze none."""
+    try:
+        nuggets, scored = scores_of(db, [system], version=version, judge=judge, caller=caller)
+    except StoreError:  # no nuggets frozen with the version (or the judge labelled no support)
+        return {}
+    sources: dict[str, list[str]] = defaultdict(list)
+    for n in nuggets:
+        if n.importance == "vital":
+            sources[n.query_id] += n.doc_ids
+    people, judged = scored[system]
+    by_judge = {a.answer_id: a.scores["strict_vital"] for a in judged or []}
+    out = {}
+    for a in people:
+        value = a.scores["strict_vital"] if a.scores["strict_vital"] is not None else by_judge.get(a.answer_id)
+        if value is not None:
+            out[a.answer_id] = (value == 0.0, tuple(dict.fromkeys(sources[a.unit])))
+    return out
+
+
+def _correct(a: AnswerValues, nuggets: Mapping[str, tuple[bool, tuple[str, ...]]]) -> bool | None:
+    """The answer's correctness: its verdict; without one and without a reference, its nuggets'."""
+    if a.correct is not None or (a.reference or "").strip() or a.answer_id not in nuggets:
+        return a.correct
+    return not nuggets[a.answer_id][0]
+
+
 def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, *, k: int = 10,
              relevance_level: int = RELEVANCE_LEVEL, judge: str | None = None, depth: int = SEARCH_DEPTH,
              caller: Caller) -> DiagnoseReport:
@@ -241,10 +286,6 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     Raises:
         StoreError: no such version or system, no answer to the version's questions, a bad k.
     """
-    from labeler.diagnosis.gold_context import gold_answer_id, gold_chunk_ids, gold_system
-    from labeler.diagnosis.golden_answers import answer_values, by_question, relevant_in_top, version_qrels
-    from labeler.store import answers as store
-
     if k < 1 or depth < 1:
         raise StoreError(f"k {k}, search depth {depth}: give 1 or more")
     _, qrels = version_qrels(db, version, caller=caller)
@@ -254,8 +295,10 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     target = gold_system(system)
     # The gold-context answer made from this version's gold chunks (another version's may differ).
     gold = answer_values(db, target, judge=judge, caller=caller) if target in store.systems(db) else {}
-    wrong = [a for q, a in sorted(answers.items()) if a.correct is False]
+    nuggets = by_nuggets(db, system, version, judge, caller=caller)
+    wrong = [a for q, a in sorted(answers.items()) if _correct(a, nuggets) is False]
     words, looked, holding = _search(db, wrong, qrels, k, depth)
+    holding |= {a.query_id: list(nuggets[a.answer_id][1]) for a in wrong if a.correct is None}
     diagnoses = []
     offered: dict[str, list[str]] = {}
     for a in wrong:
@@ -267,6 +310,7 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
         g = gold.get(gold_answer_id(target, q, gold_chunk_ids(grades)))
         outcome, why = classify(gold_correct=g.correct if g else None, relevant_in_top=hit, relevant=relevant,
                                 holders=holders, top_k=a.retrieved_ids[:k])
+        why = f"{NO_VITAL}; {why}" if a.correct is None else why
         outside = tuple(h for h in holders if h not in relevant)
         if outcome == "incomplete-labels":
             offered[q] = list(outside)
@@ -278,7 +322,8 @@ def diagnose(db: sqlite_utils.Database, golden: str, version: str, system: str, 
     first = fix_first(counts)
     advice = "" if first is None else ADVICE[first]
     return DiagnoseReport(golden, version, system, target, k, relevance_level, judge, len(answers),
-                          sum(a.correct is True for a in answers.values()), sum(a.correct is None for a in answers.values()),
+                          sum(_correct(a, nuggets) is True for a in answers.values()),
+                          sum(_correct(a, nuggets) is None for a in answers.values()),
                           counts, first, advice, tuple(diagnoses), offered)
 
 
@@ -287,9 +332,6 @@ def _search(db: sqlite_utils.Database, wrong: Sequence[Any], qrels: Mapping[str,
     """Per question of ``wrong``: the distinctive words, the chunks looked at (the BM25 top
     ``depth`` of the corpus, the answer's top k, the labelled chunks) and those that hold the
     reference, in that order."""
-    from labeler.store.corpus import documents_by_id
-    from pooling.types import search_text
-
     words = {a.query_id: distinctive_words(a.reference or "", a.question) for a in wrong}
     found = AnswerSearch(db, depth=depth).top([(a.query_id, search_words(a.reference or "", a.question)) for a in wrong
                                                if tokenize(a.reference or "")])
@@ -319,10 +361,6 @@ def offer_to_pool(db: sqlite_utils.Database, report: DiagnoseReport, *, caller: 
     new entries join the labelling queue; a chunk already pooled for its question gains the
     source in its provenance. Returns ``{"added", "already_pooled"}``.
     """
-    from labeler.retrieval.build import pool_plan
-    from labeler.store.access import require_admin
-    from labeler.store.corpus import add_pool_build
-
     require_admin(db, caller)
     rankings = {POOL_SOURCE: {q: list(ids) for q, ids in report.offered.items() if ids}}
     if not rankings[POOL_SOURCE]:
@@ -331,43 +369,6 @@ def offer_to_pool(db: sqlite_utils.Database, report: DiagnoseReport, *, caller: 
     _, added, _ = add_pool_build(db, pool_plan(rankings), {"kind": "diagnose", "sources": [POOL_SOURCE],
                                                           "system": report.system, "version": report.version})
     return {"added": added, "already_pooled": offered - added}
-
-
-def to_html(report: DiagnoseReport) -> str:
-    """The report as one self-contained HTML page (every text from the data escaped)."""
-    from html import escape
-
-    from calibration.report_html import STYLE, collapsed, wide
-
-    title = f"Why {report.system}'s answers are wrong ({report.golden})"
-    head = "<tr><th>outcome</th><th>questions</th><th>what to fix</th></tr>"
-    rows = "".join(f"<tr><td>{escape(o)}</td><td>{report.counts[o]}</td><td>{escape(ADVICE[o])}</td></tr>"
-                   for o in (*OUTCOMES, PENDING) if report.counts[o] or o != PENDING)
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             f"<p>{report.answers} answers to the version's questions: {report.correct} correct, {len(report.diagnoses)} "
-             f"wrong, {report.unjudged} without a verdict.</p>", wide(f"<table>{head}{rows}</table>")]
-    if report.first:
-        parts.append(f"<p><b>Fix first:</b> {escape(ADVICE[report.first])}.</p>")
-    for outcome in (*OUTCOMES, PENDING):
-        mine = [d for d in report.diagnoses if d.outcome == outcome]
-        if not mine:
-            continue
-        header = ["query", "question", "reference", "answer", "gold-context answer", "evidence"]
-        body = "".join(
-            "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (
-                d.query_id, d.question, d.reference or "", d.response,
-                "" if d.gold_response is None else f"{d.gold_response} ({_verdict(d.gold_correct)})",
-                f"{d.why}; relevant in top {report.k}: {'yes' if d.relevant_in_top else 'no'}; holders: "
-                f"{', '.join(d.holders) or 'none'}")) + "</tr>" for d in mine)
-        table = "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + f"</tr>{body}</table>"
-        parts.append(collapsed(f"{outcome}: {len(mine)}", table))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
-
-
-def _verdict(correct: bool | None) -> str:
-    return "correct" if correct else "no verdict" if correct is None else "wrong"
 
 
 def offered_count(offered: Mapping[str, Sequence[str]]) -> int:

@@ -36,21 +36,27 @@ cached, so a rerun with a larger budget asks again.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 import sqlite_utils
 
+from labeler.diagnosis.golden_answers import AnswerValues, answer_values, by_question, version_qrels
+from labeler.judges.client import Endpoint
+from labeler.judges.prompts import frame, framed_prompt_hash
+from labeler.judges.run import ask_all, count_cut
 from labeler.store import StoreError
+from labeler.store import answers as store
+from labeler.store.access import require_admin
+from labeler.store.corpus import documents_by_id
+from labeler.store.verdicts import CallResult, content_hash
 from labeler.store.vocabulary import Caller
-
-if TYPE_CHECKING:
-    from labeler.diagnosis.golden_answers import AnswerValues
-    from labeler.judges.client import Endpoint
+from pooling.types import search_text
 
 #: The system name the gold-context answers of system NAME are stored under: NAME + this.
 GOLD_SUFFIX = "+gold"
@@ -123,8 +129,6 @@ def render(template: str, question: str, contexts: Sequence[tuple[str, str]]) ->
     >>> message.replace(ident, "ID")
     'Q: <question id=ID>\\nwhy?\\n</question id=ID> C: <context_1 id=ID>\\nT\\nbecause\\n</context_1 id=ID>\\n\\n<context_2 id=ID>\\nso\\n</context_2 id=ID> {json}'
     """
-    from labeler.judges.prompts import frame
-
     framed = frame(template, {"question": question,
                               "contexts": [f"{title}\n{text}" if title else text for title, text in contexts]})
     # One pass over the template: a question holding "{contexts}" stays as it was written.
@@ -150,8 +154,6 @@ def gold_answer_id(system: str, query_id: str, chunk_ids: Sequence[str]) -> str:
     ...     "rag+gold", "q1", ["d1", "d2"])
     True
     """
-    import hashlib
-
     key = "\x1f".join([system, "gold-context", query_id, *chunk_ids])
     return "a" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
@@ -221,6 +223,71 @@ class _Ask(NamedTuple):
     message: str
 
 
+@dataclass
+class _Replies:
+    """What a run records as the generator's replies arrive: each answer stored under ``target``."""
+
+    db: sqlite_utils.Database
+    system: str
+    target: str
+    version: str
+    model: str
+    version_hash: str
+    texts: Mapping[str, tuple[str, str]]
+    bar: Any
+    counts: dict[str, int] = field(default_factory=lambda: {"stored": 0, "from_cache": 0, "calls": 0, "errors": 0})
+    first_error: list[str] = field(default_factory=list)
+    cut: dict[str, int] = field(default_factory=dict)
+
+    def sent(self) -> None:
+        self.counts["calls"] += 1
+
+    def record(self, unit: _Ask, result: CallResult, fresh: bool) -> None:
+        a, answer_id, ids, item_hash = unit.answer, unit.answer_id, unit.ids, unit.item_hash
+        self.counts["from_cache"] += not fresh
+        if result.error is not None:
+            self.counts["errors"] += 1
+            if not self.first_error:
+                self.first_error.append(result.error)
+            self.bar.update(1)
+            return
+        source = f"gold-context of {self.system}"
+        if result.cut_short is not None:  # half an answer is not the generator's answer
+            count_cut(self.cut, result)
+            store.record_generated_answer(self.db, self.target, None, source=source, model=self.model,
+                                          prompt_hash=self.version_hash, item_hash=item_hash,
+                                          result=result if fresh else None)
+            self.bar.update(1)
+            return
+        answer = {"answer_id": answer_id, "query_id": a.query_id, "question": a.question,
+                  "response": (result.raw or "").strip(), "contexts": [search_text(*self.texts[d]) for d in ids],
+                  "retrieved_ids": list(ids), "reference": a.reference,
+                  "meta": {"gold_context_of": a.answer_id, "version": self.version, "model": self.model,
+                           "prompt_hash": self.version_hash}}
+        self.counts["stored"] += store.record_generated_answer(
+            self.db, self.target, answer, source=source, model=self.model, prompt_hash=self.version_hash,
+            item_hash=item_hash, result=result if fresh else None)
+        self.bar.update(1)
+
+
+def _todo(selected: Sequence[AnswerValues], qrels: Mapping[str, Mapping[str, int]], target: str,
+          done: set[str]) -> tuple[list[tuple[AnswerValues, str, list[str]]], int, int]:
+    """The selected questions still to ask (answer, gold answer id, gold chunks); how many have
+    no gold chunk; how many have their gold answer already."""
+    todo, no_gold, already = [], 0, 0
+    for a in selected:
+        ids = gold_chunk_ids(qrels[a.query_id])
+        if not ids:
+            no_gold += 1
+            continue
+        answer_id = gold_answer_id(target, a.query_id, ids)
+        if answer_id in done:
+            already += 1
+            continue
+        todo.append((a, answer_id, ids))
+    return todo, no_gold, already
+
+
 def gold_context(
     db: sqlite_utils.Database, version: str, system: str, *, model: str, endpoint: Endpoint,
     prompt_text: str | None = None,
@@ -237,15 +304,6 @@ def gold_context(
     """
     from tqdm import tqdm
 
-    from labeler.diagnosis.golden_answers import answer_values, by_question, version_qrels
-    from labeler.judges.prompts import framed_prompt_hash
-    from labeler.judges.run import ask_all, count_cut
-    from labeler.store import answers as store
-    from labeler.store.access import require_admin
-    from labeler.store.corpus import documents_by_id
-    from labeler.store.verdicts import CallResult, content_hash
-    from pooling.types import search_text
-
     require_admin(db, caller)
     if not model.strip():
         raise StoreError("give the generator's model name")
@@ -257,55 +315,13 @@ def gold_context(
     store.check_system_name(target)
     selected = [a for a in answers.values() if every or a.correct is False]
     unjudged = 0 if every else sum(a.correct is None for a in answers.values())
-    done = {a.answer_id for a in store.list_answers(db, target)}
-    todo, no_gold, already = [], 0, 0
-    for a in selected:
-        ids = gold_chunk_ids(qrels[a.query_id])
-        if not ids:
-            no_gold += 1
-            continue
-        answer_id = gold_answer_id(target, a.query_id, ids)
-        if answer_id in done:
-            already += 1
-            continue
-        todo.append((a, answer_id, ids))
+    todo, no_gold, already = _todo(selected, qrels, target, {a.answer_id for a in store.list_answers(db, target)})
     left = todo[limit:] if limit is not None else []
     todo = todo[:limit] if limit is not None else todo
     texts = documents_by_id(db, sorted({d for _, _, ids in todo for d in ids}))
     start = time.perf_counter()
-    counts = {"stored": 0, "from_cache": 0, "calls": 0, "errors": 0}
-    first_error: list[str] = []
-    cut: dict[str, int] = {}
     bar = tqdm(total=len(todo), desc=f"{target}", unit="answer", disable=not progress, file=sys.stderr)
-
-    def record(unit: _Ask, result: CallResult, fresh: bool) -> None:
-        a, answer_id, ids, item_hash = unit.answer, unit.answer_id, unit.ids, unit.item_hash
-        counts["from_cache"] += not fresh
-        if result.error is not None:
-            counts["errors"] += 1
-            if not first_error:
-                first_error.append(result.error)
-            bar.update(1)
-            return
-        if result.cut_short is not None:  # half an answer is not the generator's answer
-            count_cut(cut, result)
-            store.record_generated_answer(db, target, None, source=f"gold-context of {system}", model=model,
-                                          prompt_hash=version_hash, item_hash=item_hash,
-                                          result=result if fresh else None)
-            bar.update(1)
-            return
-        answer = {"answer_id": answer_id, "query_id": a.query_id, "question": a.question,
-                  "response": (result.raw or "").strip(), "contexts": [search_text(*texts[d]) for d in ids],
-                  "retrieved_ids": list(ids), "reference": a.reference,
-                  "meta": {"gold_context_of": a.answer_id, "version": version, "model": model,
-                           "prompt_hash": version_hash}}
-        counts["stored"] += store.record_generated_answer(
-            db, target, answer, source=f"gold-context of {system}", model=model, prompt_hash=version_hash,
-            item_hash=item_hash, result=result if fresh else None)
-        bar.update(1)
-
-    def sent() -> None:
-        counts["calls"] += 1
+    replies = _Replies(db, system, target, version, model, version_hash, texts, bar)
 
     def ask(a: AnswerValues, answer_id: str, ids: list[str]) -> _Ask:
         chunks = [texts[d] for d in ids]
@@ -314,10 +330,12 @@ def gold_context(
 
     try:
         ask_all(db, endpoint, model, version_hash, (ask(*t) for t in todo), concurrency,
-                key=lambda u: (u.item_hash, None), message=lambda u: u.message, record=record, sent=sent)
+                key=lambda u: (u.item_hash, None), message=lambda u: u.message, record=replies.record, sent=replies.sent)
     finally:
         bar.close()
+    counts = replies.counts
     return GoldContextSummary(system, target, version, version_hash, len(answers), len(selected), unjudged, no_gold,
                               already, counts["stored"], counts["from_cache"], counts["calls"], endpoint.requests,
-                              counts["errors"], time.perf_counter() - start, first_error[0] if first_error else None,
-                              cut, len(left), sum(len(ids) for _, _, ids in left))
+                              counts["errors"], time.perf_counter() - start,
+                              replies.first_error[0] if replies.first_error else None, replies.cut, len(left),
+                              sum(len(ids) for _, _, ids in left))

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from labeler.generation.outcomes import outcomes
+from labeler.project import parse_golden
+from labeler.retrieval.golden_set import verified_rows
+from labeler.store import answers as store
 from labeler.store.vocabulary import Caller
 
 
@@ -36,8 +40,6 @@ def golden_spec(spec: str) -> GoldenSpec:
         StoreError: not of that form, or no such file (answers live in a project, so a qrels
             file cannot stand in).
     """
-    from labeler.project import parse_golden
-
     base, version = parse_golden(spec, project_for="a project and one of its frozen versions; the answers live "
                                                    "in the project")
     assert version is not None
@@ -51,8 +53,6 @@ def version_qrels(db: sqlite_utils.Database, version: str, *, caller: Caller) ->
     Raises:
         StoreError: no such version, or its rows were altered.
     """
-    from labeler.retrieval.golden_set import verified_rows
-
     found, rows = verified_rows(db, version, caller=caller)
     qrels: dict[str, dict[str, int]] = {}
     for r in rows:
@@ -86,9 +86,6 @@ def answer_values(db: sqlite_utils.Database, system: str, *, judge: str | None =
     Raises:
         StoreError: no such system; the caller is not an admin.
     """
-    from labeler.generation.outcomes import outcomes
-    from labeler.store import answers as store
-
     people = {o.answer_id: o for o in outcomes(db, system, caller=caller)}
     judged = {o.answer_id: o for o in outcomes(db, system, judge=judge, caller=caller)} if judge else {}
     out = {}

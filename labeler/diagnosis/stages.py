@@ -13,7 +13,11 @@ queries (one answer per question: the first by answer_id when a question has sev
   top k, and apart on those without one. "Correct given a relevant chunk" is what the
   generator does with the right context in hand;
 - **faithfulness**: the mean per-answer faithfulness (answers whose every claim is judged);
-- **end to end**: correctness over every question of the version the system answered.
+- **end to end**: correctness over every question of the version the system answered;
+- **nugget recall**, when the version froze nuggets: the answer's ``all`` nugget score (the
+  share of its question's nuggets it supports, partial support 0.5;
+  :mod:`labeler.generation.nuggets`), beside correctness: what a question needs said, without
+  a reference answer.
 
 Verdicts are people's (the majority of annotators); with ``judge``, an answer people have no
 verdict on takes that judge's, and how many values came from each is reported.
@@ -34,7 +38,12 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration import CalibrationError
+from calibration.compare import bootstrap_interval, compare_runs
+from calibration.metrics import evaluate_many
+from calibration.formatting import fixed
 from labeler.diagnosis.golden_answers import GoldenSpec, answer_values, by_question, relevant_in_top, version_qrels
+from labeler.generation.nuggets import scores_of
 from labeler.store import StoreError
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 
@@ -60,8 +69,6 @@ class Value:
 
 
 def _value(values: Sequence[float], *, seed: int = 0, n_boot: int = 2000) -> Value:
-    from calibration.compare import bootstrap_interval
-
     if not values:
         return Value(math.nan, math.nan, math.nan, 0)
     low, high = bootstrap_interval(values, n_boot=n_boot, seed=seed) if n_boot else (math.nan, math.nan)
@@ -78,23 +85,32 @@ class QuestionStages:
     retrieval: dict[str, float]  # metric -> value (empty when undefined)
     correct: bool | None
     faithfulness: float | None
+    nugget_recall: float | None = None  # the answer's ``all`` nugget score (the version froze nuggets)
 
     def as_dict(self) -> dict[str, Any]:
         return {"query_id": self.query_id, "answer_id": self.answer_id, "relevant_in_top": self.relevant_in_top,
-                "retrieval": self.retrieval, "correct": self.correct, "faithfulness": self.faithfulness}
+                "retrieval": self.retrieval, "correct": self.correct, "faithfulness": self.faithfulness,
+                **({} if self.nugget_recall is None else {"nugget_recall": self.nugget_recall})}
 
 
 #: The stages of the report, in order: key -> what it is called in text.
 STAGE_NAMES = ("recall", "ndcg", "precision", "correct_given_relevant", "correct_without_relevant", "faithfulness",
                "correct")
+#: The stage a version with nuggets adds, after the others.
+NUGGET_STAGE = "nugget_recall"
 
 
 def stage_labels(k: int) -> dict[str, str]:
-    """Stage key -> its name in sentences and tables."""
+    """Stage key -> its name in sentences and tables.
+
+    >>> stage_labels(10)["recall"], stage_labels(5)["ndcg"], stage_labels(5)["correct_given_relevant"]
+    ('recall@10', 'nDCG@5', 'correctness given a relevant chunk')
+    """
     return {"recall": f"recall@{k}", "ndcg": f"nDCG@{k}", "precision": f"P@{k}",
             "correct_given_relevant": "correctness given a relevant chunk",
             "correct_without_relevant": "correctness without a relevant chunk",
-            "faithfulness": "faithfulness", "correct": "end-to-end correctness"}
+            "faithfulness": "faithfulness", "correct": "end-to-end correctness",
+            NUGGET_STAGE: "nugget recall (all nuggets, partial 0.5)"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +149,9 @@ class SystemStages:
             elif key == "faithfulness":
                 if s.faithfulness is not None:
                     out[q] = s.faithfulness
+            elif key == NUGGET_STAGE:
+                if s.nugget_recall is not None:
+                    out[q] = s.nugget_recall
             elif s.correct is not None and (key == "correct" or (s.relevant_in_top is (key == "correct_given_relevant"))):
                 out[q] = float(s.correct)
         return out
@@ -146,16 +165,31 @@ class SystemStages:
                 "per_question": [s.as_dict() for s in self.per_question.values()]}
 
 
+def _nugget_recall(db: sqlite_utils.Database, system: str, version: str | None, judge: str | None,
+                   caller: Caller) -> dict[str, float] | None:
+    """answer_id -> its ``all`` nugget score on the nuggets ``version`` froze (people's, the
+    judge's where people gave none); None when the version froze no nuggets."""
+    if version is None:
+        return None
+    try:
+        _, scored = scores_of(db, [system], version=version, judge=judge, caller=caller)
+    except StoreError:  # no nuggets frozen with the version (or the judge labelled no support)
+        return None
+    people, judged = scored[system]
+    by_judge = {a.answer_id: a.scores["all"] for a in judged or []}
+    values = {a.answer_id: a.scores["all"] if a.scores["all"] is not None else by_judge.get(a.answer_id) for a in people}
+    return {a: v for a, v in values.items() if v is not None}
+
+
 def system_stages(db: sqlite_utils.Database, qrels: Mapping[str, Mapping[str, int]], system: str, *, k: int = 10,
                   relevance_level: int = STAGE_RELEVANCE, judge: str | None = None, n_boot: int = 2000, seed: int = 0,
-                  caller: Caller) -> SystemStages:
-    """Every stage of ``system`` against ``qrels`` (a frozen version's).
+                  version: str | None = None, caller: Caller) -> SystemStages:
+    """Every stage of ``system`` against ``qrels`` (a frozen version's; with ``version``, its
+    name, which adds nugget recall when it froze nuggets).
 
     Raises:
         StoreError: no such system, or none of its answers is a question of the version.
     """
-    from calibration.metrics import evaluate_many
-
     if k < 1:
         raise StoreError(f"k {k}: give 1 or more")
     values = answer_values(db, system, judge=judge, caller=caller)
@@ -169,13 +203,15 @@ def system_stages(db: sqlite_utils.Database, qrels: Mapping[str, Mapping[str, in
     recorded = any(a.retrieved_ids for a in answers.values())
     ranked = {q: list(a.retrieved_ids) for q, a in answers.items()} if recorded else {}
     scores = evaluate_many(qrels, {system: ranked}, list(names.values()), relevance_level=relevance_level)[system]
+    nuggets = _nugget_recall(db, system, version, judge, caller)
     per_question: dict[str, QuestionStages] = {}
     for q, a in answers.items():
         scorable = recorded and any(g >= relevance_level for g in qrels[q].values())
         measured = scores.per_query.get(q, {})
         per_question[q] = QuestionStages(
             q, a.answer_id, relevant_in_top(qrels[q], a.retrieved_ids, k, relevance_level) if scorable else None,
-            {key: measured[name] for key, name in names.items() if name in measured}, a.correct, a.faithfulness)
+            {key: measured[name] for key, name in names.items() if name in measured}, a.correct, a.faithfulness,
+            None if nuggets is None else nuggets.get(a.answer_id))
     sources: dict[str, dict[str, int]] = {"correct": {}, "faithfulness": {}}
     for a in answers.values():
         for key, by in (("correct", a.correct_by), ("faithfulness", a.faithfulness_by)):
@@ -186,7 +222,7 @@ def system_stages(db: sqlite_utils.Database, qrels: Mapping[str, Mapping[str, in
                           sum(not a.retrieved_ids for a in answers.values()), {}, sources,
                           sum(a.abstained for a in answers.values()),
                           sum(a.words for a in answers.values()) / len(answers), per_question)
-    for key in STAGE_NAMES:
+    for key in (*STAGE_NAMES, *((NUGGET_STAGE,) if nuggets is not None else ())):
         result.stages[key] = _value(list(result.per_stage(key).values()), seed=seed, n_boot=n_boot)
     return result
 
@@ -220,11 +256,8 @@ class StageComparison:
 def compare_stages(a: SystemStages, b: SystemStages, *, k: int, alpha: float = 0.05, seed: int = 0,
                    n_boot: int = 2000, n_permutations: int = 10_000) -> StageComparison:
     """B against A, stage by stage, paired on the questions both have a value for."""
-    from calibration import CalibrationError
-    from calibration.compare import compare_runs
-
     stages: dict[str, Any] = {}
-    for key in STAGE_NAMES:
+    for key in [x for x in a.stages if x in b.stages]:
         try:
             stages[key] = compare_runs({a.system: a.per_stage(key), b.system: b.per_stage(key)}, stage_labels(k)[key],
                                        alpha=alpha, seed=seed, n_boot=max(n_boot, 1), n_permutations=n_permutations)[0]
@@ -249,8 +282,6 @@ def _stage_phrase(what: str, c: Any, alpha: float, *, unit: str = "") -> str:
     one below it; a difference whose interval excludes 0 is never said not to have changed
     (it "moved ..., not detectably"); "did not change detectably" only of an interval that
     holds 0, with why (below the MDD, or its p)."""
-    from calibration.report import fixed
-
     if c is None:
         return f"{what} could not be compared (fewer than two questions paired)"
     interval = f"[{fixed(c.low, sign=True)}, {fixed(c.high, sign=True)}]"
@@ -272,7 +303,7 @@ def _stage_phrase(what: str, c: Any, alpha: float, *, unit: str = "") -> str:
 
 #: The stages of retrieval and of generation, for the sentence saying where a change is.
 _RETRIEVAL = ("recall", "ndcg", "precision")
-_GENERATION = ("correct_given_relevant", "correct_without_relevant", "faithfulness")
+_GENERATION = ("correct_given_relevant", "correct_without_relevant", "faithfulness", NUGGET_STAGE)
 #: The stages the sentence always names; any other stage is named when it changed.
 _ALWAYS = ("recall", "correct_given_relevant", "correct")
 
@@ -292,7 +323,7 @@ def attribution(baseline: str, system: str, stages: Mapping[str, Any], *, k: int
              "correct": labels["correct"]}
     parts = [_stage_phrase(names[key], stages.get(key), alpha, unit=f" recall@{k}" if key == "recall" else "")
              for key in _ALWAYS]
-    others = [key for key in STAGE_NAMES if key not in _ALWAYS and _changed(stages.get(key), alpha)]
+    others = [key for key in stages if key not in _ALWAYS and _changed(stages.get(key), alpha)]
     parts += [_stage_phrase(labels[key], stages[key], alpha) for key in others]
     moved = {side: [key for key in keys if _changed(stages.get(key), alpha)]
              for side, keys in (("retrieval", _RETRIEVAL), ("generation", _GENERATION))}
@@ -351,64 +382,6 @@ def stages(db: sqlite_utils.Database, spec: GoldenSpec, systems: Sequence[str], 
         raise StoreError(f"system {systems[0]!r} given twice; give two different systems to compare")
     content_hash, qrels = version_qrels(db, spec.version, caller=caller)
     found = tuple(system_stages(db, qrels, s, k=k, relevance_level=relevance_level, judge=judge, n_boot=n_boot,
-                                seed=seed, caller=caller) for s in systems)
+                                seed=seed, version=spec.version, caller=caller) for s in systems)
     comparison = compare_stages(found[0], found[1], k=k, alpha=alpha, seed=seed, n_boot=n_boot) if len(found) == 2 else None
     return StagesReport(spec.label, spec.version, content_hash, k, relevance_level, judge, found, comparison)
-
-
-def sources_text(sources: Mapping[str, int]) -> str:
-    """Where the values came from, people first.
-
-    >>> sources_text({"none": 3, "j1": 60, "people": 40})
-    '40 by people, 60 by judge j1, 3 without a verdict'
-    """
-    parts = []
-    for by, n in sorted(sources.items(), key=lambda kv: (kv[0] != "people", kv[0] == "none", kv[0])):
-        parts.append(f"{n} without a verdict" if by == "none" else f"{n} by people" if by == "people" else f"{n} by judge {by}")
-    return ", ".join(parts)
-
-
-def to_html(report: StagesReport) -> str:
-    """The report as one self-contained HTML page (every name escaped)."""
-    from html import escape
-
-    from calibration.report_html import STYLE, wide
-
-    labels = stage_labels(report.k)
-    title = f"Stages of {' and '.join(s.system for s in report.systems)} on {report.golden}"
-
-    def num(x: float) -> str:
-        return "n/a" if math.isnan(x) else f"{x:.3f}"
-
-    header = ["stage", *(s.system for s in report.systems)]
-    rows = []
-    for key in STAGE_NAMES:
-        cells = [labels[key]]
-        for s in report.systems:
-            v = s.stages[key]
-            cells.append(f"{num(v.mean)} [{num(v.low)}, {num(v.high)}] (n={v.n})")
-        rows.append(cells)
-    table = ("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"
-             + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</table>")
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             f"<p class='note'>version {escape(report.version)} (content hash {escape(report.content_hash[:12])}); a chunk "
-             f"is relevant from grade {report.relevance_level}; k = {report.k}.</p>", wide(table)]
-    for s in report.systems:
-        parts.append(f"<p class='note'>{escape(s.system)}: correctness {escape(sources_text(s.sources['correct']))}; "
-                     f"faithfulness {escape(sources_text(s.sources['faithfulness']))}.</p>")
-    if report.comparison is not None:
-        c = report.comparison
-        parts.append(f"<h2>{escape(c.system)} against {escape(c.baseline)}</h2><p>{escape(c.sentence)}</p>")
-        head = ["stage", "paired questions", "difference", "95% interval", "p", "MDD"]
-        body = []
-        for key in STAGE_NAMES:
-            x = c.stages[key]
-            body.append([labels[key], "0", "", "", "", ""] if x is None else
-                        [labels[key], str(x.n), f"{x.delta:+.3f}", f"[{x.low:+.3f}, {x.high:+.3f}]", f"{x.p_value:.4f}",
-                         f"{x.mdd:.3f}" if x.mdd <= 1 else "beyond"])
-        parts.append(wide("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
-                          + "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in r) + "</tr>" for r in body)
-                          + "</table>"))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)

@@ -27,16 +27,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import sqlite_utils
 
+from labeler.generation.abstention import is_abstention
+from labeler.generation.sentences import SPLITTER, split_sentences
 from labeler.store import StoreError
 from labeler.store import answers as store
 from labeler.store.access import require_admin
+from labeler.store.answer_records import answer_records
 from labeler.store.answers import AnswerImport
 from labeler.store.vocabulary import Caller
 from pooling import PoolingError, shown
@@ -52,9 +55,11 @@ def normalise_question(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def derived_answer_id(system: str, query_id: str | None, question: str) -> str:
+def derived_answer_id(system: str, query_id: str | None, question: str, batch: str | None = None) -> str:
     """The answer_id of a record that gives none: ``a`` and 16 hex digits of the sha256 of the
-    system and the record's query_id (if the file gives one) or its normalised question.
+    system and the record's query_id (if the file gives one) or its normalised question, and
+    of its batch when the file or the import names one (so a question asked again in a later
+    batch is a new answer).
 
     Stable across imports of the same file, and blind: it shows neither the system nor the
     question to the people who label the answer.
@@ -63,11 +68,15 @@ def derived_answer_id(system: str, query_id: str | None, question: str) -> str:
     'a025dfe72714e2e87'
     """
     key = f"query_id\x1f{query_id}" if query_id is not None else f"question\x1f{normalise_question(question)}"
+    if batch is not None:
+        key += f"\x1fbatch\x1f{batch}"
     return "a" + hashlib.sha256(f"{system}\x1f{key}".encode()).hexdigest()[:16]
 
 
-def import_answers(db: sqlite_utils.Database, path: str | Path, system: str, *, caller: Caller) -> tuple[AnswerImport, int]:
-    """Add system ``system``'s answers from a JSONL, CSV or Parquet file (admin only).
+def import_answers(db: sqlite_utils.Database, path: str | Path, system: str, *, caller: Caller,
+                   batch: str | None = None) -> tuple[AnswerImport, int]:
+    """Add system ``system``'s answers from a JSONL, CSV or Parquet file (admin only), in
+    ``batch`` (default: each record's own ``batch``, else the import's date).
 
     Returns:
         What the store did (with the reader's warnings: columns that look like an answer's
@@ -78,10 +87,24 @@ def import_answers(db: sqlite_utils.Database, path: str | Path, system: str, *, 
         PoolingError: a malformed record, a bad id or text, the same answer_id (or, without
             one, the same question) twice, an empty file.
         StoreError: an unknown query_id or retrieved doc_id, an answer_id stored for another
-            system or with different content; the caller is not an admin.
+            system, in another batch or with different content; a record of another system,
+            or of another batch than ``batch``; the caller is not an admin.
     """
     require_admin(db, caller)  # before the file is read: its errors would tell a non-admin about it
     store.check_system_name(system)
+    if batch is not None:
+        store.check_batch_name(batch)
+    warnings: list[str] = []
+    result, linked = import_records(db, path, system, read_answers(path, warnings=warnings), caller=caller, batch=batch)
+    return dataclasses.replace(result, warnings=tuple(warnings)), linked
+
+
+def import_records(db: sqlite_utils.Database, path: str | Path, system: str,
+                   records: Iterable[tuple[int, dict[str, Any]]], *, caller: Caller,
+                   batch: str | None = None) -> tuple[AnswerImport, int]:
+    """Store ``(line, answer)`` records as :func:`pooling.answer_readers.read_answers` yields them
+    (from an answers file or a traces file): linked to project queries, given their ids, in one
+    transaction. Returns what the store did and how many records are project queries."""
     texts: dict[str, str] = {}
     by_text: dict[str, str | None] = {}
     for query_id, text in store.query_texts(db):
@@ -89,16 +112,31 @@ def import_answers(db: sqlite_utils.Database, path: str | Path, system: str, *, 
         key = normalise_question(text)
         by_text[key] = None if key in by_text else query_id  # two queries with one text: ambiguous
     linked = [0]
-    warnings: list[str] = []
-    records = _linked(read_answers(path, warnings=warnings), Path(path), system, texts, by_text, linked)
-    result = store.add_answers(db, path, system, records, caller=caller)
-    return dataclasses.replace(result, warnings=tuple(warnings)), linked[0]
+    records = _linked(records, Path(path), system, texts, by_text, linked, batch)
+    result = store.add_answers(db, path, system, records, caller=caller, batch=batch)
+    return result, linked[0]
 
 
-def _linked(answers: Iterator[tuple[int, dict[str, Any]]], path: Path, system: str, texts: dict[str, str],
-            by_text: dict[str, str | None], linked: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _batched(answer: dict[str, Any], path: Path, line: int, system: str, batch: str | None) -> None:
+    """Check a record's own system and batch against the import's; give it the import's batch."""
+    if answer.get("system") is not None and answer["system"] != system:
+        raise StoreError(f"an answer of system {shown(answer['system'])}, imported as {shown(system)}; import it with "
+                         f"--system {answer['system']}, or drop the column", path=path, line=line, field="system")
+    own = answer.get("batch")
+    if own is not None:
+        store.check_batch_name(own, path=path, line=line, field="batch")
+        if batch is not None and own != batch:
+            raise StoreError(f"an answer of batch {shown(own)}, imported as batch {shown(batch)}; leave --batch out "
+                             "to keep each record's own batch", path=path, line=line, field="batch")
+    answer["batch"] = own if own is not None else batch
+
+
+def _linked(answers: Iterable[tuple[int, dict[str, Any]]], path: Path, system: str, texts: dict[str, str],
+            by_text: dict[str, str | None], linked: list[int],
+            batch: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     seen: dict[str, int] = {}
     for line, answer in answers:
+        _batched(answer, path, line, system, batch)
         given_query = answer["query_id"]
         if given_query is not None and given_query not in texts:
             raise StoreError(f"{shown(given_query)} is not a query of the project; import the queries first, or "
@@ -109,7 +147,7 @@ def _linked(answers: Iterator[tuple[int, dict[str, Any]]], path: Path, system: s
             answer["query_id"] = by_text.get(normalise_question(answer["question"]))
         linked[0] += answer["query_id"] is not None
         if answer["answer_id"] is None:
-            answer["answer_id"] = derived_answer_id(system, given_query, answer["question"])
+            answer["answer_id"] = derived_answer_id(system, given_query, answer["question"], answer["batch"])
             first = seen.setdefault(answer["answer_id"], line)
             if first != line:
                 what = "query_id" if given_query is not None else answer["fields"]["question"]
@@ -173,9 +211,6 @@ def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> d
     Raises:
         StoreError: no such system; the caller is not an admin.
     """
-    from labeler.generation.abstention import is_abstention
-    from labeler.generation.sentences import SPLITTER, split_sentences
-
     require_admin(db, caller)
     store.require_system(db, system)
     pending = list(store.answers_without_claims(db, system))
@@ -183,3 +218,34 @@ def split_claims(db: sqlite_utils.Database, system: str, *, caller: Caller) -> d
     cut = [(answer_id, [] if is_abstention(response) else split_sentences(response)) for answer_id, _, response in pending]
     answers, claims = store.add_claims(db, cut, source="sentence", method=SPLITTER, caller=caller)
     return {"answers": answers, "claims": claims, "skipped": total - answers}
+
+
+#: The keys of an exported answer, in order: RAGAS's columns, then goldpool's.
+EXPORT_KEYS = ("user_input", "retrieved_contexts", "response", "reference", "answer_id", "system", "batch",
+               "retrieved_ids", "meta")
+
+
+def export_answers(db: sqlite_utils.Database, out: TextIO, *, systems: Sequence[str] = (), batches: Sequence[str] = (),
+                   caller: Caller) -> int:
+    """Write the stored answers (of ``systems``, in ``batches``; all when empty) to ``out`` as
+    JSONL with :data:`EXPORT_KEYS`, by system, batch and answer_id (admin only). Returns how many.
+
+    Raises:
+        StoreError: an unknown system; the caller is not an admin.
+    """
+    import json
+
+    require_admin(db, caller)
+    for system in systems:
+        store.require_system(db, system)
+    wanted_systems, wanted_batches = set(systems), set(batches)
+    n = 0
+    for a in answer_records(db):
+        if (wanted_systems and a["system"] not in wanted_systems) or (wanted_batches and a["batch"] not in wanted_batches):
+            continue
+        record = {"user_input": a["question"], "retrieved_contexts": a["contexts"], "response": a["response"],
+                  "reference": a["reference"], "answer_id": a["answer_id"], "system": a["system"], "batch": a["batch"],
+                  "retrieved_ids": a["retrieved_ids"], "meta": a["meta"]}
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        n += 1
+    return n

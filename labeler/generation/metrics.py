@@ -28,9 +28,11 @@ mean length in words of the answers each rate is over (judges favour longer answ
 
 Each rate three ways: ``people`` (their majority verdicts), ``judge`` (one judge's verdicts,
 sampling interval only: its bias is unknown) and ``ppi`` (PPI++: people on the answers they
-labelled, the judge everywhere). Intervals are clustered by question and stay inside [0, 1]
-(:mod:`calibration.clustered`). Systems that answered the same questions are compared paired:
-the mean per-question difference, its interval and the minimum detectable difference.
+labelled, the judge everywhere). Intervals are clustered by question and stay inside [0, 1];
+each rate is one call of :mod:`calibration.rates`, which composes it. Systems that answered the
+same questions are compared paired: the mean per-question difference, its interval and the
+minimum detectable difference. The names of the metrics are :mod:`labeler.generation.registry`'s;
+the text and the HTML page are :mod:`labeler.commands.reports.answer_metrics`'s.
 """
 
 from __future__ import annotations
@@ -43,35 +45,30 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration import CalibrationError
+from calibration.agreement import cohen_kappa
+from calibration.clustered import paired_difference, ppi_paired_difference, unit_means
+from calibration.rates import labelled_rate, ppi_rate, sampled_ppi_rate, sampled_rate
 from labeler.generation.abstention import RULE
 from labeler.generation.outcomes import Outcome, outcomes
+from labeler.generation.registry import ANSWER_METRICS as METRICS
+from labeler.generation.registry import BY_NAME, LEFT_OUT
+from labeler.store import StoreError
+from labeler.store.answer_records import answer_batches
+from labeler.store.answer_samples import get_answer_sample
+from labeler.store.answers import systems as known_systems
 from labeler.store.vocabulary import ANSWER_TASKS, Caller
 
-#: The metrics, in the order they are always shown: faithfulness first, never without the others.
-METRICS = ("faithfulness", "supported_answers", "correctness", "answer-relevance", "abstention")
-#: Where a value comes from.
-SOURCES = ("people", "judge", "ppi")
-LABELS = {"faithfulness": "faithfulness", "supported_answers": "supported answers", "correctness": "correctness", "answer-relevance": "answer relevance",
-          "abstention": "abstention"}
 #: The value an abstention rate of people, a judge or PPI++ is a mean of: the answer relevance
 #: verdict DECLINES (``text`` is the text rule's, ``Outcome.abstained``).
 DECLINED = "declines"
-#: Where an abstention rate comes from, in the order shown.
-ABSTENTION_SOURCES = ("text", *SOURCES)
 
 
 def _value(o: Outcome, metric: str) -> float | None:
-    if metric == "faithfulness":
-        return o.faithfulness
-    if metric == "supported_answers":
-        return None if o.supported_answer is None else float(o.supported_answer)
-    if metric == "correctness":
-        return None if o.correct is None else float(o.correct)
-    if metric == "answer-relevance":
-        return None if o.addresses is None else float(o.addresses)
-    if metric == DECLINED:
-        return None if o.declines is None else float(o.declines)
-    return float(o.abstained)
+    """One answer's value of ``metric``: the :class:`Outcome` attribute its registry entry names
+    (:data:`DECLINED`: the source's DECLINES), as a number; None when it has none."""
+    value = getattr(o, "declines" if metric == DECLINED else BY_NAME[metric].value)  # type: ignore[arg-type]
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,10 +174,6 @@ def _claims_extra(chosen: Sequence[Outcome], every: Sequence[Outcome]) -> dict[s
     }
 
 
-#: Why an answer has no faithfulness, in the order the reasons are checked and said.
-LEFT_OUT = ("empty", "no_claims", "split", "unjudged", "all_flagged")
-
-
 def _left_out(left: Sequence[Outcome]) -> dict[str, int]:
     """Reason -> how many of the answers ``left`` (those without a value) it keeps out; one
     reason per answer, the first of :data:`LEFT_OUT` that holds; zero counts left out."""
@@ -233,99 +226,100 @@ def _split(found: Sequence[Outcome], metric: str) -> tuple[list[Outcome], list[O
     return asked, [o for o in asked if o.words == 0]
 
 
-def _rate(found: Sequence[Outcome], metric: str, ci: float) -> Rate:
-    from calibration.clustered import stratified_rate
+#: A designed sample: answer_id -> its inclusion probability (answers outside it are absent).
+Design = Mapping[str, float]
 
+
+def _design_extra(found: Sequence[Outcome], metric: str, design: Design | None) -> dict[str, Any]:
+    """With a design: that values weigh 1/π, and how many answers with a value it leaves out."""
+    if design is None:
+        return {}
+    outside = sum(1 for o in found if o.answer_id not in design and o.words > 0 and _value(o, metric) is not None)
+    return {"weighted": True, "n_outside_sample": outside}
+
+
+def _rate(found: Sequence[Outcome], metric: str, ci: float, design: Design | None = None) -> Rate:
+    """One source's rate of ``metric`` over the answers a verdict is asked of, the empty ones
+    known by their text (:func:`_split`, :func:`calibration.rates.labelled_rate`); with a
+    ``design``, the values of its answers alone, each weighing 1/π (:func:`calibration.rates.sampled_rate`)."""
     asked, fixed = _split(found, metric)
-    chosen = [o for o in asked if _value(o, metric) is not None]
-    extra = _extra(metric, chosen, found)
     empty = {o.answer_id for o in fixed}
-    labelled = [o for o in chosen if o.answer_id not in empty]
-    if not labelled and len(fixed) < len(asked) or not chosen:
-        return Rate(None, None, None, len(chosen), None, why="no answer with a verdict", extra=extra)
-    known = sum(_value(o, metric) for o in fixed) / len(fixed) if fixed else 0.0  # type: ignore[misc]
-    if not labelled:  # every answer asked is empty
-        labelled, fixed, empty = fixed, [], set()
-    e = stratified_rate([_value(o, metric) for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
-                        [o.unit for o in asked], [o.answer_id not in empty for o in asked], known, ci=ci)
-    if fixed:
-        extra = {**extra, "n_empty": len(fixed), "n_answers": len(asked)}
-    return Rate(e.value, _num(e.low), _num(e.high), len(labelled) + len(fixed), _mean_words([*labelled, *fixed]),
-                len({o.unit for o in [*labelled, *fixed]}), e.method, extra=extra)
+    chosen = [o for o in asked if _value(o, metric) is not None and (design is None or o.answer_id in design
+                                                                      or o.answer_id in empty)]
+    extra = {**_extra(metric, chosen, found), **_design_extra(found, metric, design)}
+    values, units, known = [_value(o, metric) for o in asked], [o.unit for o in asked], [o.answer_id in empty for o in asked]
+    if design is None:
+        r = labelled_rate(values, units, known, ci=ci)
+    else:
+        r = sampled_rate(values, [design.get(o.answer_id) for o in asked], units, known, ci=ci)
+    e = r.estimate
+    if math.isnan(e.value):
+        return Rate(None, None, None, e.n, None, why="no answer with a verdict", extra=extra)
+    if r.n_known:
+        extra = {**extra, "n_empty": r.n_known, "n_answers": len(asked)}
+    return Rate(e.value, _num(e.low), _num(e.high), e.n, _mean_words(chosen), e.n_groups or 0, e.method, extra=extra)
 
 
-def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float) -> Rate:
-    from calibration import CalibrationError
-    from calibration.clustered import clustered_ppi, stratified_rate, with_known_part
-    from calibration.stats import z_for
-
+def _ppi(people: Sequence[Outcome], judged: Sequence[Outcome], metric: str, ci: float,
+         design: Design | None = None) -> Rate:
+    """The PPI++ rate of ``metric``: people's values where they gave one, the judge's on every
+    answer, the empty answers known by their text (:func:`calibration.rates.ppi_rate`); with a
+    ``design``, people's values on its answers alone, each weighing 1/π
+    (:func:`calibration.rates.sampled_ppi_rate`)."""
     y = {o.answer_id: _value(o, metric) for o in people}
-    # Empty responses have values fixed by their text (see _split): PPI runs on the other
-    # answers, and the empty ones join by their share.
     fixed = [o for o in _split(judged, metric)[1] if _value(o, metric) is not None]
     empty = {o.answer_id for o in fixed}
-    rest = [o for o in judged if o.answer_id not in empty and _value(o, metric) is not None]
-    labelled = [o for o in rest if y.get(o.answer_id) is not None]
-    unlabelled = [o for o in rest if y.get(o.answer_id) is None]
-    left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - len(labelled)
-    if not rest and not fixed:
-        return _missing("no answer with a verdict")
+    everyone = [*(o for o in judged if o.answer_id not in empty and _value(o, metric) is not None), *fixed]
+    args = ([y.get(o.answer_id) for o in everyone], [_value(o, metric) for o in everyone],
+            [o.unit for o in everyone], [o.answer_id in empty for o in everyone])
     try:
-        r = clustered_ppi([y[o.answer_id] for o in labelled], [_value(o, metric) for o in labelled],  # type: ignore[misc]
-                          [o.unit for o in labelled], [_value(o, metric) for o in unlabelled],  # type: ignore[misc]
-                          [o.unit for o in unlabelled], ci=ci)
-    except CalibrationError as exc:
-        return _missing(str(exc), len(rest) + len(fixed))
-    e = r.estimate
-    value, low, high, method = e.value, e.low, e.high, e.method
-    if fixed:
-        known = sum(_value(o, metric) for o in fixed) / len(fixed)  # type: ignore[misc]
-        everyone = [*rest, *fixed]
-        if r.lam == 0.0:  # the people's own rate (λ = 0 ignores the judge), placed among the known ones
-            s = stratified_rate([y[o.answer_id] for o in labelled], [o.unit for o in labelled],  # type: ignore[misc]
-                                [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known, ci=ci)
-            value, low, high, method = s.value, s.low, s.high, s.method
+        if design is None:
+            r = ppi_rate(*args, ci=ci)  # type: ignore[arg-type]
         else:
-            value, variance = with_known_part(r.value, r.se ** 2,
-                                              [o.unit for o in everyone], [o.answer_id not in empty for o in everyone], known)
-            half = z_for(ci) * math.sqrt(variance)
-            value, low, high = (min(max(v, 0.0), 1.0) for v in (value, value - half, value + half))
-    return Rate(value, low, high, len(rest) + len(fixed), _mean_words([*rest, *fixed]),
-                len({o.unit for o in [*rest, *fixed]}), method,
-                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": len(fixed),
-                       "lambda": r.lam, "n_left_out": left_out})
+            r = sampled_ppi_rate(args[0], [design.get(o.answer_id) for o in everyone], *args[1:], ci=ci)  # type: ignore[arg-type]
+    except CalibrationError as exc:
+        return _missing(str(exc), len(everyone))
+    e = r.estimate
+    if math.isnan(e.value):
+        return _missing("no answer with a verdict")
+    left_out = sum(1 for o in people if o.words > 0 and y[o.answer_id] is not None) - r.n_labelled
+    return Rate(e.value, e.low, e.high, e.n, _mean_words(everyone), e.n_groups or 0, e.method,
+                extra={"n_labelled": r.n_labelled, "n_unlabelled": r.n_unlabelled, "n_empty": r.n_known,
+                       "lambda": r.lam, "n_left_out": left_out, **({"weighted": True} if design is not None else {})})
 
 
 def system_metrics(system: str, people: Sequence[Outcome], judged: Sequence[Outcome] | None,
-                   ci: float = 0.95) -> SystemMetrics:
-    """One system's rates from its outcomes by people and (optionally) by a judge."""
+                   ci: float = 0.95, design: Design | None = None) -> SystemMetrics:
+    """One system's rates from its outcomes by people and (optionally) by a judge; with a
+    ``design``, people's values weigh 1/π (the judge's, on every answer, count once)."""
     rates: dict[str, dict[str, Rate]] = {}
     for metric in METRICS:
         if metric == "abstention":
-            rates[metric] = abstention_rates(people, judged, ci)
+            rates[metric] = abstention_rates(people, judged, ci, design)
             continue
-        mine = {"people": _rate(people, metric, ci)}
+        mine = {"people": _rate(people, metric, ci, design)}
         if judged is None:
             mine["judge"] = mine["ppi"] = _missing("no judge given")
         else:
             mine["judge"] = _rate(judged, metric, ci)
-            mine["ppi"] = _ppi(people, judged, metric, ci)
+            mine["ppi"] = _ppi(people, judged, metric, ci, design)
         rates[metric] = mine
     return SystemMetrics(system, len(people), _mean_words(people), rates)
 
 
-def abstention_rates(people: Sequence[Outcome], judged: Sequence[Outcome] | None, ci: float = 0.95) -> dict[str, Rate]:
+def abstention_rates(people: Sequence[Outcome], judged: Sequence[Outcome] | None, ci: float = 0.95,
+                     design: Design | None = None) -> dict[str, Rate]:
     """The abstention rate by source: ``text`` (the text rule, every answer, with its
     agreement with people), ``people`` and ``judge`` (the answer relevance verdict DECLINES;
     an empty response declines, known without a verdict) and ``ppi``."""
     text = _rate(people, "abstention", ci)
     rates = {"text": replace(text, extra={**text.extra, "rule": RULE, "agreement": text_agreement(people, ci)}),
-             "people": _rate(people, DECLINED, ci)}
+             "people": _rate(people, DECLINED, ci, design)}
     if judged is None:
         rates["judge"] = rates["ppi"] = _missing("no judge given")
     else:
         rates["judge"] = _rate(judged, DECLINED, ci)
-        rates["ppi"] = _ppi(people, judged, DECLINED, ci)
+        rates["ppi"] = _ppi(people, judged, DECLINED, ci, design)
     return rates
 
 
@@ -334,9 +328,6 @@ def text_agreement(found: Sequence[Outcome], ci: float = 0.95) -> dict[str, Any]
     response declines for both by definition, so it is left out): counts of each cell, the raw
     agreement, Cohen's kappa (interval by a bootstrap over questions), and the rule's
     sensitivity (people's declines it finds) and precision (its declines people marked)."""
-    from calibration import CalibrationError
-    from calibration.agreement import cohen_kappa
-
     both = [o for o in found if o.declines is not None and o.words > 0]
     cells = {"both": sum(o.abstained and o.declines for o in both),
              "text_only": sum(o.abstained and not o.declines for o in both),
@@ -363,8 +354,6 @@ def text_agreement(found: Sequence[Outcome], ci: float = 0.95) -> dict[str, Any]
 
 
 def _by_unit(found: Sequence[Outcome], metric: str) -> dict[str, float]:
-    from calibration.clustered import unit_means
-
     values = {o.answer_id: _value(o, metric) for o in found}
     return unit_means({k: v for k, v in values.items() if v is not None}, {o.answer_id: o.unit for o in found})
 
@@ -372,8 +361,6 @@ def _by_unit(found: Sequence[Outcome], metric: str) -> dict[str, float]:
 def compare(a: str, b: str, people: Mapping[str, Sequence[Outcome]], judged: Mapping[str, Sequence[Outcome]] | None,
             ci: float = 0.95) -> list[Pair]:
     """Systems ``a`` and ``b`` paired on the questions both answered, every metric, every source."""
-    from calibration.clustered import paired_difference, ppi_paired_difference
-
     out = []
     for metric in METRICS:
         sides: dict[str, Callable[[], Any]] = {}
@@ -407,220 +394,65 @@ def shared_questions(people: Mapping[str, Sequence[Outcome]], a: str, b: str) ->
 
 
 def metrics_of(people: Mapping[str, Sequence[Outcome]], judged: Mapping[str, Sequence[Outcome]] | None, *,
-               judge: str | None = None, ci: float = 0.95) -> AnswerMetrics:
+               judge: str | None = None, ci: float = 0.95, design: Design | None = None) -> AnswerMetrics:
     """Every system's rates, and every two systems that share questions compared paired."""
     names = list(people)
-    systems = [system_metrics(s, people[s], None if judged is None else judged[s], ci) for s in names]
+    systems = [system_metrics(s, people[s], None if judged is None else judged[s], ci, design) for s in names]
     pairs = [p for a, b in combinations(names, 2) if shared_questions(people, a, b) >= 2
              for p in compare(a, b, people, judged, ci)]
     return AnswerMetrics(systems, pairs, judge, ci)
 
 
-def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, judge: str | None = None,
-                   ci: float = 0.95, caller: Caller) -> AnswerMetrics:
-    """The metrics of ``systems`` (every imported system when empty) in the project (admin only).
+@dataclass(frozen=True, slots=True)
+class SampleDesign:
+    """A stored sample of answers as the metrics read it: its system, the batch it was drawn
+    from (None: every batch) and each drawn answer's inclusion probability."""
+
+    name: str
+    system: str
+    batch: str | None
+    probabilities: Design
+
+    def population(self, found: Sequence[Outcome], batch_of: Mapping[str, str]) -> list[Outcome]:
+        """The outcomes of the answers the sample was drawn from."""
+        return [o for o in found if self.batch is None or batch_of.get(o.answer_id) == self.batch]
+
+
+def sample_design(db: sqlite_utils.Database, sample: str, systems: Sequence[str]) -> SampleDesign:
+    """The sample ``sample`` of answers, checked against the ``systems`` asked for (its own or none).
 
     Raises:
-        StoreError: an unknown system or judge; the caller is not an admin; no system at all.
+        StoreError: no such sample; other systems asked for.
     """
-    from labeler.store import StoreError
-    from labeler.store.answers import systems as known_systems
+    s = get_answer_sample(db, sample)
+    if any(name != s.system for name in systems):
+        raise StoreError(f"sample {sample!r} is of system {s.system!r}: give --system {s.system} or no --system")
+    return SampleDesign(sample, s.system, s.params.get("batch"), {a: p for a, (p, _) in s.items.items()})
 
-    names = list(dict.fromkeys(systems)) or known_systems(db)
+
+def answer_metrics(db: sqlite_utils.Database, systems: Sequence[str] = (), *, judge: str | None = None,
+                   ci: float = 0.95, sample: str | None = None, caller: Caller) -> AnswerMetrics:
+    """The metrics of ``systems`` (every imported system when empty) in the project (admin only);
+    with ``sample``, of its system over the answers it was drawn from, people's values on its
+    answers alone, each weighing 1/π.
+
+    Raises:
+        StoreError: an unknown system, judge or sample; the caller is not an admin; no system at all.
+    """
+    design = None if sample is None else sample_design(db, sample, systems)
+    names = [design.system] if design else list(dict.fromkeys(systems)) or known_systems(db)
     if not names:
         raise StoreError("no answers in the project: import a system's answers with `goldpool import-answers`")
-    people = {s: outcomes(db, s, caller=caller) for s in names}
+    keep: Callable[[list[Outcome]], list[Outcome]] = lambda found: found
+    if design is not None:
+        batch_of = answer_batches(db, design.system)
+        keep = lambda found: design.population(found, batch_of)
+    people = {s: keep(outcomes(db, s, caller=caller)) for s in names}
     judged = None
     if judge is not None:
-        judged = {s: outcomes(db, s, judge=judge, caller=caller) for s in names}
+        judged = {s: keep(outcomes(db, s, judge=judge, caller=caller)) for s in names}
         if not any(o.judged or o.flagged or o.whole is not None or o.correct is not None
                    or o.addresses is not None
                    for found in judged.values() for o in found if not (o.abstained and o.words == 0)):
             raise StoreError(f"judge {judge!r} gave no verdict on the answers of {', '.join(names)}")
-    return metrics_of(people, judged, judge=judge, ci=ci)
-
-
-# --- text and HTML ---------------------------------------------------------------------------
-
-_SOURCE_LABEL = {"text": "text rule", "people": "people", "judge": "judge", "ppi": "PPI++"}
-
-
-def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
-    from calibration.formatting import fixed
-
-    return fixed(x, digits, sign=sign, missing="-")
-
-
-def _interval(low: float | None, high: float | None, *, sign: bool = False) -> str:
-    return "" if low is None or high is None else f"[{_f(low, sign=sign)}, {_f(high, sign=sign)}]"
-
-
-def _answers(n: int) -> str:
-    return f"{n} answer{'' if n == 1 else 's'}"
-
-
-def _left_out_note(x: Mapping[str, Any], source: str) -> str | None:
-    """"left out: 7 answers with a claim people split on, ..." from ``x["left_out"]``."""
-    counts = x.get("left_out")
-    if not counts:
-        return None
-    who = "the judge" if source == "judge" else "people"
-    words = {"empty": "empty (nothing to judge)", "no_claims": "with no claims (split-claims gives them some)",
-             "split": f"with a claim {who} split on (no majority)", "unjudged": f"with a claim {who} gave no verdict on",
-             "all_flagged": "whose every claim was flagged not one claim"}
-    return "left out: " + ", ".join(f"{_answers(counts[k])} {words[k]}" for k in LEFT_OUT if counts.get(k))
-
-
-def _claims_note(x: Mapping[str, Any]) -> list[str]:
-    """The claims of the answers counted, judged and flagged on one denominator."""
-    seen = x["claims"] + x["flagged"]
-    per = f" ({x['claims_per_answer']:.1f} per answer)" if x.get("claims_per_answer") is not None else ""
-    notes = [f"{seen} claims in these answers: {x['claims']} judged{per}, claim-weighted {_f(x.get('claim_weighted'))}"]
-    if x.get("flag_rate") is not None:
-        notes.append(f"{x['flagged']} of the {seen} flagged not one claim ({x['flag_rate']:.1%})")
-    if x.get("flagged_left_out"):
-        notes.append(f"{x['flagged_left_out']} more flagged in answers left out")
-    return notes
-
-
-def _supported_note(x: Mapping[str, Any]) -> list[str]:
-    notes = [f"{x['from_whole']} from a whole-answer verdict, {x['from_claims']} from claims"]
-    if x.get("disagree"):
-        notes.append(f"{_answers(x['disagree'])} whose claims say otherwise (the whole-answer verdict counts)")
-    return notes
-
-
-def _note(metric: str, source: str, r: Rate) -> str:
-    left = _left_out_note(r.extra, source) if source != "ppi" else None
-    if r.why:
-        return "; ".join(n for n in (r.why, left) if n)
-    notes = []
-    if metric == "faithfulness" and "claims" in r.extra:
-        notes += _claims_note(r.extra)
-    if metric == "supported_answers" and "from_whole" in r.extra:
-        notes += _supported_note(r.extra)
-    if left:
-        notes.append(left)
-    if metric == "abstention" and source == "text" and "agreement" in r.extra:
-        notes.append(agreement_note(r.extra["agreement"]))
-    if source == "ppi":
-        x = r.extra
-        empty = f", {x['n_empty']} empty (known)" if x.get("n_empty") else ""
-        notes.append(f"lambda {x['lambda']:.2f}: {x['n_labelled']} labelled by people, {x['n_unlabelled']} by the judge only"
-                     + empty)
-    return "; ".join(notes)
-
-
-def agreement_note(a: Mapping[str, Any]) -> str:
-    """The text rule's agreement with people, in one line."""
-    if not a.get("n"):
-        return "no answer with people's answer relevance verdict to check the rule against"
-    kappa = "" if a.get("kappa") is None else f", kappa {_f(a['kappa'])} {_interval(a.get('kappa_low'), a.get('kappa_high'))}"
-    answers = "answer" if a["n"] == 1 else "answers"
-    return (f"against people on {a['n']} {answers}: agree {a['agree']}, disagree {a['disagree']} "
-            f"(rule only {a['text_only']}, people only {a['people_only']}){kappa}; "
-            f"sensitivity {_f(a.get('sensitivity'), 2)}, precision {_f(a.get('precision'), 2)}")
-
-
-def _rows(s: SystemMetrics, judged: bool) -> list[list[str]]:
-    rows = []
-    for metric in METRICS:
-        sources = SOURCES if judged else ("people",)
-        if metric == "abstention":
-            sources = ("text", *sources)
-        for i, source in enumerate(sources):
-            r = s.rates[metric][source]
-            rows.append([LABELS[metric] if i == 0 else "", _SOURCE_LABEL.get(source, source), _f(r.value),
-                         _interval(r.low, r.high), str(r.n), str(r.questions),
-                         "-" if r.words is None else f"{r.words:.1f}", _note(metric, source, r)])
-    return rows
-
-
-_HEADER = ["metric", "source", "value", "interval", "answers", "questions", "words", "beside it"]
-_PAIR_HEADER = ["metric", "source", "difference", "interval", "questions", "MDD", "reading"]
-
-
-def _pair_rows(pairs: Sequence[Pair]) -> list[list[str]]:
-    rows = []
-    last = None
-    for p in pairs:
-        if p.difference is None:
-            reading = p.why or ""
-        elif p.low is not None and p.high is not None and p.low <= 0.0 <= p.high:
-            reading = "no difference shown (one below the MDD would go unseen)"
-        else:
-            reading = f"{p.a if p.difference > 0 else p.b} higher"
-        rows.append([LABELS[p.metric] if p.metric != last else "", _SOURCE_LABEL[p.source],
-                     _f(p.difference, sign=True), _interval(p.low, p.high, sign=True), str(p.n), _f(p.mdd), reading])
-        last = p.metric
-    return rows
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header) - 1)]
-    lines = []
-    for row in [header, *rows]:
-        cells = [str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        lines.append((indent + "  ".join(cells) + "  " + str(row[-1])).rstrip())
-    return lines
-
-
-def _pairs_by_systems(pairs: Sequence[Pair]) -> dict[tuple[str, str], list[Pair]]:
-    grouped: dict[tuple[str, str], list[Pair]] = {}
-    for p in pairs:
-        grouped.setdefault((p.a, p.b), []).append(p)
-    return grouped
-
-
-def _intro(m: AnswerMetrics) -> list[str]:
-    who = (f"people, judge {m.judge!r}, and PPI++ (people where they labelled, the judge everywhere)"
-           if m.judge else "people (give --judge NAME for a judge's values and PPI++)")
-    return [f"Generation metrics from {who}.",
-            f"{m.ci:.0%} intervals, clustered by question: rates by a Wilson interval at the design-effect sample "
-            "size, PPI++ normal; all kept inside [0, 1]; the judge's interval is its sampling spread only (its bias "
-            "is unknown: compare it with people's). Faithfulness is the mean over answers of supported / "
-            "judged claims; supported answers the share of answers wholly supported (the whole-answer verdict where "
-            "given, else every claim supported); both are shown with correctness, answer relevance and the "
-            "abstention rate, since an answer that declines is perfectly faithful; words: mean answer length of the answers counted.",
-            "Abstention: the text rule reads every answer (a declining answer with no answer of its own); people "
-            "and the judge say DECLINES on answer relevance (which then counts as not addressing the question); "
-            "the text rule's agreement with people is on the non-empty answers people judged."]
-
-
-def to_text(m: AnswerMetrics) -> str:
-    """The metrics as plain text: one table per system, then the paired comparisons."""
-    lines = _intro(m)
-    for s in m.systems:
-        words = "" if s.words is None else f", mean {s.words:.1f} words"
-        lines += ["", f"{s.system}: {s.answers} answers{words}", *_table(_HEADER, _rows(s, m.judge is not None))]
-    if len(m.systems) > 1 and not m.pairs:
-        lines += ["", "No two systems answered 2 or more of the same questions: no paired comparison."]
-    for (a, b), pairs in _pairs_by_systems(m.pairs).items():
-        lines += ["", f"{a} - {b}, paired on the questions both answered (MDD: the smallest true difference "
-                      "found 80% of the time at alpha 0.05)", *_table(_PAIR_HEADER, _pair_rows(pairs))]
-    return "\n".join(lines) + "\n"
-
-
-def to_html(m: AnswerMetrics, title: str = "Generation metrics") -> str:
-    """The metrics as one self-contained HTML page (every name from the data escaped)."""
-    from html import escape
-
-    from calibration.report_html import STYLE, wide
-
-    def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-        head = "".join(f"<th>{escape(h)}</th>" for h in header)
-        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-        return wide(f"<table><tr>{head}</tr>{body}</table>")
-
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"]
-    parts += [f"<p class='note'>{escape(line)}</p>" for line in _intro(m)]
-    for s in m.systems:
-        words = "" if s.words is None else f", mean {s.words:.1f} words"
-        parts.append(f"<section><h2>{escape(s.system)}</h2><p>{s.answers} answers{escape(words)}</p>"
-                     f"{table(_HEADER, _rows(s, m.judge is not None))}</section>")
-    for (a, b), pairs in _pairs_by_systems(m.pairs).items():
-        parts.append(f"<section><h2>{escape(a)} &minus; {escape(b)}</h2><p>Paired on the questions both answered."
-                     f"</p>{table(_PAIR_HEADER, _pair_rows(pairs))}</section>")
-    parts.append("</body></html>")
-    return "".join(parts)
+    return metrics_of(people, judged, judge=judge, ci=ci, design=None if design is None else design.probabilities)

@@ -22,7 +22,8 @@ One :class:`Outcome` per answer, from one source (people, or a judge):
   supported by its contexts); None when not given;
 - ``split``: claims people gave verdicts on but split evenly (no majority): a reason an
   answer's faithfulness is undefined, said apart from claims nobody judged;
-- ``abstained``: the text rule: the response is empty or declines to answer (:func:`is_abstention`). An empty
+- ``abstained``: the text rule: the response is empty or declines to answer
+  (:func:`labeler.generation.abstention.is_abstention`). An empty
   response has no items to label: it is incorrect (when it has a reference) and does not
   address the question, whatever the source; a declining text is labelled like any answer.
 
@@ -39,16 +40,10 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from labeler.generation.abstention import is_abstention
 from labeler.store import answers as store
+from labeler.store.answer_records import answer_verdicts
 from labeler.store.vocabulary import DECLINES, NOT_ONE_CLAIM, Caller
-
-
-def is_abstention(response: str) -> bool:
-    """Whether ``response`` declines to answer: the text rule of :mod:`labeler.generation.abstention`
-    (empty, or declining with no answer of its own)."""
-    from labeler.generation.abstention import is_abstention as declines
-
-    return declines(response)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +113,7 @@ def outcomes(db: sqlite_utils.Database, system: str, *, judge: str | None = None
     store.require_system(db, system)
     given: dict[str, list[str]] = defaultdict(list)
     task_of: dict[str, tuple[str, str]] = {}
-    for answer_id, task, item_id, _who, verdict in store.answer_verdicts(db, system, judge=judge, caller=caller):
+    for answer_id, task, item_id, _who, verdict in answer_verdicts(db, system, judge=judge, caller=caller):
         given[item_id].append(verdict)
         task_of[item_id] = (answer_id, task)
     by_answer: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))

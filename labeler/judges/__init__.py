@@ -4,8 +4,10 @@
 OpenAI-compatible call with retries, ``run`` the resumable, cached run over every item,
 ``report`` the calibration of a judge against the project's annotators, ``card`` that
 calibration saved as the judge's card (the line printed beside every number resting on the
-judge), and ``estimate`` prediction-powered estimates from many judge labels and few human ones. Nothing here imports
-``openai`` until a call is made.
+judge), and ``estimate`` prediction-powered estimates from many judge labels and few human ones. Nothing here
+imports ``openai`` until a call is made; calls go through one ``openai`` async client per
+endpoint, many in flight on one event loop (``calls``); ``repeats`` combines repeated calls,
+``cost`` counts tokens and prices.
 """
 
 from __future__ import annotations

@@ -18,7 +18,10 @@ from typing import Any
 
 import sqlite_utils
 
+from calibration.judges import KAPPA_WEIGHTS
+from labeler.judges.report import retest_dict
 from labeler.store.cards import add_cards, latest_cards, verdict_versions
+from labeler.store.judge_calls import verdict_settings, verdict_tokens
 from labeler.store.vocabulary import TASKS, Caller
 
 
@@ -70,7 +73,8 @@ class TaskCard:
     def figures(self, about: str = "") -> str:
         """``correctness agreement 0.86 [0.80, 0.91], κ 0.71 [0.60, 0.80] vs people's 0.78, n=120``
         (``about``: what to say of the card in brackets after the task's name)."""
-        kappa = "quadratic κ" if self.details.get("kappa_weights") == "quadratic" else "κ"
+        weights = self.details.get("kappa_weights")
+        kappa = f"{weights} κ" if weights in ("quadratic", "linear") else "κ"
         people = "n/a" if self.ceiling_kappa.value is None else f"{self.ceiling_kappa.value:.2f}"
         name = f"{self.task} ({about})" if about else self.task
         return f"{name} agreement {self.agreement.text()}, {kappa} {self.kappa.text()} vs people's {people}, n={self.n}"
@@ -141,6 +145,22 @@ def card_line(db: sqlite_utils.Database, judge: str, task: str | None = None) ->
     [0.80, 0.91], κ 0.71 [0.60, 0.80] vs people's 0.78, n=120``; ``judge J: uncalibrated (no
     card)``; ``judge J: uncalibrated: prompt changed since its card (...)``.
     """
+    return _card_line(db, judge, task) + repeats_note(db, judge, task)
+
+
+def repeats_note(db: sqlite_utils.Database, judge: str, task: str | None = None) -> str:
+    """``; verdicts: majority of 3 repeats`` when the judge's current verdicts (of ``task``)
+    combine several calls each (``run-judge --repeats``), else nothing: what every number
+    resting on the judge then rests on."""
+    settings = verdict_settings(db, judge)
+    counts = sorted({k for t, entry in settings.items() if task is None or t == task for k in entry["repeats"]})
+    if not counts or counts == [1]:
+        return ""
+    said = " or ".join(str(k) for k in counts)
+    return f"; verdicts: the majority of {said} repeats each (ties: TIE for pairwise, else no verdict)"
+
+
+def _card_line(db: sqlite_utils.Database, judge: str, task: str | None) -> str:
     card = current_card(db, judge)
     if card is None:
         return f"judge {judge}: uncalibrated (no card)"
@@ -184,20 +204,27 @@ def _value(e: Any) -> tuple[float | None, float | None, float | None]:
     return clean(e.value), clean(e.low), clean(e.high)
 
 
-def save_cards(db: sqlite_utils.Database, report: Any, *, caller: Caller) -> dict[str, JudgeCard]:
+def save_cards(db: sqlite_utils.Database, report: Any, *, caller: Caller, prices: Any = None) -> dict[str, JudgeCard]:
     """Save every judge and task of a calibration report (``labeler.judges.report.JudgeReport``)
-    as the judges' cards (admin only); returns each judge's card as now stored."""
+    as the judges' cards (admin only); returns each judge's card as now stored.
+
+    A card carries, beside the figures, the settings and repeats of the verdicts it rests on,
+    their test-retest agreement, and the tokens the endpoint reported for them (``tokens``:
+    verdicts, in, out) with their cost at ``prices`` (a :class:`labeler.judges.cost.Prices`) when given.
+    """
     rows = []
     for judge, tasks in report.results.items():
+        settings, spent = verdict_settings(db, judge), verdict_tokens(db, judge)
         for task, t in tasks.items():
             a, k = _value(t.agreement), _value(t.kappa)
             ca, ck = _value(t.ceiling_agreement), _value(t.ceiling_kappa)
-            details = {"kappa_weights": "quadratic" if task == "relevance" else "none", "n_boot": report.n_boot,
+            details = {"kappa_weights": KAPPA_WEIGHTS.get(task, "none"), "n_boot": report.n_boot,
                        "seed": report.seed}
             if task == "relevance":
                 details["relevance_level"] = report.relevance_level
             if task == "claims":
                 details["n_flagged_left_out"] = report.flagged.get(judge, {}).get(task, 0)
+            details |= _run_details(report, judge, task, settings.get(task), spent.get(task), prices)
             rows.append({"judge": judge, "task": task, "models": report.models.get(judge, {}).get(task, []),
                          "prompt_hashes": report.prompts[judge][task], "n": t.n_items, "n_pairs": t.n_pairs,
                          "agreement": a[0], "agreement_low": a[1], "agreement_high": a[2],
@@ -207,3 +234,17 @@ def save_cards(db: sqlite_utils.Database, report: Any, *, caller: Caller) -> dic
                          "details": details})
     add_cards(db, rows, caller=caller)
     return {judge: current_card(db, judge) for judge in report.results}  # type: ignore[misc]
+
+
+def _run_details(report: Any, judge: str, task: str, settings: dict[str, Any] | None,
+                 spent: tuple[int, int, int] | None, prices: Any) -> dict[str, Any]:
+    """What a card keeps of how the verdicts were made and what they cost."""
+    out: dict[str, Any] = {"settings": (settings or {}).get("settings", []), "repeats": (settings or {}).get("repeats", [1]),
+                           "retest": retest_dict(report, judge, task)}
+    if spent is not None:
+        n, tokens_in, tokens_out = spent
+        out["tokens"] = {"verdicts": n, "in": tokens_in, "out": tokens_out}
+        if prices is not None and prices.given:
+            out["cost"] = {"value": prices.cost(tokens_in, tokens_out), "price_in": prices.price_in,
+                           "price_out": prices.price_out}
+    return out

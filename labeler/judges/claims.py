@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import sqlite_utils
@@ -96,6 +97,14 @@ class SplitSummary:
     cut: dict[str, int] = field(default_factory=dict)  # replies cut short, by why (among unparseable)
 
 
+def _units(todo: Iterable[tuple[str, str, str]]) -> Iterator[tuple[str, str, str]]:
+    """Per answer to split (answer_id, question, response): its id, what the call is cached by
+    and the message, the question and the response framed as data."""
+    return ((answer_id, content_hash([question, response]),
+             SPLIT_PROMPT.format_map(frame(SPLIT_PROMPT, {"question": question, "response": response})))
+            for answer_id, question, response in todo)
+
+
 def split_with_judge(
     db: sqlite_utils.Database, system: str, *, judge: str, model: str, endpoint: Endpoint,
     concurrency: int = 4, limit: int | None = None, progress: bool = True, caller: Caller,
@@ -146,12 +155,9 @@ def split_with_judge(
     def sent() -> None:
         counts["calls"] += 1
 
-    units = ((answer_id, content_hash([question, response]),
-              SPLIT_PROMPT.format_map(frame(SPLIT_PROMPT, {"question": question, "response": response})))
-             for answer_id, question, response in todo)
     try:
-        ask_all(db, endpoint, model, version, units, concurrency, key=lambda u: (u[1], None), message=lambda u: u[2],
-                record=record, sent=sent)
+        ask_all(db, endpoint, model, version, _units(todo), concurrency, key=lambda u: (u[1], None),
+                message=lambda u: u[2], record=record, sent=sent)
     finally:
         bar.close()
     return SplitSummary(version, total, counts["answers"], counts["claims"], total - len(pending), abstentions,

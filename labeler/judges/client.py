@@ -1,14 +1,20 @@
 """One chat-completion call to an OpenAI-compatible endpoint, with retries.
 
-vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol; the ``openai`` package is
-imported only when a client is made. The key comes from ``OPENAI_API_KEY`` (a local server
-needs none) and is never written anywhere: an error message or a reply that could echo it has
-it masked before anything stores or shows it.
+vLLM, llama.cpp, Ollama and hosted APIs speak the same protocol; calls go through the
+``openai`` package's async client (imported only when an endpoint makes its first call), one
+client per endpoint, its connection pool sized to the calls in flight. A call is the client's
+request to ``/chat/completions`` with the reply taken raw (``client.post(..., cast_to=Response)``,
+openai's way to make a request of its own): its key, headers, timeouts and errors, without
+openai transforming the request's fields (a fifth of its CPU a call, measured) or building its
+reply model; the reply's JSON is read here, the fields a verdict needs. The key comes from ``OPENAI_API_KEY`` (a local server needs none)
+and is never written anywhere: an error message or a reply that could echo it has it masked
+before anything stores or shows it.
 
 Server errors (5xx), rate limits, timeouts, dropped connections and replies that are not valid
-JSON are retried with exponential backoff (``tenacity``); a ``Retry-After`` header on a 429 or
-503 is waited for (up to ``retry_after_cap``). A refused key, an unknown model or endpoint
-stops the run; any other refusal (e.g. a prompt too long) is recorded for that item.
+JSON are retried with exponential backoff (``tenacity``, on the endpoint's event loop); a
+``Retry-After`` header on a 429 or 503 is waited for (up to ``retry_after_cap``). A refused
+key, an unknown model or endpoint stops the run; any other refusal (e.g. a prompt too long)
+is recorded for that item.
 
 A reply's body is read up to :data:`MAX_REPLY_BYTES` and no further: a larger one (by its
 ``Content-Length``, or once that many bytes have arrived) fails the call, not retried, with
@@ -18,8 +24,8 @@ bounds what is held in memory, not just what crosses the wire.
 
 ``timeout`` bounds one attempt whole, from connecting to the last byte of the reply: HTTP
 clients bound each read only, so a server that sends one byte at a time could hold a worker
-for ever. Each attempt therefore runs as a task on the endpoint's own event loop, under an
-``asyncio`` deadline that cancels it (and closes its connection) when time is up.
+for ever. Each attempt therefore runs on the endpoint's own event loop under an ``asyncio``
+deadline that cancels it (and closes its connection) when time is up.
 """
 
 from __future__ import annotations
@@ -29,14 +35,17 @@ import concurrent.futures
 import email.utils
 import importlib
 import json
+import math
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from labeler.judges import JudgeError
+from labeler.store.judge_calls import CallKey
 from labeler.store.verdicts import CallResult
 
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -104,18 +113,19 @@ class ReplyTooLarge(Exception):
     """A reply's body is larger than :data:`MAX_REPLY_BYTES` (or compressed); the rest is not read."""
 
 
-def _http_client(openai: Any, cap: int) -> Any:
+def _http_client(openai: Any, cap: int, connections: int) -> Any:
     """The HTTP client of an endpoint: the installed openai's own (its defaults, proxies from the
-    environment), reading a reply body up to ``cap`` bytes and no further."""
+    environment), its pool ``connections`` wide (kept alive too; 0: openai's default), reading a
+    reply body up to ``cap`` bytes and no further."""
     base = openai.DefaultAsyncHttpxClient
     # The HTTP package openai builds on (httpx, or httpx2 for openai 3): its byte-stream type.
-    package = next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
-    byte_stream = importlib.import_module(package).AsyncByteStream
+    package = importlib.import_module(next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0])
+    limits = {"limits": package.Limits(max_connections=connections, max_keepalive_connections=connections)} if connections else {}
 
     def too_large(detail: str) -> ReplyTooLarge:
         return ReplyTooLarge(f"the reply is larger than {cap:,} bytes (MAX_REPLY_BYTES){detail}; it was not read further")
 
-    class Capped(byte_stream):  # type: ignore[misc, valid-type]
+    class Capped(package.AsyncByteStream):  # type: ignore[misc, name-defined]
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
@@ -151,11 +161,17 @@ def _http_client(openai: Any, cap: int) -> Any:
                 raise
             return response
 
-    return Client()
+    return Client(**limits)
+
+
+def response_type(openai: Any) -> type:
+    """The Response type of the HTTP package openai builds on (httpx, or httpx2 for openai 3)."""
+    base = openai.DefaultAsyncHttpxClient
+    return importlib.import_module(next(c for c in base.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]).Response
 
 
 def _too_large(exc: BaseException | None) -> ReplyTooLarge | None:
-    """The ReplyTooLarge behind ``exc`` (openai 1 wraps what the HTTP client raises), else None."""
+    """The ReplyTooLarge behind ``exc`` (openai wraps what the HTTP client raises), else None."""
     seen = 0
     while exc is not None and seen < 10:
         if isinstance(exc, ReplyTooLarge):
@@ -176,6 +192,9 @@ class Endpoint:
         max_tokens: reply budget (the prompts ask for one token).
         retry_after_cap: longest wait a ``Retry-After`` header can impose, in seconds.
         max_reply_bytes: bytes of a reply body read at most (:data:`MAX_REPLY_BYTES`).
+        temperature: the sampling temperature sent with every call (0: the most likely reply).
+        options: every other sampling option sent in the request's body (``top_p``, ``seed``,
+            ...), checked by :func:`sampling_options`.
 
     Its event loop starts with the first call; ``close()`` (or leaving a ``with`` block) ends it.
     """
@@ -187,14 +206,47 @@ class Endpoint:
     max_tokens: int = 16
     retry_after_cap: float = 60.0
     max_reply_bytes: int = MAX_REPLY_BYTES
+    temperature: float = 0.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    plan: Any = None  # a labeler.judges.cost.CallPlan: a dry run, counting the calls it would make and sending none
     requests: int = 0  # HTTP requests sent so far, retries included
+    tokens_in: int = 0  # prompt tokens the endpoint reported, over every reply so far
+    tokens_out: int = 0  # reply tokens the endpoint reported
+    connections: int = 0  # the connection pool's size (0: openai's default); reserve() sizes it to the calls in flight
     _client: Any = None
+    _response: Any = None  # the HTTP package's Response type: what the client returns raw
+    _attempt: Any = None  # the tenacity-wrapped attempt (see _attempts)
+    _endpoint: str = ""  # the base URL as the cache keys it (endpoint_key)
+    _options: str = "{}"  # the sampling options as the cache keys them
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closed: threading.Event = field(default_factory=threading.Event)
 
-    def _started(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+    def __post_init__(self) -> None:
+        self.options = sampling_options(self.options)
+        self._endpoint = endpoint_key(self.base_url)
+        self._options = json.dumps(dict(self.options), sort_keys=True, separators=(",", ":"))
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise JudgeError(f"temperature {self.temperature}: give a number of 0 or more")
+
+    def key(self, model: str, prompt_hash: str, content_hash: str, order: str | None, repeat: int = 0) -> CallKey:
+        """What a call's reply is cached under: this endpoint and its settings, and the call."""
+        return CallKey(model, prompt_hash, content_hash, order, self._endpoint, float(self.temperature),
+                       int(self.max_tokens), self._options, repeat)
+
+    @property
+    def settings(self) -> str:
+        """The settings every call of this endpoint is made under (canonical JSON)."""
+        return self.key("", "", "", None).settings()
+
+    def reserve(self, concurrency: int) -> None:
+        """Size the connection pool for ``concurrency`` calls in flight (before the first call)."""
+        with self._lock:
+            if self._client is None:
+                self.connections = max(self.connections, concurrency)
+
+    def _started(self, *, count: bool = True) -> tuple[asyncio.AbstractEventLoop, Any]:
         with self._lock:
             if self._closed.is_set():
                 raise Interrupted("the run is stopping")
@@ -204,35 +256,34 @@ class Endpoint:
                 self._loop = asyncio.new_event_loop()
                 self._thread = threading.Thread(target=self._loop.run_forever, name="judge-calls", daemon=True)
                 self._thread.start()
+                http_client = _http_client(openai, self.max_reply_bytes, self.connections)
                 self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=_key(), timeout=self.timeout,
-                                                  max_retries=0, http_client=_http_client(openai, self.max_reply_bytes))
-            self.requests += 1
+                                                  max_retries=0, http_client=http_client)
+                self._response = response_type(openai)
+            self.requests += count
             return self._loop, self._client
 
-    async def _create(self, client: Any, model: str, message: str) -> Any:
+    async def _create(self, model: str, message: str) -> Any:
+        payload = {"model": model, "messages": [{"role": "user", "content": message}], "max_tokens": self.max_tokens,
+                   "temperature": self.temperature, **self.options}
         try:
             async with asyncio.timeout(self.timeout):
-                return await client.chat.completions.create(
-                    model=model,
-                    messages=[{"role": "user", "content": message}],
-                    max_tokens=self.max_tokens,
-                    temperature=0,
-                )
+                # The client's own request path (key, headers, errors as openai's exceptions), the
+                # reply raw: no transform of the request's fields, no reply model built.
+                reply = await self._client.post("/chat/completions", cast_to=self._response, body=payload)
         except TimeoutError:
             raise TimeoutError(f"no complete reply within {self.timeout:g} s") from None
+        return json.loads(reply.content)
 
-    def send(self, model: str, message: str) -> Any:
-        """One attempt: the parsed reply, within ``timeout`` seconds or ``TimeoutError``."""
-        loop, client = self._started()
-        future = asyncio.run_coroutine_threadsafe(self._create(client, model, message), loop)
-        try:
-            return future.result()
-        except (asyncio.CancelledError, concurrent.futures.CancelledError):
-            raise Interrupted("the run is stopping") from None
+    def submit(self, coroutine: Any) -> concurrent.futures.Future:
+        """Run ``coroutine`` on the endpoint's event loop (started on first use)."""
+        loop, _ = self._started(count=False)
+        return asyncio.run_coroutine_threadsafe(coroutine, loop)
 
-    def pause(self, seconds: float) -> None:
-        """Wait between attempts; returns at once when the endpoint is closed."""
-        self._closed.wait(seconds)
+    async def create(self, model: str, message: str) -> Any:
+        """One attempt, on the endpoint's loop: the reply's JSON, within ``timeout`` seconds or ``TimeoutError``."""
+        self._started()
+        return await self._create(model, message)
 
     def close(self) -> None:
         """Cancel the calls in flight (their workers return at once) and stop the event loop."""
@@ -265,16 +316,67 @@ class Endpoint:
         self.close()
 
 
+#: Request fields a sampling option may not set: the call's own, or ones that change the reply's shape.
+RESERVED_OPTIONS = frozenset({"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "n",
+                              "tools", "functions", "response_format"})
+
+
+def sampling_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Sampling options checked: names of request fields other than the call's own, values JSON
+    scalars (``top_p=0.9``, ``seed=7``).
+
+    >>> sampling_options({"top_p": 0.9, "seed": 7})
+    {'seed': 7, 'top_p': 0.9}
+
+    Raises:
+        JudgeError: a reserved name (see :data:`RESERVED_OPTIONS`) or a value that is not a
+            string, a finite number, a boolean or null.
+    """
+    out = {}
+    for name in sorted(options):
+        value = options[name]
+        if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_OPTIONS:
+            raise JudgeError(f"sampling option {name!r}: give another request field than "
+                             f"{', '.join(sorted(RESERVED_OPTIONS))} (those are the call's own, or change the reply's shape)")
+        if not (value is None or isinstance(value, (str, bool, int)) or (isinstance(value, float) and math.isfinite(value))):
+            raise JudgeError(f"sampling option {name}={value!r}: give a string, a finite number, true, false or null")
+        out[name] = value
+    return out
+
+
+def endpoint_key(base_url: str) -> str:
+    """The endpoint as the cache keys it: the base URL without user info (a password) or a
+    trailing slash, host in lower case, any query replaced by its hash (it may hold a key).
+
+    >>> endpoint_key("HTTP://user:secret@Example.org:8000/v1/"), endpoint_key("http://h/v1?key=abc")[:17]
+    ('http://example.org:8000/v1', 'http://h/v1?sha25')
+    """
+    import hashlib
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    host = (parts.hostname or "").lower()
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    if ":" in (parts.hostname or "") and not host.startswith("["):
+        host = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port is not None else "")
+    text = f"{parts.scheme.lower()}://{host}{parts.path.rstrip('/')}"
+    if parts.query:
+        text += "?sha256=" + hashlib.sha256(parts.query.encode()).hexdigest()[:16]
+    return text
+
+
 def _retryable(exc: BaseException) -> bool:
     import openai
 
     if _too_large(exc) is not None:  # the same reply again
         return False
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError, TimeoutError)):
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError, UnicodeDecodeError,
+                        TimeoutError)):
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code >= 500 or exc.status_code in (408, 409, 429)
-    return isinstance(exc, openai.APIResponseValidationError)
+    return False
 
 
 def _fatal(exc: BaseException) -> bool:
@@ -310,7 +412,51 @@ def _describe(exc: BaseException) -> str:
 
 
 def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
-    """Ask ``model`` one question; the reply unparsed (``verdict`` is filled in by the caller).
+    """Ask ``model`` one question and wait for the reply: :func:`acall` on the endpoint's loop.
+
+    Raises:
+        JudgeError: the endpoint refuses the key, the model or the path (every call would).
+    """
+    future = endpoint.submit(acall(endpoint, model, message))
+    try:
+        return future.result()
+    except (asyncio.CancelledError, concurrent.futures.CancelledError):
+        raise Interrupted("the run is stopping") from None
+
+
+def backoff_wait(endpoint: Endpoint, attempt: int, exc: BaseException | None) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1-based): ``backoff`` doubled each
+    time, at most 30 s, or longer when the reply asked so (``Retry-After``, up to
+    ``retry_after_cap``)."""
+    base = min(endpoint.backoff * 2 ** (attempt - 1), 30.0)
+    asked = retry_after(exc)
+    return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
+
+
+def _attempts(endpoint: Endpoint) -> Any:
+    """The endpoint's tries of one call: ``tenacity`` retrying :meth:`Endpoint.create` (made
+    once per endpoint; tenacity copies it for each call)."""
+    if endpoint._attempt is None:  # noqa: SLF001
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        def wait(state: Any) -> float:
+            return backoff_wait(endpoint, state.attempt_number, state.outcome.exception() if state.outcome else None)
+
+        retrying = AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop_after_attempt(max(1, endpoint.attempts)),
+                                 wait=wait, sleep=asyncio.sleep, reraise=True)
+        endpoint._attempt = retrying.wraps(_timed)  # noqa: SLF001
+    return endpoint._attempt  # noqa: SLF001
+
+
+async def _timed(endpoint: Endpoint, model: str, message: str) -> tuple[Any, float]:
+    start = time.perf_counter()
+    response = await endpoint.create(model, message)
+    return response, time.perf_counter() - start
+
+
+async def acall(endpoint: Endpoint, model: str, message: str) -> CallResult:
+    """Ask ``model`` one question, on the endpoint's event loop; the reply unparsed (``verdict``
+    is filled in by the caller), retried as the module docstring says.
 
     The reply is stored as :func:`keep_reply` makes it: key masked, cut to ``MAX_REPLY_CHARS``,
     with the ``finish_reason`` the endpoint gave, so a reply cut short is known as such
@@ -320,40 +466,28 @@ def call(endpoint: Endpoint, model: str, message: str) -> CallResult:
     Raises:
         JudgeError: the endpoint refuses the key, the model or the path (every call would).
     """
-    from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
-
-    exponential = wait_exponential(multiplier=endpoint.backoff, max=30)
-
-    def wait(state: Any) -> float:
-        asked = retry_after(state.outcome.exception() if state.outcome else None)
-        base = exponential(state)
-        return base if asked is None else max(base, min(asked, endpoint.retry_after_cap))
-
-    @retry(
-        retry=retry_if_exception(_retryable),
-        stop=stop_after_attempt(max(1, endpoint.attempts)),
-        wait=wait,
-        sleep=endpoint.pause,
-        reraise=True,
-    )
-    def attempt() -> tuple[Any, float]:
-        start = time.perf_counter()
-        response = endpoint.send(model, message)
-        return response, time.perf_counter() - start
-
     try:
-        response, latency = attempt()
+        response, latency = await _attempts(endpoint)(endpoint, model, message)
     except Exception as exc:
         if _fatal(exc):
             raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None
         return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
-    choices = getattr(response, "choices", None) or []
-    if not choices or getattr(choices[0], "message", None) is None:
+    result = _result(response, latency)
+    endpoint.tokens_in += result.tokens_in or 0
+    endpoint.tokens_out += result.tokens_out or 0
+    return result
+
+
+def _result(response: Any, latency: float) -> CallResult:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = first.get("message")
+    if not isinstance(message, dict):
         return CallResult(None, None, False, None, None, latency, "the reply holds no message (no 'choices')")
-    usage = getattr(response, "usage", None)
-    tokens_in = getattr(usage, "prompt_tokens", None) if usage else None
-    tokens_out = getattr(usage, "completion_tokens", None) if usage else None
-    raw, length = keep_reply(choices[0].message.content or "")
-    finish = getattr(choices[0], "finish_reason", None)
-    return CallResult(raw, None, False, tokens_in, tokens_out, latency, raw_length=length,
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    count = lambda name: usage.get(name) if isinstance(usage.get(name), int) else None  # noqa: E731
+    content = message.get("content")
+    raw, length = keep_reply(content if isinstance(content, str) else "")
+    finish = first.get("finish_reason")
+    return CallResult(raw, None, False, count("prompt_tokens"), count("completion_tokens"), latency, raw_length=length,
                       finish_reason=finish if isinstance(finish, str) else None)

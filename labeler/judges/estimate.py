@@ -19,25 +19,29 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlite_utils
 
+from calibration import CalibrationError
+from calibration.judges import combine_orders
+from calibration.ppi import MeanEstimates, ppi_mean
+from labeler.generation.abstention import is_abstention
+from labeler.generation.registry import BY_NAME, ITEM_METRICS
 from labeler.judges import JudgeError
 from labeler.store.labels import latest_judgments
-from labeler.store.verdicts import latest_human_verdicts, latest_judge_verdicts
+from labeler.store.verdicts import latest_human_verdicts, latest_judge_verdicts, list_items
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
 
-if TYPE_CHECKING:
-    from calibration.ppi import MeanEstimates
-
-METRICS = ("mean-relevance", "relevant-share", "faithfulness-rate", "win-rate")
-_TASK = {"mean-relevance": "relevance", "relevant-share": "relevance", "faithfulness-rate": "faithfulness", "win-rate": "pairwise"}
+#: The relevance metrics (means over pool entries) -> the range of an entry's value; the
+#: generation ones are the registry's item metrics (:mod:`labeler.generation.registry`).
+_RELEVANCE = {"mean-relevance": (0.0, 3.0), "relevant-share": (0.0, 1.0)}
+METRICS = (*_RELEVANCE, *ITEM_METRICS)
 #: The task whose labels each metric is a mean of (the judge's card for it goes beside the numbers).
-METRIC_TASK = _TASK
+METRIC_TASK = {**dict.fromkeys(_RELEVANCE, "relevance"), **{m: BY_NAME[m].task for m in ITEM_METRICS}}
 _WIN = {"A": 1.0, "TIE": 0.5, "B": 0.0}
 #: The range each metric's per-item value lives in: estimates and intervals are kept inside it.
-BOUNDS = {"mean-relevance": (0.0, 3.0), "relevant-share": (0.0, 1.0), "faithfulness-rate": (0.0, 1.0), "win-rate": (0.0, 1.0)}
+BOUNDS = {**_RELEVANCE, **{m: BY_NAME[m].bounds for m in ITEM_METRICS}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +86,6 @@ def _value(metric: str, label: object, threshold: int) -> float:
 
 
 def _judge_values(db, judge: str, task: str, metric: str, threshold: int, caller) -> dict:
-    from calibration.judges import combine_orders
-
     rows = [r for r in latest_judge_verdicts(db, judge, caller=caller) if r.task == task]
     if task == "relevance":
         return {(r.query_id, r.doc_id): _value(metric, r.verdict, threshold) for r in rows if r.verdict is not None}
@@ -122,12 +124,9 @@ def estimate(
     Raises:
         JudgeError: an unknown metric, or too few labelled/unlabelled items.
     """
-    from calibration import CalibrationError
-    from calibration.ppi import ppi_mean
-
     if metric not in METRICS:
         raise JudgeError(f"metric {metric!r}: choose one of {', '.join(METRICS)}")
-    task = _TASK[metric]
+    task = METRIC_TASK[metric]
     judged = _judge_values(db, judge, task, metric, threshold, caller)
     human = _human_values(db, task, metric, threshold, caller)
     labelled = sorted((k for k in judged if k in human), key=str)
@@ -146,8 +145,5 @@ def estimate(
 
 def _abstention(db: sqlite_utils.Database, item_ids: set) -> tuple[int, int]:
     """(items among ``item_ids`` whose response is empty or declines, items)."""
-    from labeler.generation.outcomes import is_abstention
-    from labeler.store.verdicts import list_items
-
     responses = [i.response or "" for i in list_items(db, "faithfulness") if i.item_id in item_ids]
     return sum(map(is_abstention, responses)), len(responses)

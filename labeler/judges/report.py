@@ -10,6 +10,9 @@ On claims, a person may flag a claim as not one checkable claim (``NOT_ONE_CLAIM
 judges how the answer was split, and a judge is never asked it, so a claim any person flagged
 is left out of the comparison and of the human ceiling (both stand on the same claims), and the
 report says how many.
+
+The report is data (:func:`to_dict`); its text, Markdown and HTML are
+:mod:`calibration.report_judges`'s, built from that data.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any
 
 import sqlite_utils
 
+from calibration.judges import KAPPA_WEIGHTS, calibrate_task, combine_orders
 from labeler.judges import JudgeError
+from labeler.judges.nugget_calibration import NuggetJudgeCalibration, nugget_calibration
+from labeler.judges.repeats import task_retest
+from labeler.store.corpus import pooled_query_count
 from labeler.store.labels import latest_judgments
 from labeler.store.verdicts import JudgeVerdict, latest_human_verdicts, latest_judge_verdicts, list_items
 from labeler.store.vocabulary import GRADES, JUDGE_VERDICTS, NOT_ONE_CLAIM, RELEVANCE_LEVEL, TASKS, Caller
@@ -40,6 +46,8 @@ class JudgeReport:
     relevance_level: int = RELEVANCE_LEVEL  # relevance task: the grade from which a label counts as relevant
     models: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # models behind each judge's verdicts, per task
     flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # claims left out: a person flagged them NOT_ONE_CLAIM
+    retest: dict[str, dict[str, Any]] = field(default_factory=dict)  # Retest per judge and task (tasks with repeats)
+    nuggets: dict[str, NuggetJudgeCalibration] = field(default_factory=dict)  # run level: order of systems, nuggetizer
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (see :func:`to_dict`)."""
@@ -52,17 +60,52 @@ def _cost(rows: Sequence[JudgeVerdict]) -> tuple[list[int], list[float]]:
     return tokens, seconds
 
 
+def task_inputs(db: sqlite_utils.Database, task: str, rows: Sequence[JudgeVerdict], caller: Caller) -> tuple[dict, dict, dict]:
+    """What a judge is compared with people on: ``(humans, judge, groups)`` as
+    :func:`calibration.judges.calibrate_task` takes them (people's current labels by item and
+    annotator, the judge's label by item, each item's cluster: its query, or its question's hash;
+    a pairwise item's two orders combined, a flip a tie)."""
+    if task == "relevance":
+        humans: dict = defaultdict(dict)
+        for j in latest_judgments(db, caller=caller):  # type: ignore[arg-type]
+            humans[(j.query_id, j.doc_id)][j.annotator] = j.relevance
+        judge = {(r.query_id, r.doc_id): (None if r.verdict is None else int(r.verdict)) for r in rows}
+        return humans, judge, {key: key[0] for key in judge}
+    judge, _ = _item_verdicts(task, rows)
+    items = {i.item_id: i for i in list_items(db, task)}
+    return _item_humans(db, task, caller), judge, {k: hashlib.sha256(items[k].question.encode()).hexdigest()[:12] for k in judge}
+
+
+def _item_humans(db: sqlite_utils.Database, task: str, caller: Caller) -> dict[str, dict[str, str]]:
+    humans: dict[str, dict[str, str]] = defaultdict(dict)
+    flagged = flagged_claims(db, caller) if task == "claims" else set()
+    for v in latest_human_verdicts(db, caller=caller):
+        if v.kind == task and v.item_id not in flagged:
+            humans[v.item_id][v.annotator] = v.verdict
+    return humans
+
+
+def _item_verdicts(task: str, rows: Sequence[JudgeVerdict]) -> tuple[dict, dict]:
+    """The judge's verdict per item (pairwise: both orders combined) and a pairwise item's two orders."""
+    by_item: dict[str, dict[str | None, str | None]] = defaultdict(dict)
+    for r in rows:
+        by_item[r.item_id][r.shown_order] = r.verdict  # type: ignore[index]
+    judge: dict[str, str | None] = {}
+    orders: dict[str, tuple[str | None, str | None]] = {}
+    for item_id, got in by_item.items():
+        if task != "pairwise" or not ("AB" in got or "BA" in got):
+            judge[item_id] = got.get(None)
+            continue
+        both = "AB" in got and "BA" in got
+        judge[item_id] = combine_orders(got.get("AB"), got.get("BA"), asked_both=both)
+        if both:
+            orders[item_id] = (got["AB"], got["BA"])
+    return judge, orders
+
+
 def _relevance(db: sqlite_utils.Database, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any],
                relevance_level: int = RELEVANCE_LEVEL):
-    from calibration.judges import calibrate_task
-
-    humans: dict[tuple, dict[str, int]] = defaultdict(dict)
-    for j in latest_judgments(db, caller=caller):  # type: ignore[arg-type]
-        humans[(j.query_id, j.doc_id)][j.annotator] = j.relevance
-    judge = {(r.query_id, r.doc_id): (None if r.verdict is None else int(r.verdict)) for r in rows}
-    groups = {key: key[0] for key in judge}
-    from labeler.store.corpus import pooled_query_count
-
+    humans, judge, groups = task_inputs(db, "relevance", rows, caller)
     n_queries = pooled_query_count(db)
     tokens, seconds = _cost(rows)
     return calibrate_task("relevance", humans, judge, groups, n_project=n_queries, unit="queries", scale=tuple(GRADES),
@@ -76,31 +119,9 @@ def flagged_claims(db: sqlite_utils.Database, caller: Caller) -> set[str]:
 
 
 def _items(db: sqlite_utils.Database, task: str, rows: list[JudgeVerdict], caller: Caller, options: dict[str, Any]):
-    from calibration.judges import calibrate_task, combine_orders
-
     items = {i.item_id: i for i in list_items(db, task)}
-    humans: dict[str, dict[str, str]] = defaultdict(dict)
-    flagged = flagged_claims(db, caller) if task == "claims" else set()
-    for v in latest_human_verdicts(db, caller=caller):
-        if v.kind == task and v.item_id not in flagged:
-            humans[v.item_id][v.annotator] = v.verdict
-    by_item: dict[str, dict[str | None, str | None]] = defaultdict(dict)
-    for r in rows:
-        by_item[r.item_id][r.shown_order] = r.verdict  # type: ignore[index]
-    judge: dict[str, str | None] = {}
-    orders: dict[str, tuple[str | None, str | None]] = {}
-    for item_id, got in by_item.items():
-        if task != "pairwise":
-            judge[item_id] = got.get(None)
-            continue
-        ordered = "AB" in got or "BA" in got
-        if ordered:
-            both = "AB" in got and "BA" in got
-            judge[item_id] = combine_orders(got.get("AB"), got.get("BA"), asked_both=both)
-            if both:
-                orders[item_id] = (got["AB"], got["BA"])
-        else:
-            judge[item_id] = got.get(None)
+    humans = _item_humans(db, task, caller)
+    judge, orders = _item_verdicts(task, rows)
     groups = {k: hashlib.sha256(items[k].question.encode()).hexdigest()[:12] for k in judge}
     tokens, seconds = _cost(rows)
     extra: dict[str, Any] = {}
@@ -128,18 +149,24 @@ def judge_report(
         JudgeError: a judge with no verdict in the project.
     """
     options = {"n_boot": n_boot, "seed": seed}
+    retest: dict[str, dict[str, Any]] = {}
     results: dict[str, dict[str, Any]] = {}
     prompts: dict[str, dict[str, list[str]]] = {}
     models: dict[str, dict[str, list[str]]] = {}
     flagged: dict[str, dict[str, int]] = {}
+    nuggets: dict[str, NuggetJudgeCalibration] = {}
     for name in judges:
         rows = latest_judge_verdicts(db, name, caller=caller)
-        if not rows:
+        run_level = nugget_calibration(db, name, n_boot=n_boot, seed=seed, caller=caller)
+        if run_level is not None:
+            nuggets[name] = run_level
+        if not rows and run_level is None:
             raise JudgeError(f"judge {name!r} has no verdict in this project (run-judge or import-verdicts --judge first)")
         by_task: dict[str, list[JudgeVerdict]] = defaultdict(list)
         for r in rows:
             by_task[r.task].append(r)
         results[name] = {}
+        retest[name] = task_retest(db, name, caller=caller, n_boot=n_boot, seed=seed)
         prompts[name] = {task: sorted({r.prompt_hash for r in got}) for task, got in by_task.items()}
         models[name] = {task: sorted({r.model for r in got}) for task, got in by_task.items()}
         if "claims" in by_task:
@@ -149,7 +176,7 @@ def judge_report(
             if task in by_task:
                 results[name][task] = (_relevance(db, by_task[task], caller, options, relevance_level) if task == "relevance"
                                         else _items(db, task, by_task[task], caller, options))
-    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged)
+    return JudgeReport(results, n_boot, seed, prompts, relevance_level, models, flagged, retest, nuggets)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -176,7 +203,7 @@ def task_dict(t) -> dict[str, Any]:
         "n_pairs": t.n_pairs,
         "agreement": _est(t.agreement),
         "kappa": _est(t.kappa),
-        "kappa_weights": "quadratic" if t.task == "relevance" else "none",
+        "kappa_weights": KAPPA_WEIGHTS.get(t.task, "none"),
         "kappa_unweighted": _est(t.kappa_unweighted),
         "position_consistency": _est(position.consistency) if position else None,
         "first_slot_preference": _est(position.first_slot_preference) if position else None,
@@ -212,152 +239,23 @@ def _disagreement(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_dict(report: JudgeReport) -> dict[str, Any]:
-    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level"}``."""
-    return {"judges": {name: {task: {**task_dict(t), "prompt_hashes": report.prompts[name][task],
+    """``{"judges": {NAME: {TASK: {...}}}, "n_boot", "seed", "relevance_level", "nuggets": {NAME:
+    {"order": {SCORE: tau}, "systems", "nuggetizer"}}}``."""
+    return {"judges": {name: {task: {**task_dict(t), "retest": retest_dict(report, name, task),
+                                     "prompt_hashes": report.prompts[name][task],
                                      "models": report.models.get(name, {}).get(task, []),
                                      **({"n_flagged_left_out": report.flagged.get(name, {}).get(task, 0)} if task == "claims" else {})}
                               for task, t in tasks.items()}
                        for name, tasks in report.results.items()},
-            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level}
+            "n_boot": report.n_boot, "seed": report.seed, "relevance_level": report.relevance_level,
+            "nuggets": {name: c.as_dict() for name, c in report.nuggets.items()}}
 
 
-def confusion_note(n_items: int, n_pairs: int) -> str:
-    """What the confusion matrix counts, beside the n of the table (items)."""
-    return (f"one count per person's verdict on an item the judge also judged: {n_pairs} comparison"
-            f"{'s' if n_pairs != 1 else ''} on the n = {n_items} item{'s' if n_items != 1 else ''} above (an item two "
-            "people labelled counts twice); agreement and kappa are over the same comparisons.")
-
-
-def flag_note(n: int) -> str:
-    """What the claims comparison leaves out, in words."""
-    return (f"{n} claim{'s' if n != 1 else ''} a person flagged as not one checkable claim ({NOT_ONE_CLAIM}) "
-            f"{'are' if n != 1 else 'is'} left out of the judge's agreement with people and of the human ceiling: "
-            "a flag judges how the answer was split, and a judge is never asked it.")
-
-
-def _fmt(e) -> str:
-    from calibration import format_estimate
-
-    return "n/a" if e is None else format_estimate(e)
-
-
-def board(report: JudgeReport) -> tuple[list[str], list[list[str]]]:
-    """The leaderboard: a header and one row of formatted statistics per (judge, task)."""
-    header = ["judge", "task", "n", "agreement", "kappa", "unweighted kappa", "human ceiling kappa", "majority baseline",
-              "position consistency", "first-slot preference", "unparseable", "tokens/verdict", "s/verdict"]
-    rows = []
-    for name, tasks in report.results.items():
-        for task, t in tasks.items():
-            position = t.pairwise.position if t.pairwise else None
-            rows.append([name, task, str(t.n_items), _fmt(t.agreement), _fmt(t.kappa), _fmt(t.kappa_unweighted), _fmt(t.ceiling_kappa),
-                         _fmt(t.majority_baseline), _fmt(position.consistency if position else None),
-                         _fmt(position.first_slot_preference if position else None), _fmt(t.unparseable),
-                         "n/a" if t.tokens_per_verdict is None else f"{t.tokens_per_verdict:.1f}",
-                         "n/a" if t.seconds_per_verdict is None else f"{t.seconds_per_verdict:.2f}"])
-    return header, rows
-
-
-def to_markdown(report: JudgeReport, max_disagreements: int = 10) -> str:
-    """The judges side by side (a leaderboard), then each task's details, as Markdown."""
-    return "\n".join(_report_lines(report, max_disagreements, markdown=True)) + "\n"
-
-
-def to_text(report: JudgeReport, max_disagreements: int = 10) -> str:
-    """The same report as plain text for a terminal: underlined headings, aligned columns,
-    nothing escaped (control characters shown as U+FFFD)."""
-    return "\n".join(_report_lines(report, max_disagreements, markdown=False)) + "\n"
-
-
-def _report_lines(report: JudgeReport, max_disagreements: int, *, markdown: bool) -> list[str]:
-    from calibration.report import heading_lines, plain, table_lines
-    from calibration.formatting import markdown_escape
-
-    text = markdown_escape if markdown else plain
-    header, rows = board(report)
-    lines = [*heading_lines(1, "Judges against people", markdown=markdown), "",
-             "Kappa is quadratic for relevance, unweighted otherwise; the human ceiling compares people with each other "
-             "on the items the judge also labelled. Intervals: 95% cluster bootstrap over queries (the question, for "
-             f"items other than pool entries), {report.n_boot} resamples, seed {report.seed}; rates: Wilson.", ""]
-    lines += table_lines(header, [[text(row[0]), *row[1:]] for row in rows], markdown=markdown)
-    for name, tasks in report.results.items():
-        for task in tasks:
-            lines += ["", *heading_lines(2, f"{text(name)}: {task}", markdown=markdown), "",
-                      *task_lines(report, name, task, max_disagreements, markdown=markdown)]
-    return lines
-
-
-def task_markdown(report: JudgeReport, name: str, task: str, max_disagreements: int = 10) -> list[str]:
-    """Markdown lines of one judge's task: MDD sentence, prompts, human ceiling, biases, confusion
-    and the first ``max_disagreements`` disagreements (every text from the data escaped)."""
-    return task_lines(report, name, task, max_disagreements, markdown=True)
-
-
-def task_lines(report: JudgeReport, name: str, task: str, max_disagreements: int = 10, *, markdown: bool) -> list[str]:
-    """The lines of one judge's task (:func:`task_markdown`), as Markdown or as plain text."""
-    from calibration.report import plain, table_lines
-    from calibration.formatting import markdown_escape
-
-    text = markdown_escape if markdown else plain
-    t = report.results[name][task]
-    d = task_dict(t)
-    lines = [d["power"]["sentence"], ""]
-    hashes = report.prompts[name][task]
-    if len(hashes) > 1:
-        lines += [f"Verdicts under {len(hashes)} prompts ({', '.join(hashes)}): the latest verdict of each item counts.", ""]
-    lines.append(f"Human ceiling on the {t.n_ceiling_items} items two or more people labelled: agreement "
-                 f"{_fmt(t.ceiling_agreement)}, kappa {_fmt(t.ceiling_kappa)}.")
-    if task == "claims":
-        lines.append(flag_note(report.flagged.get(name, {}).get(task, 0)))
-    if t.pairwise is not None:
-        for label, r in (("Verbosity (longer answer wins)", t.pairwise.verbosity),
-                         (f"Self-preference (family {text(t.pairwise.judge_family or 'unknown')})", t.pairwise.self_preference)):
-            lines.append(f"{label}: " + ("no qualifying pair." if r is None else
-                         f"judge {_fmt(r.judge)}, people {_fmt(r.human)}, difference {_fmt(r.difference)}."))
-    if d["confusion"] is not None:
-        labels = d["confusion"]["labels"]
-        lines += ["", "Confusion (rows people, columns judge): " + confusion_note(t.n_items, t.n_pairs), ""]
-        lines += table_lines(["", *map(str, labels)],
-                             [[str(lab), *map(str, row)] for lab, row in zip(labels, d["confusion"]["table"], strict=True)],
-                             markdown=markdown)
-    if max_disagreements <= 0:
-        return lines
-    shown = d["disagreements"][:max_disagreements]
-    lines += ["", f"{len(d['disagreements'])} disagreements" + (f" (first {len(shown)}):" if shown else ".")]
-    for x in shown:
-        where = x.get("item_id") or f"{x['query_id']} / {x['doc_id']}"
-        lines.append(f"- {text(str(where))}: {text(x['annotator'])} {x['human']}, judge {x['judge']}")
-    return lines
-
-
-def to_html(report: JudgeReport, title: str = "Judges against people") -> str:
-    """The same report as one self-contained HTML page (every text from the data escaped).
-
-    Readable with thousands of disagreements: the leaderboard scrolls sideways in its own box
-    when wider than the page, and each task's disagreements are a collapsed list."""
-    from calibration.report_html import STYLE, collapsed, confusion_svg, wide
-
-    header, rows = board(report)
-    table = lambda h, rs: ("<table><tr>" + "".join(f"<th>{escape(str(c))}</th>" for c in h) + "</tr>"  # noqa: E731
-                           + "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rs) + "</table>")
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>", wide(table(header, rows))]
-    for name, tasks in report.results.items():
-        for task, t in tasks.items():
-            d = task_dict(t)
-            parts += [f"<h2>{escape(name)}: {escape(task)}</h2>", f"<p>{escape(d['power']['sentence'])}</p>"]
-            if task == "claims":
-                parts.append(f"<p>{escape(flag_note(report.flagged.get(name, {}).get(task, 0)))}</p>")
-            if t.confusion is not None:
-                parts.append(f"<p class='note'>Confusion: {escape(confusion_note(t.n_items, t.n_pairs))}</p>")
-                parts.append(confusion_svg(t.confusion.labels, t.confusion.table, "rows: people", "columns: judge"))
-            found = d["disagreements"]
-            if not found:
-                parts.append("<p>No disagreement between the judge and people.</p>")
-                continue
-            parts.append(collapsed(
-                f"{len(found):,} disagreement{'s' if len(found) != 1 else ''} between the judge and people (open to list)",
-                table(["item", "annotator", "people", "judge"],
-                      [(x.get("item_id") or f"{x['query_id']} / {x['doc_id']}", x["annotator"], x["human"], x["judge"])
-                       for x in found])))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+def retest_dict(report: JudgeReport, name: str, task: str) -> dict[str, Any]:
+    """The judge's agreement with itself on ``task`` (:class:`calibration.retest.Retest`): κ and
+    flip rate over pairs of repeats; with one call an item, ``repeats`` 1 and nulls."""
+    r = report.retest.get(name, {}).get(task)
+    if r is not None:
+        return r.as_dict()
+    return {"repeats": 1, "n": 0, "n_pairs": 0, "kappa": None, "kappa_weights": KAPPA_WEIGHTS.get(task, "none"),
+            "agreement": None, "flip_rate": None, "ties": 0}

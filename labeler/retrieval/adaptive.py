@@ -32,19 +32,36 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlite_utils
 
 from labeler.store import candidates as store
 from labeler.store.access import require_admin
-from labeler.store.assign import Settings, get_settings
 from labeler.store.corpus import database_file
+from labeler.store.settings import Settings, get_settings
 from labeler.store.vocabulary import Caller
-
-if TYPE_CHECKING:
-    from pooling.stopping import Estimate
-    from pooling.strategies import Candidates
+from pooling import PoolingError
+from pooling.pool import rrf_priority
+from pooling.qrels import read_qrels
+from pooling.recall_estimate import TARGET, Estimate
+from pooling.replay import (
+    Replay,
+    StrategyResult,
+    found_at,
+    replay,
+    stopping_figures,
+    to_json,
+)
+from pooling.stopping import (
+    RULES,
+    CheckSample,
+    check_order,
+    decide,
+    sample_begins,
+    strategy_scores,
+)
+from pooling.strategies import Candidates, next_chunks
 
 __all__ = [
     "ChunkPlan",
@@ -68,8 +85,6 @@ def load_candidates(db: sqlite_utils.Database, query_id: str, *, with_texts: boo
     Pool entries missing from the lists (added by an earlier strategy, or a pool built
     before lists were kept) are included from their provenance.
     """
-    from pooling.strategies import Candidates
-
     rankings = store.query_rankings(db, query_id)
     listed = {d for ranking in rankings.values() for d in ranking}
     extra: dict[str, list[tuple[int, str]]] = {}
@@ -115,8 +130,6 @@ def plan_next_chunks(db: sqlite_utils.Database, query_id: str, settings: Setting
     runs before the write lock is taken; here it is then only looked up, unless the labels or
     hand-outs changed in between.
     """
-    from pooling.pool import rrf_priority
-
     cands, chosen, begins = _choose_next(db, query_id, settings)
     urn = tuple(sorted(begins)) if begins is not None else None
     if not chosen:
@@ -206,9 +219,6 @@ def _choose(
     cands: Candidates, labels: dict[str, bool], pending: set[str], settings: Settings, ordered: list[str] | None,
     urn: frozenset[str] | None = None, order: Sequence[str] = (),
 ) -> tuple[list[str], frozenset[str] | None]:
-    from pooling.stopping import check_order, sample_begins
-    from pooling.strategies import next_chunks
-
     now = _estimate(cands, labels, settings, urn, order) if settings.stop_recall is not None else None
     if now is not None and now.stop:
         return [], None
@@ -256,8 +266,6 @@ def _provenance(cands: Candidates) -> dict[str, dict[str, int]]:
 
 def _scores(cands: Candidates, labels: dict[str, bool], settings: Settings) -> dict[str, float] | None:
     """The strategy's own scores for the quantile model (``active``'s classifier), if any."""
-    from pooling.stopping import strategy_scores
-
     return strategy_scores(settings.strategy, cands, labels) if cands.texts else None
 
 
@@ -271,8 +279,6 @@ def _estimate(
     of the model (:func:`pooling.stopping.strategy_scores`), whose interval is shown under
     every rule, ``knee`` too, as the replays measure it.
     """
-    from pooling.stopping import TARGET, CheckSample, decide
-
     target = settings.stop_recall if settings.stop_recall is not None else TARGET
     key = (cands.query_id, _rankings_key(cands), frozenset(labels.items()), target, settings.stop_confidence,
            settings.stop_rule, settings.strategy, bool(cands.texts), urn, tuple(order))
@@ -293,7 +299,7 @@ class QueryStatus:
 
     Attributes:
         query_id: the query.
-        estimate: :class:`pooling.stopping.Estimate` (recall within the candidates).
+        estimate: :class:`pooling.recall_estimate.Estimate` (recall within the candidates).
         stopping: whether the project's stopping rule is on (``stop_recall`` set).
     """
 
@@ -378,23 +384,10 @@ def simulate(
         PoolingError: a bad qrels file, an unknown strategy or rule, a budget below 1, or
             no pooled query in the qrels.
     """
-    from pooling import PoolingError
-    from pooling.qrels import read_qrels
-    from pooling.replay import found_at, replay, stopping_figures, to_json
-    from pooling.stopping import RULES
-
     if any(b < 1 for b in budgets):
         raise PoolingError(f"a budget must be 1 or more, got {min(budgets)}")
-    chosen = list(dict.fromkeys(rules)) or list(dict.fromkeys([get_settings(db).stop_rule, *RULES]))
-    unknown = [r for r in chosen if r not in RULES]
-    if unknown:
-        raise PoolingError(f"unknown stopping rule {unknown[0]!r}; choose from {', '.join(RULES)}")
-    graded = read_qrels(qrels_path)
-    queries = [q for q in store.candidate_queries(db) if q in graded]
-    if not queries:
-        raise PoolingError("no pooled query of the project is in the qrels", path=Path(qrels_path))
-    cands = [load_candidates(db, q, with_texts="active" in strategies) for q in queries]
-    qrels = {q: {d for d, g in graded[q].items() if g >= 1} for q in queries}
+    chosen = _rules_to_replay(db, rules)
+    queries, cands, qrels = _replay_inputs(db, qrels_path, strategies)
     baseline = replay(cands, qrels, [], stop_every=0).baseline_judgments
     budget = max(budgets) if budgets else max(1, round(BUDGET_FACTOR * baseline))
     passive = [r for r in chosen if r != "sample"] or ["quantile"]
@@ -408,10 +401,40 @@ def simulate(
     for name, r in result.strategies.items():
         entry = out["strategies"][name]
         entry["found_at_budget"] = {str(b): found_at(r.curve, b) for b in sorted(set(budgets))}
-        by_rule = {rule: stopping_figures(r.traces, rule, result.target, result.confidence) for rule in passive}
-        if sampled is not None:
-            by_rule["sample"] = stopping_figures(sampled.strategies[name].traces, "sample", result.target, result.confidence)
-        entry["stopping_by_rule"] = {rule: by_rule[rule] for rule in chosen if rule in by_rule}
+        entry["stopping_by_rule"] = _figures_by_rule(r, sampled.strategies[name] if sampled is not None else None, result,
+                                                     passive, chosen)
         entry["stopping"] = entry["stopping_by_rule"].get(chosen[0], entry["stopping"])
         entry.pop("stopping_also", None)
     return out
+
+
+def _rules_to_replay(db: sqlite_utils.Database, rules: Sequence[str]) -> list[str]:
+    """``rules`` without repeats, or the project's ``stop_rule`` then the others; an unknown one refused."""
+    chosen = list(dict.fromkeys(rules)) or list(dict.fromkeys([get_settings(db).stop_rule, *RULES]))
+    unknown = [r for r in chosen if r not in RULES]
+    if unknown:
+        raise PoolingError(f"unknown stopping rule {unknown[0]!r}; choose from {', '.join(RULES)}")
+    return chosen
+
+
+def _replay_inputs(
+    db: sqlite_utils.Database, qrels_path: str | Path, strategies: Sequence[str]
+) -> tuple[list[str], list[Candidates], dict[str, set[str]]]:
+    """The pooled queries the qrels name, their candidates, and their relevant doc_ids (grade 1 or more)."""
+    graded = read_qrels(qrels_path)
+    queries = [q for q in store.candidate_queries(db) if q in graded]
+    if not queries:
+        raise PoolingError("no pooled query of the project is in the qrels", path=Path(qrels_path))
+    cands = [load_candidates(db, q, with_texts="active" in strategies) for q in queries]
+    return queries, cands, {q: {d for d, g in graded[q].items() if g >= 1} for q in queries}
+
+
+def _figures_by_rule(
+    own: StrategyResult, sampled: StrategyResult | None, result: Replay, passive: Sequence[str], chosen: Sequence[str]
+) -> dict[str, dict]:
+    """Rule -> the ``stopping`` figures of one strategy: the passive rules on its own replay,
+    ``sample`` on the replay it changed (``sampled``), in the order of ``chosen``."""
+    by_rule = {rule: stopping_figures(own.traces, rule, result.target, result.confidence) for rule in passive}
+    if sampled is not None:
+        by_rule["sample"] = stopping_figures(sampled.traces, "sample", result.target, result.confidence)
+    return {rule: by_rule[rule] for rule in chosen if rule in by_rule}

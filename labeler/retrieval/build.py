@@ -1,7 +1,7 @@
 """Building a project's pool: files and the store in, :mod:`pooling` in between.
 
 An application service: it reads input files through :mod:`pooling`'s readers and the
-project through plain :mod:`labeler.store.corpus` functions, runs retrieval and the merge in
+project through plain :mod:`labeler.store.corpus` and :mod:`labeler.store.runs` functions, runs retrieval and the merge in
 :mod:`pooling`, and writes the result back through the store. A build walks
 store → service → pooling → service → store once.
 
@@ -17,25 +17,30 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import sqlite_utils
 
-from labeler.store import candidates, corpus
-from labeler.store.corpus import ImportResult, Recorded
+from labeler.store import candidates, corpus, runs
+from labeler.store import versions as store
+from labeler.store.access import require_admin
 from labeler.store.connection import transaction
+from labeler.store.corpus import ImportResult
+from labeler.store.errors import StoreError
+from labeler.store.records import Recorded
+from labeler.store.versions import PoolExtension
+from labeler.store.vocabulary import Caller
 from pooling import PoolingError
+from pooling.dense import model_package
 from pooling.pool import RRF_K, Rankings, grown, merge, rrf_priority
+from pooling.ray_engine import RayOptions
 from pooling.readers import read_corpus, read_queries
-from pooling.retrieve import retrieve
+from pooling.retrieve import Retrieval, retrieve
 from pooling.trec import rank_run, read_run
 from pooling.types import PoolEntry, RunRow, ScoredDoc, search_text
 
-if TYPE_CHECKING:
-    from pooling.ray_engine import RayOptions
-
 __all__ = [
     "PoolBuildResult",
+    "add_run",
     "build_pool",
     "default_cache_dir",
     "import_corpus",
@@ -83,17 +88,36 @@ def import_run(db: sqlite_utils.Database, path: str | Path, name: str) -> Import
         rows = list(read_run(path))
         return rows, rank_run(rows)
 
-    return corpus.add_run(db, path, name, _file_hash(path), read)
+    return runs.add_run(db, path, name, _file_hash(path), read)
 
 
-def remove_run(db: sqlite_utils.Database, name: str) -> corpus.RunRemoval:
-    """Remove the run ``name`` (see :func:`labeler.store.corpus.remove_run`); the pool entries
+def remove_run(db: sqlite_utils.Database, name: str) -> runs.RunRemoval:
+    """Remove the run ``name`` (see :func:`labeler.store.runs.remove_run`); the pool entries
     it leaves get the reciprocal-rank fusion of their remaining sources as priority.
 
     Raises:
         StoreError: no run of that name.
     """
-    return corpus.remove_run(db, name, priority=rrf_priority)
+    return runs.remove_run(db, name, priority=rrf_priority)
+
+
+def add_run(
+    db: sqlite_utils.Database, path: str | Path, name: str, depth: int, *, caller: Caller
+) -> tuple[ImportResult, PoolExtension]:
+    """Import a run and add its unjudged top-``depth`` to the pool (they join the labelling queue).
+
+    Raises:
+        PoolingError: a bad run file, unknown ids. StoreError: a bad depth, not an admin.
+    """
+    require_admin(db, caller)
+    if depth < 1:
+        raise StoreError(f"depth {depth}: give 1 or more")
+    imported = import_run(db, path, name)
+
+    def plan(ranking: dict[str, list[str]], recorded: Recorded) -> tuple[list[PoolEntry], list[PoolEntry]]:
+        return pool_plan({name: ranking})(recorded)
+
+    return imported, store.extend_pool(db, name, depth, caller=caller, plan=plan)
 
 
 def _file_hash(path: Path) -> str:
@@ -191,9 +215,8 @@ def build_pool(
     Raises:
         PoolingError: no queries or documents, a negative depth, or an unusable model.
     """
-    checked = (("bm25_depth", bm25_depth), ("dense_depth", dense_depth), ("run_depth", run_depth),
-               ("candidate_depth", candidate_depth))
-    for name, depth in checked:
+    depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth, "candidate_depth": candidate_depth}
+    for name, depth in depths.items():
         if depth < 0:
             raise PoolingError(f"{name} must be 0 (off) or more, not {depth}")
     started = time.perf_counter()
@@ -215,13 +238,10 @@ def build_pool(
         progress=progress,
         ray=ray,
     )
-    deep = {**found.rankings, **corpus.run_rankings(db, _deeper(run_depth, candidate_depth))}
+    deep = {**found.rankings, **runs.run_rankings(db, _deeper(run_depth, candidate_depth))}
     cut = {"bm25": bm25_depth, "dense": dense_depth}
     rankings = {s: {q: list(d[: cut.get(s, run_depth)]) for q, d in r.items()} for s, r in deep.items()}
-    depths = {"bm25_depth": bm25_depth, "dense_depth": dense_depth, "run_depth": run_depth, "candidate_depth": candidate_depth}
-    params = {**depths, "model": found.model, "model_identity": found.model_identity,
-              "model_package": _package(found.model), "sources": sorted(rankings), "rrf_k": RRF_K}
-    build_id, added, kept = corpus.add_pool_build(db, pool_plan(rankings), params)
+    build_id, added, kept = corpus.add_pool_build(db, pool_plan(rankings), _build_params(depths, found, rankings))
     with transaction(db):
         kept_candidates = candidates.replace_rankings(db, deep)
     per_source = {s: sum(len(d) for d in r.values()) for s, r in sorted(rankings.items())}
@@ -229,10 +249,11 @@ def build_pool(
     return PoolBuildResult(build_id, len(queries), added, kept, per_source, found.encoded, seconds, kept_candidates)
 
 
-def _package(model: str | None) -> str | None:
-    from pooling.dense import model_package
-
-    return None if model is None else model_package(model)
+def _build_params(depths: dict[str, int], found: Retrieval, rankings: Rankings) -> dict[str, object]:
+    """What a pool build records of itself: its depths, the dense model, its sources, RRF's k."""
+    package = None if found.model is None else model_package(found.model)
+    return {**depths, "model": found.model, "model_identity": found.model_identity,
+            "model_package": package, "sources": sorted(rankings), "rrf_k": RRF_K}
 
 
 def _deeper(depth: int, candidate_depth: int) -> int:

@@ -16,6 +16,7 @@ from labeler.retrieval import build
 from labeler.store import corpus as corpus_store
 from labeler.store import access
 from labeler.store.vocabulary import OWNER, Role
+from pooling.dense import merge_cache
 
 #: Where the demo's corpus and queries live in a checkout of goldpool.
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -88,8 +89,6 @@ def _seed_embeddings(db, shipped: Path) -> str:  # type: ignore[no-untyped-def]
     """
     if not shipped.is_dir():
         return "first run encodes the corpus"
-    from pooling.dense import merge_cache
-
     added = merge_cache(shipped, build.default_cache_dir(db))
     return f"{added} embeddings taken from the demo data" if added else "embeddings already cached"
 

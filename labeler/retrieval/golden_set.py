@@ -3,7 +3,10 @@
 This is the service layer between the store (``labeler.store.versions``: SQL only) and the
 libraries (``calibration`` for aggregation, metrics and comparison; ``pooling`` for files and
 capture-recapture). Every function that reads or writes the project takes a required keyword
-``caller`` (``OWNER`` from the command line, the signed-in admin in the app).
+``caller`` (``OWNER`` from the command line, the signed-in admin in the app). A version's
+manifest is made in :mod:`labeler.retrieval.manifest`; an export's files, its folder checks
+and its dataset card in :mod:`labeler.retrieval.export_folder` and
+:mod:`labeler.retrieval.dataset_card`.
 
 The **content hash** of a version is the sha256 of its aggregated rows only, one UTF-8 line
 ``query_id<TAB>doc_id<TAB>relevance<LF>`` per item, sorted: the same grades give the same hash
@@ -14,25 +17,32 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import sqlite_utils
 
-from labeler.store.corpus import Recorded
-from labeler.store.versions import GoldenRow, Version
+from calibration.aggregate import aggregate
+from calibration.metrics import check_scoring, evaluate_many, parse_metrics
+from labeler.project import parse_golden
+from labeler.retrieval.dataset_card import dataset_card
+from labeler.retrieval.export_folder import (FORMATS, check_export_target, export_records, file_sha256,
+                                             write_formats, write_nuggets)
+from labeler.retrieval.manifest import export_manifest, nuggets_manifest, relevant_counts, version_manifest
+from labeler.store import versions as store
+from labeler.store.connection import connect
 from labeler.store.errors import StoreError
-from labeler.store.schema import now
-from labeler.store.vocabulary import GRADES, RELEVANCE_LEVEL, Caller
-
-if TYPE_CHECKING:
-    from pooling.types import PoolEntry
-
-FORMATS = ("trec", "jsonl", "parquet", "beir")
+from labeler.store.nuggets import list_nuggets, version_nuggets
+from labeler.store.versions import GoldenRow, Version
+from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
+from pooling.completeness import completeness as capture_recapture
+from pooling.files import UnsafeTarget, replace_folder
+from pooling.pool import rrf_priority
+from pooling.qrels import qrels_lines, read_qrels
+from pooling.ranked_runs import read_ranked_run
 
 
 def content_hash(rows: Iterable[tuple[str, str, int]]) -> str:
@@ -69,8 +79,6 @@ def verified_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> tu
     Raises:
         StoreError: no such version, or its rows were altered (by a tool other than goldpool).
     """
-    from labeler.store import versions as store
-
     version = store.get_version(db, name, caller=caller)
     try:
         rows = store.version_rows(db, name, caller=caller)
@@ -83,8 +91,6 @@ def verified_rows(db: sqlite_utils.Database, name: str, *, caller: Caller) -> tu
 
 def altered_versions(db: sqlite_utils.Database, *, caller: Caller) -> list[str]:
     """Names of the stored versions whose rows no longer give their content hash."""
-    from labeler.store import versions as store
-
     grades = store.version_grades(db, caller=caller)
     return [v.name for v in store.list_versions(db, caller=caller) if not matches_hash(v, grades.get(v.name, []))]
 
@@ -99,89 +105,6 @@ class FreezeResult:
     single: int = 0
     adjudicated: int = 0
     weights: dict[str, float] = field(default_factory=dict)
-
-
-def _goldpool_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("goldpool")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _agreement(labels: Sequence[Any]) -> dict[str, Any]:
-    """Inter-annotator agreement on the items labelled more than once, with intervals."""
-    from calibration.report import project_report
-
-    report = project_report(labels, grades=tuple(GRADES))
-    out: dict[str, Any] = {"items_with_two_or_more_labels": report.n_overlap_items}
-    if report.overlap is not None:
-        out["kappa_quadratic"] = report.overlap.get("kappa_quadratic").as_dict()
-    if report.alpha_ordinal is not None:
-        out["alpha_ordinal"] = report.alpha_ordinal.as_dict()
-    return out
-
-
-def shareable_build(build: dict[str, Any]) -> dict[str, Any]:
-    """A pool build's parameters as a manifest shows them, with nothing of the machine that
-    built the pool: the dense model named by what it is (``model``: its name,
-    ``model_package``: the package it ships in, ``model_identity``: a hash of its
-    configuration files and the sizes of its weights, :func:`pooling.dense.model_identity`),
-    never by its path; an imported qrels file by its file name."""
-    shown = dict(build)
-    if isinstance(shown.get("path"), str):
-        shown["path"] = shown["path"].replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    model = shown.get("model")
-    if model:
-        from pooling.dense import model_name, model_package
-
-        if "model_package" not in shown:  # a build recorded before packages were: look it up here
-            shown["model_package"] = model_package(model)
-        shown["model"] = model_name(model)
-    return shown
-
-
-def relevant_counts(rows: Sequence[Any], relevance_level: int) -> dict[str, int]:
-    """``{"relevance_level", "relevant_items", "queries_with_relevant"}``: the items graded at
-    or above ``relevance_level`` and the queries holding one (the others are left out of
-    ``eval``'s means)."""
-    relevant = [r for r in rows if r.relevance >= relevance_level]
-    return {"relevance_level": relevance_level, "relevant_items": len(relevant),
-            "queries_with_relevant": len({r.query_id for r in relevant})}
-
-
-def _manifest(db, rule, note, allow_ties, labels, agg, rows, *, caller, relevance_level: int) -> dict[str, Any]:
-    from labeler.store import versions as store
-
-    builds = store.pool_builds(db, caller=caller)
-    per_grade = Counter(r.relevance for r in rows)
-    return {
-        "rule": rule,
-        "allow_ties": allow_ties,
-        "ties": {"count": len(agg.ties), "resolved_to": "lower grade" if agg.ties else None,
-                 "items": [list(t) for t in agg.ties]},
-        "single_label_items": len(agg.single),
-        "adjudicated_items": len(agg.adjudicated),
-        "pool": {
-            "sources": sorted({s for b in builds for s in b.get("sources", [])}),
-            "builds": [shareable_build(b) for b in builds],
-        },
-        "counts": {
-            "queries": len({r.query_id for r in rows}),
-            "items": len(rows),
-            "labels": len(labels),
-            "per_grade": {str(g): per_grade.get(g, 0) for g in GRADES},
-            **relevant_counts(rows, relevance_level),
-        },
-        "annotators": sorted({lab.annotator for lab in labels}),
-        "annotator_weights": agg.weights or None,
-        "agreement": _agreement(labels),
-        "rubric_hashes": sorted({lab.rubric_hash for lab in labels if lab.rubric_hash}),
-        "goldpool_version": _goldpool_version(),
-        "created_at": now(),
-        "note": note,
-    }
 
 
 def freeze(
@@ -204,9 +127,6 @@ def freeze(
         StoreError: no labels, a taken or bad name, not an admin.
         CalibrationError: majority ties without ``allow_ties``, an unknown rule.
     """
-    from calibration.aggregate import aggregate
-    from labeler.store import versions as store
-
     labels = store.current_labels(db, caller=caller)
     adjudicated = store.current_adjudications(db, caller=caller)
     if not labels and not adjudicated:
@@ -224,8 +144,12 @@ def freeze(
         for (q, d), g in sorted(agg.grades.items())
     ]
     digest = content_hash((r.query_id, r.doc_id, r.relevance) for r in rows)
-    manifest = _manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller, relevance_level=relevance_level)
-    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller)
+    manifest = version_manifest(db, rule, note, allow_ties, labels, agg, rows, caller=caller,
+                                relevance_level=relevance_level)
+    nuggets = list_nuggets(db)
+    if nuggets:  # the questions' nuggets are frozen with the grades
+        manifest["nuggets"] = nuggets_manifest(nuggets)
+    version, created = store.save_version(db, name, rule, digest, manifest, rows, caller=caller, nuggets=nuggets)
     return FreezeResult(version, created, agg.ties, len(agg.single), len(agg.adjudicated), agg.weights)
 
 
@@ -289,10 +213,6 @@ def import_judgments(db: sqlite_utils.Database, path: str | Path, annotator: str
         PoolingError: a malformed qrels line (file, line, field).
         StoreError: an unknown query or document, a grade outside 0-3; nothing is written.
     """
-    from labeler.store import versions as store
-    from pooling.pool import rrf_priority
-    from pooling.qrels import qrels_lines
-
     path = Path(path)
     entries = list(qrels_lines(path))  # every line checked (fields, integers, duplicates) first
     result = store.import_labels(db, str(path), entries, annotator, caller=caller, priority=rrf_priority)
@@ -300,181 +220,12 @@ def import_judgments(db: sqlite_utils.Database, path: str | Path, annotator: str
                              result.created_annotator)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _records(rows: Sequence[GoldenRow], queries: dict[str, str], docs: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "query_id": r.query_id,
-            "doc_id": r.doc_id,
-            "relevance": r.relevance,
-            "labels": [{"annotator": a, "relevance": g, "at": at} for a, g, at in r.labels],
-            "adjudicated": r.adjudicated,
-            "posterior": None if r.posterior is None else {str(k): v for k, v in sorted(r.posterior.items())},
-            "sources": r.sources,
-            "query_text": queries.get(r.query_id, ""),
-            "doc_title": docs.get(r.doc_id, ("", ""))[0],
-            "doc_text": docs.get(r.doc_id, ("", ""))[1],
-        }
-        for r in rows
-    ]
-
-
-def _write_trec(out: Path, rows: Sequence[GoldenRow], **_: Any) -> list[Path]:
-    path = out / "qrels.txt"
-    path.write_text("".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in rows), encoding="utf-8")
-    return [path]
-
-
-def _write_jsonl(out: Path, rows: Sequence[GoldenRow], records: list[dict[str, Any]], **_: Any) -> list[Path]:
-    path = out / "golden.jsonl"
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
-    return [path]
-
-
-def _write_parquet(out: Path, rows: Sequence[GoldenRow], records: list[dict[str, Any]], **_: Any) -> list[Path]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    # sources and posterior have keys that vary by row: they are JSON text in Parquet.
-    flat = [{**r, "sources": json.dumps(r["sources"], sort_keys=True),
-             "posterior": None if r["posterior"] is None else json.dumps(r["posterior"])} for r in records]
-    schema = pa.schema([
-        ("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64()),
-        ("labels", pa.list_(pa.struct([("annotator", pa.string()), ("relevance", pa.int64()), ("at", pa.string())]))),
-        ("adjudicated", pa.bool_()), ("posterior", pa.string()), ("sources", pa.string()),
-        ("query_text", pa.string()), ("doc_title", pa.string()), ("doc_text", pa.string()),
-    ])
-    path = out / "golden.parquet"
-    pq.write_table(pa.Table.from_pylist(flat, schema=schema), path)
-    return [path]
-
-
-def _write_beir(
-    out: Path, rows: Sequence[GoldenRow], queries: dict[str, str], all_docs: dict[str, tuple[str, str]], **_: Any
-) -> list[Path]:
-    (out / "qrels").mkdir(exist_ok=True)
-    corpus, qfile, qrels = out / "corpus.jsonl", out / "queries.jsonl", out / "qrels" / "test.tsv"
-    with corpus.open("w", encoding="utf-8") as handle:
-        for doc_id, (title, text) in all_docs.items():
-            handle.write(json.dumps({"_id": doc_id, "title": title, "text": text}, ensure_ascii=False) + "\n")
-    with qfile.open("w", encoding="utf-8") as handle:
-        for query_id, text in queries.items():
-            handle.write(json.dumps({"_id": query_id, "text": text}, ensure_ascii=False) + "\n")
-    qrels.write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{r.query_id}\t{r.doc_id}\t{r.relevance}\n" for r in rows),
-        encoding="utf-8",
-    )
-    return [corpus, qfile, qrels]
-
-
-_WRITERS = {"trec": _write_trec, "jsonl": _write_jsonl, "parquet": _write_parquet, "beir": _write_beir}
-
-
-def _num(x: Any) -> str:
-    from calibration.formatting import fixed
-
-    return fixed(x, 3, missing="n/a")
-
-
-# Shell commands that recompute the content hash from an export (the README shows the same).
-_HASH_COMMANDS = (
-    "awk -v OFS='\\t' '{print $1, $3, $4}' qrels.txt | LC_ALL=C sort | sha256sum   # --format trec",
-    "tail -n +2 qrels/test.tsv | LC_ALL=C sort | sha256sum                        # --format beir",
-)
-
-
-def dataset_card(version: Version, formats: Sequence[str], relevant: dict[str, int] | None = None) -> str:
-    """The README.md written beside an export: counts, histogram, rubric, agreement, pooling.
-
-    ``relevant`` (:func:`relevant_counts`) gives the relevant counts and the level they are
-    at; without it, the manifest's own.
-    """
-    m = version.manifest
-    counts = m.get("counts", {})
-    relevant = relevant if relevant is not None else {k: counts[k] for k in ("relevance_level", "relevant_items",
-                                                                           "queries_with_relevant") if k in counts}
-    per_grade = counts.get("per_grade", {})
-    total = max(1, sum(per_grade.values()))
-    lines = [
-        f"# Golden set {version.name}",
-        "",
-        f"Content hash: `{version.content_hash}`, the sha256 (lowercase hex) of the UTF-8 text with one "
-        "line per item: query_id, a tab, doc_id, a tab, the grade as one digit and a line feed (the last "
-        "line ends in one too), the lines sorted by their bytes. Recompute it with:",
-        "",
-        "```sh",
-        *([c for c in _HASH_COMMANDS if c.endswith(tuple(f"--format {f}" for f in formats))] or _HASH_COMMANDS),
-        "```",
-        "",
-        f"Frozen {version.created_at} with goldpool {m.get('goldpool_version')}; parent version: "
-        f"{version.parent or 'none'}. Note: {m.get('note') or '(none)'}",
-        "",
-        f"{counts.get('queries', 0)} queries, {counts.get('items', 0)} judged (query, chunk) items, "
-        f"{counts.get('labels', 0)} labels from {len(m.get('annotators', []))} annotator(s).",
-        "",
-        "| grade | meaning | items | share |",
-        "|---|---|---|---|",
-    ]
-    for g, meaning in GRADES.items():
-        n = per_grade.get(str(g), 0)
-        lines.append(f"| {g} | {meaning} | {n} | {n / total:.1%} |")
-    if "relevance_level" in relevant:
-        level = relevant["relevance_level"]
-        lines += ["", f"Relevance level {level} (grade >= {level} counts as relevant, as trec_eval's `-l {level}`): "
-                      f"{relevant['relevant_items']} relevant items"
-                      + (f" in {relevant['queries_with_relevant']} queries" if "queries_with_relevant" in relevant else "")
-                      + ". Score runs at the same level: `goldpool eval --relevance-level "
-                      f"{level}` (trec_eval `-l {level}`)."]
-    ties = m.get("ties", {})
-    lines += [
-        "",
-        f"Aggregation: `{version.rule}`; an adjudicated grade always wins ({m.get('adjudicated_items', 0)} items). "
-        f"Items with a single label: {m.get('single_label_items', 0)}. Tied majorities: {ties.get('count', 0)}"
-        + (" (resolved to the lower grade)." if ties.get("count") else "."),
-        f"Rubric hash(es): {', '.join(m.get('rubric_hashes') or []) or 'none recorded'}.",
-        "",
-        "Agreement between annotators on items labelled more than once:",
-    ]
-    agreement = m.get("agreement", {})
-    for key in ("kappa_quadratic", "alpha_ordinal"):
-        e = agreement.get(key)
-        if e:
-            lines.append(f"- {key}: {_num(e.get('value'))} [{_num(e.get('low'))}, {_num(e.get('high'))}], n={e.get('n')}")
-    if not any(agreement.get(k) for k in ("kappa_quadratic", "alpha_ordinal")):
-        lines.append("- no item was labelled by two annotators: agreement unknown.")
-    pool = m.get("pool", {})
-    lines += [
-        "",
-        f"Pooling: sources {', '.join(pool.get('sources', [])) or 'none'}; builds:",
-    ]
-    for build in pool.get("builds", []):
-        build = shareable_build(build)
-        shown = {k: build[k] for k in ("bm25_depth", "dense_depth", "run_depth", "model", "model_package",
-                                       "model_identity", "source", "added") if build.get(k) is not None}
-        lines.append(f"- {build.get('at')}: {json.dumps(shown, sort_keys=True)}")
-    lines += [
-        "",
-        "Unjudged is not irrelevant: score a run with `goldpool eval` and read Judged@k beside it.",
-        f"Files: {', '.join(formats)} (see manifest.json for their sha256).",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 def export(
     db: sqlite_utils.Database, name: str, formats: Sequence[str], out: str | Path, *, caller: Caller,
     overwrite: bool = False, relevance_level: int = RELEVANCE_LEVEL,
 ) -> list[Path]:
-    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md.
+    """Write version ``name`` in ``formats`` into folder ``out``, with manifest.json and README.md
+    (and nuggets.jsonl, the nuggets frozen with the version, when it froze any).
 
     The relevant counts of the card and of manifest.json's ``counts`` are recomputed at
     ``relevance_level``, which both record.
@@ -495,42 +246,28 @@ def export(
         StoreError: no such version or an altered one, an unknown format, an unusable folder,
             or a folder holding something else than a previous export (without ``overwrite``).
     """
-    from labeler.store import versions as store
-    from pooling.files import UnsafeTarget, check_folder, replace_folder
-
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise StoreError(f"format {', '.join(unknown) or '(none)'}: choose from {', '.join(FORMATS)}")
     version, rows = verified_rows(db, name, caller=caller)
     out = Path(out)
-    if not out.parent.is_dir():
-        raise StoreError(f"{out.parent}: directory does not exist")
-    try:
-        check_folder(out)
-    except UnsafeTarget as exc:
-        raise StoreError(str(exc)) from exc
-    if not overwrite:
-        _refuse_foreign_folder(db, out, caller=caller)
+    check_export_target(db, out, overwrite=overwrite, caller=caller)
     chosen = list(dict.fromkeys(formats))
     query_ids = {r.query_id for r in rows}
     queries, docs = store.texts(db, query_ids, None if "beir" in chosen else {r.doc_id for r in rows}, caller=caller)
-    records = _records(rows, queries, docs) if {"jsonl", "parquet"} & set(chosen) else []
+    records = export_records(rows, queries, docs) if {"jsonl", "parquet"} & set(chosen) else []
     relevant = relevant_counts(rows, relevance_level)
+    nuggets = version_nuggets(db, name)
     written: list[str] = []
 
     def build(folder: Path) -> None:
-        paths: list[Path] = []
-        for fmt in chosen:
-            paths += _WRITERS[fmt](folder, rows, records=records, queries=queries, all_docs=docs)
+        paths = write_formats(folder, chosen, rows, records=records, queries=queries, docs=docs)
+        if nuggets:  # the nuggets frozen with the version
+            paths.append(write_nuggets(folder, nuggets))
         card = folder / "README.md"
         card.write_text(dataset_card(version, chosen, relevant), encoding="utf-8")
         paths.append(card)
-        manifest = {**version.manifest, "content_hash": version.content_hash, "name": version.name,
-                    "counts": {**version.manifest.get("counts", {}), **relevant},
-                    "files": {str(p.relative_to(folder)): _sha256(p) for p in paths}}
-        if isinstance(manifest.get("pool"), dict):  # a version frozen with the model's path in it
-            pool = manifest["pool"]
-            manifest["pool"] = {**pool, "builds": [shareable_build(b) for b in pool.get("builds", [])]}
+        manifest = export_manifest(version, relevant, {str(p.relative_to(folder)): file_sha256(p) for p in paths})
         path = folder / "manifest.json"
         path.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         written.extend(str(p.relative_to(folder)) for p in [*paths, path])
@@ -542,52 +279,6 @@ def export(
     except OSError as exc:
         raise StoreError(f"{out}: cannot write the export ({exc.strerror or exc})") from exc
     return [out / p for p in written]
-
-
-def _refuse_foreign_folder(db: sqlite_utils.Database, out: Path, *, caller: Caller) -> None:
-    """Refuse a non-empty ``out`` that is not a previous export of this project."""
-    if not out.is_dir():
-        return
-    found = sorted(
-        os.path.relpath(os.path.join(top, entry), out)
-        for top, dirs, files in os.walk(out)  # links to folders are listed, not followed
-        for entry in [*files, *(d for d in dirs if os.path.islink(os.path.join(top, d)))]
-    )
-    if not found:
-        return
-    reason = _foreign(db, out, set(found), caller=caller)
-    if reason:
-        raise StoreError(f"{out}: is not empty and is not a previous goldpool export of this project ({reason}); "
-                         "give --overwrite to replace it whole, or choose another folder")
-
-
-def _foreign(db: sqlite_utils.Database, out: Path, found: set[str], *, caller: Caller) -> str:
-    """Why folder ``out`` (holding the files ``found``) is not a previous export of this
-    project, or '' when it is one."""
-    from labeler.store import versions as store
-
-    links = sorted(name for name in found if (out / name).is_symlink())
-    if links:  # goldpool never writes a link: someone else put it there
-        return f"it holds a symbolic link, {links[0]}"
-    manifest_path = out / "manifest.json"
-    if not manifest_path.is_file():
-        return "no manifest.json"
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        listed = set(manifest["files"]) | {"manifest.json"}
-        name, digest = manifest["name"], manifest["content_hash"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "manifest.json is not a goldpool manifest"
-    try:
-        version = store.get_version(db, str(name), caller=caller)
-    except StoreError:
-        return f"it holds version {name!r}, which this project does not have"
-    if version.content_hash != digest or version.manifest.get("created_at") != manifest.get("created_at"):
-        return f"its version {name!r} is not this project's"
-    extra = sorted(found - listed)
-    if extra:
-        return f"files not in its manifest: {', '.join(extra[:3])}{', ...' if len(extra) > 3 else ''}"
-    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -607,10 +298,6 @@ def load_golden(spec: str, *, caller: Caller) -> Golden:
         StoreError: a database without that version; a folder without qrels.txt, or whose
             qrels.txt is not the one its manifest lists. PoolingError: a bad qrels file.
     """
-    from labeler.project import parse_golden
-    from labeler.store import connect
-    from pooling.qrels import read_qrels
-
     base, version = parse_golden(spec)
     if version is not None:
         db = connect(base)
@@ -630,8 +317,6 @@ def load_golden(spec: str, *, caller: Caller) -> Golden:
 def _exported_golden(folder: Path) -> Golden:
     """The qrels of an export folder, checked against its manifest when it has one: a frozen
     set edited after its export is refused rather than scored."""
-    from pooling.qrels import read_qrels
-
     qrels_path = folder / "qrels.txt"
     if not qrels_path.is_file():
         raise StoreError(f"{folder}: no qrels.txt in this folder; export the version with --format trec (or all)")
@@ -650,7 +335,7 @@ def _exported_golden(folder: Path) -> Golden:
             recorded = manifest.get("content_hash")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             raise StoreError(f"{manifest_path}: not a goldpool manifest (no files listed)") from None
-        if listed is not None and listed != _sha256(qrels_path):
+        if listed is not None and listed != file_sha256(qrels_path):
             raise StoreError(f"{qrels_path}: its sha256 is not the one manifest.json lists; the export was changed "
                              "after it was written (export the version again)")
     qrels = read_qrels(qrels_path)
@@ -672,9 +357,6 @@ def evaluate_runs(
 ) -> dict[str, Any]:
     """Score every run file against the golden set: run name -> :class:`calibration.metrics.RunScores`,
     a grade at or above ``relevance_level`` counting as relevant."""
-    from calibration.metrics import check_scoring, evaluate_many, parse_metrics
-    from pooling.ranked_runs import read_ranked_run
-
     ranked = {name: read_ranked_run(p) for name, p in zip(run_names(paths), paths, strict=True)}
     check_scoring(golden.qrels, ranked, parse_metrics(metrics, relevance_level), relevance_level, label=golden.label)
     return evaluate_many(golden.qrels, ranked, metrics, relevance_level=relevance_level)
@@ -696,27 +378,6 @@ class Evaluation:
         first = next(iter(runs))
         return {**runs[first], "run": first, "golden": self.golden.label, "content_hash": self.golden.content_hash,
                 "runs": runs}
-
-
-def add_run(db: sqlite_utils.Database, path: str | Path, name: str, depth: int, *, caller: Caller):
-    """Import a run and add its unjudged top-``depth`` to the pool (they join the labelling queue).
-
-    Raises:
-        PoolingError: a bad run file, unknown ids. StoreError: a bad depth, not an admin.
-    """
-    from labeler.retrieval.build import import_run, pool_plan
-    from labeler.store import versions as store
-    from labeler.store.access import require_admin
-
-    require_admin(db, caller)
-    if depth < 1:
-        raise StoreError(f"depth {depth}: give 1 or more")
-    imported = import_run(db, path, name)
-
-    def plan(ranking: dict[str, list[str]], recorded: Recorded) -> tuple[list[PoolEntry], list[PoolEntry]]:
-        return pool_plan({name: ranking})(recorded)
-
-    return imported, store.extend_pool(db, name, depth, caller=caller, plan=plan)
 
 
 #: The pool source of chunks found by looking for an answer's words (``goldpool diagnose``).
@@ -765,15 +426,12 @@ def completeness(
         StoreError: no version at all, no such version, or an altered one (:func:`verified_rows`).
         PoolingError: fewer than two sources.
     """
-    from labeler.store import versions as store
-    from pooling.completeness import completeness as estimate
-
     if version is None:
         latest = store.latest_version(db, caller=caller)
         if latest is None:
             raise StoreError("no golden version yet: freeze one first (goldpool freeze DB --version NAME)")
         version = latest.name
     rows = verified_rows(db, version, caller=caller)[1]
-    return VersionCompleteness(version, rows, estimate(found_by_source(rows, relevance_level=relevance_level)),
+    return VersionCompleteness(version, rows, capture_recapture(found_by_source(rows, relevance_level=relevance_level)),
                                relevance_level)
 

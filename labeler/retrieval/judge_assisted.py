@@ -19,8 +19,19 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
+from calibration import CalibrationError
+from calibration.judge_assisted import (Combined, Design, interval, poisson_sample, query_level, query_sample, refused,
+                                        run_positions, stratified_estimates, stratified_metric, stratified_probabilities)
+from calibration.metrics import evaluate_many, parse_metrics
+from calibration.stats import z_for
+from labeler.project import parse_golden
+from labeler.retrieval.golden_set import run_names, verified_rows
+from labeler.store import connect
+from labeler.store import samples as store
 from labeler.store.errors import StoreError
+from labeler.store.versions import current_labels
 from labeler.store.vocabulary import RELEVANCE_LEVEL, Caller
+from pooling.ranked_runs import read_ranked_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +69,6 @@ def plan_sample(
         StoreError: an empty pool, a bad share or budget, an unknown judge, a taken name.
         CalibrationError: a budget too small for the design.
     """
-    from calibration import CalibrationError
-    from calibration.judge_assisted import poisson_sample, query_sample, stratified_probabilities
-    from labeler.store import samples as store
-
     if (share is None) == (budget is None):
         raise StoreError("give either a share of the pool (--share) or a number of judgments (--budget)")
     if share is not None and not 0 < share <= 1:
@@ -80,19 +87,7 @@ def plan_sample(
             labelled = min(len(queries), max(2, round(share * len(queries))))
             chosen = query_sample(len(queries), labelled, rng)
         else:
-            sizes = {q: 0 for q in queries}
-            for e in entries:
-                sizes[e.query_id] += 1
-            order = rng.permutation(len(queries))
-            chosen = np.zeros(len(queries), dtype=bool)
-            spent = 0
-            for i in order:  # whole queries in a random order while they fit the budget
-                if spent + sizes[queries[i]] <= target:
-                    chosen[i] = True
-                    spent += sizes[queries[i]]
-            if chosen.sum() < 2:
-                raise CalibrationError(f"--budget {budget}: fewer than two whole queries fit it (a query-level "
-                                       "sample needs two labelled queries); give a larger budget")
+            chosen = _whole_queries(entries, queries, budget, rng)  # type: ignore[arg-type]
             labelled = int(chosen.sum())
         probability = labelled / len(queries)
         picked = {queries[i] for i in np.flatnonzero(chosen)}
@@ -108,6 +103,29 @@ def plan_sample(
     params = {"share": share, "budget": budget, "pool_entries": len(entries), "queries": len(queries)}
     store.save_sample(db, name, design, judge, seed, params, items, caller=caller)
     return PlannedSample(name, design, judge, items, len(entries), len(queries), labelled)
+
+
+def _whole_queries(entries: Sequence[Any], queries: Sequence[str], budget: int, rng: np.random.Generator) -> np.ndarray:
+    """Per query, whether it is in the sample: whole queries, in a random order, while they fit
+    ``budget`` judgments.
+
+    Raises:
+        CalibrationError: fewer than two whole queries fit.
+    """
+    sizes = {q: 0 for q in queries}
+    for e in entries:
+        sizes[e.query_id] += 1
+    order = rng.permutation(len(queries))
+    chosen = np.zeros(len(queries), dtype=bool)
+    spent = 0
+    for i in order:
+        if spent + sizes[queries[i]] <= budget:
+            chosen[i] = True
+            spent += sizes[queries[i]]
+    if chosen.sum() < 2:
+        raise CalibrationError(f"--budget {budget}: fewer than two whole queries fit it (a query-level "
+                               "sample needs two labelled queries); give a larger budget")
+    return chosen
 
 
 # --- estimates --------------------------------------------------------------------------------
@@ -131,9 +149,6 @@ class Inputs:
 
 
 def _open(spec: str) -> tuple[sqlite_utils.Database, str]:
-    from labeler.project import parse_golden
-    from labeler.store import connect
-
     base, version = parse_golden(spec)
     if version is None:
         raise StoreError(f"{spec}: judge-assisted evaluation reads DB@VERSION (the project holds the pool, the "
@@ -150,10 +165,6 @@ def gather(spec: str, run_paths: Sequence[str | Path], judge: str, sample: str, 
             the version (label them and freeze again).
         PoolingError: a bad run file.
     """
-    from labeler.retrieval.golden_set import run_names, verified_rows
-    from labeler.store import samples as store
-    from pooling.ranked_runs import read_ranked_run
-
     db, version_name = _open(spec)
     try:
         version, rows = verified_rows(db, version_name, caller=caller)
@@ -192,8 +203,6 @@ def _unfinished(spec: str, version: str, sample: str, size: int, missing: Sequen
         where.append(f"{holders.unassigned} handed out to nobody yet")
     text += ". Of them: " + "; ".join(where)
     if holders.held:
-        from labeler.project import parse_golden
-
         db = parse_golden(spec)[0]
         text += (f". To hand an annotator's unlabelled entries to whoever asks next: goldpool release {shlex.quote(db)} "
                  f"{shlex.quote(next(iter(holders.held)))}")
@@ -219,8 +228,6 @@ def estimate(
 ) -> dict[str, dict[str, Any]]:
     """RUN -> METRIC -> :class:`calibration.judge_assisted.Combined`, of each run's metric,
     or (with ``baseline``, a run name) of each other run's difference from the baseline."""
-    from calibration.metrics import evaluate_many, parse_metrics
-
     parsed = parse_metrics(metrics, relevance_level)
     judge_scores = evaluate_many(_judge_qrels(inputs), inputs.runs, list(parsed), relevance_level=relevance_level)
     n_people, n_judge = len(inputs.people), sum(1 for e in inputs.entries if e in inputs.judge_grades)
@@ -230,49 +237,7 @@ def estimate(
     return _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci)
 
 
-#: The columns of an estimate table, as ``eval``/``compare --judge --sample`` print them.
-ESTIMATE_HEADER = ("run", "metric", "estimate", "95% interval", "people only", "95% interval", "judge only", "method")
-
-
-def _cell(value: float | None) -> str:
-    from calibration.formatting import fixed
-
-    return fixed(value, 4, missing="n/a")
-
-
-def estimate_rows(result: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
-    """One row of :data:`ESTIMATE_HEADER` cells per run and metric of :func:`estimate`'s result;
-    a metric the design cannot estimate says why in its last cell."""
-    rows = []
-    for run, cells in result.items():
-        for metric, c in cells.items():
-            if c.why:
-                rows.append((run, metric, "n/a", "", "n/a", "", _cell(c.judge_only), f"not estimated: {c.why}"))
-                continue
-            rows.append((run, metric, _cell(c.value), f"[{_cell(c.low)}, {_cell(c.high)}]", _cell(c.people_only),
-                         f"[{_cell(c.people_low)}, {_cell(c.people_high)}]", _cell(c.judge_only),
-                         c.method + (f" (λ {c.lam:.2f})" if c.lam is not None else "")))
-    return rows
-
-
-def to_html(title: str, intro: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str]) -> str:
-    """The estimate table (:func:`estimate_rows`) as one self-contained HTML page, with the
-    lines said before it (``intro``) and after it (``notes``), as the text prints them; every
-    text escaped."""
-    from html import escape
-
-    from calibration.report_html import STYLE, html_table, wide
-
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             *(f"<p>{escape(line)}</p>" for line in intro), wide(html_table(ESTIMATE_HEADER, rows)),
-             *(f"<p class='note'>{escape(line)}</p>" for line in notes), "</body></html>\n"]
-    return "\n".join(parts)
-
-
 def _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge, baseline, ci):
-    from calibration.judge_assisted import query_level
-
     labelled = {q for q, _ in inputs.people}
     queries = list(dict.fromkeys(q for q, _ in inputs.entries))
     names = [r for r in inputs.runs if r != baseline]
@@ -309,16 +274,6 @@ def _query_design(inputs, parsed, judge_scores, people_scores, n_people, n_judge
 
 
 def _stratified_design(inputs, parsed, judge_scores, n_people, n_judge, relevance_level, baseline, seed, ci):
-    from calibration.judge_assisted import (
-        Combined,
-        Design,
-        interval,
-        refused,
-        run_positions,
-        stratified_estimates,
-        stratified_metric,
-    )
-
     queries = list(dict.fromkeys(q for q, _ in inputs.entries))
     qi = {q: i for i, q in enumerate(queries)}
     index = {(qi[q], d): i for i, (q, d) in enumerate(inputs.entries)}
@@ -393,10 +348,6 @@ def plan_budget(db: sqlite_utils.Database, judge: str, width: float, *, ci: floa
     Raises:
         StoreError: no such judge, a width not above 0, fewer than 10 entries graded by both.
     """
-    from calibration.stats import z_for
-    from labeler.store import samples as store
-    from labeler.store.versions import current_labels
-
     if not width > 0:
         raise StoreError(f"--width {width}: give the full width of the interval, above 0 (0.1 = ±0.05)")
     grades = store.relevance_grades(db, judge, caller=caller)

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 
 import sqlite_utils
 
+from labeler.retrieval.adaptive import CHOSEN_AHEAD, choose_ahead, plan_next_chunks
 from labeler.store import labels
 from labeler.store.access import Caller
 from labeler.store.assign import (
@@ -41,12 +42,13 @@ from labeler.store.assign import (
     HandOut,
     Offer,
     Request,
-    Settings,
-    get_settings,
     is_overlap,
     shuffle_key,
     upcoming_queries,
 )
+from labeler.store.settings import Settings, get_settings
+from pooling.stopping import RULES
+from pooling.strategies import STRATEGIES
 
 __all__ = ["Scheduler", "change_settings", "next_item", "set_settings"]
 
@@ -113,8 +115,6 @@ class Scheduler:
         settings = get_settings(db)
         if not adaptive(settings):
             return
-        from labeler.retrieval.adaptive import CHOSEN_AHEAD, choose_ahead
-
         choose_ahead(db, upcoming_queries(db, CHOSEN_AHEAD), settings)
 
     def offer(self, db: sqlite_utils.Database, request: Request, query_id: str, entries: Sequence[Entry]) -> Offer:
@@ -131,8 +131,6 @@ class Scheduler:
         if not adaptive(settings):
             available, finished = _scan(entries, settings, needed, request.at)
             return Offer(tuple(available[: settings.batch_size]), finished)
-        from labeler.retrieval.adaptive import plan_next_chunks
-
         plan = plan_next_chunks(db, query_id, settings)
         started, finished = _scan([e for e in entries if not _fresh(e)], settings, needed, request.at)
         fresh = {e.doc_id: e for e in entries if _fresh(e)}
@@ -200,9 +198,6 @@ def change_settings(db: sqlite_utils.Database, values: dict[str, object], *, cal
     Raises:
         StoreError: an unknown setting or strategy, or a value out of range; nothing is changed.
     """
-    from pooling.stopping import RULES
-    from pooling.strategies import STRATEGIES
-
     return labels.change_settings(db, values, caller=caller, strategies=STRATEGIES, rules=RULES)
 
 

@@ -12,7 +12,9 @@ required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
   checkpointer thread, the online backup.
 - ``errors``: :class:`StoreError` and its kinds, and how an error quotes a value.
 - ``vocabulary``: tasks and their verdicts, grades and their range, callers and roles.
-- ``corpus``: documents, queries, runs and the pool.
+- ``records``: the shapes of the records the store is handed, and the pool as recorded.
+- ``corpus``: documents, queries and the pool.
+- ``runs``: imported runs, and their removal from the pool's provenance.
 - ``candidates``: candidate lists deeper than the pool, for adaptive pooling.
 - ``access``: annotators, tokens and roles.
 - ``assign``: hand-outs of pool entries, applying a scheduling plan.
@@ -25,6 +27,9 @@ required keyword ``caller`` (an annotator, or ``OWNER`` for the command line).
 - ``verdict_io``: import and export of verdicts.
 - ``cards``: judge cards, a judge's saved calibration against people.
 - ``versions``: frozen golden-set versions, imported labels, pool extensions.
+- ``nuggets``: a question's nuggets, their revisions, the nuggets a version froze.
+- ``nugget_proposals``: a judge model's proposed nuggets, and what people made of them.
+- ``nugget_support``: the support items of (answer, nugget), people's queue, support labels.
 
 Everything a person did is in the database; everything else (indexes, embeddings) is a cache
 beside it that can be rebuilt.
@@ -32,6 +37,7 @@ beside it that can be rebuilt.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -43,23 +49,23 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "StoreBusy", "StoreError", "connect", "init_db", "now", "transaction"]
 
 
+#: Names loaded on first use -> their module: the command line imports ``labeler.store.vocabulary``
+#: at start-up, and the connection (with sqlite_utils) only when a command opens a project.
+_EXPORTS: dict[str, str] = {
+    "connect": "connection",
+    "init_db": "connection",
+    "transaction": "connection",
+    "StoreBusy": "errors",
+    "StoreError": "errors",
+    "SCHEMA_VERSION": "migrations",
+    "now": "schema",
+}
+
+
 def __getattr__(name: str) -> object:
-    # Loaded on first use: the command line imports ``labeler.store.vocabulary`` at start-up,
-    # and the connection (with sqlite_utils) only when a command opens a project.
-    if name in ("connect", "init_db", "transaction"):
-        from labeler.store import connection
-
-        return getattr(connection, name)
-    if name in ("StoreBusy", "StoreError"):
-        from labeler.store import errors
-
-        return getattr(errors, name)
-    if name == "SCHEMA_VERSION":
-        from labeler.store import migrations
-
-        return migrations.SCHEMA_VERSION
-    if name == "now":
-        from labeler.store import schema
-
-        return schema.now
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"labeler.store.{module}"), name)
+    globals()[name] = value
+    return value

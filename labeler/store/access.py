@@ -20,10 +20,10 @@ import sqlite3
 
 import sqlite_utils
 
-from labeler.store import assign
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
 from labeler.store.schema import now
+from labeler.store.settings import forget_frontier
 from labeler.store.vocabulary import OWNER, Annotator, Caller, Owner, Role
 
 _TOKEN = re.compile(r"gp(\d{1,12})\.([A-Za-z0-9_-]{20,200})")
@@ -226,7 +226,7 @@ def set_active(db: sqlite_utils.Database, annotator_id: int, active: bool, *, ca
         if not active:
             end_sessions(db, annotator_id)
             # Their unlabelled copies may sit in queries the assignment frontier has passed.
-            assign.forget_frontier(db)
+            forget_frontier(db)
 
 
 def find_annotator(db: sqlite_utils.Database, name: str) -> Annotator:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,11 @@ from typing import Any
 import sqlite_utils
 
 from labeler.store.access import require_admin
+from labeler.store.answer_records import BATCH_OF, check_batch_name, default_batch
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
+from labeler.store.judge_calls import cache_reply
+from labeler.store.nugget_support import add_support_items
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.verdicts import CallResult
 from labeler.store.vocabulary import PER_ANSWER_TASKS, Caller, answer_item
@@ -52,6 +55,7 @@ class AnswerImport:
     unchanged: int
     claims: int  # claims added with the new answers
     warnings: tuple[str, ...] = ()  # what the file gave that was not read as given (columns kept as metadata)
+    batch: str = ""  # the batch of answers whose record named none
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +121,7 @@ def check_system_name(system: str) -> str:
 
 def add_answers(
     db: sqlite_utils.Database, path: str | Path, system: str,
-    answers: Iterable[tuple[int, Mapping[str, Any]]], *, caller: Caller,
+    answers: Iterable[tuple[int, Mapping[str, Any]]], *, caller: Caller, batch: str | None = None,
 ) -> AnswerImport:
     """Add one system's answers read from the file ``path`` (admin only), in one transaction.
 
@@ -126,34 +130,40 @@ def add_answers(
     once, inside the transaction, so a file streams through. An answer already stored with
     the same content for the same system counts as unchanged; its claims are not touched.
 
+    Each answer is stored in its ``batch`` (a key of the answer, set when the file or the
+    import named one), else in ``batch``, else in the import's date (:func:`default_batch`).
+    An answer stored in another batch than the one its record names is refused; one whose
+    batch was named by nobody is unchanged, whatever day it is imported again.
+
     Raises:
         StoreError: a retrieved doc_id that is not in the corpus, an answer_id already stored
-            for another system or with different content (file, line and field named);
-            nothing is written.
+            for another system, in another batch or with different content (file, line and
+            field named); nothing is written.
     """
     require_admin(db, caller)
     check_system_name(system)
+    batch = default_batch() if batch is None else check_batch_name(batch)
     path = str(path)
     added = unchanged = claims = 0
     at = now()
     with transaction(db):
         db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
         iterator = iter(answers)
-        while batch := list(islice(iterator, _BATCH)):
-            counts = _write_batch(db, path, system, batch, at)
+        while chunk := list(islice(iterator, _BATCH)):
+            counts = _write_batch(db, path, system, chunk, at, batch)
             added, unchanged, claims = added + counts[0], unchanged + counts[1], claims + counts[2]
-    return AnswerImport(path, system, added, unchanged, claims)
+    return AnswerImport(path, system, added, unchanged, claims, batch=batch)
 
 
 def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Sequence[tuple[int, Mapping[str, Any]]],
-                 at: str) -> tuple[int, int, int]:
+                 at: str, answer_batch: str) -> tuple[int, int, int]:
     """Check and write one batch of answers inside the caller's transaction: (added, unchanged, claims)."""
     insert = f"INSERT INTO answers ({', '.join(_COLUMNS)}, added_at) VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
     insert_claim = ("INSERT INTO claims (claim_id, answer_id, n, text, source, method, added_at) "
                     "VALUES (?, ?, ?, ?, 'file', '', ?)")
     _check_documents(db, path, batch)
     stored = _stored(db, [a["answer_id"] for _, a in batch])
-    new_rows, new_claims = [], []
+    new_rows, new_claims, batches = [], [], []
     unchanged = 0
     where: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for line, answer in batch:
@@ -164,13 +174,16 @@ def _write_batch(db: sqlite_utils.Database, path: str, system: str, batch: Seque
             unchanged += 1
             continue
         new_rows.append((*row, at))
+        batches.append((row[0], answer.get("batch") or answer_batch))
         where[row[0]] = (line, answer)
         for n, text in enumerate(answer.get("claims") or [], start=1):
             new_claims.append((f"{row[0]}#{n}", row[0], n, text, at))
     _check_item_ids(db, path, where, new_rows, new_claims)
     db.conn.executemany(insert, new_rows)
+    db.conn.executemany("INSERT INTO answer_batches (answer_id, batch) VALUES (?, ?)", batches)
     db.conn.executemany(insert_claim, new_claims)
     _add_answer_items(db, new_rows, new_claims)
+    add_support_items(db, sorted({row[2] for row in new_rows if row[2] is not None}))  # with its question's nuggets
     return len(new_rows), unchanged, len(new_claims)
 
 
@@ -210,8 +223,9 @@ def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapp
     stored before it and a rerun finds them. ``source`` names where the answer came from in
     error messages (as a file's path does for an import). Returns the answers added (0 or 1).
 
-    ``result`` is the call to cache (None when the reply came from the cache, or the call
-    failed: a failed call is tried again by the next run).
+    ``result`` is the call to cache, under its key (``result.key``: the endpoint, model, prompt
+    and settings it was made with); None when the reply came from the cache, or the call failed:
+    a failed call is tried again by the next run.
 
     Raises:
         StoreError: as :func:`add_answers` (a retrieved doc_id not in the corpus, the
@@ -223,14 +237,9 @@ def record_generated_answer(db: sqlite_utils.Database, system: str, answer: Mapp
     with transaction(db):
         if answer is not None:
             db.conn.execute("INSERT OR IGNORE INTO systems (name, added_at) VALUES (?, ?)", [system, at])
-            added = _write_batch(db, source, system, [(1, answer)], at)[0]
-        if result is not None and result.cacheable:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, int(answer is not None), result.tokens_in, result.tokens_out,
-                 result.latency, at, result.raw_length],
-            )
+            added = _write_batch(db, source, system, [(1, answer)], at, default_batch())[0]
+        if result is not None:
+            cache_reply(db, replace(result, verdict=None, parseable=answer is not None))
     return added
 
 
@@ -300,8 +309,10 @@ def _check_documents(db: sqlite_utils.Database, path: str, batch: Sequence[tuple
 
 
 def _stored(db: sqlite_utils.Database, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    sql = f"SELECT {', '.join(_COLUMNS)} FROM answers WHERE answer_id IN ({','.join('?' * len(ids))})"
-    return {r[0]: dict(zip(_COLUMNS, r)) for r in db.conn.execute(sql, list(ids))}
+    """The stored answers among ``ids``, with their batch."""
+    sql = (f"SELECT {', '.join('a.' + c for c in _COLUMNS)}, {BATCH_OF} FROM answers a "
+           f"LEFT JOIN answer_batches b ON b.answer_id = a.answer_id WHERE a.answer_id IN ({','.join('?' * len(ids))})")
+    return {r[0]: dict(zip((*_COLUMNS, "batch"), r)) for r in db.conn.execute(sql, list(ids))}
 
 
 def _check_same(path: str, line: int, system: str, answer: Mapping[str, Any], row: tuple[Any, ...],
@@ -311,13 +322,25 @@ def _check_same(path: str, line: int, system: str, answer: Mapping[str, Any], ro
                          f"{shown(stored['system'])}; answer_ids are unique across systems",
                          path=path, line=line, field="answer_id")
     new = dict(zip(_COLUMNS, row))
-    if new["content_hash"] == stored["content_hash"] and new["meta"] == stored["meta"]:
+    if answer.get("batch") is not None and answer["batch"] != stored["batch"]:
+        raise StoreError(f"answer {shown(row[0])} is already in the project in batch {shown(stored['batch'])}; an answer "
+                         "belongs to one batch: give the new batch's answers their own answer_ids",
+                         path=path, line=line, field=_field(answer, "batch"))
+    if new["meta"] == stored["meta"] and (new["content_hash"] == stored["content_hash"] or _same_text(answer, new, stored)):
         return
     changed = next((c for c in ("query_id", "question", "response", "contexts", "retrieved_ids", "reference", "meta")
                     if new[c] != stored[c]), "claims")
     raise StoreError(f"answer {shown(row[0])} is already in the project with different content; labels are given "
                      "on the stored text: import the new text under a new answer_id",
                      path=path, line=line, field=_field(answer, changed))
+
+
+def _same_text(answer: Mapping[str, Any], new: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:
+    """The record says what the stored answer says, column by column, and gives no claims: an
+    answer written out by ``export-answers`` and read back (which gives ``[]`` for a list
+    the first file left out, so the hash of what the file gave differs)."""
+    return answer.get("claims") is None and all(
+        new[c] == stored[c] for c in ("query_id", "question", "response", "contexts", "retrieved_ids", "reference"))
 
 
 def add_claims(db: sqlite_utils.Database, claims: Iterable[tuple[str, Sequence[str]]], *, source: str, method: str,
@@ -370,8 +393,9 @@ def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequenc
     """Store what a judge model split an answer into, and cache its reply: one transaction.
 
     ``texts`` None: the reply could not be parsed (no claims are stored). ``result`` is the
-    call to cache (None when the reply came from the cache, or the call failed: a failed call
-    is tried again by the next run). Returns the number of claims added.
+    call to cache, under its key (``result.key``); None when the reply came from the cache, or
+    the call failed: a failed call is tried again by the next run. Returns the number of claims
+    added.
     """
     at = now()
     with transaction(db):
@@ -379,13 +403,8 @@ def record_judge_split(db: sqlite_utils.Database, answer_id: str, texts: Sequenc
         if texts:
             added = _insert_claims(db, answer_id, texts, "judge", prompt_hash,
                                    json.dumps({"judge": judge, "model": model}, ensure_ascii=False, sort_keys=True), at)
-        if result is not None and result.cacheable:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, '', ?, NULL, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, result.raw, int(texts is not None), result.tokens_in, result.tokens_out,
-                 result.latency, at, result.raw_length],
-            )
+        if result is not None:
+            cache_reply(db, replace(result, verdict=None, parseable=texts is not None))
     return added
 
 
@@ -455,22 +474,3 @@ def claim_counts(db: sqlite_utils.Database, system: str) -> dict[str, int]:
     return dict(db.conn.execute(
         "SELECT c.answer_id, count(*) FROM claims c JOIN answers a ON a.answer_id = c.answer_id "
         "WHERE a.system = ? GROUP BY c.answer_id", [system]))
-
-
-def answer_verdicts(db: sqlite_utils.Database, system: str, *, judge: str | None = None,
-                    caller: Caller) -> Iterator[tuple[str, str, str, str, str]]:
-    """``(answer_id, task, item_id, who, verdict)`` of every current verdict on ``system``'s
-    answer items: people's (``who`` the annotator's name; admin only, as every view of other
-    people's work) or, with ``judge``, that judge's parseable verdicts (``who`` the judge)."""
-    require_admin(db, caller)
-    if judge is None:
-        yield from db.conn.execute(
-            "SELECT i.answer_id, i.kind, h.item_id, n.name, h.verdict FROM current_human_verdicts h "
-            "JOIN verdict_items i ON i.item_id = h.item_id JOIN answers a ON a.answer_id = i.answer_id "
-            "JOIN annotators n ON n.id = h.annotator_id WHERE a.system = ? ORDER BY h.item_id, n.name", [system])
-        return
-    yield from db.conn.execute(
-        "SELECT i.answer_id, i.kind, v.item_id, v.judge, v.verdict FROM current_judge_verdicts v "
-        "JOIN verdict_items i ON i.item_id = v.item_id JOIN answers a ON a.answer_id = i.answer_id "
-        "WHERE a.system = ? AND v.judge = ? AND v.verdict IS NOT NULL ORDER BY v.item_id", [system, judge])
-

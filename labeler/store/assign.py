@@ -28,32 +28,14 @@ import sqlite_utils
 
 from labeler.store.candidates import add_to_pool, begin_check
 from labeler.store.connection import transaction
-from labeler.store.holds import (
-    queued_holders,
-    release_holds,
-    release_work,
-    renew_holds,
-    settle_waiting,
-    stamp,
-)
+from labeler.store.holds import settle_waiting, stamp
 from labeler.store.settings import (
     FRONTIER,
     Settings,
-    enabled_tasks,
-    forget_frontier,
     get_settings,
     set_state,
     state,
-    validate_settings,
 )
-
-# Names of the settings and holds modules that callers reach through this one.
-__all__ = [
-    "Entry", "HandOut", "Offer", "Planner", "Request", "Settings", "assign_batch", "enabled_tasks", "expiry",
-    "forget_frontier", "get_settings", "is_overlap", "next_assignment", "queued_holders", "release_holds",
-    "release_work", "renew_holds", "shared_counts", "shuffle_key", "transaction", "upcoming_queries",
-    "validate_settings",
-]
 
 
 def _cursor_key(annotator_id: int) -> str:
@@ -73,11 +55,6 @@ def is_overlap(query_id: str, doc_id: str, share: float) -> bool:
 def shuffle_key(annotator_id: int, query_id: str, doc_id: str) -> bytes:
     """Sort key of an entry in an annotator's shuffled batch (deterministic per annotator)."""
     return hashlib.sha256(f"{annotator_id}\x1f{query_id}\x1f{doc_id}".encode()).digest()
-
-
-def expiry(db: sqlite_utils.Database) -> str:
-    """When a hold taken or renewed now lapses."""
-    return stamp(datetime.now(UTC) + timedelta(minutes=get_settings(db).reservation_minutes))
 
 
 _PENDING = """
@@ -414,3 +391,5 @@ def shared_counts(db: sqlite_utils.Database, annotator_id: int) -> Counter[int]:
         [annotator_id],
     ).fetchall()
     return Counter(dict(rows))
+
+

@@ -1,16 +1,14 @@
-"""Holds and copies of handed-out pool entries: renewing and lapsing holds, releasing work.
+"""Holds on handed-out pool entries: when they lapse, their renewal, and work released back.
 
-A single-label entry handed out is held by its annotator (``reservations``) until the hold
-lapses; an overlap entry has copies (``assignments``), and waits in ``overlap_waiting`` while
-it has fewer copies that count than the overlap asks for. Hand-outs themselves are
-:mod:`labeler.store.assign`.
+A single-label entry handed out is held by its annotator until the hold lapses
+(``reservation_minutes``); an overlap entry waits in ``overlap_waiting`` until it has its copies.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
@@ -21,6 +19,11 @@ from labeler.store.settings import forget_frontier, get_settings
 def stamp(moment: datetime) -> str:
     """A time as the hand-out tables store it."""
     return moment.isoformat(timespec="microseconds")
+
+
+def expiry(db: sqlite_utils.Database) -> str:
+    """When a hold taken or renewed now lapses."""
+    return stamp(datetime.now(UTC) + timedelta(minutes=get_settings(db).reservation_minutes))
 
 
 def copies(db: sqlite_utils.Database, query_id: str, doc_id: str) -> int:

@@ -26,12 +26,19 @@ import sqlite_utils
 
 from labeler.store import assign
 from labeler.store.access import find_annotator, require_active, require_admin
-from labeler.store.assign import Settings, get_settings
+from labeler.store.answer_samples import check_answer_sample
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
+from labeler.store.holds import expiry, release_work, renew_holds
 from labeler.store.rubric import rubric_in_use
 from labeler.store.samples import check_sample
 from labeler.store.schema import now
+from labeler.store.settings import (
+    Settings,
+    forget_frontier,
+    get_settings,
+    validate_settings,
+)
 from labeler.store.verdict_handout import rebuild_open
 from labeler.store.vocabulary import Caller, check_grade
 
@@ -264,7 +271,7 @@ def record_judgment(
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [query_id, doc_id, annotator_id, relevance, str(note or ""), now(), seconds, rubric_in_use(db)],
         )
-        assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
+        renew_holds(db, annotator_id, query_id, expiry(db))
     return int(cursor.lastrowid)
 
 
@@ -295,7 +302,7 @@ def record_skip(
             "INSERT INTO skips (query_id, doc_id, annotator_id, at, seconds, note) VALUES (?, ?, ?, ?, ?, ?)",
             [query_id, doc_id, annotator_id, now(), seconds, str(note or "")],
         )
-        assign.renew_holds(db, annotator_id, query_id, assign.expiry(db))
+        renew_holds(db, annotator_id, query_id, expiry(db))
 
 
 _DONE = """
@@ -354,7 +361,7 @@ def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
     """(entries to label, those labelled by anyone). The entries are the pool's, or the
     designed sample's when the ``sample`` setting hands out only a sample: people label
     nothing else then, so the rest of the pool is not work left. The pool's figures are kept
-    as the pool and the labels are written (``work_counts``, migration 19); a sample's are
+    as the pool and the labels are written (``work_counts``, migration 22); a sample's are
     counted, reading every entry of the sample."""
     sample = get_settings(db).sample
     if sample is not None:
@@ -399,7 +406,7 @@ def change_settings(
 ) -> SettingsChange:
     """Change assignment settings (admin only). Applies to work handed out next; setting a
     ``sample`` also releases the unlabelled entries outside it that were handed out before
-    (:func:`labeler.store.assign.release_work`), in the same transaction, so nobody is left
+    (:func:`labeler.store.holds.release_work`), in the same transaction, so nobody is left
     labelling outside the sample.
 
     ``strategies`` are the valid ``strategy`` names, ``rules`` the valid ``stop_rule`` names
@@ -409,9 +416,11 @@ def change_settings(
         StoreError: an unknown setting or a value out of range; nothing is changed.
     """
     require_admin(db, caller)
-    clean = assign.validate_settings(values, strategies, rules)
+    clean = validate_settings(values, strategies, rules)
     if clean.get("sample") is not None:
         check_sample(db, str(clean["sample"]))
+    if clean.get("answer_sample") is not None:
+        check_answer_sample(db, str(clean["answer_sample"]))
     merged = {**{k: getattr(get_settings(db), k) for k in ("strategy", "stop_recall", "sample")}, **clean}
     if merged["sample"] is not None and (merged["strategy"] != "depth" or merged["stop_recall"] is not None):
         # A designed sample fixes which entries people label, with known probabilities; an
@@ -423,9 +432,9 @@ def change_settings(
         for key, value in clean.items():
             db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
         if clean.keys() & {"strategy", "stop_recall", "stop_confidence", "stop_rule", "sample"}:
-            assign.forget_frontier(db)  # a query finished under the old rule may have work again
+            forget_frontier(db)  # a query finished under the old rule may have work again
         if clean.get("sample") is not None:
-            released = dict(assign.release_work(db, outside_sample=str(clean["sample"])))
+            released = dict(release_work(db, outside_sample=str(clean["sample"])))
         if clean.keys() & {"overlap", "overlap_k"}:
             rebuild_open(db, get_settings(db))  # which verdict items are finished depends on them
     return SettingsChange(get_settings(db), released)
@@ -445,7 +454,7 @@ def set_settings(
 
 def release_annotator(db: sqlite_utils.Database, name: str, *, caller: Caller) -> int:
     """Hand back the pool entries annotator ``name`` was given and has not labelled, so
-    whoever asks next gets them (:func:`labeler.store.assign.release_work`); their labels
+    whoever asks next gets them (:func:`labeler.store.holds.release_work`); their labels
     are kept and they go on getting new work. Return how many were released.
 
     Raises:
@@ -454,4 +463,4 @@ def release_annotator(db: sqlite_utils.Database, name: str, *, caller: Caller) -
     require_admin(db, caller)
     annotator = find_annotator(db, name)
     with transaction(db):
-        return sum(assign.release_work(db, annotator_id=annotator.id).values())
+        return sum(release_work(db, annotator_id=annotator.id).values())

@@ -18,7 +18,8 @@ import sqlite_utils
 #: them (``SCAN t``, with or without an index: it reads every row) costs more as the project
 #: grows; reading them by ``SEARCH`` costs the rows asked for.
 GROWING = frozenset({
-    "answers", "assignments", "candidates", "claims", "documents", "human_verdicts", "judge_verdicts", "judgments",
+    "answer_batches", "answer_sample_items", "answers", "assignments", "candidates", "claims", "documents",
+    "human_verdicts", "judge_verdicts", "judgments", "nugget_items", "nugget_proposals", "nugget_revisions", "nuggets",
     "pool", "queries", "reservations", "run_entries", "sample_items", "sessions", "skips", "verdict_assignments",
     "verdict_items", "verdict_open", "verdict_skips",
 })

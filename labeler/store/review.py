@@ -22,10 +22,10 @@ from typing import TextIO
 import sqlite_utils
 
 from labeler.store.access import caller_id, require_admin
-from labeler.store.assign import get_settings
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
 from labeler.store.schema import now
+from labeler.store.settings import get_settings
 from labeler.store.vocabulary import KINDS, TASKS, Caller, Role, check_grade
 
 

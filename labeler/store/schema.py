@@ -87,14 +87,39 @@ Tables (IR vocabulary: ``query_id``, ``doc_id``, ``relevance``):
   source (``file`` | ``judge`` | ``sentence``), method (the splitter's version or the judge
   prompt's hash; '' for claims from the file), meta (JSON: the judge's name and model),
   added_at. One decomposition per answer; no UPDATE or DELETE (triggers).
+- ``answer_batches``: answer_id, batch. The batch an answer was imported in (``--batch``, by
+  default the import's date); one per answer, never changed (triggers).
+- ``answer_samples``: name, system, design (``random`` | ``stratified`` | ``judge-uncertain``), seed, params (JSON:
+  n, by, batch, population), created_at. ``answer_sample_items``: sample, answer_id,
+  probability (in (0, 1]), stratum: the answers people label under the sample
+  (``label-settings answer_sample=``). Neither changes once written (triggers).
 - ``samples``: name, design (``queries`` | ``stratified``), judge (whose grades shaped the
   strata, or NULL), seed, params (JSON: share, budget, pool size, queries), created_at.
 - ``sample_items``: sample, query_id, doc_id, probability (the entry's inclusion probability,
   in (0, 1]): the pool entries people label under the sample. Neither table changes once
   written (triggers).
+- ``nugget_proposals``: id, query_id, judge, model, prompt_hash, n (1-based, in the reply's
+  order), text, importance (``vital`` | ``okay``), at: what a judge model proposed as a
+  question's nuggets (``goldpool nuggetize``). Never changes (triggers); never shares a table
+  with people's nuggets.
+- ``nuggets``: nugget_id (``QUERY_ID/nN`` unless given), query_id, origin (``person``: written
+  or imported by people; ``proposal``: a judge's proposal people took up or dropped, with
+  ``proposal_id``, one nugget per proposal; ``merge``: made by merging others, listed in
+  ``merged_from``, JSON), created_at, annotator_id (NULL for the project owner). Never changes.
+- ``nugget_revisions``: id, nugget_id, text, importance, position (the order within the
+  question), status (``active`` | ``dropped`` | ``merged``), doc_ids (JSON: the chunks it came
+  from), merged_into, annotator_id, at, source (``app`` | ``import``). Append-only: an edit is
+  a new row; the latest row per nugget counts (view ``current_nuggets``).
+- ``nugget_items``: item_id (a ``verdict_items`` row of the ``nuggets`` task,
+  ``ANSWER_ID@nugget=NUGGET_ID``), answer_id, nugget_id: what a support verdict is about.
+  Support verdicts are human and judge verdicts like any other (``human_verdicts``,
+  ``judge_verdicts``).
+- ``golden_nuggets``: version, nugget_id, query_id, text, importance, position, doc_ids: the
+  nuggets a golden version froze (its manifest gives their count and hash). Immutable as
+  ``golden_rows``.
 
-Views: ``current_judgments``, ``current_adjudications``, ``current_human_verdicts`` and
-``current_judge_verdicts`` hold the current row of each append-only table: its highest id per
+Views: ``current_judgments``, ``current_adjudications``, ``current_human_verdicts``,
+``current_judge_verdicts`` and ``current_nuggets`` hold the current row of each append-only table: its highest id per
 item and person, with the table's columns. They are defined here once (``CURRENT_*``) and
 created by the migrations that need them; a migration that adds a column re-creates the view
 from a new constant, so a released step stays as it ran. Every reader of current labels or
@@ -138,6 +163,12 @@ CURRENT_JUDGE_VERDICTS = """CREATE VIEW current_judge_verdicts AS
             FROM (SELECT judge, task, item_id, query_id, doc_id, shown_order, max(id) AS id FROM judge_verdicts
                   GROUP BY judge, task, item_id, query_id, doc_id, shown_order) c
             JOIN judge_verdicts v ON v.id = c.id;"""
+
+CURRENT_NUGGETS = """CREATE VIEW IF NOT EXISTS current_nuggets AS
+            SELECT r.id, c.nugget_id, n.query_id, n.origin, n.proposal_id, n.merged_from, r.text, r.importance,
+                   r.position, r.status, r.doc_ids, r.merged_into, r.annotator_id, r.at, r.source
+            FROM (SELECT nugget_id, max(id) AS id FROM nugget_revisions GROUP BY nugget_id) c
+            JOIN nugget_revisions r ON r.id = c.id JOIN nuggets n ON n.nugget_id = c.nugget_id;"""
 
 
 def now() -> str:

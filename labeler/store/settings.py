@@ -1,11 +1,8 @@
-"""A project's assignment settings, the tasks annotators see, and the bookkeeping state kept
-beside them in the ``settings`` table.
+"""A project's assignment settings and the store's own bookkeeping in the ``settings`` table.
 
-Settings are what an admin chooses (``label-settings``): how much overlap, how large a batch,
-which task pages are open. Bookkeeping state lives in the same table under ``state.`` keys
-(:func:`state`, :func:`set_state`): lower bounds that let a hand-out start where the last one
-stopped (``labeler.store.assign``, ``labeler.store.verdict_handout``). Losing one costs a
-longer look, never a wrong answer.
+The settings (:class:`Settings`) say how pool entries are handed out: overlap, batch size,
+holds, the task pages, the adaptive pooling strategy and its stopping rule, a designed sample.
+Keys under ``state.`` are bookkeeping (:mod:`labeler.store.assign`), only ever lower bounds.
 """
 
 from __future__ import annotations
@@ -34,24 +31,25 @@ class Settings:
     stop_confidence: float = 0.9  # ... once the stopping rule is this confident of it
     sample: str | None = None  # hand out only this designed sample's entries (plan-sample); None: the whole pool
     stop_rule: str = "sample"  # which stopping rule (pooling.stopping.RULES) decides
+    answer_sample: str | None = None  # hand out only this sample's answers (sample-answers); None: every answer
 
 
 #: The first query that may still have work to hand out (``labeler.store.assign``).
 FRONTIER = "state.frontier"
 
-_NAMES = tuple(f.name for f in fields(Settings))
-_READ = f"SELECT key, value FROM settings WHERE key IN ({','.join('?' * len(_NAMES))})"
-
 
 def get_settings(db: sqlite_utils.Database) -> Settings:
     """The project's assignment settings (defaults for any not set)."""
-    values = {name: json.loads(value) for name, value in db.execute(_READ, _NAMES).fetchall()}
+    names = [f.name for f in fields(Settings)]
+    marks = ",".join("?" * len(names))
+    stored = dict(db.execute(f"SELECT key, value FROM settings WHERE key IN ({marks})", names).fetchall())
+    values = {name: json.loads(value) for name, value in stored.items()}
     if values.get("tasks") is not None:
         values["tasks"] = tuple(values["tasks"])
     return Settings(**values)
 
 
-# One probe per task on the index of items by kind (m19): the cost does not grow with the items.
+# One probe per task on the index of items by kind: the cost does not grow with the items.
 _TASKS_WITH_ITEMS = "SELECT t.name FROM tasks t WHERE EXISTS (SELECT 1 FROM verdict_items i WHERE i.kind = t.name)"
 
 
@@ -68,22 +66,6 @@ def enabled_tasks(db: sqlite_utils.Database, settings: Settings | None = None) -
     if db.execute("SELECT min(query_id) FROM pool").fetchone()[0] is not None:
         found.add("relevance")
     return tuple(t for t in TASKS if t in found)
-
-
-def state(db: sqlite_utils.Database, key: str) -> object:
-    """A bookkeeping value (None when not kept)."""
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
-    return None if row is None else json.loads(row[0])
-
-
-def set_state(db: sqlite_utils.Database, key: str, value: object) -> None:
-    """Keep a bookkeeping value (inside the caller's write transaction)."""
-    db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
-
-
-def forget_frontier(db: sqlite_utils.Database) -> None:
-    """Make the next batch look at every query again (after work was released)."""
-    db.execute("DELETE FROM settings WHERE key = ?", [FRONTIER])
 
 
 def _tasks(raw: object) -> tuple[str, ...]:
@@ -108,33 +90,6 @@ def _strategy(raw: object, strategies: Collection[str]) -> str:
     return name
 
 
-_CHECKS: dict[str, tuple[type, float, float]] = {
-    "overlap": (float, 0.0, 1.0),
-    "overlap_k": (int, 2, 100),
-    "reservation_minutes": (float, 0.01, 7 * 24 * 60),
-    "batch_size": (int, 1, 10_000),
-    "stop_recall": (float, 0.01, 1.0),
-    "stop_confidence": (float, 0.5, 0.999),
-}
-
-
-def _number(key: str, raw: object) -> float | int:
-    """A numeric setting's value, converted and checked against its range."""
-    kind, low, high = _CHECKS[key]
-    try:
-        if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
-            raise ValueError
-        value = kind(raw)
-    except (TypeError, ValueError):
-        raise StoreError(f"setting {key}: {raw!r} is not {'an integer' if kind is int else 'a number'}") from None
-    if not low <= value <= high:
-        raise StoreError(f"setting {key}: {value} is outside [{low}, {high}]")
-    return value
-
-
-_OTHER_SETTINGS = ("tasks", "strategy", "stop_rule", "sample")
-
-
 def validate_settings(
     values: dict[str, object], strategies: Collection[str] = ("depth",), rules: Collection[str] = ("sample",)
 ) -> dict[str, object]:
@@ -147,22 +102,57 @@ def validate_settings(
     Raises:
         StoreError: an unknown setting or a value out of range, saying which.
     """
+    checks: dict[str, tuple[type, float, float]] = {
+        "overlap": (float, 0.0, 1.0),
+        "overlap_k": (int, 2, 100),
+        "reservation_minutes": (float, 0.01, 7 * 24 * 60),
+        "batch_size": (int, 1, 10_000),
+    }
+    checks.update({"stop_recall": (float, 0.01, 1.0), "stop_confidence": (float, 0.5, 0.999)})
     clean: dict[str, object] = {}
     for key, raw in values.items():
-        if key == "sample":
+        if key in ("sample", "answer_sample"):
             name = str(raw).strip()
             clean[key] = None if name.lower() in ("off", "none", "") else name
-        elif key in ("tasks", "strategy"):
+            continue
+        if key in ("tasks", "strategy"):
             clean[key] = _tasks(raw) if key == "tasks" else _strategy(raw, strategies)
-        elif key == "stop_rule":
+            continue
+        if key == "stop_rule":
             name = str(raw).strip()
             if name not in rules:
                 raise StoreError(f"setting stop_rule: unknown rule {name!r}; rules are: {', '.join(rules)}")
             clean[key] = name
-        elif key == "stop_recall" and str(raw).strip().lower() in ("off", "none", ""):
+            continue
+        if key == "stop_recall" and str(raw).strip().lower() in ("off", "none", ""):
             clean[key] = None
-        elif key in _CHECKS:
-            clean[key] = _number(key, raw)
-        else:
-            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*_CHECKS, *_OTHER_SETTINGS])}")
+            continue
+        if key not in checks:
+            raise StoreError(f"unknown setting {key!r}; settings are: {', '.join([*checks, 'tasks', 'strategy', 'stop_rule', 'sample', 'answer_sample'])}")
+        kind, low, high = checks[key]
+        try:
+            if isinstance(raw, bool) or (kind is int and isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError
+            value = kind(raw)
+        except (TypeError, ValueError):
+            raise StoreError(f"setting {key}: {raw!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if not low <= value <= high:
+            raise StoreError(f"setting {key}: {value} is outside [{low}, {high}]")
+        clean[key] = value
     return clean
+
+
+def state(db: sqlite_utils.Database, key: str) -> object:
+    """A bookkeeping value (None when not kept)."""
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def set_state(db: sqlite_utils.Database, key: str, value: object) -> None:
+    """Keep a bookkeeping value (inside the caller's write transaction)."""
+    db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
+
+
+def forget_frontier(db: sqlite_utils.Database) -> None:
+    """Make the next batch look at every query again (after work was released)."""
+    db.execute("DELETE FROM settings WHERE key = ?", [FRONTIER])

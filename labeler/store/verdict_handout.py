@@ -4,7 +4,7 @@ The rules are :mod:`labeler.store.verdict_queue`'s. An item is *open* while it m
 someone: a single-label item until its first verdict, an overlap item until ``overlap_k``
 people gave one (holds come and go; verdicts stay, so an item that stops being open never is
 again while the overlap settings stay). ``verdict_open`` lists each task's open items in import
-order (``seq``, the item's rowid): an item joins it when it is added (a trigger, migration 19)
+order (``seq``, the item's rowid): an item joins it when it is added (a trigger, migration 22)
 and leaves it with the verdict that finishes it (:func:`settle`). A batch is read from the first
 open items of the task that the annotator neither holds nor judged, so its cost does not grow
 with the items the project has finished: what it passes over are items others hold now and the
@@ -88,13 +88,25 @@ def ensure_open(db: sqlite_utils.Database, settings: Settings) -> None:
 
 
 # The next open items of a task that the annotator neither holds (nor held) nor judged.
-_OPEN = """
-SELECT o.seq, o.item_id FROM verdict_open o
-WHERE o.kind = :kind AND o.seq > :after
+_NOT_MINE = """
   AND NOT EXISTS (SELECT 1 FROM verdict_assignments a WHERE a.item_id = o.item_id AND a.annotator_id = :annotator)
   AND NOT EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = o.item_id AND h.annotator_id = :annotator)
-ORDER BY o.seq LIMIT :limit
 """
+_OPEN = f"SELECT o.seq, o.item_id FROM verdict_open o WHERE o.kind = :kind AND o.seq > :after {_NOT_MINE} " \
+        "ORDER BY o.seq LIMIT :limit"
+# Under a sample of answers (``answer_sample``): the open items of the sample's answers, read from
+# the sample, and items on no answer (read only when the task has some, a probe of an index).
+_OPEN_SAMPLED = f"""
+SELECT o.seq, o.item_id FROM answer_sample_items s
+JOIN verdict_items i ON i.answer_id = s.answer_id AND i.kind = :kind
+JOIN verdict_open o ON o.kind = i.kind AND o.seq = i.rowid
+WHERE s.sample = :sample AND o.seq > :after {_NOT_MINE}
+UNION ALL
+SELECT o.seq, o.item_id FROM verdict_open o JOIN verdict_items i ON i.item_id = o.item_id
+WHERE :loose AND o.kind = :kind AND o.seq > :after AND i.answer_id IS NULL {_NOT_MINE}
+ORDER BY 1 LIMIT :limit
+"""
+_LOOSE = "SELECT EXISTS (SELECT 1 FROM verdict_items WHERE answer_id IS NULL AND kind = ?)"
 _GIVERS = "SELECT DISTINCT annotator_id FROM human_verdicts WHERE item_id = ?"
 # Active annotators whose queue holds the item (a lapsed hold's row is negated).
 _HELD = ("SELECT a.annotator_id, a.assigned_at FROM verdict_assignments a JOIN annotators n ON n.id = a.annotator_id "
@@ -103,11 +115,16 @@ _RECENT = ("SELECT EXISTS (SELECT 1 FROM human_verdicts WHERE annotator_id = :wh
            "OR EXISTS (SELECT 1 FROM verdict_skips WHERE annotator_id = :who AND at > :cutoff)")
 
 
-def _candidates(db: sqlite_utils.Database, annotator_id: int, kind: str, limit: int) -> Iterator[tuple[int, str]]:
-    """(seq, item_id) of the open items not the annotator's, in import order, read a few at a time."""
+def _candidates(db: sqlite_utils.Database, annotator_id: int, kind: str, limit: int,
+                sample: str | None) -> Iterator[tuple[int, str]]:
+    """(seq, item_id) of the open items not the annotator's, in import order, read a few at a
+    time; under a sample of answers, only the sample's (and items on no answer)."""
+    args: dict[str, object] = {"kind": kind, "annotator": annotator_id, "limit": limit, "sample": sample}
+    if sample is not None:
+        args["loose"] = db.execute(_LOOSE, [kind]).fetchone()[0]
     after = 0
     while True:
-        rows = db.execute(_OPEN, {"kind": kind, "after": after, "annotator": annotator_id, "limit": limit}).fetchall()
+        rows = db.execute(_OPEN if sample is None else _OPEN_SAMPLED, {**args, "after": after}).fetchall()
         yield from rows
         if len(rows) < limit:
             return
@@ -127,7 +144,7 @@ def open_items(db: sqlite_utils.Database, annotator_id: int, kind: str, settings
 
     found: list[tuple[str, list[int]]] = []
     done: list[int] = []
-    for seq, item_id in _candidates(db, annotator_id, kind, 4 * settings.batch_size):
+    for seq, item_id in _candidates(db, annotator_id, kind, 4 * settings.batch_size, settings.answer_sample):
         givers = {r[0] for r in db.execute(_GIVERS, [item_id])}
         held = dict(db.execute(_HELD, [item_id]).fetchall())
         if finished(kind, item_id, len(givers), settings):

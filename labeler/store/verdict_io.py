@@ -12,6 +12,9 @@ before they reach the store (``labeler.judges.verdict_files``); one record per l
   (``query_id 0 doc_id relevance``).
 - claims: ``{"item_id": "ANSWER_ID#N", "verdict": "SUPPORTED" | "UNSUPPORTED" | "NOT_ONE_CLAIM"}``
   (the last from people only: it flags how the answer was split, not a verdict a judge gives).
+- nuggets: ``{"answer_id", "nugget_id", "verdict": "SUPPORT" | "PARTIAL_SUPPORT" | "NOT_SUPPORT"}``
+  (nuggetizer's words, any case): whether the answer supports the nugget; the item
+  ``ANSWER_ID@nugget=NUGGET_ID`` is made when first given.
 - correctness and answer relevance: ``{"item_id": ANSWER_ID or "ANSWER_ID@TASK", "verdict":
   "CORRECT" | "INCORRECT" | "ADDRESSES" | "MISSES" | "DECLINES"}`` (an optional ``"task"`` key names it).
 
@@ -35,6 +38,7 @@ import sqlite_utils
 from labeler.store.access import require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
+from labeler.store.nugget_support import support_item
 from labeler.store.schema import now
 from labeler.store.settings import Settings, get_settings
 from labeler.store.verdict_handout import settle
@@ -101,7 +105,18 @@ def _item_id(db: sqlite_utils.Database, record: Mapping[str, Any]) -> str:
     return item_id
 
 
+def _nugget_record(db: sqlite_utils.Database, record: Mapping[str, Any], path: str, line: int) -> dict[str, Any]:
+    """A nugget support record as one on its item (``ANSWER_ID@nugget=NUGGET_ID``, made if missing)."""
+    try:
+        item_id = support_item(db, record["answer_id"], record["nugget_id"])
+    except StoreError as exc:
+        raise InputError(str(exc), path, line, exc.field or "nugget_id") from None
+    return {**record, "item_id": item_id}
+
+
 def _parse(db: sqlite_utils.Database, record: Mapping[str, Any], path: str, line: int, judge: bool) -> tuple[Target, str | None]:
+    if record.get("nugget_id") is not None and record.get("item_id") is None:
+        record = _nugget_record(db, record, path, line)
     if record.get("item_id") is not None:
         item_id = _item_id(db, record)
         row = db.execute("SELECT kind FROM verdict_items WHERE item_id = ?", [item_id]).fetchone()
@@ -255,6 +270,9 @@ FROM judge_verdicts ORDER BY id
 def _target_keys(task: str, item_id: str | None, query_id: str | None, doc_id: str | None, verdict: str | None) -> dict[str, Any]:
     if task == "relevance":
         return {"query_id": query_id, "doc_id": doc_id, "relevance": None if verdict is None else int(verdict)}
+    if task == "nuggets" and item_id is not None:  # ANSWER_ID@nugget=NUGGET_ID: the answer and the nugget named too
+        answer_id, _, nugget_id = item_id.partition("@nugget=")
+        return {"item_id": item_id, "answer_id": answer_id, "nugget_id": nugget_id, "verdict": verdict}
     return {"item_id": item_id, "verdict": verdict}
 
 

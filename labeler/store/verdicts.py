@@ -332,6 +332,7 @@ class CallResult:
     error: str | None = None
     raw_length: int | None = None  # the reply's length when ``raw`` holds only its start
     finish_reason: str | None = None  # why the model stopped (``length``: at its token budget); not cached
+    key: Any = None  # the call's :class:`labeler.store.judge_calls.CallKey`, what its reply is cached under
 
     @property
     def cut_short(self) -> str | None:
@@ -344,19 +345,9 @@ class CallResult:
 
     @property
     def cacheable(self) -> bool:
-        """Whether the reply may be cached: it arrived, and was not cut by the token budget
-        (which the cache is not keyed on, so a run with a larger budget must ask again)."""
+        """Whether the reply may be cached: it arrived, and was not cut by the token budget (a
+        rerun under the same budget asks again, as it did before the cache was keyed on it)."""
         return self.error is None and self.raw is not None and self.finish_reason != "length"
-
-
-def cached_call(db: sqlite_utils.Database, model: str, prompt_hash: str, item_hash: str, order: str | None) -> CallResult | None:
-    """The stored reply of an earlier identical call, or None."""
-    row = db.execute(
-        "SELECT raw, verdict, parseable, tokens_in, tokens_out, latency, raw_length FROM judge_cache "
-        "WHERE model = ? AND prompt_hash = ? AND content_hash = ? AND shown_order = ?",
-        [model, prompt_hash, item_hash, order or ""],
-    ).fetchone()
-    return None if row is None else CallResult(row[0], row[1], bool(row[2]), *row[3:6], raw_length=row[6])
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,32 +359,6 @@ class Target:
     query_id: str | None = None
     doc_id: str | None = None
     shown_order: str | None = None
-
-
-def record_judge_call(
-    db: sqlite_utils.Database,
-    judge: str,
-    target: Target,
-    model: str,
-    prompt_hash: str,
-    item_hash: str,
-    result: CallResult,
-    *,
-    cache: bool = True,
-) -> None:
-    """Append a judge's verdict and, for a reply that arrived, cache the call: one transaction.
-
-    A failed call (``result.error``) is recorded but not cached, so the next run tries again.
-    """
-    with transaction(db):
-        _insert_judge(db, judge, target, model, prompt_hash, result, "run")
-        if cache and result.cacheable:
-            db.execute(
-                "INSERT OR IGNORE INTO judge_cache (model, prompt_hash, content_hash, shown_order, raw, verdict, parseable, "
-                "tokens_in, tokens_out, latency, at, raw_length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [model, prompt_hash, item_hash, target.shown_order or "", result.raw, result.verdict, int(result.parseable),
-                 result.tokens_in, result.tokens_out, result.latency, now(), result.raw_length],
-            )
 
 
 def _insert_judge(db: sqlite_utils.Database, judge: str, target: Target, model: str, prompt_hash: str,
@@ -427,16 +392,6 @@ def judges(db: sqlite_utils.Database, *, caller: Caller) -> list[str]:
     """Names of every judge with a verdict in the project (admin only)."""
     require_admin(db, caller)
     return [r[0] for r in db.execute("SELECT DISTINCT judge FROM judge_verdicts ORDER BY judge")]
-
-
-def done_targets(db: sqlite_utils.Database, judge: str, model: str, prompt_hash: str) -> set[tuple]:
-    """(item_id, query_id, doc_id, order) the judge already has a reply for with this model and prompt."""
-    rows = db.execute(
-        "SELECT item_id, query_id, doc_id, shown_order FROM judge_verdicts "
-        "WHERE judge = ? AND model = ? AND prompt_hash = ? AND error IS NULL",
-        [judge, model, prompt_hash],
-    )
-    return {tuple(r) for r in rows}
 
 
 @dataclass(frozen=True, slots=True)

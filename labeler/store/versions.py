@@ -18,8 +18,9 @@ import sqlite_utils
 
 from labeler.store.access import require_admin
 from labeler.store.connection import transaction
-from labeler.store.corpus import PoolEntry, Recorded
+from labeler.store.records import PoolEntry, Recorded
 from labeler.store.errors import StoreError
+from labeler.store.nuggets import Nugget, write_version_nuggets
 from labeler.store.schema import VISIBLE_DOCUMENTS, now
 from labeler.store.vocabulary import GRADE_RANGE, Annotator, Caller, is_grade
 
@@ -187,8 +188,10 @@ def save_version(
     rows: Sequence[GoldenRow],
     *,
     caller: Caller,
+    nuggets: Sequence[Nugget] = (),
 ) -> tuple[Version, bool]:
-    """Store a new version unless the latest one has the same content hash.
+    """Store a new version unless the latest one has the same content hash (and, with
+    ``nuggets``, the questions' nuggets frozen with it, the same nuggets hash in its manifest).
 
     Returns:
         (the version, True) when stored; (the latest version, False) when nothing changed.
@@ -205,33 +208,17 @@ def save_version(
         raise StoreError("nothing to freeze: no item has a label yet")
     author = caller.id if isinstance(caller, Annotator) else caller if isinstance(caller, int) else None
     with transaction(db):
-        last = db.execute("SELECT name, content_hash FROM golden_versions ORDER BY id DESC LIMIT 1").fetchone()
-        if last is not None and last[1] == content_hash:
+        last = db.execute("SELECT name, content_hash, manifest FROM golden_versions ORDER BY id DESC LIMIT 1").fetchone()
+        if last is not None and last[1] == content_hash and _nugget_hash(last[2]) == _nugget_hash(manifest):
             return get_version(db, last[0], caller=caller), False
-        if db.execute("SELECT 1 FROM golden_versions WHERE name = ?", [name]).fetchone():
-            raise StoreError(f"golden version {name!r} already exists; versions are immutable, choose a new name")
-        planted = db.execute("SELECT count(*) FROM golden_rows WHERE version = ?", [name]).fetchone()[0]
-        if planted:  # the triggers guard stored versions only: rows under a new name were written by another tool
-            raise StoreError(
-                f"golden version {name!r}: {planted} row{'s are' if planted != 1 else ' is'} stored under this name "
-                "although it was never frozen; another tool wrote them, so goldpool does not freeze under it "
-                "(choose another name, or delete them: DELETE FROM golden_rows WHERE version = '"
-                + name.replace("'", "''") + "')")
+        _refuse_taken(db, name)
         parent = None if last is None else last[0]
         manifest = {**manifest, "name": name, "parent": parent, "content_hash": content_hash}
         # Rows first, the version last: once a version is stored the database refuses any row
         # added to it (schema triggers), so its foreign key is checked at commit.
         db.execute("PRAGMA defer_foreign_keys=ON")
-        db.conn.executemany(
-            "INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels, adjudicated, posterior, sources) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (name, r.query_id, r.doc_id, r.relevance, json.dumps([list(x) for x in r.labels]), int(r.adjudicated),
-                 None if r.posterior is None else json.dumps({str(k): v for k, v in sorted(r.posterior.items())}),
-                 json.dumps(r.sources, sort_keys=True))
-                for r in rows
-            ],
-        )
+        _insert_rows(db, name, rows)
+        write_version_nuggets(db, name, nuggets)
         db.execute(
             "INSERT INTO golden_versions (name, created_at, parent, rule, content_hash, manifest, annotator_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -239,6 +226,38 @@ def save_version(
              json.dumps(manifest, sort_keys=True, ensure_ascii=False), author],
         )
     return get_version(db, name, caller=caller), True
+
+
+def _nugget_hash(manifest: str | Mapping[str, Any]) -> str | None:
+    """The hash of the nuggets a manifest lists (None: frozen without nuggets)."""
+    found = json.loads(manifest) if isinstance(manifest, str) else manifest
+    return (found.get("nuggets") or {}).get("hash")
+
+
+def _refuse_taken(db: sqlite_utils.Database, name: str) -> None:
+    """Refuse a version name already frozen, or one rows are stored under without a version."""
+    if db.execute("SELECT 1 FROM golden_versions WHERE name = ?", [name]).fetchone():
+        raise StoreError(f"golden version {name!r} already exists; versions are immutable, choose a new name")
+    planted = db.execute("SELECT count(*) FROM golden_rows WHERE version = ?", [name]).fetchone()[0]
+    if planted:  # the triggers guard stored versions only: rows under a new name were written by another tool
+        raise StoreError(
+            f"golden version {name!r}: {planted} row{'s are' if planted != 1 else ' is'} stored under this name "
+            "although it was never frozen; another tool wrote them, so goldpool does not freeze under it "
+            "(choose another name, or delete them: DELETE FROM golden_rows WHERE version = '"
+            + name.replace("'", "''") + "')")
+
+
+def _insert_rows(db: sqlite_utils.Database, name: str, rows: Sequence[GoldenRow]) -> None:
+    db.conn.executemany(
+        "INSERT INTO golden_rows (version, query_id, doc_id, relevance, labels, adjudicated, posterior, sources) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (name, r.query_id, r.doc_id, r.relevance, json.dumps([list(x) for x in r.labels]), int(r.adjudicated),
+             None if r.posterior is None else json.dumps({str(k): v for k, v in sorted(r.posterior.items())}),
+             json.dumps(r.sources, sort_keys=True))
+            for r in rows
+        ],
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from labeler.store.errors import StoreError
+
 # --- the relevance scale -------------------------------------------------------------------
 
 #: The graded relevance scale: grade -> its name on buttons, in the rubric and on admin pages.
@@ -54,8 +56,6 @@ def check_grade(relevance: object) -> int:
     2
     """
     if not is_grade(relevance):
-        from labeler.store.errors import StoreError
-
         raise StoreError(f"relevance {relevance!r}: give an integer grade {GRADE_RANGE}")
     return relevance  # type: ignore[return-value]
 
@@ -104,6 +104,7 @@ TASK_LIST: tuple[Task, ...] = (
     Task("claims", ("SUPPORTED", "UNSUPPORTED", "NOT_ONE_CLAIM"), on_answers=True),
     Task("correctness", ("CORRECT", "INCORRECT"), on_answers=True),
     Task("answer-relevance", ("ADDRESSES", "MISSES", DECLINES), on_answers=True),
+    Task("nuggets", ("SUPPORT", "PARTIAL_SUPPORT", "NOT_SUPPORT"), on_answers=True),
 )
 
 #: Task name -> its :class:`Task`.
@@ -155,6 +156,27 @@ def item_answer(item_id: str) -> tuple[str, str] | None:
     return (answer_id, task) if at and answer_id and task in PER_ANSWER_TASKS else None
 
 
+# --- nuggets --------------------------------------------------------------------------------
+
+#: How much a nugget matters to an answer (TREC 2024 RAG): ``vital`` or ``okay``.
+IMPORTANCES: tuple[str, ...] = ("vital", "okay")
+#: The nuggets task's verdicts, as stored (nuggetizer's words in upper case): full support,
+#: partial support, no support.
+SUPPORT, PARTIAL_SUPPORT, NOT_SUPPORT = TASK_BY_NAME["nuggets"].verdicts
+#: What a support verdict scores in ``all`` and ``vital`` (partial support counts half); the
+#: strict scores count only :data:`SUPPORT`.
+SUPPORT_SCORE: dict[str, float] = {SUPPORT: 1.0, PARTIAL_SUPPORT: 0.5, NOT_SUPPORT: 0.0}
+
+
+def nugget_item(answer_id: str, nugget_id: str) -> str:
+    """The verdict item of the nuggets task on one (answer, nugget): does the answer support it?
+
+    >>> nugget_item("a1", "q1/n2")
+    'a1@nugget=q1/n2'
+    """
+    return f"{answer_id}@nugget={nugget_id}"
+
+
 #: The orders an ordered task's two responses are shown in: ``AB`` shows response A first.
 ORDERS: tuple[str, ...] = ("AB", "BA")
 
@@ -203,7 +225,8 @@ Caller = Annotator | int | Owner
 
 
 __all__ = [
-    "ANSWER_TASKS", "DECLINES", "GRADES", "GRADE_HELP", "GRADE_RANGE", "JUDGE_VERDICTS", "KINDS", "NOT_ONE_CLAIM", "ORDERS",
-    "OWNER", "PER_ANSWER_TASKS", "TASKS", "TASK_BY_NAME", "TASK_LIST", "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task",
-    "answer_item", "check_grade", "is_grade", "item_answer",
+    "ANSWER_TASKS", "DECLINES", "GRADES", "GRADE_HELP", "GRADE_RANGE", "IMPORTANCES", "JUDGE_VERDICTS", "KINDS",
+    "NOT_ONE_CLAIM", "NOT_SUPPORT", "ORDERS", "OWNER", "PARTIAL_SUPPORT", "PER_ANSWER_TASKS", "SUPPORT", "SUPPORT_SCORE", "TASKS",
+    "TASK_BY_NAME", "TASK_LIST", "VERDICTS", "Annotator", "Caller", "Owner", "Role", "Task",
+    "answer_item", "check_grade", "is_grade", "item_answer", "nugget_item",
 ]

@@ -29,8 +29,10 @@ from labeler.ui import state
 from labeler.ui.state import Clock, Session
 from labeler.store import StoreBusy, StoreError
 from labeler.store import labels
+from labeler.store import nugget_support as support
 from labeler.store import verdict_queue as queue
 from labeler.store.labels import Item
+from labeler.store.nugget_support import SupportCard
 from labeler.store.verdict_queue import Card
 
 #: Shown while key presses wait for a busy project.
@@ -128,6 +130,40 @@ class Verdicts:
     def record_skip(self, db: sqlite_utils.Database, annotator_id: int, ident: str,
                     seconds: float | None, note: str) -> None:
         queue.record_skip(db, annotator_id, ident, seconds, note)
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """Nugget support: an item is one (answer, nugget), ``ANSWER_ID@nugget=NUGGET_ID``, served an
+    answer's nuggets in a row; the choice ``SUPPORT``, ``PARTIAL_SUPPORT`` or ``NOT_SUPPORT``
+    (:mod:`labeler.store.nugget_support`)."""
+
+    task: str = "nuggets"
+    answer: str = "verdict"
+
+    def identity(self, item: SupportCard) -> str:
+        return item.item_id
+
+    def mark(self, item: SupportCard) -> tuple[str | None, str]:
+        return item.mark
+
+    def get(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> SupportCard:
+        return support.support_card(db, annotator_id, ident)
+
+    def next(self, db: sqlite_utils.Database, annotator_id: int,
+             open_tasks: Collection[str] | None) -> SupportCard | None:
+        return support.next_support_card(db, annotator_id, open_tasks=open_tasks)
+
+    def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> SupportCard | None:
+        return support.previous_support_card(db, annotator_id, ident)
+
+    def record(self, db: sqlite_utils.Database, annotator_id: int, ident: str, choice: str,
+               seconds: float | None, note: str) -> int:
+        return support.record_support(db, annotator_id, ident, choice, seconds, note)
+
+    def record_skip(self, db: sqlite_utils.Database, annotator_id: int, ident: str,
+                    seconds: float | None, note: str) -> None:
+        support.skip_support(db, annotator_id, ident, seconds, note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,10 +343,12 @@ PAIRWISE: Flow[Card, str] = Flow(Verdicts("pairwise"))
 CLAIMS: Flow[Card, str] = Flow(Verdicts("claims"))
 CORRECTNESS: Flow[Card, str] = Flow(Verdicts("correctness"))
 ANSWER_RELEVANCE: Flow[Card, str] = Flow(Verdicts("answer-relevance"))
+NUGGETS: Flow[SupportCard, str] = Flow(Support())
 
 #: The flow of each task page, by task name.
 FLOWS: dict[str, Flow[Any, Any]] = {
-    flow.task: flow for flow in (RELEVANCE, FAITHFULNESS, PAIRWISE, CLAIMS, CORRECTNESS, ANSWER_RELEVANCE)
+    flow.task: flow for flow in (RELEVANCE, FAITHFULNESS, PAIRWISE, CLAIMS, CORRECTNESS, ANSWER_RELEVANCE,
+                                   NUGGETS)
 }
 
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import sqlite_utils
 
-from labeler.store import StoreBusy, StoreError
-from labeler.store import access, assign, labels, sessions
+from labeler.store import StoreBusy, StoreError, access, labels, sessions
 from labeler.store.corpus import database_file
 from labeler.store.errors import StoreReadOnly
-from labeler.store.settings import enabled_tasks
+from labeler.store.holds import release_holds
+from labeler.store.settings import enabled_tasks, get_settings
 from labeler.store.vocabulary import TASKS, Annotator
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
@@ -288,7 +288,7 @@ def sign_out(session: Session, db: sqlite_utils.Database | None = None) -> None:
     if db is not None and secret:
         sessions.end_session(db, secret)
     if db is not None and user is not None:
-        assign.release_holds(db, user.id)
+        release_holds(db, user.id)
     session.pop(TOKEN_FP, None)
     session.pop(SIGN_IN_NOTICE, None)
     session.pop(FLASH, None)  # a message of this sign-in is not for whoever signs in next
@@ -403,7 +403,7 @@ def _pool_counts(db: sqlite_utils.Database, clock: Clock) -> tuple[float, int, i
         shared = _POOL_COUNTS.get(key)
         at = clock()
         if shared is None or at - shared[0] > PROJECT_REFRESH or at < shared[0]:
-            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db), assign.get_settings(db).sample)
+            shared = _POOL_COUNTS[key] = (at, *labels.pool_progress(db), get_settings(db).sample)
     return shared
 
 

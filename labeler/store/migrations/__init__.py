@@ -30,7 +30,10 @@ from labeler.store.migrations import (
     m16_samples,
     m17_answer_faithfulness,
     m18_declines,
-    m19_labelling_indexes,
+    m19_answer_batches,
+    m20_nuggets,
+    m21_judge_settings,
+    m22_labelling_indexes,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -53,7 +56,10 @@ MIGRATIONS: list[str] = [
     m16_samples.SQL,
     m17_answer_faithfulness.SQL,
     m18_declines.SQL,
-    m19_labelling_indexes.SQL,
+    m19_answer_batches.SQL,
+    m20_nuggets.SQL,
+    m21_judge_settings.SQL,
+    m22_labelling_indexes.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,22 +1,22 @@
 """Admin page "Judges": the judge calibration service's report, several judges side by side.
 
-A thin layer over ``labeler.judges.report``: the leaderboard (``board``), then per judge and
+A thin layer over ``labeler.judges.report``: the leaderboard (``calibration.report_judges.board``), then per judge and
 task the same Markdown as ``goldpool calibrate --judge`` (``task_markdown``), the confusion
-matrix, and every disagreement as an expander that opens its item.
+matrix, and the items where the judge and people disagree (``goldpool disagreements``: people's
+unanimous items first), each an expander that opens its texts.
 """
 
 from __future__ import annotations
-
-from html import escape
 
 import sqlite_utils
 import streamlit as st
 
 from calibration.formatting import markdown_escape
-from labeler.judges.report import board, judge_report, task_dict, task_markdown
-from labeler.store import corpus
+from calibration.report_judges import board, task_markdown
+from labeler.judges.disagreements import disagreements
+from labeler.judges.report import judge_report
 from labeler.store.vocabulary import Annotator
-from labeler.store.verdicts import get_item, judges
+from labeler.store.verdicts import judges
 from labeler.ui.pages import admin_only
 from labeler.ui.pages.verdict_page import text_box
 
@@ -44,40 +44,20 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
         for task, result in tasks.items():
             st.subheader(f"{markdown_escape(name)}: {task}")
             st.markdown("\n".join(task_markdown(report, name, task, max_disagreements=0)))
-            _disagreements(db, task_dict(result)["disagreements"])
+            _disagreements(db, user, name, task)
 
 
-def _disagreements(db: sqlite_utils.Database, found: list[dict]) -> None:
-    queries = dict(corpus.pool_queries(db)) if any("query_id" in x for x in found) else {}
-    st.markdown(f"**{len(found)} disagreements**" + (f" (first {MAX_DISAGREEMENTS})" if len(found) > MAX_DISAGREEMENTS else ""))
-    for x in found[:MAX_DISAGREEMENTS]:
-        where = x.get("item_id") or f"{x['query_id']} / {x['doc_id']}"
-        with st.expander(f"{markdown_escape(str(where))}: {markdown_escape(x['annotator'])} {x['human']}, judge {x['judge']}"):
-            if "item_id" in x:
-                _verdict_item(db, x["item_id"])
-            else:
-                _pool_entry(db, queries, x["query_id"], x["doc_id"])
+def _disagreements(db: sqlite_utils.Database, user: Annotator, name: str, task: str) -> None:
+    found = disagreements(db, name, task, caller=user)
+    st.markdown(f"**{len(found)} disagreements**" + (f" (first {MAX_DISAGREEMENTS})" if len(found) > MAX_DISAGREEMENTS else "")
+                + (" — people unanimous first" if found else ""))
+    for d in found[:MAX_DISAGREEMENTS]:
+        people = ", ".join(f"{markdown_escape(who)} {label}" for who, label in d.people.items())
+        with st.expander(f"{markdown_escape(d.item)}: {people}, judge {d.judge}"):
+            st.caption("people unanimous" if d.unanimous else "people split")
+            for label, text in d.texts.items():
+                text_box(text, _BOX.get(label.split("_")[0], "gp-context"), label.replace("_", " ").capitalize())
 
 
-def _verdict_item(db: sqlite_utils.Database, item_id: str) -> None:
-    item = get_item(db, item_id)
-    text_box(item.question, "gp-question", "Question")
-    for n, context in enumerate(item.contexts, start=1):
-        text_box(context, "gp-context", f"Context {n}")
-    if item.context:
-        text_box(item.context, "gp-context", "Context")
-    if item.kind == "faithfulness":
-        text_box(item.response or "", "gp-response", "Response")
-        return
-    left, right = st.columns(2)
-    with left:
-        text_box(item.response_a or "", "gp-left", f"Response A ({item.model_a or 'model not given'})")
-    with right:
-        text_box(item.response_b or "", "gp-right", f"Response B ({item.model_b or 'model not given'})")
-
-
-def _pool_entry(db: sqlite_utils.Database, queries: dict[str, str], query_id: str, doc_id: str) -> None:
-    title, text = corpus.documents_by_id(db, [doc_id]).get(doc_id, ("", ""))
-    text_box(queries.get(query_id, ""), "gp-question", f"Query {query_id}")
-    st.html(f'<div style="font-size:0.8rem;color:#666">Chunk {escape(doc_id)}</div>')
-    text_box(f"{title}\n\n{text}" if title else text, "gp-context")
+#: The box style of each kind of text.
+_BOX = {"query": "gp-question", "question": "gp-question", "response": "gp-response", "claim": "gp-response"}

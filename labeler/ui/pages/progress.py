@@ -12,12 +12,17 @@ import pandas as pd
 import sqlite_utils
 import streamlit as st
 
-from calibration import CalibrationError, Estimate, ProjectReport, format_estimate, project_report
+from calibration import (
+    CalibrationError,
+    Estimate,
+    ProjectReport,
+    format_estimate,
+    project_report,
+)
 from calibration.report import few_queries_warning
 from labeler.retrieval.adaptive import query_status, stop_line
-from labeler.store.vocabulary import GRADES
 from labeler.store import labels, review
-from labeler.store.vocabulary import Annotator
+from labeler.store.vocabulary import GRADES, Annotator
 from labeler.ui.pages import admin_only
 
 #: What the table shows for a statistic that is undefined (every label the same grade).

@@ -9,10 +9,10 @@ from __future__ import annotations
 import sqlite_utils
 import streamlit as st
 
-from labeler.ui import state
-from labeler.store import StoreError
-from labeler.store import assign, labels
+from labeler.store import StoreError, labels
+from labeler.store.settings import get_settings
 from labeler.store.vocabulary import TASKS, Annotator
+from labeler.ui import state
 from labeler.ui.pages import admin_only
 
 
@@ -24,7 +24,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     flash = state.pop_flash(st.session_state)
     if flash:
         st.success(flash)
-    chosen = assign.get_settings(db).tasks
+    chosen = get_settings(db).tasks
     st.caption("Annotators see only the pages of the tasks chosen here; the sidebar lists them. "
                + ("Nothing chosen yet: every task the project has items for is open." if chosen is None else ""))
     picked = st.multiselect("Task pages annotators see", TASKS, default=list(state.open_tasks(st.session_state, db)), key=state.TASKS_INPUT)

@@ -25,11 +25,11 @@ from html import escape
 import sqlite_utils
 import streamlit as st
 
+from labeler.store import verdict_queue as queue
+from labeler.store.verdict_queue import Card
+from labeler.store.vocabulary import Annotator
 from labeler.ui import state
 from labeler.ui.flow import FLOWS, pending
-from labeler.store import verdict_queue as queue
-from labeler.store.vocabulary import Annotator
-from labeler.store.verdict_queue import Card
 from labeler.ui.pages import busy_wait, on_item_key
 
 #: What a response box shows when the model answered with nothing (or only white space).
@@ -154,9 +154,10 @@ def item_frame_html(question: str, judged: Sequence[Box], reading: Sequence[Box]
 
 
 def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: str, choices: Sequence[Choice],
-                draw: Callable[[Card], None], shown: Callable[[str | None], str]) -> None:
+                draw: Callable[[Card], None], shown: Callable[[str | None], str], *, rubric: str | None = None) -> None:
     """Draw the annotator's current item of ``task`` with ``draw`` (which calls :func:`item_frame`
-    once), the keys beside it, or a thank-you."""
+    once), the keys beside it and the rubric (``rubric``, else the task's in
+    ``verdict_queue.RUBRICS``), or a thank-you."""
     if user.role != "admin" and task not in state.open_tasks(st.session_state, db):
         st.info(f"The {title.lower()} task is not open in this project.")
         return
@@ -190,4 +191,4 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
                   args=(flow.skip, db, user.id, card.item_id))
         st.text_input("Note (optional)", key=flow.key("note"), max_chars=2000,
                       placeholder="Type a note, press Tab to leave the field, then a verdict key")
-        st.caption(queue.RUBRICS[task])
+        st.caption(rubric or queue.RUBRICS[task])

@@ -1,4 +1,4 @@
-"""The ``simulate-pooling --html`` page: relevant found against judgments, one line per strategy.
+"""The report of ``simulate-pooling --html``: relevant found against judgments, one line per strategy.
 
 One self-contained file: inline SVG and CSS, no script, nothing fetched. Every name is
 escaped.
