@@ -79,7 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     checkout = args.checkout.resolve()
     sys.path.insert(0, str(checkout))
-    sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.append(str(ROOT / "bench"))  # last: bench/pooling.py must not hide the pooling package
     import scale_project
 
     from labeler.store import connect  # lazy: the checkout is chosen at run time

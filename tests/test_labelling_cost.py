@@ -22,11 +22,13 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
+import nugget_fixtures
 from app_fixtures import Project, add_answers, add_judgments, add_verdict_items, app_test, build_project, press
 from labeler.cli import cli
 import labeler.store as store
 from labeler.store import connect, connection, init_db
 from labeler.store import access, labels, plans
+from labeler.store import nugget_support as support
 from labeler.store import verdict_queue as queue
 from labeler.store.access import OWNER
 from labeler.store.assign import is_overlap
@@ -231,6 +233,28 @@ def test_the_statements_of_sign_in_and_key_presses_read_through_indexes(tmp_path
     assert {q: lines for q, lines in scans.items() if lines} == {}
     assert db.execute("SELECT count(*) FROM human_verdicts WHERE annotator_id = ?", [project.annotator_id]).fetchone()[0] == 7
     assert db.execute("SELECT count(*) FROM judgments WHERE annotator_id = ?", [project.annotator_id]).fetchone()[0] == 7
+
+
+def test_the_key_presses_of_the_nugget_support_page_read_through_indexes(tmp_path: Path) -> None:
+    path = nugget_fixtures.build(tmp_path, judge=False, people=False)
+    db = connect(path)
+    _, token = access.add_annotator(db, "vera")
+    session: dict = {}
+    user = state.sign_in(session, db, token)
+    first = flow.FLOWS["nuggets"].current(session, db, user.id)  # the hand-out of the first answer
+    assert first is not None and first.nuggets >= 2
+    with plans.recorded(db) as statements:  # the presses within that answer: no hand-out
+        for _ in range(first.nuggets - 1):
+            state.signed_in(session, db)
+            state.read_open_tasks(session, db)
+            card = flow.FLOWS["nuggets"].current(session, db, user.id)
+            support.support_progress(db, user.id)
+            flow.FLOWS["nuggets"].choose(session, db, user.id, card.item_id, "SUPPORT")
+    queries = plans.distinct_queries(statements)
+    assert any("INSERT INTO human_verdicts" in q for q in queries)
+    scans = {q: plans.full_scans(plans.query_plan(db, q), q) for q in queries}
+    assert {q: lines for q, lines in scans.items() if lines} == {}
+    assert db.execute("SELECT count(*) FROM human_verdicts WHERE annotator_id = ?", [user.id]).fetchone()[0] == first.nuggets - 1
 
 
 def test_the_plan_reader_sees_a_full_scan_under_an_alias() -> None:
