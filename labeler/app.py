@@ -31,7 +31,6 @@ from labeler.store.connection import busy_timeout, start_checkpointer
 from labeler.store.errors import StoreReadOnly
 from labeler.store.holds import release_holds
 from labeler.store.sessions import SESSION_HOURS
-from labeler.store.settings import enabled_tasks
 from labeler.store.vocabulary import Annotator
 from labeler.ui import key_guard, state
 from labeler.ui.pages import (
@@ -108,7 +107,7 @@ def _signed_in_page(render: Render, admin: bool, task: str | None = None) -> Non
         st.rerun()  # signed out meanwhile: back to the sign-in form
     if admin and not admin_only(user):
         return
-    if task is not None and user.role != "admin" and task not in enabled_tasks(db):
+    if task is not None and user.role != "admin" and task not in state.open_tasks(st.session_state, db):
         st.info(f"The {task} task is not open in this project.")
         return
     try:
@@ -341,7 +340,7 @@ def main() -> None:
     notice = st.session_state.get(state.SIGN_IN_NOTICE)
     if notice:
         st.info(notice)
-    open_tasks = enabled_tasks(db)
+    open_tasks = state.read_open_tasks(st.session_state, db)  # once per run: the pages find it there
     position = "sidebar" if user.role == "admin" or len(open_tasks) > 1 else "hidden"
     st.navigation(_pages(user, open_tasks), position=position).run()
     # Drawn last, so the key guard knows the whole page of this run is on screen.

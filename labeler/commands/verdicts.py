@@ -55,6 +55,7 @@ def import_verdicts(project: Project, file: str, annotator: str | None, judge: s
     tokens_in, tokens_out, latency, and "verdict": null for a reply that could not be parsed.
     "at" is an ISO 8601 date or time. A file gives one verdict per item (per item and order,
     for a judge). A record equal to the latest one on the same item and order is skipped.
+    The file is read as it is written in, in one transaction: a bad line anywhere writes nothing.
     """
     from labeler.judges.verdict_files import import_verdicts as run  # lazy: start-up
 

@@ -53,5 +53,7 @@ def import_verdicts(
     require_admin(db, caller)
     if (annotator is None) == (judge is None):
         raise StoreError("give exactly one of an annotator name or a judge name")
-    records = list(read_verdicts(path, per_order=judge is not None, task_of=verdict_io.answer_task))
+    # Streamed: each record is checked and written as it is read, never the whole file held; a
+    # bad line anywhere still leaves nothing written (one transaction).
+    records = read_verdicts(path, per_order=judge is not None, task_of=verdict_io.answer_task)
     return verdict_io.add_verdicts(db, path, records, annotator=annotator, judge=judge, caller=caller)

@@ -17,6 +17,7 @@ from labeler.store.settings import forget_frontier, get_settings
 
 
 def stamp(moment: datetime) -> str:
+    """A time as the hand-out tables store it."""
     return moment.isoformat(timespec="microseconds")
 
 
@@ -121,9 +122,10 @@ def queued_holders(db: sqlite_utils.Database, items: Collection[tuple[str, str]]
 
 def renew_holds(db: sqlite_utils.Database, annotator_id: int, query_id: str, expires: str) -> None:
     """Extend the annotator's holds in one query (they are working on it), those still in
-    their queue only: a hold released (:func:`release_work`) stays lapsed."""
+    their queue only: a hold released (:func:`release_work`) stays lapsed. Read by the query's
+    entries (the ``+`` keeps SQLite off the index of everything the annotator ever held)."""
     db.execute(
-        "UPDATE reservations SET expires_at = ? WHERE query_id = ? AND annotator_id = ? AND EXISTS "
+        "UPDATE reservations SET expires_at = ? WHERE query_id = ? AND +annotator_id = ? AND EXISTS "
         "(SELECT 1 FROM assignments a WHERE a.query_id = reservations.query_id AND a.doc_id = reservations.doc_id "
         "AND a.annotator_id = reservations.annotator_id)",
         [expires, query_id, annotator_id],

@@ -39,6 +39,7 @@ from labeler.store.settings import (
     get_settings,
     validate_settings,
 )
+from labeler.store.verdict_handout import rebuild_open
 from labeler.store.vocabulary import Caller, check_grade
 
 __all__ = [
@@ -343,10 +344,12 @@ def progress(
         )
     }
     # Only the batch's items still held count, as in ``done`` (a lapsed one is no longer theirs).
+    # Read by the query (its entries), not by the annotator's every item: the ``+`` keeps SQLite
+    # off the annotator's index.
     held = {
         r[0]
         for r in db.execute(
-            "SELECT doc_id FROM assignments WHERE query_id = ? AND annotator_id = ? AND shown_order > 0",
+            "SELECT doc_id FROM assignments WHERE query_id = ? AND +annotator_id = ? AND shown_order > 0",
             [query_id, annotator_id],
         )
     }
@@ -357,8 +360,9 @@ def progress(
 def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
     """(entries to label, those labelled by anyone). The entries are the pool's, or the
     designed sample's when the ``sample`` setting hands out only a sample: people label
-    nothing else then, so the rest of the pool is not work left. Reads every label: tens of
-    milliseconds on a large project, so callers refresh it now and then."""
+    nothing else then, so the rest of the pool is not work left. The pool's figures are kept
+    as the pool and the labels are written (``work_counts``, migration 22); a sample's are
+    counted, reading every entry of the sample."""
     sample = get_settings(db).sample
     if sample is not None:
         size = db.execute("SELECT count(*) FROM sample_items WHERE sample = ?", [sample]).fetchone()[0]
@@ -366,9 +370,8 @@ def pool_progress(db: sqlite_utils.Database) -> tuple[int, int]:
             "SELECT count(*) FROM sample_items s WHERE s.sample = ? AND EXISTS "
             "(SELECT 1 FROM judgments j WHERE j.query_id = s.query_id AND j.doc_id = s.doc_id)", [sample]).fetchone()[0]
         return size, labelled
-    size = db.execute("SELECT count(*) FROM pool").fetchone()[0]
-    labelled = db.execute("SELECT count(*) FROM (SELECT DISTINCT query_id, doc_id FROM judgments)").fetchone()[0]
-    return size, labelled
+    counts = dict(db.execute("SELECT name, n FROM work_counts WHERE name IN ('pool', 'pool_labelled')").fetchall())
+    return counts.get("pool", 0), counts.get("pool_labelled", 0)
 
 
 _LATEST = """
@@ -403,7 +406,7 @@ def change_settings(
 ) -> SettingsChange:
     """Change assignment settings (admin only). Applies to work handed out next; setting a
     ``sample`` also releases the unlabelled entries outside it that were handed out before
-    (:func:`labeler.store.assign.release_work`), in the same transaction, so nobody is left
+    (:func:`labeler.store.holds.release_work`), in the same transaction, so nobody is left
     labelling outside the sample.
 
     ``strategies`` are the valid ``strategy`` names, ``rules`` the valid ``stop_rule`` names
@@ -432,6 +435,8 @@ def change_settings(
             forget_frontier(db)  # a query finished under the old rule may have work again
         if clean.get("sample") is not None:
             released = dict(release_work(db, outside_sample=str(clean["sample"])))
+        if clean.keys() & {"overlap", "overlap_k"}:
+            rebuild_open(db, get_settings(db))  # which verdict items are finished depends on them
     return SettingsChange(get_settings(db), released)
 
 
@@ -449,7 +454,7 @@ def set_settings(
 
 def release_annotator(db: sqlite_utils.Database, name: str, *, caller: Caller) -> int:
     """Hand back the pool entries annotator ``name`` was given and has not labelled, so
-    whoever asks next gets them (:func:`labeler.store.assign.release_work`); their labels
+    whoever asks next gets them (:func:`labeler.store.holds.release_work`); their labels
     are kept and they go on getting new work. Return how many were released.
 
     Raises:

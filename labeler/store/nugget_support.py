@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import sqlite_utils
@@ -240,9 +240,9 @@ def _one(db: sqlite_utils.Database, sql: str, annotator_id: int) -> str | None:
     return None if row is None else row[0]
 
 
-def _check(db: sqlite_utils.Database, annotator_id: int) -> None:
+def _check(db: sqlite_utils.Database, annotator_id: int, open_tasks: Collection[str] | None) -> None:
     annotator = require_active(db, annotator_id)
-    if annotator.role != "admin" and TASK not in enabled_tasks(db):
+    if annotator.role != "admin" and TASK not in (enabled_tasks(db) if open_tasks is None else open_tasks):
         raise StoreError(f"the {TASK} task is not open to annotators in this project")
 
 
@@ -280,9 +280,10 @@ def _hand_out(db: sqlite_utils.Database, annotator_id: int) -> int:
         "ORDER BY abs(v.shown_order) DESC LIMIT 1", [annotator_id]).fetchone()
     same = [qa for qa in open_answers if last is not None and qa[0] == last[0]]
     answer_id = (same or open_answers)[0][1]
-    items = [r[0] for r in db.conn.execute(
-        "SELECT i.item_id FROM nugget_items i JOIN current_nuggets c ON c.nugget_id = i.nugget_id "
-        "WHERE i.answer_id = ? AND c.status = 'active' ORDER BY c.position, c.nugget_id", [answer_id])]
+    items = [r[0] for r in db.conn.execute(  # each nugget's latest revision, read by the nugget
+        "SELECT i.item_id FROM nugget_items i JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions "
+        "WHERE nugget_id = i.nugget_id) WHERE i.answer_id = ? AND r.status = 'active' ORDER BY r.position, i.nugget_id",
+        [answer_id])]
     high, number = db.conn.execute(
         "SELECT coalesce(max(abs(shown_order)), 0), coalesce(max(batch), 0) FROM verdict_assignments "
         "WHERE annotator_id = ? AND kind = 'nuggets'", [annotator_id]).fetchone()
@@ -294,14 +295,17 @@ def _hand_out(db: sqlite_utils.Database, annotator_id: int) -> int:
     return len(items)
 
 
-def next_support_card(db: sqlite_utils.Database, annotator_id: int) -> SupportCard | None:
+def next_support_card(db: sqlite_utils.Database, annotator_id: int, *,
+                      open_tasks: Collection[str] | None = None) -> SupportCard | None:
     """The annotator's next (answer, nugget), handing out their next answer if needed; None when
     there is nothing left (then their skipped items come back, least recently skipped first).
+
+    ``open_tasks`` are the tasks open to annotators (``settings.enabled_tasks``), if already read.
 
     Raises:
         StoreError: a deactivated annotator, or (for an annotator) the task is not open.
     """
-    _check(db, annotator_id)
+    _check(db, annotator_id, open_tasks)
     found = _one(db, _PENDING, annotator_id)
     if found is None:
         with transaction(db):  # re-check under the write lock: the same person may be signed in twice
@@ -319,10 +323,12 @@ def support_card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> 
     Raises:
         StoreError: the item is not assigned to this annotator.
     """
+    # The nugget's text from its latest revision, read by the nugget (``current_nuggets`` would
+    # group every nugget's revisions first: a key press would read them all).
     row = db.conn.execute(
-        "SELECT v.batch, a.question, a.response, c.text FROM verdict_assignments v "
+        "SELECT v.batch, a.question, a.response, (SELECT r.text FROM nugget_revisions r WHERE r.nugget_id = i.nugget_id "
+        "ORDER BY r.id DESC LIMIT 1) FROM verdict_assignments v "
         "JOIN nugget_items i ON i.item_id = v.item_id JOIN answers a ON a.answer_id = i.answer_id "
-        "JOIN current_nuggets c ON c.nugget_id = i.nugget_id "
         "WHERE v.item_id = ? AND v.annotator_id = ? AND v.kind = 'nuggets'", [item_id, annotator_id]).fetchone()
     if row is None:
         raise StoreError(f"item {shown(item_id)} is not assigned to this annotator")

@@ -34,6 +34,7 @@ class Settings:
     answer_sample: str | None = None  # hand out only this sample's answers (sample-answers); None: every answer
 
 
+#: The first query that may still have work to hand out (``labeler.store.assign``).
 FRONTIER = "state.frontier"
 
 
@@ -48,13 +49,22 @@ def get_settings(db: sqlite_utils.Database) -> Settings:
     return Settings(**values)
 
 
-def enabled_tasks(db: sqlite_utils.Database) -> tuple[str, ...]:
-    """The tasks annotators see: the admin's choice, else every task the project has work for."""
-    chosen = get_settings(db).tasks
+# One probe per task on the index of items by kind: the cost does not grow with the items.
+_TASKS_WITH_ITEMS = "SELECT t.name FROM tasks t WHERE EXISTS (SELECT 1 FROM verdict_items i WHERE i.kind = t.name)"
+
+
+def enabled_tasks(db: sqlite_utils.Database, settings: Settings | None = None) -> tuple[str, ...]:
+    """The tasks annotators see: the admin's choice, else every task the project has work for.
+
+    ``settings`` are the project's, if already read. The app reads this once per run and
+    passes it down (``labeler.ui.state.open_tasks``).
+    """
+    chosen = (settings or get_settings(db)).tasks
     if chosen is not None:
         return chosen
-    found = [] if db.execute("SELECT 1 FROM pool LIMIT 1").fetchone() is None else ["relevance"]
-    found += [r[0] for r in db.execute("SELECT DISTINCT kind FROM verdict_items")]
+    found = {r[0] for r in db.execute(_TASKS_WITH_ITEMS)}
+    if db.execute("SELECT min(query_id) FROM pool").fetchone()[0] is not None:
+        found.add("relevance")
     return tuple(t for t in TASKS if t in found)
 
 
@@ -133,11 +143,13 @@ def validate_settings(
 
 
 def state(db: sqlite_utils.Database, key: str) -> object:
+    """A bookkeeping value (None when not kept)."""
     row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
     return None if row is None else json.loads(row[0])
 
 
 def set_state(db: sqlite_utils.Database, key: str, value: object) -> None:
+    """Keep a bookkeeping value (inside the caller's write transaction)."""
     db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [key, json.dumps(value)])
 
 

@@ -40,6 +40,8 @@ from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
 from labeler.store.nugget_support import support_item
 from labeler.store.schema import now
+from labeler.store.settings import Settings, get_settings
+from labeler.store.verdict_handout import settle
 from labeler.store.verdicts import (
     CallResult,
     ImportCount,
@@ -160,7 +162,9 @@ def add_verdicts(
 
     ``records`` are ``(line, record)``, each record's ids, texts and numbers checked by the
     file's reader; here each is matched against the project (its item or pool entry, the
-    verdicts its kind takes). An annotator not yet in the project is created, without a usable
+    verdicts its kind takes). They are taken one at a time inside the transaction, so a
+    reader that yields them as it reads its file (``import-verdicts``) never holds the file,
+    and a bad line it meets late still leaves nothing written. An annotator not yet in the project is created, without a usable
     token (``goldpool new-token`` gives them one).
 
     Raises:
@@ -179,14 +183,14 @@ def add_verdicts(
     added = unchanged = 0
     created = False
     with transaction(db):
-        person = None
+        person, settings = None, get_settings(db)
         if name is not None:
             person, created = ensure_annotator(db, name)
         for line, record in records:
             target, verdict = _parse(db, record, path, line, judge is not None)
             extra = _extras(record)
             if person is not None:
-                fresh = _add_human(db, person, target, verdict, extra)
+                fresh = _add_human(db, person, target, verdict, extra, settings)
             else:
                 fresh = _add_judge(db, judge, target, verdict, extra)  # type: ignore[arg-type]
             added += fresh
@@ -199,7 +203,8 @@ def _extras(record: Mapping[str, Any]) -> dict[str, Any]:
                                                    "latency", "tokens_in", "tokens_out")}
 
 
-def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, verdict: str | None, extra: dict[str, Any]) -> bool:
+def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, verdict: str | None, extra: dict[str, Any],
+               settings: Settings) -> bool:
     note, at = extra["note"] or "", extra["at"] or now()
     rubric = extra["rubric_hash"] or extra["prompt_hash"]
     if target.task == "relevance":
@@ -227,6 +232,7 @@ def _add_human(db: sqlite_utils.Database, annotator_id: int, target: Target, ver
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'import')",
         [target.item_id, annotator_id, verdict, target.shown_order, note, at, extra["seconds"], rubric],
     )
+    settle(db, target.item_id, settings)  # type: ignore[arg-type]
     return True
 
 

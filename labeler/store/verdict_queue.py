@@ -22,25 +22,27 @@ The rules follow the relevance queue (``labeler.store.assign``) where they carry
 - Skipped items come back once the annotator has nothing else of the kind (least recently
   skipped first); back (``previous_card``) reaches the items they judged or skipped.
 
+How the next batch is found without reading every item is :mod:`labeler.store.verdict_handout`.
+
 Blindness: a ``Card`` carries the texts only: no model name, no judge verdict, no other
 person's verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
 from labeler.store.access import require_active
-from labeler.store.assign import is_overlap, shuffle_key
+from labeler.store.assign import shuffle_key
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError
 from labeler.store.rubric import rubric_hash
 from labeler.store.schema import now
-from labeler.store.settings import enabled_tasks, get_settings
+from labeler.store.settings import enabled_tasks, state
+from labeler.store.verdict_handout import assign_batch, cursor_key, slot_order
 from labeler.store.verdicts import get_item, record_human_verdict
 from labeler.store.vocabulary import KINDS, ORDERS
 
@@ -85,15 +87,6 @@ def verdict_rubric_hash(kind: str) -> str:
     """The version of a verdict kind's rubric text, stored with every verdict given on the page:
     :func:`labeler.store.rubric.rubric_hash` at 16 hex digits (the length stored since verdicts began)."""
     return rubric_hash(RUBRICS[kind], 16)
-
-
-def slot_order(annotator_id: int, item_id: str) -> str:
-    """``AB`` (response A on the left) or ``BA``, fixed per (annotator, item) by a hash.
-
-    >>> slot_order(1, "p1") in ("AB", "BA")
-    True
-    """
-    return "AB" if shuffle_key(annotator_id, "slots", item_id)[0] % 2 == 0 else "BA"
 
 
 def slot_to_response(slot: str, order: str) -> str:
@@ -144,17 +137,17 @@ class QueueProgress:
     assigned: int
 
 
-def _check(db: sqlite_utils.Database, annotator_id: int, kind: str) -> None:
+def _check(db: sqlite_utils.Database, annotator_id: int, kind: str, open_tasks: Collection[str] | None) -> None:
     if kind not in KINDS:
         raise StoreError(f"unknown verdict task {kind!r}; give one of {', '.join(KINDS)}")
     annotator = require_active(db, annotator_id)
-    if annotator.role != "admin" and kind not in enabled_tasks(db):
+    if annotator.role != "admin" and kind not in (enabled_tasks(db) if open_tasks is None else open_tasks):
         raise StoreError(f"the {kind} task is not open to annotators in this project")
 
 
 _PENDING = """
 SELECT a.item_id FROM verdict_assignments a
-WHERE a.annotator_id = :annotator AND a.kind = :kind AND a.shown_order > 0
+WHERE a.annotator_id = :annotator AND a.kind = :kind AND a.shown_order >= :cursor
   AND NOT EXISTS (SELECT 1 FROM human_verdicts h WHERE h.item_id = a.item_id AND h.annotator_id = a.annotator_id)
   AND NOT EXISTS (SELECT 1 FROM verdict_skips s WHERE s.item_id = a.item_id AND s.annotator_id = a.annotator_id)
 ORDER BY a.shown_order LIMIT 1
@@ -169,104 +162,35 @@ GROUP BY s.item_id ORDER BY last LIMIT 1
 """
 
 
-def _one(db: sqlite_utils.Database, sql: str, annotator_id: int, kind: str) -> str | None:
-    row = db.execute(sql, {"annotator": annotator_id, "kind": kind}).fetchone()
+def _one(db: sqlite_utils.Database, sql: str, annotator_id: int, kind: str, cursor: int = 1) -> str | None:
+    row = db.execute(sql, {"annotator": annotator_id, "kind": kind, "cursor": cursor}).fetchone()
     return None if row is None else row[0]
 
 
-@dataclass
-class _Copies:
-    """Who has an item of a kind: verdict givers, and active holders with their assignment time."""
-
-    givers: set[int]
-    held: dict[int, str]
-
-
-def _copies(db: sqlite_utils.Database, kind: str) -> dict[str, _Copies]:
-    sample = get_settings(db).answer_sample  # a sample of answers: only its answers' items go out
-    copies = {r[0]: _Copies(set(), {}) for r in db.execute(
-        "SELECT item_id FROM verdict_items WHERE kind = ? AND (? IS NULL OR answer_id IS NULL OR answer_id IN "
-        "(SELECT answer_id FROM answer_sample_items WHERE sample = ?)) ORDER BY rowid", [kind, sample, sample])}
-    for item_id, annotator_id in db.execute(
-            "SELECT DISTINCT h.item_id, h.annotator_id FROM human_verdicts h JOIN verdict_items i ON i.item_id = h.item_id "
-            "WHERE i.kind = ?", [kind]):
-        copies[item_id].givers.add(annotator_id)
-    for item_id, annotator_id, at in db.execute(
-            "SELECT a.item_id, a.annotator_id, a.assigned_at FROM verdict_assignments a JOIN annotators n ON n.id = a.annotator_id "
-            "WHERE a.kind = ? AND a.shown_order > 0 AND n.active", [kind]):
-        copies[item_id].held[annotator_id] = at
-    return copies
+def _pending(db: sqlite_utils.Database, annotator_id: int, kind: str) -> str | None:
+    """The annotator's first unjudged, unskipped item of ``kind``, read from where their
+    unjudged items start (``verdict_handout.cursor_key``), not from their first item ever."""
+    cursor = max(1, int(state(db, cursor_key(annotator_id, kind)) or 1))
+    return _one(db, _PENDING, annotator_id, kind, cursor)
 
 
-def _mine(db: sqlite_utils.Database, annotator_id: int, kind: str) -> set[str]:
-    return {r[0] for r in db.execute(
-        "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? UNION "
-        "SELECT h.item_id FROM human_verdicts h JOIN verdict_items i ON i.item_id = h.item_id "
-        "WHERE h.annotator_id = ? AND i.kind = ?", [annotator_id, kind, annotator_id, kind])}
-
-
-def _open_items(db: sqlite_utils.Database, annotator_id: int, kind: str) -> Iterator[tuple[str, list[int]]]:
-    """Items this annotator may take, in import order, each with the lapsed holders it leaves."""
-    settings = get_settings(db)
-    cutoff = (datetime.now(UTC) - timedelta(minutes=settings.reservation_minutes)).isoformat(timespec="microseconds")
-    recent = {r[0] for r in db.execute("SELECT annotator_id FROM human_verdicts WHERE at > ? UNION "
-                                       "SELECT annotator_id FROM verdict_skips WHERE at > ?", [cutoff, cutoff])}
-    mine = _mine(db, annotator_id, kind)
-    for item_id, copy in _copies(db, kind).items():
-        if item_id in mine:
-            continue
-        if is_overlap(kind, item_id, settings.overlap):
-            if len(copy.givers | set(copy.held)) < settings.overlap_k:
-                yield item_id, []
-        elif not copy.givers and not any(a in recent or at > cutoff for a, at in copy.held.items()):
-            yield item_id, list(copy.held)
-
-
-def assign_batch(db: sqlite_utils.Database, annotator_id: int, kind: str) -> int:
-    """Hand the annotator their next batch of ``kind``; return its size (0: nothing left).
-
-    Must run inside a write transaction.
-    """
-    batch: list[str] = []
-    size = get_settings(db).batch_size
-    for item_id, lapsed in _open_items(db, annotator_id, kind):
-        for holder in lapsed:  # the item leaves the previous holder's queue
-            db.execute("UPDATE verdict_assignments SET shown_order = -shown_order WHERE item_id = ? AND annotator_id = ? "
-                       "AND shown_order > 0", [item_id, holder])
-        batch.append(item_id)
-        if len(batch) == size:
-            break
-    if not batch:
-        return 0
-    high, number = db.execute(
-        "SELECT coalesce(max(abs(shown_order)), 0), coalesce(max(batch), 0) FROM verdict_assignments "
-        "WHERE annotator_id = ? AND kind = ?", [annotator_id, kind]).fetchone()
-    at = now()
-    ordered = sorted(batch, key=lambda i: shuffle_key(annotator_id, kind, i))
-    for offset, item_id in enumerate(ordered, start=1):
-        db.execute(
-            "INSERT INTO verdict_assignments (item_id, annotator_id, kind, batch, shown_order, slot_order, assigned_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [item_id, annotator_id, kind, number + 1, high + offset,
-             slot_order(annotator_id, item_id) if kind == "pairwise" else None, at],
-        )
-    return len(batch)
-
-
-def next_card(db: sqlite_utils.Database, annotator_id: int, kind: str) -> Card | None:
+def next_card(db: sqlite_utils.Database, annotator_id: int, kind: str, *,
+              open_tasks: Collection[str] | None = None) -> Card | None:
     """The annotator's next item of ``kind``, handing out a batch if needed; None when done.
+
+    ``open_tasks`` are the tasks open to annotators (``settings.enabled_tasks``), if already read.
 
     Raises:
         StoreError: an unknown kind, a deactivated annotator, or (for an annotator) a task
             the project's admins have not opened.
     """
-    _check(db, annotator_id, kind)
-    found = _one(db, _PENDING, annotator_id, kind)
+    _check(db, annotator_id, kind, open_tasks)
+    found = _pending(db, annotator_id, kind)
     if found is None:
         with transaction(db):  # re-check under the write lock: the same person may be signed in twice
-            found = _one(db, _PENDING, annotator_id, kind)
+            found = _pending(db, annotator_id, kind)
             if found is None and assign_batch(db, annotator_id, kind):
-                found = _one(db, _PENDING, annotator_id, kind)
+                found = _pending(db, annotator_id, kind)
     if found is None:
         found = _one(db, _SKIPPED, annotator_id, kind)
     return None if found is None else _card(db, annotator_id, found)
@@ -286,9 +210,10 @@ def _card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> Card:
     kind, batch, _, order = _assignment(db, annotator_id, item_id)
     item = get_item(db, item_id)
     # A lapsed item (negated shown_order) counts in its own place only: it may still be on screen.
+    # Read through the batch's index: the ``+`` keeps SQLite from reading the OR through others.
     members = [r[0] for r in db.execute(
         "SELECT item_id FROM verdict_assignments WHERE annotator_id = ? AND kind = ? AND batch = ? "
-        "AND (shown_order > 0 OR item_id = ?) ORDER BY abs(shown_order)", [annotator_id, kind, batch, item_id])]
+        "AND (+shown_order > 0 OR +item_id = ?) ORDER BY abs(shown_order)", [annotator_id, kind, batch, item_id])]
     latest = db.execute(
         "SELECT verdict, note, at FROM current_human_verdicts WHERE item_id = ? AND annotator_id = ?",
         [item_id, annotator_id]).fetchone()
@@ -381,5 +306,5 @@ def progress(db: sqlite_utils.Database, annotator_id: int, kind: str) -> QueuePr
 
 
 __all__ = ["Card", "QueueProgress", "RUBRICS", "SLOTS", "assign_batch", "get_card", "next_card",
-           "previous_card", "progress", "record_skip", "record_verdict", "response_to_slot", "slot_order",
+           "previous_card", "progress", "record_skip", "record_verdict", "response_to_slot", "shuffle_key", "slot_order",
            "slot_to_response", "verdict_rubric_hash"]

@@ -29,6 +29,8 @@ from labeler.store.access import require_active, require_admin
 from labeler.store.connection import transaction
 from labeler.store.errors import InputError, StoreError, shown
 from labeler.store.schema import now
+from labeler.store.settings import get_settings
+from labeler.store.verdict_handout import settle
 from labeler.store.vocabulary import KINDS, ORDERS, VERDICTS, Caller, item_answer
 
 _ITEM_FIELDS = {
@@ -277,6 +279,7 @@ def record_human_verdict(
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'app')",
             [item_id, annotator_id, verdict, shown_order, str(note or ""), now(), seconds, rubric_hash],
         )
+        settle(db, item_id, get_settings(db))
     return int(cursor.lastrowid)
 
 

@@ -18,7 +18,7 @@ what an answer takes.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -59,7 +59,8 @@ class TaskAdapter(Protocol[Shown, Ident]):
     def identity(self, item: Shown) -> Ident: ...
     def mark(self, item: Shown) -> tuple[Any, str]: ...  # (own latest answer, own latest note)
     def get(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident) -> Shown: ...
-    def next(self, db: sqlite_utils.Database, annotator_id: int) -> Shown | None: ...
+    def next(self, db: sqlite_utils.Database, annotator_id: int,
+             open_tasks: Collection[str] | None) -> Shown | None: ...  # open_tasks: as read this run, if read
     def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident) -> Shown | None: ...
     def record(self, db: sqlite_utils.Database, annotator_id: int, ident: Ident, choice: Any,
                seconds: float | None, note: str) -> int: ...
@@ -83,7 +84,7 @@ class Relevance:
     def get(self, db: sqlite_utils.Database, annotator_id: int, ident: tuple[str, str]) -> Item:
         return labels.get_item(db, annotator_id, *ident, allow_lapsed=True)
 
-    def next(self, db: sqlite_utils.Database, annotator_id: int) -> Item | None:
+    def next(self, db: sqlite_utils.Database, annotator_id: int, open_tasks: Collection[str] | None) -> Item | None:
         return scheduling.next_item(db, annotator_id)
 
     def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: tuple[str, str]) -> Item | None:
@@ -116,8 +117,8 @@ class Verdicts:
     def get(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> Card:
         return queue.get_card(db, annotator_id, ident)
 
-    def next(self, db: sqlite_utils.Database, annotator_id: int) -> Card | None:
-        return queue.next_card(db, annotator_id, self.task)
+    def next(self, db: sqlite_utils.Database, annotator_id: int, open_tasks: Collection[str] | None) -> Card | None:
+        return queue.next_card(db, annotator_id, self.task, open_tasks=open_tasks)
 
     def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> Card | None:
         return queue.previous_card(db, annotator_id, ident)
@@ -149,8 +150,9 @@ class Support:
     def get(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> SupportCard:
         return support.support_card(db, annotator_id, ident)
 
-    def next(self, db: sqlite_utils.Database, annotator_id: int) -> SupportCard | None:
-        return support.next_support_card(db, annotator_id)
+    def next(self, db: sqlite_utils.Database, annotator_id: int,
+             open_tasks: Collection[str] | None) -> SupportCard | None:
+        return support.next_support_card(db, annotator_id, open_tasks=open_tasks)
 
     def previous(self, db: sqlite_utils.Database, annotator_id: int, ident: str) -> SupportCard | None:
         return support.previous_support_card(db, annotator_id, ident)
@@ -207,7 +209,7 @@ class Flow(Generic[Shown, Ident]):
             except StoreError:
                 item = None  # unassigned meanwhile (e.g. by an admin): move on
         if item is None:
-            item = self.adapter.next(db, annotator_id)
+            item = self.adapter.next(db, annotator_id, session.get(state.OPEN_TASKS))
         if item is None:
             self._forget(session)
             return None

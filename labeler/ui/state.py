@@ -21,7 +21,7 @@ from labeler.store import StoreBusy, StoreError, access, labels, sessions
 from labeler.store.corpus import database_file
 from labeler.store.errors import StoreReadOnly
 from labeler.store.holds import release_holds
-from labeler.store.settings import get_settings
+from labeler.store.settings import enabled_tasks, get_settings
 from labeler.store.vocabulary import TASKS, Annotator
 
 #: Environment variable holding the project database path (set by ``goldpool serve``).
@@ -55,6 +55,7 @@ ADD_SUBMIT = "gp_add_annotator"  # widget: add them
 PROJECT = "gp_project"  # (clock, work size, work labelled, own labels then, sample or None): the project figure
 KEYS_HANDLED = "gp_keys_handled"  # how many item keys (grade, verdict, back, skip) this session handled
 REFUSED = "gp_refused"  # set when an action was refused because this sign-in had ended elsewhere
+OPEN_TASKS = "gp_open_tasks"  # the tasks open to annotators, read once per run (read_open_tasks)
 
 #: Seconds between two full counts of the project's labelled pool entries for one session.
 PROJECT_REFRESH = 30.0
@@ -348,16 +349,30 @@ def keep_after_new_token(session: Session, db: sqlite_utils.Database, user: Anno
     session[SESSION_SECRET] = secret
 
 
+def read_open_tasks(session: Session, db: sqlite_utils.Database) -> tuple[str, ...]:
+    """Read the tasks open to annotators for this run and keep them in the session, where the
+    page and the item it fetches find them (:func:`open_tasks`). The app calls it once at the
+    start of every signed-in run, so one run reads them once, and no run sees another's."""
+    session[OPEN_TASKS] = enabled_tasks(db)
+    return session[OPEN_TASKS]
+
+
+def open_tasks(session: Session, db: sqlite_utils.Database) -> tuple[str, ...]:
+    """The tasks open to annotators: as read for this run (:func:`read_open_tasks`), or read
+    now when this run has not read them."""
+    kept = session.get(OPEN_TASKS)
+    return enabled_tasks(db) if kept is None else kept
+
+
 def project_counts(
     session: Session, db: sqlite_utils.Database, own_done: int, clock: Clock = time.monotonic
 ) -> tuple[int, int]:
     """(pool entries, pool entries labelled by anyone) for the progress line.
 
-    Counting every label takes tens of milliseconds on a large project, too slow for every
-    key press and for every one of a team signing in at once: the count is taken at most every
-    ``PROJECT_REFRESH`` seconds per served project (every session of the process shares it),
-    and in between the annotator's own new labels are added to it (a second copy of an
-    overlap item counts once more until the next count).
+    The figures are read at most every ``PROJECT_REFRESH`` seconds per served project (every
+    session of the process shares them; counting a designed sample's labels reads the whole
+    sample), and in between the annotator's own new labels are added to them (a second copy
+    of an overlap item counts once more until the next count).
     """
     cached = session.get(PROJECT)
     if cached is None or clock() - cached[0] > PROJECT_REFRESH or own_done < cached[3]:

@@ -33,6 +33,7 @@ from labeler.store.migrations import (
     m19_answer_batches,
     m20_nuggets,
     m21_judge_settings,
+    m22_labelling_indexes,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -58,6 +59,7 @@ MIGRATIONS: list[str] = [
     m19_answer_batches.SQL,
     m20_nuggets.SQL,
     m21_judge_settings.SQL,
+    m22_labelling_indexes.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

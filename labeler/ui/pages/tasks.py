@@ -10,7 +10,7 @@ import sqlite_utils
 import streamlit as st
 
 from labeler.store import StoreError, labels
-from labeler.store.settings import enabled_tasks, get_settings
+from labeler.store.settings import get_settings
 from labeler.store.vocabulary import TASKS, Annotator
 from labeler.ui import state
 from labeler.ui.pages import admin_only
@@ -27,7 +27,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     chosen = get_settings(db).tasks
     st.caption("Annotators see only the pages of the tasks chosen here; the sidebar lists them. "
                + ("Nothing chosen yet: every task the project has items for is open." if chosen is None else ""))
-    picked = st.multiselect("Task pages annotators see", TASKS, default=list(enabled_tasks(db)), key=state.TASKS_INPUT)
+    picked = st.multiselect("Task pages annotators see", TASKS, default=list(state.open_tasks(st.session_state, db)), key=state.TASKS_INPUT)
     if st.button("Save", key=state.TASKS_SAVE, type="primary"):
         try:
             saved = labels.set_settings(db, {"tasks": picked}, caller=user)

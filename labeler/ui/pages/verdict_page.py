@@ -26,7 +26,6 @@ import sqlite_utils
 import streamlit as st
 
 from labeler.store import verdict_queue as queue
-from labeler.store.settings import enabled_tasks
 from labeler.store.verdict_queue import Card
 from labeler.store.vocabulary import Annotator
 from labeler.ui import state
@@ -159,7 +158,7 @@ def render_task(db: sqlite_utils.Database, user: Annotator, task: str, title: st
     """Draw the annotator's current item of ``task`` with ``draw`` (which calls :func:`item_frame`
     once), the keys beside it and the rubric (``rubric``, else the task's in
     ``verdict_queue.RUBRICS``), or a thank-you."""
-    if user.role != "admin" and task not in enabled_tasks(db):
+    if user.role != "admin" and task not in state.open_tasks(st.session_state, db):
         st.info(f"The {title.lower()} task is not open in this project.")
         return
     flow, session = FLOWS[task], st.session_state
