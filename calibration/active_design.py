@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration import CalibrationError
+from calibration.judge_assisted import capped_probabilities
 
 #: ``P(people grade | judge grade)`` without a pilot: rows judge grade 0-3, columns people's.
 PRIOR = np.array([
@@ -117,35 +117,14 @@ def sensitivity(query: NDArray[np.int_], judge_grade: NDArray[np.int_], best_ran
 
 def active_probabilities(score: NDArray[np.float64], budget: float, *, floor: float = FLOOR) -> NDArray[np.float64]:
     """Inclusion probabilities ``min(1, max(floor · budget / N, c · score))`` with ``c`` such
-    that they sum to ``budget`` (expected judgments); ``budget >= N`` gives every entry 1.
+    that they sum to ``budget`` (expected judgments); ``budget >= N`` gives every entry 1
+    (:func:`calibration.judge_assisted.capped_probabilities`, the stratified design's solver).
 
     >>> p = active_probabilities(np.array([4.0, 2.0, 1.0, 0.0]), 2.0)
     >>> round(float(p.sum()), 6), bool(p[0] > p[1] > p[2] > p[3] > 0)
     (2.0, True)
     """
-    score = np.asarray(score, dtype=np.float64)
-    n = len(score)
-    if n == 0:
-        raise CalibrationError("the pool is empty: nothing to sample")
-    if budget <= 0:
-        raise CalibrationError(f"budget {budget}: give a positive number of judgments")
-    if budget >= n:
-        return np.ones(n)
-    low = floor * budget / n
-    if not (score > 0).any():
-        return np.full(n, budget / n)
-
-    def total(c: float) -> float:
-        return float(np.clip(np.maximum(low, c * score), 0.0, 1.0).sum())
-
-    lo, hi = 0.0, 1.0
-    while total(hi) < budget and hi < 1e15:
-        hi *= 2
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if total(mid) < budget else (lo, mid)
-    p = np.clip(np.maximum(low, hi * score), 0.0, 1.0)
-    return np.minimum(1.0, p * budget / p.sum()) if abs(p.sum() - budget) > 1e-6 else p
+    return capped_probabilities(score, budget, floor=floor)
 
 
 def neyman_score(s: Sensitivity) -> NDArray[np.float64]:

@@ -111,17 +111,30 @@ def stratified_probabilities(
     (2.0, True, True)
     """
     rank = np.asarray(best_rank)
-    n = len(rank)
+    score = best_discount(rank, depth)
+    if judge_grade is not None:
+        g = np.asarray(judge_grade)
+        score = score * np.where(np.isin(g, _UNSURE), 1.0, _SURE)
+    return capped_probabilities(score, budget, floor=floor)
+
+
+def capped_probabilities(score: NDArray[np.float64], budget: float, *, floor: float = FLOOR) -> NDArray[np.float64]:
+    """Inclusion probabilities ``min(1, max(floor · budget / N, c · score))``, ``c`` found by
+    bisection so that they sum to ``budget`` (expected judgments); ``budget >= N`` gives every
+    entry 1, and scores all 0 give every entry ``budget / N``.
+
+    >>> p = capped_probabilities(np.array([4.0, 2.0, 1.0, 0.0]), 2.0)
+    >>> round(float(p.sum()), 6), bool(p[0] > p[1] > p[2] > p[3] > 0)
+    (2.0, True)
+    """
+    score = np.asarray(score, dtype=np.float64)
+    n = len(score)
     if n == 0:
         raise CalibrationError("the pool is empty: nothing to sample")
     if budget <= 0:
         raise CalibrationError(f"budget {budget}: give a positive number of judgments")
     if budget >= n:
         return np.ones(n)
-    score = best_discount(rank, depth)
-    if judge_grade is not None:
-        g = np.asarray(judge_grade)
-        score = score * np.where(np.isin(g, _UNSURE), 1.0, _SURE)
     low = floor * budget / n
     if not (score > 0).any():
         return np.full(n, budget / n)
@@ -130,10 +143,8 @@ def stratified_probabilities(
         return float(np.clip(np.maximum(low, c * score), 0.0, 1.0).sum())
 
     lo, hi = 0.0, 1.0
-    while total(hi) < budget:
+    while total(hi) < budget and hi < 1e15:
         hi *= 2
-        if hi > 1e12:
-            break
     for _ in range(100):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if total(mid) < budget else (lo, mid)
