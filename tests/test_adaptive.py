@@ -100,6 +100,10 @@ def test_the_stopping_rule_stops_offering_a_query(project: Project) -> None:
     # q1 has candidates left, but the rule said stop: the next batch is from q2.
     assert {d.split("-")[0] for d in _batch(db, project.annotator_id)} == {"q2"}
     assert adaptive.stop_line(now_status["q1"]).endswith("; stop")
+    # Only the labelled queries (what the Progress page and stop-status show): the same estimates.
+    labelled = adaptive.query_status(db, caller=OWNER, labelled_only=True)
+    assert [s.query_id for s in labelled] == ["q1"] and len(now_status) > 1
+    assert labelled[0] == now_status["q1"]
 
 
 def test_status_needs_the_admin(project: Project) -> None:

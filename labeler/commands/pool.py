@@ -268,7 +268,7 @@ def _stop_lines(store: Any) -> list[str]:
     """``q17: ~90% of relevant found [82, 96]; stop`` for every query with labels."""
     from labeler.retrieval.adaptive import query_status, stop_line  # lazy: start-up
 
-    return [stop_line(s) for s in query_status(store, caller=OWNER) if s.estimate.judged]
+    return [stop_line(s) for s in query_status(store, caller=OWNER, labelled_only=True) if s.estimate.judged]
 
 
 COMMANDS: list[click.Command] = [init, import_corpus, import_queries, import_run, remove_run, build_pool, export_pool, stats]

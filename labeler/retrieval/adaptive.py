@@ -308,8 +308,11 @@ class QueryStatus:
     stopping: bool
 
 
-def query_status(db: sqlite_utils.Database, *, caller: Caller) -> list[QueryStatus]:
-    """The stopping rule's estimate for every pooled query, in import order (admin only).
+def query_status(db: sqlite_utils.Database, *, caller: Caller, labelled_only: bool = False) -> list[QueryStatus]:
+    """The stopping rule's estimate for every pooled query, in import order (admin only);
+    with ``labelled_only``, for the queries with a label only (a query without one has no
+    estimate, and its candidate lists are not read: on a big project most queries may have
+    none yet).
 
     With no ``stop_recall`` set, the estimate uses the default target (0.8) and the
     project's ``stop_confidence`` and ``stop_rule``, and decides nothing. The interval is
@@ -321,6 +324,8 @@ def query_status(db: sqlite_utils.Database, *, caller: Caller) -> list[QueryStat
     out = []
     for query_id in store.candidate_queries(db):
         labels = store.labels(db, query_id)
+        if labelled_only and not labels:
+            continue
         cands = load_candidates(db, query_id, with_texts=settings.strategy == "active" and bool(labels))
         urn = store.check_urn(db, query_id) if settings.stop_rule == "sample" else None
         order = store.judged_order(db, query_id) if settings.stop_rule == "knee" else ()

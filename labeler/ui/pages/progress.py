@@ -67,7 +67,7 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
 def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
     """Per query with labels: the stopping rule's share of relevant chunks found, and its call."""
     st.subheader("Relevant found")
-    statuses = [s for s in query_status(db, caller=user) if s.estimate.judged]
+    statuses = [s for s in query_status(db, caller=user, labelled_only=True) if s.estimate.judged]
     if not statuses:
         st.info("No query has labels yet.")
         return
