@@ -46,39 +46,12 @@ from labeler.generation.answers import import_answers  # noqa: E402
 from labeler.store import connect, init_db  # noqa: E402
 from labeler.store import access, labels  # noqa: E402
 from labeler.store.access import OWNER  # noqa: E402
+# The browser's flags, the keydown clock and the wait for the next item: labelling_scale's (bench/ is the script's folder).
+from labelling_scale import CHROMIUM_ARGS, KEY_CLOCK, WAIT_NEXT  # noqa: E402
 
 FILLER = "The delta spreads over a wide plain where the water slows and drops its silt. "
 SYSTEM = "bench-system"
 KEYS = ("1", "0", "x")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-
-# Runs before any script of the page, so it sees every keydown before the key guard takes it.
-KEY_CLOCK = "window.addEventListener('keydown', () => { window.__gpKeyAt = performance.now(); }, true);"
-
-# Resolves once the item element differs from ``before`` and the progress line counts
-# ``done`` (a frame later: the frame that paints it), then once the app's run is over.
-# Kept on the page (evaluating a promise would wait for it); gives up after a minute.
-WAIT_NEXT = """([before, done]) => { window.__gpNext = new Promise((resolve) => {
-  setTimeout(() => resolve(null), 60000);
-  const app = () => document.querySelector('[data-testid="stApp"]');
-  const item = () => { const e = document.querySelector('.gp-answer'); return e ? e.innerHTML : null; };
-  const counted = () => Array.from(document.querySelectorAll('[data-testid="stProgress"]'))
-      .some((p) => (p.parentElement.textContent || '').includes('judged ' + done + ' of'));
-  let drawn = null;
-  const check = () => {
-    if (drawn === null && item() !== null && item() !== before && counted()) {
-      drawn = -1;
-      requestAnimationFrame(() => { drawn = performance.now(); check(); });
-    }
-    if (drawn > 0 && app().getAttribute('data-test-script-state') === 'notRunning') {
-      observer.disconnect();
-      resolve([drawn - window.__gpKeyAt, performance.now() - window.__gpKeyAt]);
-    }
-  };
-  const observer = new MutationObserver(check);
-  observer.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
-}); }"""
 
 
 def build(path: Path, n_answers: int) -> str:
@@ -163,7 +136,7 @@ def measure(url: str, token: str, presses: int) -> tuple[list[float], list[float
                 expect(app).to_have_attribute("data-test-script-state", "notRunning")
                 expect(page.locator(".gp-answer")).to_have_count(1)
                 before = page.locator(".gp-answer").inner_html()
-                page.evaluate(WAIT_NEXT, [before, n + 1])
+                page.evaluate(WAIT_NEXT, ['.gp-answer', before, f'judged {n + 1} of'])
                 page.keyboard.press(KEYS[n % len(KEYS)])
                 times = page.evaluate("window.__gpNext")
                 if times is None:
