@@ -134,23 +134,24 @@ def _current_by_item(db: sqlite_utils.Database) -> dict[tuple[str, str], list[tu
 
 
 def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressReport:
-    """Progress per annotator (done, assigned, labels/hour, median seconds), per query and per task."""
+    """Progress per annotator (done, assigned, labels/hour, median seconds), per query and per task.
+
+    Its counts are the ones the store keeps as it writes (migration ``m23_progress_counts``), so
+    the report costs the same on a project of any size.
+    """
     require_admin(db, caller)
     # Done counts every current label, imported ones included (an import assigns nothing).
     assigned_to = dict(db.execute("SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id"))
     by_task = _labelled_by(db)
     done_by = by_task["relevance"]
-    label_seconds: dict[int, list[float]] = defaultdict(list)
-    for annotator_id, seconds in db.execute("SELECT annotator_id, seconds FROM judgments WHERE seconds IS NOT NULL"):
-        label_seconds[annotator_id].append(seconds)
     skip_seconds = dict(
         db.execute("SELECT annotator_id, sum(seconds) FROM skips WHERE seconds IS NOT NULL GROUP BY annotator_id")
     )
     people = []
     for annotator_id, name, role, active in db.execute("SELECT id, name, role, active FROM annotators ORDER BY id"):
         assigned, done = assigned_to.get(annotator_id, 0), done_by.get(annotator_id, 0)
-        timed = label_seconds.get(annotator_id, [])
-        on_screen = sum(timed) + (skip_seconds.get(annotator_id) or 0.0)
+        n_timed, timed_seconds, median = _timed(db, annotator_id)
+        on_screen = timed_seconds + (skip_seconds.get(annotator_id) or 0.0)
         people.append(
             AnnotatorProgress(
                 annotator_id,
@@ -159,29 +160,34 @@ def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressRep
                 bool(active),
                 done,
                 assigned,
-                3600 * len(timed) / on_screen if timed and on_screen > 0 else None,
-                statistics.median(timed) if timed else None,
+                3600 * n_timed / on_screen if n_timed and on_screen > 0 else None,
+                median,
             )
         )
     return ProgressReport(tuple(people), tuple(_query_progress(db)), _task_progress(db, by_task))
 
 
-# Per task: (item, annotator) of every current label or verdict, imported ones included.
-_LABELLED = {
-    "relevance": "SELECT query_id || char(0) || doc_id AS item, annotator_id FROM current_judgments",
-    **{kind: "SELECT h.item_id AS item, h.annotator_id FROM current_human_verdicts h "
-             f"JOIN verdict_items i ON i.item_id = h.item_id WHERE i.kind = '{kind}'" for kind in KINDS},
-}
-_ITEMS = {"relevance": "SELECT count(*) FROM pool",
-          **{kind: f"SELECT count(*) FROM verdict_items WHERE kind = '{kind}'" for kind in KINDS}}
+_TIMED = "FROM judgments INDEXED BY judgments_timed WHERE annotator_id = ? AND seconds IS NOT NULL"
+
+
+def _timed(db: sqlite_utils.Database, annotator_id: int) -> tuple[int, float, float | None]:
+    """A person's timed label rows: how many, their seconds in all, and the median (None when none),
+    read from the index of timed labels (the middle one or two rows, not every row)."""
+    n, total = db.execute(f"SELECT count(*), coalesce(sum(seconds), 0.0) {_TIMED}", [annotator_id]).fetchone()
+    if not n:
+        return 0, 0.0, None
+    middle = [r[0] for r in db.execute(
+        f"SELECT seconds {_TIMED} ORDER BY seconds LIMIT ? OFFSET ?", [annotator_id, 2 - n % 2, (n - 1) // 2]
+    )]
+    return n, float(total), statistics.fmean(middle)
 
 
 def _labelled_by(db: sqlite_utils.Database) -> dict[str, dict[int, int]]:
     """Task -> annotator id -> items that person has labelled (app and imports alike)."""
-    out: dict[str, dict[int, int]] = {}
-    for task in TASKS:
-        sql = f"SELECT annotator_id, count(*) FROM ({_LABELLED[task]}) GROUP BY annotator_id"
-        out[task] = dict(db.execute(sql).fetchall())
+    out: dict[str, dict[int, int]] = {task: {} for task in TASKS}
+    for task, annotator_id, n in db.execute("SELECT task, annotator_id, n FROM label_counts"):
+        if task in out:
+            out[task][annotator_id] = n
     return out
 
 
@@ -200,17 +206,22 @@ def task_progress(db: sqlite_utils.Database, *, caller: Caller) -> tuple[TaskPro
     return _task_progress(db, _labelled_by(db))
 
 
+_ITEMS = {"relevance": "SELECT n FROM work_counts WHERE name = 'pool'",
+          **{kind: f"SELECT count(*) FROM verdict_items WHERE kind = '{kind}'" for kind in KINDS}}
+
+
 def _task_progress(db: sqlite_utils.Database, by_task: dict[str, dict[int, int]]) -> tuple[TaskProgress, ...]:
     k = get_settings(db).overlap_k
     names = db.execute("SELECT id, name FROM annotators ORDER BY id").fetchall()
     out = []
     for task in TASKS:
         labelled, overlap = db.execute(
-            f"SELECT count(*), coalesce(sum(n >= ?), 0) FROM (SELECT count(*) AS n FROM ({_LABELLED[task]}) GROUP BY item)", [k]
+            "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN people >= ? THEN n END), 0) "
+            "FROM overlap_counts WHERE task = ? AND people > 0", [k, task]
         ).fetchone()
-        items = db.execute(_ITEMS[task]).fetchone()[0]
+        row = db.execute(_ITEMS[task]).fetchone()
         per = tuple((name, by_task[task].get(i, 0)) for i, name in names)
-        out.append(TaskProgress(task, items, labelled, overlap, k, per))
+        out.append(TaskProgress(task, row[0] if row else 0, labelled, overlap, k, per))
     return tuple(out)
 
 
@@ -220,12 +231,11 @@ def _query_progress(db: sqlite_utils.Database) -> Iterator[QueryProgress]:
             "SELECT query_id, count(DISTINCT doc_id) FROM assignments WHERE shown_order > 0 GROUP BY query_id"
         )
     )
-    done = dict(db.execute("SELECT query_id, count(DISTINCT doc_id) FROM judgments GROUP BY query_id"))
-    for query_id, size in db.execute(
-        "SELECT p.query_id, count(*) FROM pool p JOIN queries q ON q.query_id = p.query_id "
-        "GROUP BY p.query_id ORDER BY min(q.rowid)"
+    for query_id, done, size in db.execute(
+        "SELECT c.query_id, c.labelled, c.pool FROM query_counts c JOIN queries q ON q.query_id = c.query_id "
+        "WHERE c.pool > 0 ORDER BY q.rowid"
     ):
-        yield QueryProgress(query_id, done.get(query_id, 0), assigned.get(query_id, 0), size)
+        yield QueryProgress(query_id, done, assigned.get(query_id, 0), size)
 
 
 def overlap_labels(db: sqlite_utils.Database, *, caller: Caller) -> list[OverlapLabel]:

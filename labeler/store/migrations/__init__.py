@@ -34,6 +34,7 @@ from labeler.store.migrations import (
     m20_nuggets,
     m21_judge_settings,
     m22_labelling_indexes,
+    m23_progress_counts,
 )
 
 # Append new migrations (one module each); never edit or reorder a released one.
@@ -60,6 +61,7 @@ MIGRATIONS: list[str] = [
     m20_nuggets.SQL,
     m21_judge_settings.SQL,
     m22_labelling_indexes.SQL,
+    m23_progress_counts.SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

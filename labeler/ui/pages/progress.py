@@ -4,6 +4,10 @@ The agreement table renders the calibration report (``calibration.project_report
 ``goldpool calibrate`` prints): raw agreement beside quadratic-weighted kappa (raw agreement
 alone hides chance) on the items two annotators both labelled, every pair pooled and then
 pair by pair, each with its 95% interval and n. Intervals resample queries, not single items.
+
+The tables of annotators, tasks and queries read counts the store keeps as it writes; the two
+sections that read every label are drawn on request once a project has more than
+``ON_REQUEST`` relevance labels.
 """
 
 from __future__ import annotations
@@ -31,6 +35,11 @@ UNDEFINED = "undefined (one grade only)"
 #: What a table shows for a figure that does not exist yet (no label, no time measured).
 MISSING = "—"
 
+#: Above this many relevance labels, the sections that read every label (the relevant found per
+#: query, the agreement on the overlap) are computed when the admin asks, not on every visit:
+#: the tables above them come from counts the store keeps and cost the same at any size.
+ON_REQUEST = 20_000
+
 
 def _figure(value: float | None) -> str:
     # Text throughout: a column mixing numbers and "—" cannot be shown as a table.
@@ -54,8 +63,21 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
     )
     st.subheader("Queries")
     st.dataframe(_query_table(report), hide_index=True)
-    _relevant_found(db, user)
+    relevance = next(t for t in report.tasks if t.task == "relevance")
+    n_labels = sum(n for _, n in relevance.per_annotator)
+    _on_request(db, user, large=n_labels > ON_REQUEST)
+
+
+@st.fragment
+def _on_request(db: sqlite_utils.Database, user: Annotator, *, large: bool) -> None:
+    """The sections that read every relevance label: drawn at once on a small project, on request
+    on a large one (a toggle each; toggling reruns this fragment only)."""
+    st.subheader("Relevant found")
+    if not large or st.toggle("Estimate the relevant found per labelled query", key="progress_relevant_found"):
+        _relevant_found(db, user)
     st.subheader("Agreement on the overlap")
+    if large and not st.toggle("Compute the agreement on the overlap", key="progress_agreement"):
+        return
     try:
         report = project_report(labels.latest_judgments(db, caller=user), grades=tuple(GRADES))
     except CalibrationError as exc:
@@ -66,7 +88,6 @@ def render(db: sqlite_utils.Database, user: Annotator) -> None:
 
 def _relevant_found(db: sqlite_utils.Database, user: Annotator) -> None:
     """Per query with labels: the stopping rule's share of relevant chunks found, and its call."""
-    st.subheader("Relevant found")
     statuses = [s for s in query_status(db, caller=user, labelled_only=True) if s.estimate.judged]
     if not statuses:
         st.info("No query has labels yet.")
