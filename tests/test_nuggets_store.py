@@ -14,11 +14,13 @@ from click.testing import CliRunner
 from nugget_fixtures import PEOPLE, build, run, support_records, write_jsonl
 
 from labeler.cli import cli
-from labeler.store import StoreError, connect
+from labeler.store import StoreError, connect, labels
 from labeler.store import nugget_proposals as proposals
 from labeler.store import nugget_support as support
 from labeler.store import nuggets as store
 from labeler.store.access import add_annotator
+from labeler.store.assign import is_overlap, shuffle_key
+from labeler.store.settings import get_settings
 from labeler.store.vocabulary import OWNER, nugget_item
 
 
@@ -244,3 +246,73 @@ def test_exports_carry_the_nuggets_and_the_support_labels(db_path: str, tmp_path
     (tmp_path / "back.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert f"0 verdicts added for annotator 'ann', {len(PEOPLE)} unchanged" in run(
         "import-verdicts", db_path, tmp_path / "back.jsonl", "--annotator", "ann")
+
+
+# The hand-out rule as it reads on the whole project (every open answer, sorted), the reference
+# the question-by-question hand-out must agree with.
+def _reference_next_answer(db, annotator_id: int) -> str | None:
+    settings = get_settings(db)
+    copies: dict[str, set[int]] = {}
+    for answer_id, who in db.conn.execute(
+            "SELECT DISTINCT i.answer_id, a.annotator_id FROM verdict_assignments a "
+            "JOIN nugget_items i ON i.item_id = a.item_id JOIN annotators n ON n.id = a.annotator_id "
+            "WHERE a.kind = 'nuggets' AND (n.active OR EXISTS (SELECT 1 FROM human_verdicts h "
+            "WHERE h.item_id = a.item_id AND h.annotator_id = a.annotator_id)) "
+            "UNION SELECT i.answer_id, h.annotator_id FROM human_verdicts h JOIN nugget_items i ON i.item_id = h.item_id"):
+        copies.setdefault(answer_id, set()).add(who)
+    found = []
+    for answer_id, query_id in db.conn.execute("SELECT DISTINCT i.answer_id, a.query_id FROM nugget_items i "
+                                               "JOIN answers a ON a.answer_id = i.answer_id"):
+        held = copies.get(answer_id, set())
+        wanted = settings.overlap_k if is_overlap("nuggets", answer_id, settings.overlap) else 1
+        if annotator_id not in held and len(held) < wanted:
+            found.append((query_id, answer_id))
+    found.sort(key=lambda qa: (shuffle_key(annotator_id, "nuggets", qa[0]), shuffle_key(annotator_id, qa[0], qa[1])))
+    last = db.conn.execute(
+        "SELECT a.query_id FROM verdict_assignments v JOIN nugget_items i ON i.item_id = v.item_id "
+        "JOIN answers a ON a.answer_id = i.answer_id WHERE v.annotator_id = ? AND v.kind = 'nuggets' "
+        "ORDER BY abs(v.shown_order) DESC LIMIT 1", [annotator_id]).fetchone()
+    same = [qa for qa in found if last is not None and qa[0] == last[0]]
+    return (same or found)[0][1] if found else None
+
+
+@pytest.mark.parametrize("overlap", [0.0, 0.5])
+def test_the_hand_out_read_question_by_question_gives_what_the_whole_listing_gives(tmp_path: Path, overlap: float) -> None:
+    questions = [f"s{n}" for n in range(12)]
+    run("init", tmp_path / "p.db")
+    path = tmp_path / "p.db"
+    run("import-queries", path, write_jsonl(tmp_path / "q.jsonl", [{"query_id": q, "text": f"Question {q}"} for q in questions]))
+    run("import-nuggets", path, write_jsonl(tmp_path / "n.jsonl", [
+        {"query_id": q, "text": f"Fact {k} of {q}", "importance": "vital"} for q in questions[:10] for k in (1, 2)]))
+    for system in ("x", "y", "z"):
+        run("import-answers", path, write_jsonl(tmp_path / f"{system}.jsonl", [
+            {"answer_id": f"{system}-{q}", "query_id": q, "response": "" if (system, q) == ("z", "s3") else f"{system} on {q}"}
+            for q in questions]), "--system", system)
+    db = connect(path)
+    labels.set_settings(db, {"overlap": overlap, "overlap_k": 2}, caller=OWNER)
+    people = [add_annotator(db, name, role="admin")[0].id for name in ("ann", "ben", "cat")]
+    handed = 0
+    for turn in range(200):
+        who = people[turn % len(people)]
+        if turn == 40:  # new answers, to questions people have passed: each stays in their question first
+            run("import-answers", path, write_jsonl(tmp_path / "w.jsonl", [
+                {"answer_id": f"w-{q}", "query_id": q, "response": f"w on {q}"} for q in questions]), "--system", "w")
+        if turn == 90:  # a holder leaves: their unjudged copies are free again
+            db.conn.execute("UPDATE annotators SET active = 0 WHERE id = ?", [people[2]])
+            db.conn.commit()
+            people = people[:2]
+            continue
+        expected = _reference_next_answer(db, who) if support._one(db, support._PENDING, who) is None else None
+        card = support.next_support_card(db, who)
+        if card is None:
+            assert expected is None
+            continue
+        answer = db.conn.execute("SELECT answer_id FROM nugget_items WHERE item_id = ?", [card.item_id]).fetchone()[0]
+        if expected is not None:
+            assert answer == expected, turn
+            handed += 1
+        if turn % 7 == 3:
+            support.skip_support(db, who, card.item_id)
+        else:
+            support.record_support(db, who, card.item_id, "support")
+    assert handed >= 20

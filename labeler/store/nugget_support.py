@@ -246,47 +246,81 @@ def _check(db: sqlite_utils.Database, annotator_id: int, open_tasks: Collection[
         raise StoreError(f"the {TASK} task is not open to annotators in this project")
 
 
-def _open_answers(db: sqlite_utils.Database, annotator_id: int) -> list[tuple[str, str]]:
-    """(query_id, answer_id) of the answers this annotator may take, in their shuffled order."""
+# Per question: its answers with an item of an active nugget, and who holds or has judged each
+# (a deactivated holder's copy is free again unless they judged it).
+_ANSWERS_OF = """
+SELECT DISTINCT i.answer_id FROM answers q JOIN nugget_items i ON i.answer_id = q.answer_id
+JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions WHERE nugget_id = i.nugget_id)
+WHERE q.query_id = ? AND r.status = 'active'
+"""
+_HOLDERS_OF = """
+SELECT i.answer_id, a.annotator_id FROM answers q JOIN nugget_items i ON i.answer_id = q.answer_id
+JOIN verdict_assignments a ON a.item_id = i.item_id JOIN annotators n ON n.id = a.annotator_id
+WHERE q.query_id = ? AND a.kind = 'nuggets' AND (n.active OR EXISTS (SELECT 1 FROM human_verdicts h
+      WHERE h.item_id = a.item_id AND h.annotator_id = a.annotator_id))
+UNION SELECT i.answer_id, h.annotator_id FROM answers q JOIN nugget_items i ON i.answer_id = q.answer_id
+JOIN human_verdicts h ON h.item_id = i.item_id WHERE q.query_id = ?
+"""
+
+
+def _open_answers(db: sqlite_utils.Database, annotator_id: int, query_id: str) -> list[str]:
+    """The answers to one question this annotator may take, in their shuffled order: an answer
+    with an item of an active nugget, not theirs yet, held or judged by fewer people than it
+    needs (``overlap_k`` for an overlap answer, else one)."""
     settings = get_settings(db)
     copies: dict[str, set[int]] = {}
-    for answer_id, who in db.conn.execute(
-            "SELECT DISTINCT i.answer_id, a.annotator_id FROM verdict_assignments a "
-            "JOIN nugget_items i ON i.item_id = a.item_id JOIN annotators n ON n.id = a.annotator_id "
-            "WHERE a.kind = 'nuggets' AND (n.active OR EXISTS (SELECT 1 FROM human_verdicts h "
-            "WHERE h.item_id = a.item_id AND h.annotator_id = a.annotator_id)) "
-            "UNION SELECT i.answer_id, h.annotator_id FROM human_verdicts h JOIN nugget_items i ON i.item_id = h.item_id"):
+    for answer_id, who in db.conn.execute(_HOLDERS_OF, [query_id, query_id]):
         copies.setdefault(answer_id, set()).add(who)
     found = []
-    for answer_id, query_id in db.conn.execute("SELECT DISTINCT i.answer_id, a.query_id FROM nugget_items i "
-                                               "JOIN answers a ON a.answer_id = i.answer_id"):
+    for (answer_id,) in db.conn.execute(_ANSWERS_OF, [query_id]):
         held = copies.get(answer_id, set())
         wanted = settings.overlap_k if is_overlap(TASK, answer_id, settings.overlap) else 1
         if annotator_id not in held and len(held) < wanted:
-            found.append((query_id, answer_id))
-    return sorted(found, key=lambda qa: (shuffle_key(annotator_id, TASK, qa[0]), shuffle_key(annotator_id, qa[0], qa[1])))
+            found.append(answer_id)
+    return sorted(found, key=lambda answer_id: shuffle_key(annotator_id, query_id, answer_id))
+
+
+def _shown_high(db: sqlite_utils.Database, annotator_id: int) -> tuple[int, str | None]:
+    """The annotator's highest ``abs(shown_order)`` among their support items, and that item's
+    id: two probes of the queue index (its top and its bottom), not a read of their work."""
+    where = "FROM verdict_assignments WHERE annotator_id = ? AND kind = 'nuggets'"
+    top = db.conn.execute(f"SELECT shown_order, item_id {where} ORDER BY shown_order DESC LIMIT 1", [annotator_id]).fetchone()
+    bottom = db.conn.execute(f"SELECT shown_order, item_id {where} ORDER BY shown_order LIMIT 1", [annotator_id]).fetchone()
+    if top is None:
+        return 0, None
+    return max((abs(top[0]), top[1]), (abs(bottom[0]), bottom[1]))
 
 
 def _hand_out(db: sqlite_utils.Database, annotator_id: int) -> int:
     """Give the annotator their next answer's items (inside a write transaction): of the question
-    of their last answer while it has some left, else of their next question. Returns the items."""
-    add_support_items(db)
-    open_answers = _open_answers(db, annotator_id)
-    if not open_answers:
+    of their last answer while it has some left, else of their next question in their shuffled
+    order of the questions with nuggets. Reads question by question, until one has an answer
+    left for them, so a hand-out costs the size of a question, not of the project. Returns the
+    items handed out."""
+    high, last_item = _shown_high(db, annotator_id)
+    last = None if last_item is None else db.conn.execute(
+        "SELECT a.query_id FROM nugget_items i JOIN answers a ON a.answer_id = i.answer_id WHERE i.item_id = ?",
+        [last_item]).fetchone()
+    questions = sorted((r[0] for r in db.conn.execute("SELECT DISTINCT query_id FROM nuggets")),
+                       key=lambda query_id: shuffle_key(annotator_id, TASK, query_id))
+    if last is not None:
+        questions.insert(0, last[0])
+    answer_id = None
+    for query_id in questions:
+        add_support_items(db, [query_id])  # the question's items, should a write have left some unmade
+        open_answers = _open_answers(db, annotator_id, query_id)
+        if open_answers:
+            answer_id = open_answers[0]
+            break
+    if answer_id is None:
         return 0
-    last = db.conn.execute(
-        "SELECT a.query_id FROM verdict_assignments v JOIN nugget_items i ON i.item_id = v.item_id "
-        "JOIN answers a ON a.answer_id = i.answer_id WHERE v.annotator_id = ? AND v.kind = 'nuggets' "
-        "ORDER BY abs(v.shown_order) DESC LIMIT 1", [annotator_id]).fetchone()
-    same = [qa for qa in open_answers if last is not None and qa[0] == last[0]]
-    answer_id = (same or open_answers)[0][1]
     items = [r[0] for r in db.conn.execute(  # each nugget's latest revision, read by the nugget
         "SELECT i.item_id FROM nugget_items i JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions "
         "WHERE nugget_id = i.nugget_id) WHERE i.answer_id = ? AND r.status = 'active' ORDER BY r.position, i.nugget_id",
         [answer_id])]
-    high, number = db.conn.execute(
-        "SELECT coalesce(max(abs(shown_order)), 0), coalesce(max(batch), 0) FROM verdict_assignments "
-        "WHERE annotator_id = ? AND kind = 'nuggets'", [annotator_id]).fetchone()
+    number = db.conn.execute(
+        "SELECT coalesce(max(batch), 0) FROM verdict_assignments WHERE annotator_id = ? AND kind = 'nuggets'",
+        [annotator_id]).fetchone()[0]
     at = now()
     db.conn.executemany(
         "INSERT INTO verdict_assignments (item_id, annotator_id, kind, batch, shown_order, slot_order, assigned_at) "
