@@ -27,7 +27,7 @@ from app_fixtures import Project, add_answers, add_judgments, add_verdict_items,
 from labeler.cli import cli
 import labeler.store as store
 from labeler.store import connect, connection, init_db
-from labeler.store import access, labels, plans
+from labeler.store import access, labels, plans, review
 from labeler.store import nugget_support as support
 from labeler.store import verdict_queue as queue
 from labeler.store.access import OWNER
@@ -255,6 +255,37 @@ def test_the_key_presses_of_the_nugget_support_page_read_through_indexes(tmp_pat
     scans = {q: plans.full_scans(plans.query_plan(db, q), q) for q in queries}
     assert {q: lines for q, lines in scans.items() if lines} == {}
     assert db.execute("SELECT count(*) FROM human_verdicts WHERE annotator_id = ?", [user.id]).fetchone()[0] == first.nuggets - 1
+
+
+def test_the_hand_outs_of_the_nugget_support_page_read_through_indexes(tmp_path: Path) -> None:
+    """Each hand-out (an answer's nuggets) reads question by question, by index: no statement
+    reads every answer, item or assignment of the project."""
+    path = nugget_fixtures.build(tmp_path, judge=False, people=False)
+    db = connect(path)
+    user, _ = access.add_annotator(db, "vera")
+    with plans.recorded(db) as statements:
+        while (card := support.next_support_card(db, user.id)) is not None:
+            support.record_support(db, user.id, card.item_id, "SUPPORT")
+    queries = plans.distinct_queries(statements)
+    assert any("INSERT INTO verdict_assignments" in q for q in queries)
+    scans = {q: plans.full_scans(plans.query_plan(db, q), q) for q in queries}
+    # The one list read whole is the questions that have nuggets (a hand-out's order over them).
+    assert {q: lines for q, lines in scans.items() if lines} == {
+        "SELECT DISTINCT query_id FROM nuggets": ["SCAN nuggets USING COVERING INDEX nuggets_query"]}
+
+
+def test_the_progress_report_reads_kept_counts(project: Project) -> None:
+    """The Progress page's report reads the counts the store keeps, and each person's timed labels
+    and skips by index; the one table read whole is the list of queries it shows."""
+    add_judgments(project.path, project.annotator_id, {("q1", "q1-d1"): 2, ("q2", "q2-d2"): 1})
+    db = connect(project.path)
+    with plans.recorded(db) as statements:
+        review.progress_report(db, caller=OWNER)
+    queries = plans.distinct_queries(statements)
+    scans = {q: plans.full_scans(plans.query_plan(db, q), q) for q in queries}
+    scanned = {q: lines for q, lines in scans.items() if lines}
+    assert [lines for lines in scanned.values()] == [["SCAN q"]] or [lines for lines in scanned.values()] == [["SCAN queries"]]
+    assert "query_counts" in next(iter(scanned))
 
 
 def test_the_plan_reader_sees_a_full_scan_under_an_alias() -> None:

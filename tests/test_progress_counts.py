@@ -4,11 +4,9 @@ counts computed from the tables themselves, and the page reads them instead of e
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -26,7 +24,7 @@ _VERDICT_PAIRS = ("SELECT DISTINCT h.item_id AS item, h.annotator_id, i.kind FRO
                   "JOIN verdict_items i ON i.item_id = h.item_id")
 
 
-def _definitional(db) -> tuple[set, set, set]:
+def _definitional(db) -> tuple[set, set, set, set]:
     per_person = {("relevance", a, n) for a, n in db.execute(
         f"SELECT annotator_id, count(*) FROM ({_RELEVANCE_PAIRS}) GROUP BY annotator_id")}
     per_person |= {(k, a, n) for k, a, n in db.execute(
@@ -37,15 +35,18 @@ def _definitional(db) -> tuple[set, set, set]:
         f"SELECT kind, people, count(*) FROM (SELECT kind, count(*) AS people FROM ({_VERDICT_PAIRS}) GROUP BY item) "
         "GROUP BY kind, people")}
     queries = set(db.execute(
-        "SELECT p.query_id, count(*), (SELECT count(DISTINCT doc_id) FROM judgments j WHERE j.query_id = p.query_id) "
+        "SELECT p.query_id, count(*), (SELECT count(DISTINCT doc_id) FROM judgments j WHERE j.query_id = p.query_id), "
+        "(SELECT count(DISTINCT doc_id) FROM assignments a WHERE a.query_id = p.query_id AND a.shown_order > 0) "
         "FROM pool p GROUP BY p.query_id"))
-    return per_person, overlap, queries
+    handed = set(db.execute("SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id"))
+    return per_person, overlap, queries, handed
 
 
-def _kept(db) -> tuple[set, set, set]:
+def _kept(db) -> tuple[set, set, set, set]:
     return (set(db.execute("SELECT task, annotator_id, n FROM label_counts")),
             set(db.execute("SELECT task, people, n FROM overlap_counts WHERE n > 0")),
-            set(db.execute("SELECT query_id, pool, labelled FROM query_counts WHERE pool > 0")))
+            set(db.execute("SELECT query_id, pool, labelled, assigned FROM query_counts WHERE pool > 0")),
+            set(db.execute("SELECT annotator_id, n FROM assignment_counts WHERE n > 0")))
 
 
 def _mixed_work(project: Project, seed: int) -> list[int]:
@@ -63,6 +64,18 @@ def _mixed_work(project: Project, seed: int) -> list[int]:
             db.execute("INSERT INTO judgments (query_id, doc_id, annotator_id, relevance, note, at, seconds) "
                        "VALUES (?, ?, ?, ?, '', ?, ?)", [q, d, rng.choice(people), rng.randrange(4), now(),
                                                          rng.choice([None, 2.0, 3.5, 7.0])])
+        # Hand-outs: made, released (shown_order negated) and taken back, deleted.
+        for k in range(80):
+            q, d = rng.choice(items)
+            who, op = rng.choice(people), rng.randrange(4)
+            if op < 2:
+                db.execute("INSERT OR IGNORE INTO assignments (query_id, doc_id, annotator_id, shown_order, assigned_at) "
+                           "VALUES (?, ?, ?, ?, ?)", [q, d, who, rng.choice([k + 1, k + 1, -(k + 1)]), now()])
+            elif op == 2:
+                db.execute("UPDATE assignments SET shown_order = -shown_order WHERE query_id = ? AND doc_id = ? "
+                           "AND annotator_id = ?", [q, d, who])
+            else:
+                db.execute("DELETE FROM assignments WHERE query_id = ? AND doc_id = ? AND annotator_id = ?", [q, d, who])
         for _ in range(40):
             item_id, kind = rng.choice(verdict_items)
             verdict, order = ("SUPPORTED", None) if kind == "faithfulness" else ("A", "AB")
@@ -112,7 +125,12 @@ def test_the_report_equals_its_definition(project: Project, overlap_k: int) -> N
         sizes = db.execute("SELECT p.query_id, count(*) FROM pool p JOIN queries q ON q.query_id = p.query_id "
                            "GROUP BY p.query_id ORDER BY min(q.rowid)").fetchall()
         assert [(q.query_id, q.done, q.pool_size) for q in report.queries] == [(q, done.get(q, 0), n) for q, n in sizes]
-        assert {a.annotator_id for a in report.annotators} == set(people)
+        assigned = dict(db.execute("SELECT query_id, count(DISTINCT doc_id) FROM assignments WHERE shown_order > 0 "
+                                   "GROUP BY query_id"))
+        assert [q.assigned for q in report.queries] == [assigned.get(q, 0) for q, _ in sizes]
+        assert sum(assigned.values()) > 0
+        handed = dict(db.execute("SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id"))
+        assert {a.annotator_id: a.assigned for a in report.annotators} == {p: handed.get(p, 0) for p in people}
 
 
 def test_the_median_and_rate_come_from_the_index_of_timed_labels(project: Project) -> None:
@@ -143,10 +161,11 @@ def test_a_project_made_before_the_counts_gets_them_counted(project: Project) ->
     """A project at schema 22 with labels already: the step counts what is there."""
     _mixed_work(project, 5)
     conn = sqlite3.connect(project.path)
-    for name in ("judgments_progress", "human_verdicts_progress", "pool_progress", "pool_unprogress"):
+    for name in ("judgments_progress", "human_verdicts_progress", "pool_progress", "pool_unprogress",
+                 "assignments_progress", "assignments_unprogress", "assignments_reprogress"):
         conn.execute(f"DROP TRIGGER {name}")
     conn.execute("DROP INDEX judgments_timed")
-    for name in ("label_counts", "overlap_counts", "query_counts"):
+    for name in ("label_counts", "overlap_counts", "query_counts", "assignment_counts"):
         conn.execute(f"DROP TABLE {name}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
     conn.commit()

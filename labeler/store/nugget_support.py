@@ -104,11 +104,14 @@ def item_hash(answer_hash: str, nugget_text: str) -> str:
 # --- items -------------------------------------------------------------------------------------
 
 
+# Each nugget's latest revision is read by the nugget (``nugget_revisions_nugget``), and a
+# question's nuggets by ``nuggets_query``, so making one question's items reads that question only.
 _MISSING = """
-SELECT a.answer_id, c.nugget_id, a.content_hash, c.text FROM answers a
-JOIN current_nuggets c ON c.query_id = a.query_id AND c.status = 'active'
-WHERE a.response <> '' AND NOT EXISTS (SELECT 1 FROM nugget_items i WHERE i.answer_id = a.answer_id
-                                       AND i.nugget_id = c.nugget_id)
+SELECT a.answer_id, n.nugget_id, a.content_hash, r.text FROM nuggets n
+JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions WHERE nugget_id = n.nugget_id)
+JOIN answers a ON a.query_id = n.query_id
+WHERE r.status = 'active' AND a.response <> '' AND NOT EXISTS (SELECT 1 FROM nugget_items i
+      WHERE i.answer_id = a.answer_id AND i.nugget_id = n.nugget_id)
 """
 
 
@@ -122,10 +125,10 @@ def add_support_items(db: sqlite_utils.Database, query_ids: Sequence[str] | None
         StoreError: an item id the project holds already as another task's item.
     """
     if query_ids is None:
-        missing = db.conn.execute(_MISSING + " ORDER BY a.answer_id, c.position").fetchall()
+        missing = db.conn.execute(_MISSING + " ORDER BY a.answer_id, r.position").fetchall()
     else:
-        missing = db.conn.execute(_MISSING + " AND a.query_id IN (SELECT value FROM json_each(?)) "
-                                  "ORDER BY a.answer_id, c.position", [json.dumps(sorted(set(query_ids)))]).fetchall()
+        missing = db.conn.execute(_MISSING + " AND n.query_id IN (SELECT value FROM json_each(?)) "
+                                  "ORDER BY a.answer_id, r.position", [json.dumps(sorted(set(query_ids)))]).fetchall()
     for answer_id, nugget_id, answer_hash, text in missing:
         _insert_item(db, answer_id, nugget_id, answer_hash, text)
     return len(missing)

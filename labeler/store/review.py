@@ -141,17 +141,15 @@ def progress_report(db: sqlite_utils.Database, *, caller: Caller) -> ProgressRep
     """
     require_admin(db, caller)
     # Done counts every current label, imported ones included (an import assigns nothing).
-    assigned_to = dict(db.execute("SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id"))
+    assigned_to = dict(db.execute("SELECT annotator_id, n FROM assignment_counts"))
     by_task = _labelled_by(db)
     done_by = by_task["relevance"]
-    skip_seconds = dict(
-        db.execute("SELECT annotator_id, sum(seconds) FROM skips WHERE seconds IS NOT NULL GROUP BY annotator_id")
-    )
     people = []
     for annotator_id, name, role, active in db.execute("SELECT id, name, role, active FROM annotators ORDER BY id"):
         assigned, done = assigned_to.get(annotator_id, 0), done_by.get(annotator_id, 0)
         n_timed, timed_seconds, median = _timed(db, annotator_id)
-        on_screen = timed_seconds + (skip_seconds.get(annotator_id) or 0.0)
+        skipped = db.execute("SELECT sum(seconds) FROM skips WHERE annotator_id = ?", [annotator_id]).fetchone()[0]
+        on_screen = timed_seconds + (skipped or 0.0)
         people.append(
             AnnotatorProgress(
                 annotator_id,
@@ -226,16 +224,11 @@ def _task_progress(db: sqlite_utils.Database, by_task: dict[str, dict[int, int]]
 
 
 def _query_progress(db: sqlite_utils.Database) -> Iterator[QueryProgress]:
-    assigned = dict(
-        db.execute(
-            "SELECT query_id, count(DISTINCT doc_id) FROM assignments WHERE shown_order > 0 GROUP BY query_id"
-        )
-    )
-    for query_id, done, size in db.execute(
-        "SELECT c.query_id, c.labelled, c.pool FROM query_counts c JOIN queries q ON q.query_id = c.query_id "
+    for query_id, done, assigned, size in db.execute(
+        "SELECT c.query_id, c.labelled, c.assigned, c.pool FROM query_counts c JOIN queries q ON q.query_id = c.query_id "
         "WHERE c.pool > 0 ORDER BY q.rowid"
     ):
-        yield QueryProgress(query_id, done, assigned.get(query_id, 0), size)
+        yield QueryProgress(query_id, done, assigned, size)
 
 
 def overlap_labels(db: sqlite_utils.Database, *, caller: Caller) -> list[OverlapLabel]:

@@ -6,13 +6,16 @@ project of a thousand labels as on one of a million:
 - ``overlap_counts(task, people, n)``: how many items of a task have labels from exactly
   ``people`` persons, so the items labelled and the overlap done (at least ``overlap_k``
   people, a setting that may change) are sums over a handful of rows;
-- ``query_counts(query_id, pool, labelled)``: each query's pool entries and those labelled by
-  anyone;
+- ``query_counts(query_id, pool, labelled, assigned)``: each query's pool entries, those
+  labelled by anyone and those handed out (on screen, ``shown_order > 0``) to anyone;
+- ``assignment_counts(annotator_id, n)``: the pool entries handed out to each person;
 - ``judgments(annotator_id, seconds)`` for the timed labels: a person's median seconds a label
   is read from the index at its middle, not by reading every label.
 
 Labels and verdicts are append-only and a pool entry is deleted only while unlabelled (a run's
-removal), so the insert triggers below and the pool's delete trigger keep every count. The
+removal), so the insert triggers below and the pool's delete trigger keep those counts; a
+hand-out is inserted, updated (its ``shown_order`` negated when it is released) and deleted, and
+has a trigger for each. The
 counts are rebuilt from the tables here, so the step may safely run again.
 """
 
@@ -24,6 +27,12 @@ _RELEVANCE_PEOPLE = (
 )
 _VERDICT_PEOPLE = "(SELECT count(DISTINCT annotator_id) FROM human_verdicts WHERE item_id = NEW.item_id)"
 _KIND = "(SELECT kind FROM verdict_items WHERE item_id = NEW.item_id)"
+# Whether someone else has the hand-out's pool entry on screen; +1 or -1 as it comes or goes.
+_OTHER_ON_SCREEN = (
+    "EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = NEW.query_id AND a.doc_id = NEW.doc_id"
+    " AND a.annotator_id <> NEW.annotator_id AND a.shown_order > 0)"
+)
+_STEP = "(CASE WHEN NEW.shown_order > 0 THEN 1 ELSE -1 END)"
 
 SQL = f"""
         CREATE TABLE IF NOT EXISTS label_counts (
@@ -41,13 +50,19 @@ SQL = f"""
         CREATE TABLE IF NOT EXISTS query_counts (
             query_id TEXT PRIMARY KEY,
             pool INTEGER NOT NULL,
-            labelled INTEGER NOT NULL
+            labelled INTEGER NOT NULL,
+            assigned INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS assignment_counts (
+            annotator_id INTEGER PRIMARY KEY,
+            n INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS judgments_timed ON judgments(annotator_id, seconds) WHERE seconds IS NOT NULL;
 
         DELETE FROM label_counts;
         DELETE FROM overlap_counts;
         DELETE FROM query_counts;
+        DELETE FROM assignment_counts;
         INSERT INTO label_counts (task, annotator_id, n)
             SELECT 'relevance', annotator_id, count(*)
             FROM (SELECT DISTINCT query_id, doc_id, annotator_id FROM judgments) GROUP BY annotator_id;
@@ -68,6 +83,12 @@ SQL = f"""
             SELECT query_id, count(*), 0 FROM pool GROUP BY query_id;
         UPDATE query_counts SET labelled = (
             SELECT count(*) FROM (SELECT DISTINCT doc_id FROM judgments j WHERE j.query_id = query_counts.query_id));
+        UPDATE query_counts SET assigned = (
+            SELECT count(*) FROM assignments a WHERE a.query_id = query_counts.query_id AND a.shown_order > 0
+            AND NOT EXISTS (SELECT 1 FROM assignments b WHERE b.query_id = a.query_id AND b.doc_id = a.doc_id
+                            AND b.shown_order > 0 AND b.annotator_id < a.annotator_id));
+        INSERT INTO assignment_counts (annotator_id, n)
+            SELECT annotator_id, count(*) FROM assignments WHERE shown_order > 0 GROUP BY annotator_id;
 
         CREATE TRIGGER IF NOT EXISTS judgments_progress AFTER INSERT ON judgments
             WHEN NOT EXISTS (SELECT 1 FROM judgments j WHERE j.query_id = NEW.query_id AND j.doc_id = NEW.doc_id
@@ -98,4 +119,24 @@ SQL = f"""
             END;
         CREATE TRIGGER IF NOT EXISTS pool_unprogress AFTER DELETE ON pool
             BEGIN UPDATE query_counts SET pool = pool - 1 WHERE query_id = OLD.query_id; END;
+        CREATE TRIGGER IF NOT EXISTS assignments_progress AFTER INSERT ON assignments WHEN NEW.shown_order > 0
+            BEGIN
+                INSERT INTO assignment_counts (annotator_id, n) VALUES (NEW.annotator_id, 1)
+                    ON CONFLICT (annotator_id) DO UPDATE SET n = n + 1;
+                UPDATE query_counts SET assigned = assigned + 1 WHERE query_id = NEW.query_id AND NOT {_OTHER_ON_SCREEN};
+            END;
+        CREATE TRIGGER IF NOT EXISTS assignments_unprogress AFTER DELETE ON assignments WHEN OLD.shown_order > 0
+            BEGIN
+                UPDATE assignment_counts SET n = n - 1 WHERE annotator_id = OLD.annotator_id;
+                UPDATE query_counts SET assigned = assigned - 1 WHERE query_id = OLD.query_id
+                    AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.query_id = OLD.query_id AND a.doc_id = OLD.doc_id
+                                    AND a.shown_order > 0);
+            END;
+        CREATE TRIGGER IF NOT EXISTS assignments_reprogress AFTER UPDATE OF shown_order ON assignments
+            WHEN (OLD.shown_order > 0) <> (NEW.shown_order > 0)
+            BEGIN
+                INSERT INTO assignment_counts (annotator_id, n) VALUES (NEW.annotator_id, {_STEP})
+                    ON CONFLICT (annotator_id) DO UPDATE SET n = n + excluded.n;
+                UPDATE query_counts SET assigned = assigned + {_STEP} WHERE query_id = NEW.query_id AND NOT {_OTHER_ON_SCREEN};
+            END;
 """
