@@ -274,6 +274,25 @@ def test_the_hand_outs_of_the_nugget_support_page_read_through_indexes(tmp_path:
         "SELECT DISTINCT query_id FROM nuggets": ["SCAN nuggets USING COVERING INDEX nuggets_query"]}
 
 
+def test_a_new_nugget_and_its_items_read_its_question_only(tmp_path: Path) -> None:
+    """A nugget written (by hand, or one line of an import) finds its position and makes its
+    support items from its question's rows: ``current_nuggets`` is read by the question."""
+    from labeler.store import nuggets
+
+    path = nugget_fixtures.build(tmp_path, judge=False, people=False)
+    db = connect(path)
+    with plans.recorded(db) as statements:
+        made = nuggets.create_nugget(db, "q1", "WAL lets readers see a snapshot", caller=OWNER)
+        nuggets.edit_nugget(db, made.nugget_id, importance="vital", caller=OWNER)
+    assert made.position == 4
+    queries = plans.distinct_queries(statements)
+    assert any("INSERT INTO nugget_items" in q for q in queries)
+    # An INSERT's plan lists the foreign-key checks of child tables, which SQLite runs only while
+    # a deferred violation is outstanding; the reads are the SELECTs.
+    scans = {q: plans.full_scans(plans.query_plan(db, q), q) for q in queries if q.startswith("SELECT")}
+    assert {q: lines for q, lines in scans.items() if lines} == {}
+
+
 def test_the_progress_report_reads_kept_counts(project: Project) -> None:
     """The Progress page's report reads the counts the store keeps, and each person's timed labels
     and skips by index; the one table read whole is the list of queries it shows."""

@@ -316,3 +316,22 @@ def test_the_hand_out_read_question_by_question_gives_what_the_whole_listing_giv
         else:
             support.record_support(db, who, card.item_id, "support")
     assert handed >= 20
+
+
+def test_the_current_nuggets_found_from_each_nugget_are_the_latest_revisions(db_path: str) -> None:
+    """``current_nuggets`` as re-created by step 23 holds the rows of its first form (the latest
+    revision of every nugget), after edits, a drop and a merge."""
+    from labeler.store.schema import CURRENT_NUGGETS
+
+    db = connect(db_path)
+    store.edit_nugget(db, "q1/n1", importance="okay", caller=OWNER)
+    store.edit_nugget(db, "q1/n1", importance="vital", caller=OWNER)
+    store.edit_nugget(db, "q2/n2", text="NFC is a normal form of Unicode", caller=OWNER)
+    store.drop_nugget(db, "q3/n2", caller=OWNER)
+    store.merge_nuggets(db, ["q1/n2", "q1/n3"], "Readers go on while the log is checkpointed", caller=OWNER)
+    first_form = CURRENT_NUGGETS.split(" AS", 1)[1].rstrip(";")
+    columns = "id, nugget_id, query_id, text, importance, position, status, merged_into"
+    now_rows = db.conn.execute(f"SELECT {columns} FROM current_nuggets ORDER BY nugget_id").fetchall()
+    assert now_rows == db.conn.execute(f"SELECT {columns} FROM ({first_form}) ORDER BY nugget_id").fetchall()
+    assert len(now_rows) == 8 and db.conn.execute("SELECT count(*) FROM nugget_revisions").fetchone()[0] > 8
+    assert {("q3/n2", "dropped"), ("q1/n2", "merged"), ("q1/n3", "merged")} <= {(r[1], r[6]) for r in now_rows}

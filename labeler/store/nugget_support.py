@@ -104,14 +104,11 @@ def item_hash(answer_hash: str, nugget_text: str) -> str:
 # --- items -------------------------------------------------------------------------------------
 
 
-# Each nugget's latest revision is read by the nugget (``nugget_revisions_nugget``), and a
-# question's nuggets by ``nuggets_query``, so making one question's items reads that question only.
 _MISSING = """
-SELECT a.answer_id, n.nugget_id, a.content_hash, r.text FROM nuggets n
-JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions WHERE nugget_id = n.nugget_id)
-JOIN answers a ON a.query_id = n.query_id
-WHERE r.status = 'active' AND a.response <> '' AND NOT EXISTS (SELECT 1 FROM nugget_items i
-      WHERE i.answer_id = a.answer_id AND i.nugget_id = n.nugget_id)
+SELECT a.answer_id, c.nugget_id, a.content_hash, c.text FROM current_nuggets c
+JOIN answers a ON a.query_id = c.query_id
+WHERE c.status = 'active' AND a.response <> '' AND NOT EXISTS (SELECT 1 FROM nugget_items i
+      WHERE i.answer_id = a.answer_id AND i.nugget_id = c.nugget_id)
 """
 
 
@@ -125,10 +122,10 @@ def add_support_items(db: sqlite_utils.Database, query_ids: Sequence[str] | None
         StoreError: an item id the project holds already as another task's item.
     """
     if query_ids is None:
-        missing = db.conn.execute(_MISSING + " ORDER BY a.answer_id, r.position").fetchall()
+        missing = db.conn.execute(_MISSING + " ORDER BY a.answer_id, c.position").fetchall()
     else:
-        missing = db.conn.execute(_MISSING + " AND n.query_id IN (SELECT value FROM json_each(?)) "
-                                  "ORDER BY a.answer_id, r.position", [json.dumps(sorted(set(query_ids)))]).fetchall()
+        missing = db.conn.execute(_MISSING + " AND c.query_id IN (SELECT value FROM json_each(?)) "
+                                  "ORDER BY a.answer_id, c.position", [json.dumps(sorted(set(query_ids)))]).fetchall()
     for answer_id, nugget_id, answer_hash, text in missing:
         _insert_item(db, answer_id, nugget_id, answer_hash, text)
     return len(missing)
@@ -252,9 +249,8 @@ def _check(db: sqlite_utils.Database, annotator_id: int, open_tasks: Collection[
 # Per question: its answers with an item of an active nugget, and who holds or has judged each
 # (a deactivated holder's copy is free again unless they judged it).
 _ANSWERS_OF = """
-SELECT DISTINCT i.answer_id FROM answers q JOIN nugget_items i ON i.answer_id = q.answer_id
-JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions WHERE nugget_id = i.nugget_id)
-WHERE q.query_id = ? AND r.status = 'active'
+SELECT DISTINCT i.answer_id FROM current_nuggets c JOIN nugget_items i ON i.nugget_id = c.nugget_id
+WHERE c.query_id = ? AND c.status = 'active'
 """
 _HOLDERS_OF = """
 SELECT i.answer_id, a.annotator_id FROM answers q JOIN nugget_items i ON i.answer_id = q.answer_id
@@ -317,10 +313,9 @@ def _hand_out(db: sqlite_utils.Database, annotator_id: int) -> int:
             break
     if answer_id is None:
         return 0
-    items = [r[0] for r in db.conn.execute(  # each nugget's latest revision, read by the nugget
-        "SELECT i.item_id FROM nugget_items i JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions "
-        "WHERE nugget_id = i.nugget_id) WHERE i.answer_id = ? AND r.status = 'active' ORDER BY r.position, i.nugget_id",
-        [answer_id])]
+    items = [r[0] for r in db.conn.execute(
+        "SELECT i.item_id FROM nugget_items i JOIN current_nuggets c ON c.nugget_id = i.nugget_id "
+        "WHERE i.answer_id = ? AND c.status = 'active' ORDER BY c.position, i.nugget_id", [answer_id])]
     number = db.conn.execute(
         "SELECT coalesce(max(batch), 0) FROM verdict_assignments WHERE annotator_id = ? AND kind = 'nuggets'",
         [annotator_id]).fetchone()[0]
@@ -360,12 +355,10 @@ def support_card(db: sqlite_utils.Database, annotator_id: int, item_id: str) -> 
     Raises:
         StoreError: the item is not assigned to this annotator.
     """
-    # The nugget's text from its latest revision, read by the nugget (``current_nuggets`` would
-    # group every nugget's revisions first: a key press would read them all).
     row = db.conn.execute(
-        "SELECT v.batch, a.question, a.response, (SELECT r.text FROM nugget_revisions r WHERE r.nugget_id = i.nugget_id "
-        "ORDER BY r.id DESC LIMIT 1) FROM verdict_assignments v "
+        "SELECT v.batch, a.question, a.response, c.text FROM verdict_assignments v "
         "JOIN nugget_items i ON i.item_id = v.item_id JOIN answers a ON a.answer_id = i.answer_id "
+        "JOIN current_nuggets c ON c.nugget_id = i.nugget_id "
         "WHERE v.item_id = ? AND v.annotator_id = ? AND v.kind = 'nuggets'", [item_id, annotator_id]).fetchone()
     if row is None:
         raise StoreError(f"item {shown(item_id)} is not assigned to this annotator")

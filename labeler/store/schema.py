@@ -171,6 +171,17 @@ CURRENT_NUGGETS = """CREATE VIEW IF NOT EXISTS current_nuggets AS
             JOIN nugget_revisions r ON r.id = c.id JOIN nuggets n ON n.nugget_id = c.nugget_id;"""
 
 
+#: ``current_nuggets`` as of step 23: the same rows, found from each nugget (its highest revision
+#: id, by ``nugget_revisions_nugget``), so a reader's condition on a question (``nuggets_query``)
+#: or a nugget reads that question's or that nugget's rows only; the first form grouped every
+#: revision of the project before a question's could be picked.
+CURRENT_NUGGETS_BY_NUGGET = """CREATE VIEW current_nuggets AS
+            SELECT r.id, n.nugget_id, n.query_id, n.origin, n.proposal_id, n.merged_from, r.text, r.importance,
+                   r.position, r.status, r.doc_ids, r.merged_into, r.annotator_id, r.at, r.source
+            FROM nuggets n
+            JOIN nugget_revisions r ON r.id = (SELECT max(id) FROM nugget_revisions WHERE nugget_id = n.nugget_id);"""
+
+
 def now() -> str:
     """The current UTC time as the store writes it."""
     return datetime.now(UTC).isoformat(timespec="microseconds")

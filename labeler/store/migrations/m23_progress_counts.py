@@ -10,7 +10,13 @@ project of a thousand labels as on one of a million:
   labelled by anyone and those handed out (on screen, ``shown_order > 0``) to anyone;
 - ``assignment_counts(annotator_id, n)``: the pool entries handed out to each person;
 - ``judgments(annotator_id, seconds)`` for the timed labels: a person's median seconds a label
-  is read from the index at its middle, not by reading every label.
+  is read from the index at its middle, not by reading every label;
+- ``current_nuggets`` re-created from each nugget (``schema.CURRENT_NUGGETS_BY_NUGGET``), so one
+  question's nuggets are read by that question: making a question's support items, a new
+  nugget's position and a support hand-out no longer group every revision of the project;
+- ``judge_verdicts(item_id)`` and ``golden_nuggets(nugget_id)``: whether a nugget's text is fixed
+  (a judge's verdict on one of its items, or a version that froze it), asked for each nugget
+  the nugget page shows, is a probe, not a read of every judge verdict.
 
 Labels and verdicts are append-only and a pool entry is deleted only while unlabelled (a run's
 removal), so the insert triggers below and the pool's delete trigger keep those counts; a
@@ -20,6 +26,8 @@ counts are rebuilt from the tables here, so the step may safely run again.
 """
 
 from __future__ import annotations
+
+from labeler.store.schema import CURRENT_NUGGETS_BY_NUGGET
 
 # People on one relevance item / one verdict item, the new label included (trigger bodies).
 _RELEVANCE_PEOPLE = (
@@ -58,6 +66,10 @@ SQL = f"""
             n INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS judgments_timed ON judgments(annotator_id, seconds) WHERE seconds IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS judge_verdicts_by_item ON judge_verdicts(item_id);
+        CREATE INDEX IF NOT EXISTS golden_nuggets_nugget ON golden_nuggets(nugget_id);
+        DROP VIEW IF EXISTS current_nuggets;
+        {CURRENT_NUGGETS_BY_NUGGET}
 
         DELETE FROM label_counts;
         DELETE FROM overlap_counts;
