@@ -194,6 +194,10 @@ def test_a_large_project_draws_the_label_reading_sections_on_request(project: Pr
     assert [s.value for s in large.subheader][-2:] == ["Relevant found", "Agreement on the overlap"]
     # Nothing from the sections until asked; asked, they show what the small project shows.
     assert len(large.dataframe) == len(small.dataframe) - 1
+    shown = lambda at: [t.value for t in at.text] + [i.value for i in at.info]  # noqa: E731
+    assert shown(small) and not shown(large)
     large.toggle[1].set_value(True).run()
     assert not large.exception
     assert large.dataframe[-1].value.equals(small.dataframe[-1].value)
+    large.toggle[0].set_value(True).run()
+    assert not large.exception and shown(large) == shown(small)
