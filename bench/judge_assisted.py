@@ -61,7 +61,8 @@ Collections (``bench/judge_assisted_collections.py``):
   scale), grades 1-3, the judge simulated from DL19's confusion, runs as for TREC DL.
 
 ``--true-counts`` is a diagnosis of the ``difference`` estimator: its estimates take each
-query's true numbers of entries by grade (the ideal DCG) instead of estimating them.
+query's true numbers of entries by grade (the ideal DCG, and which queries have a relevant
+entry) instead of estimating them.
 """
 
 from __future__ import annotations
@@ -347,7 +348,12 @@ def _true_counts() -> None:
         summed = np.bincount(totals.d.query, weights=h[totals.d.people], minlength=totals.q_count)
         return np.repeat(summed[None, :], totals.weights.shape[0], axis=0)
 
+    def true_presence(totals, h):  # noqa: ANN001, ANN202 - stands in for _Totals.any_probability
+        present = np.bincount(totals.d.query, weights=h[totals.d.people], minlength=totals.q_count) > 0
+        return np.repeat(present[None, :].astype(float), totals.weights.shape[0], axis=0)
+
     estimators._Totals.poststratified = true_counts
+    estimators._Totals.any_probability = true_presence
 
 
 def main() -> None:

@@ -29,7 +29,9 @@ residual of its sampled entries corrects the prediction; a count is never below 
 saw. They keep the ideal DCG from collapsing or exploding as Horvitz-Thompson counts do
 (weights of 30 and more). With a few labels a query the ratio is still biased (a query's count
 is pulled toward the pooled model, and a query whose estimated relevant count is below 0.5 is
-left out): ``bench/judge_assisted.py`` measures it. RR and AP depend on the order of labels in
+left out of nDCG's and R's mean): ``bench/judge_assisted.py`` measures it. P@k's mean leaves
+out no query: it is P@k summed over every query over the expected number of queries with a
+relevant entry (:func:`~calibration.stratified_estimation.stratified_estimates`). RR and AP depend on the order of labels in
 a way no sum of per-entry terms captures: under ``stratified`` they are refused
 (:data:`calibration.stratified_estimation.STRATIFIED_METRICS`).
 

@@ -183,6 +183,28 @@ def test_horvitz_thompson_and_difference_estimator_by_hand() -> None:
     assert combined[0] == pytest.approx(5 / 13)
 
 
+def test_p_at_k_keeps_a_query_whose_sampled_entries_came_out_not_relevant_by_hand() -> None:
+    """Two queries of four entries, ranked 1-4 by the run, every judge grade 1 (one class);
+    P@4 at relevance level 1. People labelled query 0's e0 (π 1, relevant) and query 1's e4 and
+    e5 (π 0.5 each, not relevant); the other entries are unlabelled.
+
+    P(relevant | judge 1) = 1 / (1 + 2 + 2) = 1/5. Relevant in the top 4 by the difference
+    estimator: query 0 4·(1/5) + (1 − 1/5) = 8/5, query 1 4·(1/5) + 2·2·(0 − 1/5) = 0. Query 1's
+    post-stratified relevant count is 0 too, so leaving it out (as nDCG and R do) gives
+    (8/5)/4 = 2/5. P@4's mean is instead the sum over both queries over the expected number of
+    queries with a relevant entry: 1 for query 0 (people saw one), 1 − (1 − 1/5)² = 9/25 for
+    query 1 (two unlabelled entries), so (2/5 + 0) / (1 + 9/25) = 5/17.
+    """
+    query = np.repeat([0, 1], 4)
+    sampled = np.array([1, 0, 0, 0, 1, 1, 0, 0], dtype=bool)
+    probability = np.array([1.0] + [0.5] * 7)
+    people = np.array([1, 0, 0, 0, 0, 0, 0, 0])
+    design = Design(query, np.ones(8, dtype=int), sampled, probability, people, 2)
+    runs = {"r": (np.arange(8), np.array([1, 2, 3, 4] * 2))}
+    found = stratified_estimates(design, runs, Metric("P@4", "P", 4), replicates=0, judge=True)["r"]
+    assert found[0] == pytest.approx(5 / 17)
+
+
 def test_relevant_counts_by_hand_with_the_best_rank_in_the_model() -> None:
     """Two queries of four entries, the judge grading every one 1: each query's top-ranked
     entry is drawn for sure (π 1), the three deeper ones with π 0.5. People found both top

@@ -186,3 +186,40 @@ def test_plan_sample_active_records_probabilities_reports_the_plan_and_evaluates
     cell = found["runs"]["run0.trec"]["nDCG@10"]
     assert found["design"] == "active" and cell["low"] <= cell["value"] <= cell["high"]
     assert cell["method"] == "difference estimator, interval widened to the ratio estimator's (active)"
+
+
+def test_p_at_10_is_not_biased_up_where_a_query_has_one_to_six_relevant_entries() -> None:
+    """40 queries of 40 entries, 1 to 6 of them relevant (more often near the top), a judge
+    with DL19's UMBRELA-like confusion (relevant graded 2-3 seven times in ten, not relevant
+    graded 1-3 a third of the time), a fifth of the pool sampled. Over 40 samples (fixed seeds)
+    the difference estimator's P@10 of two runs is within 0.013 of the full-label value on
+    average and its 95% interval covers it in at least 90% of the 80 intervals. Leaving out
+    the queries whose estimated relevant count falls under 0.5 (those whose sampled entries
+    came out not relevant) biased it up by 0.018 and covered 85%."""
+    rng = np.random.default_rng(5)
+    n_q, per = 40, 40
+    query = np.repeat(np.arange(n_q), per)
+    position = np.tile(np.arange(1, per + 1), n_q)
+    people = np.zeros(len(query), dtype=np.int64)
+    near_top = 1 / np.arange(1, per + 1) ** 0.7
+    for q in range(n_q):
+        people[q * per + rng.choice(per, rng.integers(1, 7), replace=False, p=near_top / near_top.sum())] = 1
+    confusion = np.array([[.65, .25, .09, .01], [.06, .23, .45, .26]])  # P(judge grade | not relevant, relevant)
+    judge = np.array([rng.choice(4, p=confusion[y]) for y in people])
+    rank = np.where(position <= 10, position, 0)
+    pushed = np.where(position <= 5, position + 15, np.where(position <= 20, position - 5, position))
+    runs = {"a": (np.arange(len(query)), position), "b": (np.arange(len(query)), pushed)}
+    truth = {name: float(np.mean([people[(query == q) & (r <= 10)].sum() / 10 for q in range(n_q)]))
+             for name, (_, r) in runs.items()}
+    probability = stratified_probabilities(judge, rank, 0.2 * len(query))
+    sample_rng = np.random.default_rng(1)
+    errors, hits = [], 0
+    for i in range(40):
+        design = Design(query, judge, poisson_sample(probability, sample_rng), probability, people, n_q, rank=rank)
+        found = stratified_estimates(design, runs, Metric("P@10", "P", 10), replicates=100, seed=i)
+        for name in runs:
+            value, low, high = interval(found[name])
+            errors.append(value - truth[name])
+            hits += low <= truth[name] <= high
+    assert abs(np.mean(errors)) < 0.013, np.mean(errors)
+    assert hits >= 72, hits
