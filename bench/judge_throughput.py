@@ -2,6 +2,7 @@
 
     python bench/judge_throughput.py                         # N = 1, 8, 32, 64, three repetitions
     python bench/judge_throughput.py --concurrency 64 --reps 1 --profile
+    python bench/judge_throughput.py --workers 1 2                # goldpool with run-judge --workers 1, then 2
 
 With N calls in flight and every reply taking ``--delay`` seconds, no client can do better than
 N / delay calls a second: the bound. The server (its own process, asyncio, HTTP/1.1 keep-alive)
@@ -18,13 +19,18 @@ requests it held at once. Measured in the same run, on the same server, each N i
   read), in a child process: what the library costs with no goldpool around it.
 - ``goldpool``: ``run_judge`` over a synthetic project (``--calls`` pool entries, relevance,
   progress bar on, written to a file whose size is reported), in a child process whose CPU
-  time per verdict is reported.
+  time per verdict is reported (its worker processes' included, with ``--workers`` above 1).
 
 Reported per N: calls a second over the bound for each client (median of the repetitions, and
 their range), goldpool over plain (the ratio that the issue's target, 0.9, is read against on
 a shared machine), the most requests the server held at once, goldpool's CPU milliseconds per
-verdict and the bytes its progress bar wrote. ``--profile`` prints the top of a cProfile of
-one goldpool run at the largest N (cumulative and own time).
+verdict and the bytes its progress bar wrote. Then the same rates counted at the server
+(``steady``: requests answered a second from the first request's arrival to the last reply, over
+the bound), which leave out each client's start-up and shut-down: a cell is short (2.5 s at the
+bound), so a fixed start-up cost lowers the first rates and not these. ``imports s``: goldpool's
+imports (run_judge's modules, openai, tenacity); ``set-up s``: from then to the first request at
+the server (the project read, the Endpoint, run_judge's plan, worker processes started).
+``--profile`` prints the top of a cProfile of one goldpool run at the largest N (own time).
 """
 
 from __future__ import annotations
@@ -49,7 +55,9 @@ sys.path.insert(0, str(ROOT))
 def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.Queue) -> None:
     """An OpenAI-compatible chat server answering each request after ``delay`` seconds."""
 
-    state = {"in_flight": 0, "most": 0, "served": 0}
+    # ``window``: requests answered since the last /stats, ``first`` the time.time() the first of
+    # them arrived, ``last`` the time the last reply was written: the rate counted at the server.
+    state = {"in_flight": 0, "most": 0, "served": 0, "window": 0, "first": None, "last": None}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -62,13 +70,16 @@ def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.
                 body = json.loads(await reader.readexactly(length)) if length else {}
                 if head.startswith(b"GET /stats"):
                     payload = json.dumps(state).encode()
-                    state["most"] = 0
+                    state.update(most=0, window=0, first=None, last=None)
                 else:
+                    if state["first"] is None:
+                        state["first"] = time.time()
                     state["in_flight"] += 1
                     state["most"] = max(state["most"], state["in_flight"])
                     await asyncio.sleep(delay)
                     state["in_flight"] -= 1
                     state["served"] += 1
+                    state["window"] += 1
                     words = len(body["messages"][-1]["content"].split())
                     payload = json.dumps({
                         "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -78,6 +89,8 @@ def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                              + str(len(payload)).encode() + b"\r\n\r\n" + payload)
                 await writer.drain()
+                if not head.startswith(b"GET /stats"):
+                    state["last"] = time.time()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -93,7 +106,7 @@ def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.
 
 
 def server_stats(port: int) -> dict:
-    """The server's counters (and its most-in-flight reset to 0)."""
+    """The server's counters (and its window reset: most in flight, requests answered, first and last)."""
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -101,6 +114,20 @@ def server_stats(port: int) -> dict:
     data = json.loads(conn.getresponse().read())
     conn.close()
     return data
+
+
+def steady(stats: dict) -> float:
+    """Requests answered a second at the server, from the first request's arrival to the last reply
+    (a client's start-up and shut-down left out)."""
+    span = (stats["last"] or 0) - (stats["first"] or 0)
+    return stats["window"] / span if span > 0 else float("nan")
+
+
+def at_server(port: int, run):
+    """``run()`` between two reads of the server's counters: its result and the server's window."""
+    server_stats(port)
+    result = run()
+    return result, server_stats(port)
 
 
 # --- the plain client ----------------------------------------------------------------------------
@@ -203,17 +230,29 @@ def make_project(path: Path, n: int):
     return db
 
 
-def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile: bool, out: multiprocessing.Queue) -> None:
-    """One run_judge in this process: calls a second, CPU seconds per verdict, progress bytes."""
+def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile: bool, workers: int,
+                   out: multiprocessing.Queue) -> None:
+    """One run_judge in this process (``workers`` processes making its calls): calls a second,
+    CPU seconds per verdict (this process's and its workers'), progress bytes, and when its
+    imports began and ended (``time.time()``: its set-up is read against the server's first arrival)."""
+    import resource
+
+    db = make_project(Path(folder) / f"bench-{concurrency}-{time.time_ns()}.db", calls)
+    began = time.time()
     from labeler.judges.client import Endpoint
     from labeler.judges.run import run_judge
     from labeler.store.access import OWNER
 
-    db = make_project(Path(folder) / f"bench-{concurrency}-{time.time_ns()}.db", calls)
     import openai  # noqa: F401 (loaded once by a run's first call: not a cost per verdict)
     import tenacity  # noqa: F401
+    imported = time.time()
     progress = Path(folder) / "progress.txt"
     saved = os.dup(2)
+
+    def children_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
     with progress.open("w") as handle:
         os.dup2(handle.fileno(), 2)
         sys.stderr = os.fdopen(os.dup(2), "w")
@@ -224,11 +263,12 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
 
                 profiler = cProfile.Profile()
                 profiler.enable()
-            cpu, wall = time.process_time(), time.perf_counter()
+            cpu, wall, child_cpu = time.process_time(), time.perf_counter(), children_cpu()
             with Endpoint(f"http://127.0.0.1:{port}/v1", timeout=60) as endpoint:
                 summary = run_judge(db, judge="bench", model="bench", endpoint=endpoint, concurrency=concurrency,
-                                    progress=True, caller=OWNER)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                                    progress=True, caller=OWNER, **({"workers": workers} if workers != 1 else {}))
+            wall = time.perf_counter() - wall
+            cpu = time.process_time() - cpu + children_cpu() - child_cpu
             if profiler is not None:
                 profiler.disable()
         finally:
@@ -247,12 +287,13 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
         stats.sort_stats("tottime").print_stats(18)
         top = text.getvalue()
     out.put({"rate": calls / wall, "cpu_ms": 1000 * cpu / calls, "progress_bytes": progress.stat().st_size,
-             "profile": top})
+             "profile": top, "began": began, "imported": imported})
 
 
-def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile: bool = False) -> dict:
+def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile: bool = False, workers: int = 1) -> dict:
     out: multiprocessing.Queue = multiprocessing.Queue()
-    child = multiprocessing.Process(target=goldpool_child, args=(port, concurrency, calls, folder, profile, out))
+    child = multiprocessing.Process(target=goldpool_child,
+                                    args=(port, concurrency, calls, folder, profile, workers, out))
     child.start()
     result = out.get(timeout=600)
     child.join(timeout=60)
@@ -262,6 +303,8 @@ def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1],
+                        help="run-judge's --workers: goldpool is measured with each in turn.")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--seconds", type=float, default=2.5,
@@ -274,34 +317,56 @@ def main() -> None:
     server.start()
     port = ports.get(timeout=30)
     print(f"server: every reply after {args.delay * 1000:.0f} ms; {os.cpu_count()} cores; "
-          f"{args.reps} repetitions of each N, plain and goldpool alternating")
-    print(f"{'N':>4} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} {'goldpool/plain':>15} "
-          f"{'in flight':>9} {'openai CPU ms':>13} {'CPU ms/verdict':>14} {'progress bytes':>14}")
+          f"{args.reps} repetitions of each N, plain, openai and goldpool (each --workers) in turn; "
+          "'steady': answered a second at the server, first arrival to last reply, over the bound")
+    print(f"{'N':>4} {'W':>2} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} "
+          f"{'goldpool/plain':>15} {'in flight':>9} {'openai CPU ms':>13} {'CPU ms/verdict':>14} {'progress bytes':>14} "
+          f"{'plain steady':>12} {'openai steady':>13} {'gp steady':>16} {'gp/plain steady':>15} {'imports s':>9} "
+          f"{'set-up s':>8}")
+    span = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"  # noqa: E731
+    med = lambda xs: f"{statistics.median(xs):.2f}" if xs else "n/a"  # noqa: E731
     with tempfile.TemporaryDirectory() as folder:
         for n in args.concurrency:
             calls = max(30, round(n / args.delay * args.seconds))
             bound = n / args.delay
-            plain, alone, alone_cpu, gold, cpu, most, written = [], [], [], [], [], [], []
+            rows = {w: {k: [] for k in ("plain", "alone", "alone_cpu", "gold", "cpu", "most", "written", "p_steady",
+                                        "a_steady", "g_steady", "imports", "setup")} for w in args.workers}
             for _ in range(args.reps):
-                plain.append(plain_rate(port, n, calls) / bound)
+                rate, stats = at_server(port, lambda: plain_rate(port, n, calls))
+                plain, p_steady = rate / bound, steady(stats) / bound
+                alone = a_steady = alone_cpu = None
                 if not args.no_openai:
-                    got = openai_rate(port, n, calls)
-                    alone.append(got["rate"] / bound)
-                    alone_cpu.append(got["cpu_ms"])
-                server_stats(port)
-                got = goldpool_rate(port, n, calls, folder)
-                most.append(server_stats(port)["most"])
-                gold.append(got["rate"] / bound)
-                cpu.append(got["cpu_ms"])
-                written.append(got["progress_bytes"])
-            span = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"  # noqa: E731
-            ratios = [g / p for g, p in zip(gold, plain, strict=True)]
-            print(f"{n:>4} {calls:>6} {span(plain):>16} {span(alone) if alone else 'n/a':>16} {span(gold):>16} "
-                  f"{span(ratios):>15} {max(most):>9} {statistics.median(alone_cpu) if alone else float('nan'):>13.2f} "
-                  f"{statistics.median(cpu):>14.2f} {statistics.median(written):>14.0f}", flush=True)
+                    got, stats = at_server(port, lambda: openai_rate(port, n, calls))
+                    alone, a_steady, alone_cpu = got["rate"] / bound, steady(stats) / bound, got["cpu_ms"]
+                for w in args.workers:
+                    row = rows[w]
+                    got, stats = at_server(port, lambda: goldpool_rate(port, n, calls, folder, workers=w))
+                    row["plain"].append(plain)
+                    row["p_steady"].append(p_steady)
+                    if alone is not None:
+                        row["alone"].append(alone)
+                        row["a_steady"].append(a_steady)
+                        row["alone_cpu"].append(alone_cpu)
+                    row["most"].append(stats["most"])
+                    row["gold"].append(got["rate"] / bound)
+                    row["g_steady"].append(steady(stats) / bound)
+                    row["cpu"].append(got["cpu_ms"])
+                    row["written"].append(got["progress_bytes"])
+                    row["imports"].append(got["imported"] - got["began"])
+                    row["setup"].append(stats["first"] - got["imported"])
+            for w, row in rows.items():
+                ratios = [g / p for g, p in zip(row["gold"], row["plain"], strict=True)]
+                steady_ratios = [g / p for g, p in zip(row["g_steady"], row["p_steady"], strict=True)]
+                alone_cpu = statistics.median(row["alone_cpu"]) if row["alone_cpu"] else float("nan")
+                print(f"{n:>4} {w:>2} {calls:>6} {span(row['plain']):>16} {span(row['alone']) if row['alone'] else 'n/a':>16} "
+                      f"{span(row['gold']):>16} {span(ratios):>15} {max(row['most']):>9} {alone_cpu:>13.2f} "
+                      f"{statistics.median(row['cpu']):>14.2f} {statistics.median(row['written']):>14.0f} "
+                      f"{med(row['p_steady']):>12} {med(row['a_steady']):>13} {span(row['g_steady']):>16} "
+                      f"{med(steady_ratios):>15} {med(row['imports']):>9} {med(row['setup']):>8}", flush=True)
         if args.profile:
             n = max(args.concurrency)
-            got = goldpool_rate(port, n, max(30, round(n / args.delay * args.seconds)), folder, profile=True)
+            got = goldpool_rate(port, n, max(30, round(n / args.delay * args.seconds)), folder, profile=True,
+                                workers=args.workers[0])
             print(f"\nProfile of one goldpool run at N = {n} (own time, top 18):\n{got['profile']}")
     server.terminate()
 
