@@ -266,7 +266,7 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
             cpu, wall, child_cpu = time.process_time(), time.perf_counter(), children_cpu()
             with Endpoint(f"http://127.0.0.1:{port}/v1", timeout=60) as endpoint:
                 summary = run_judge(db, judge="bench", model="bench", endpoint=endpoint, concurrency=concurrency,
-                                    progress=True, caller=OWNER, **({"workers": workers} if workers != 1 else {}))
+                                    progress=True, workers=workers, caller=OWNER)
             wall = time.perf_counter() - wall
             cpu = time.process_time() - cpu + children_cpu() - child_cpu
             if profiler is not None:

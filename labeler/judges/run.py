@@ -11,8 +11,9 @@ committed as they arrive (all that arrived together in one transaction). A call 
 (the same endpoint, model, prompt hash, item content, order, settings and repeat index, from
 any judge name: :class:`labeler.store.judge_calls.CallKey`) is recorded from the cache
 without a call, so a rerun makes none. Calls run on the endpoint's event loop,
-``concurrency`` in flight (:mod:`labeler.judges.calls`); only the calling thread writes to
-the database.
+``concurrency`` in flight (:mod:`labeler.judges.calls`), or with ``workers`` W above 1 in W
+processes sharing them (:mod:`labeler.judges.workers`); only the calling thread writes to the
+database, the same way either way.
 
 With ``repeats`` K above 1, each unit is asked K times (each call cached under its index) and
 its verdict is the majority of the K replies (:func:`labeler.judges.repeats.combine`); the K
@@ -217,6 +218,7 @@ def run_judge(
     limit: int | None = None,
     progress: bool = True,
     repeats: int = 1,
+    workers: int = 1,
     caller: Caller,
 ) -> RunSummary:
     """Judge every unit of ``task`` not judged yet with this model, prompt and settings (admin
@@ -226,9 +228,12 @@ def run_judge(
         JudgeError: as :func:`plan_units`, or an endpoint refusing the key, the model or the
             path (verdicts made until then are kept).
     """
+    if workers < 1:
+        raise JudgeError(f"workers {workers}: give 1 or more")
     prompt, every, already, todo = plan_units(db, judge=judge, model=model, endpoint=endpoint, task=task,
                                               prompt_text=prompt_text, limit=limit, repeats=repeats, caller=caller)
-    return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency)
+    return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency,
+                                                                                  workers)
 
 
 @dataclass(slots=True)
@@ -313,7 +318,7 @@ class _Run:
                           t.errors, t.unparseable, t.tokens_in, t.tokens_out, time.perf_counter() - self.start,
                           t.first_error, t.recorded, dict(t.cut), self.repeats, t.ties, self.endpoint.settings)
 
-    def judge_all(self, todo: list[Unit], total: int, already: int, concurrency: int) -> RunSummary:
+    def judge_all(self, todo: list[Unit], total: int, already: int, concurrency: int, workers: int = 1) -> RunSummary:
         from tqdm import tqdm
 
         # At most two updates a second: a run of thousands of calls writes a few kilobytes, not a line a call.
@@ -323,7 +328,7 @@ class _Run:
         try:
             ask_all(self.db, self.endpoint, self.model, self.prompt.hash, calls, concurrency,
                     key=lambda c: (c[0].item_hash, c[0].target.shown_order, c[1]), message=lambda c: c[0].message,
-                    record=self.record, sent=self.tally.count_call, flush=self.flush)
+                    record=self.record, sent=self.tally.count_call, flush=self.flush, workers=workers)
         except KeyboardInterrupt:
             raise RunInterrupted(self.summary(total, already)) from None
         finally:
