@@ -34,6 +34,7 @@ from labeler.judges.calls import ask_all, count_cut, interrupts_at_safe_points, 
 from labeler.judges.client import Endpoint
 from labeler.judges.prompts import TASK_CHOICES, Prompt, judge_rubric, make_prompt, parse_reply
 from labeler.judges.repeats import combine
+from labeler.judges.workers import warm_up
 from labeler.store.access import require_admin
 from labeler.store.corpus import pool_texts
 from labeler.store.judge_calls import RecordedCall, cache_replies, done_targets, record_judge_calls
@@ -230,6 +231,7 @@ def run_judge(
     """
     if workers < 1:
         raise JudgeError(f"workers {workers}: give 1 or more")
+    warm_up(workers)
     prompt, every, already, todo = plan_units(db, judge=judge, model=model, endpoint=endpoint, task=task,
                                               prompt_text=prompt_text, limit=limit, repeats=repeats, caller=caller)
     return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency,

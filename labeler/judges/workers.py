@@ -11,8 +11,12 @@ another as they arrive; :func:`labeler.judges.calls.call_all` records them exact
 records its own, so a killed run still loses at most the calls in flight and the replies that
 had arrived and were not committed yet (here also those on their way up a pipe).
 
-Workers are started with ``spawn`` (a fork of a process holding a SQLite connection and
-threads is not safe); they ignore Ctrl-C, which the parent handles by ending them, and exit when
+Workers are forked from multiprocessing's fork server (``forkserver``; ``spawn`` where there is
+none), never from this process: a fork of a process holding a SQLite connection and threads is
+not safe. The server is started once a process, with this module, ``openai`` and ``aiohttp``
+loaded (:data:`PRELOAD`), so a worker starts without loading them again: about a second of CPU
+each. As with any spawned process, a script that calls a run with workers needs the
+``if __name__ == "__main__":`` guard. Workers ignore Ctrl-C, which the parent handles by ending them, and exit when
 the parent's end of their pipe closes (the parent killed). A worker that dies unanswered, or
 fails to start, stops the run with an error saying so; the endpoint refusing the key, the model
 or the path stops it with the same error as in one process.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import queue
 import signal
@@ -37,6 +42,9 @@ from labeler.store.judge_calls import CallKey
 from labeler.store.verdicts import CallResult
 
 U = TypeVar("U")
+
+#: What the fork server loads once, for every worker forked from it (a module missing is skipped).
+PRELOAD = ["labeler.judges.workers", "openai", "aiohttp"]
 
 #: Calls handed to a worker ahead of those it has in flight, as multiples of its share: topped
 #: up to ``AHEAD`` shares whenever fewer than ``AHEAD - 1`` are out.
@@ -70,14 +78,13 @@ class Workers(Generic[U]):
     stopping: bool = False  # hand out nothing more
 
     def start(self) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = _context()
         n = max(1, min(self.workers, self.concurrency, len(self.units)))
         for i in range(n):
             share = self.concurrency // n + (i < self.concurrency % n)
             tasks_in, tasks = context.Pipe(duplex=False)
             replies, replies_out = context.Pipe(duplex=False)
-            process = context.Process(target=serve, args=(self.endpoint.spec(), self.model, share, tasks_in, replies_out,
-                                                          os.getpid()),
+            process = context.Process(target=serve, args=(self.endpoint.spec(), self.model, share, tasks_in, replies_out),
                                       name=f"judge-worker-{i + 1}", daemon=True)
             process.start()
             tasks_in.close()
@@ -166,24 +173,41 @@ class Workers(Generic[U]):
         self.live = []
 
 
+def warm_up(workers: int) -> None:
+    """Start the fork server the workers will come from, so that it loads :data:`PRELOAD` while
+    the run reads the project and the cache (nothing for one process, or without a fork server)."""
+    if workers > 1 and _context().get_start_method() == "forkserver":
+        multiprocessing.forkserver.ensure_running()
+
+
+def _context() -> Any:
+    """Where workers come from: the fork server (loaded with :data:`PRELOAD`), else spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)  # no effect once the server runs (it has them then)
+    return context
+
+
 # --- the worker's side ---------------------------------------------------------------------------
 
 _DONE = object()
 
 
-def serve(spec: dict[str, Any], model: str, concurrency: int, tasks: Any, replies: Any, parent: int) -> None:
+def serve(spec: dict[str, Any], model: str, concurrency: int, tasks: Any, replies: Any) -> None:
     """A worker process: ``concurrency`` calls in flight on its own endpoint, taking batches of
     ``(index, message)`` from ``tasks`` until ``None``, sending ``("replies", [(index, result)],
     requests)`` up ``replies`` as they arrive (all that arrived together in one message), then
     ``("done", None, requests)``; ``("error", (index, error), requests)`` when a call raised.
-    No call is begun once ``parent`` (its pid) is gone: its reply could not be recorded."""
+    The parent gone (``tasks`` closed before ``None``), the process ends at once: no call is
+    begun whose reply could not be recorded."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
     endpoint = None
     try:
         endpoint = Endpoint(**spec)
         endpoint.reserve(concurrency)
         out: queue.SimpleQueue = queue.SimpleQueue()
-        future = endpoint.submit(_pump(endpoint, model, concurrency, tasks, out, parent))
+        future = endpoint.submit(_pump(endpoint, model, concurrency, tasks, out))
         future.add_done_callback(lambda _: out.put(_DONE))
         if _send_replies(out, replies, endpoint):
             return  # a call raised: the parent stops the run on it
@@ -217,8 +241,7 @@ def _send_replies(out: queue.SimpleQueue, replies: Any, endpoint: Endpoint) -> b
             return False
 
 
-async def _pump(endpoint: Endpoint, model: str, concurrency: int, tasks: Any, out: queue.SimpleQueue,
-                parent: int) -> None:
+async def _pump(endpoint: Endpoint, model: str, concurrency: int, tasks: Any, out: queue.SimpleQueue) -> None:
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue = asyncio.Queue()
     threading.Thread(target=_read, args=(tasks, loop, inbox, concurrency), name="judge-worker-tasks", daemon=True).start()
@@ -226,8 +249,6 @@ async def _pump(endpoint: Endpoint, model: str, concurrency: int, tasks: Any, ou
     async def worker() -> None:
         while (item := await inbox.get()) is not None:
             index, message = item
-            if os.getppid() != parent:  # killed: what was handed over and not asked stays unasked
-                os._exit(1)
             try:
                 result = await acall(endpoint, model, message)
             except Exception as exc:
