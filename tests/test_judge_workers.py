@@ -33,10 +33,15 @@ from labeler.store.access import OWNER
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(db: sqlite_utils.Database, server: JudgeServer, workers: int, judge: str = "j1", **kw) -> RunSummary:
+def _run(db: sqlite_utils.Database, server: JudgeServer, workers: int, judge: str = "j1", *,
+         reported: list | None = None, **kw) -> RunSummary:
+    """A run; ``reported`` gets the tokens the endpoint reported (what the run's last line says)."""
     with Endpoint(server.url, timeout=5.0, attempts=5, backoff=0.01) as endpoint:
-        return run_judge(db, judge=judge, model="m1", endpoint=endpoint, progress=False, workers=workers, caller=OWNER,
-                         **{"concurrency": 4, **kw})
+        summary = run_judge(db, judge=judge, model="m1", endpoint=endpoint, progress=False, workers=workers,
+                            caller=OWNER, **{"concurrency": 4, **kw})
+    if reported is not None:
+        reported.append((endpoint.tokens_in, endpoint.tokens_out))
+    return summary
 
 
 def _stored(db: sqlite_utils.Database, judge: str = "j1") -> dict:
@@ -62,13 +67,14 @@ def test_two_workers_store_what_one_process_stores(tmp_path: Path, server: Judge
     for workers in (1, 2):
         db = make_project(tmp_path / f"w{workers}.db", n_queries=3, per_query=8)
         server.script = ["500", "badjson"]  # two retried requests: counted through the workers too
-        before = server.count
-        summary = _run(db, server, workers, repeats=repeats)
-        got[workers] = (_summary(summary), _stored(db), server.count - before)
+        before, reported = server.count, []
+        summary = _run(db, server, workers, repeats=repeats, reported=reported)
+        got[workers] = (_summary(summary), _stored(db), server.count - before, reported[0])
         db.close()
     assert got[2] == got[1]
-    (total, _, _, calls, requests, errors, *_), stored, asked = got[2]
+    (total, _, _, calls, requests, errors, _, tokens_in, tokens_out, *_), stored, asked, reported = got[2]
     assert (total, calls, requests, errors, asked) == (24, 24 * repeats, 24 * repeats + 2, 0, 24 * repeats + 2)
+    assert reported == (tokens_in, tokens_out) and tokens_out == 24 * repeats
     assert len(stored["verdicts"]) == 24 and len(stored["cached"]) == 24 * repeats
     assert len(stored["repeats"]) == (24 * repeats if repeats > 1 else 0)
 
@@ -140,16 +146,20 @@ def test_a_worker_that_dies_stops_the_run_saying_so_and_what_arrived_is_kept(tmp
         server.close()
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
-    found = []
+def _descendants(pid: int) -> list[int]:
+    """The processes descended from ``pid`` (Linux: read from /proc): the workers, the fork server."""
+    parents = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [child for child, p in parents.items() if p == parent]
+        found += children
+        todo += children
     return found
 
 
@@ -174,13 +184,13 @@ def test_a_killed_run_with_workers_resumes_each_item_once_and_its_workers_end(tm
         deadline = time.monotonic() + 60
         while db.execute("SELECT count(*) FROM judge_verdicts").fetchone()[0] < 8 and time.monotonic() < deadline:
             time.sleep(0.02)
-        workers = _children(process.pid)
+        workers = _descendants(process.pid)
         process.send_signal(signal.SIGKILL)
         process.wait()
         deadline = time.monotonic() + 30
         while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert workers and all(_gone(pid) for pid in workers)  # no worker outlives a killed run
+        assert len(workers) >= 3 and all(_gone(pid) for pid in workers)  # no worker outlives a killed run
         done_before = db.execute("SELECT count(*) FROM judge_verdicts").fetchone()[0]
         assert 8 <= done_before < 40
         resumed = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120)

@@ -126,8 +126,9 @@ def call_all(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], con
              message: Callable[[U], str], record: Callable[[U, CallResult], None], interrupted: threading.Event,
              sent: Callable[[], None], flush: Callable[[], None] = lambda: None, workers: int = 1) -> None:
     """Keep ``concurrency`` calls in flight, on the endpoint's loop or, with ``workers`` above 1,
-    over that many processes (:mod:`labeler.judges.workers`); record each reply (with its key) on
-    this thread as it arrives, and ``flush()`` after each group that arrived together.
+    over that many processes (:mod:`labeler.judges.workers`; at most one per call in flight, and
+    none when that leaves one); record each reply (with its key) on this thread as it arrives,
+    and ``flush()`` after each group that arrived together.
 
     ``message`` gives a unit's prompt, ``sent`` counts a call made. Stops at the next safe
     point once ``interrupted`` is set (:func:`interrupts_at_safe_points`), after recording the
@@ -137,7 +138,7 @@ def call_all(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], con
     if not units:
         return
     source: _InProcess[U] | Workers[U]
-    if workers > 1:
+    if min(workers, concurrency, len(units)) > 1:  # one worker would only add a pipe to this process's calls
         source = Workers(endpoint, model, units, concurrency, workers, message, sent)
     else:
         source = _InProcess(endpoint, model, units, concurrency, message, sent)

@@ -3,8 +3,8 @@ not the endpoint bounds the rate: the ``openai`` client's own work is about 1.3 
 (``bench/judge_throughput.py``), so one process cannot keep 64 calls of 100 ms in flight.
 
 Each worker is a process with its own event loop and ``openai`` client (an :class:`Endpoint`
-made from the parent's settings, :meth:`Endpoint.spec`; the key it reads from the environment it
-inherits, never from a pipe) and its share of the calls in flight. The parent stays the only
+made from the parent's settings, :meth:`Endpoint.spec`, in the parent's environment as it is when
+the run starts: the key, proxies) and its share of the calls in flight. The parent stays the only
 one that touches the database: it renders each call's message, hands each worker batches of
 ``(index, message)`` down one pipe, a few of its share ahead, and takes the replies back up
 another as they arrive; :func:`labeler.judges.calls.call_all` records them exactly as it
@@ -84,7 +84,8 @@ class Workers(Generic[U]):
             share = self.concurrency // n + (i < self.concurrency % n)
             tasks_in, tasks = context.Pipe(duplex=False)
             replies, replies_out = context.Pipe(duplex=False)
-            process = context.Process(target=serve, args=(self.endpoint.spec(), self.model, share, tasks_in, replies_out),
+            process = context.Process(target=serve, args=(self.endpoint.spec(), self.model, share, tasks_in, replies_out,
+                                                          dict(os.environ)),
                                       name=f"judge-worker-{i + 1}", daemon=True)
             process.start()
             tasks_in.close()
@@ -194,7 +195,8 @@ def _context() -> Any:
 _DONE = object()
 
 
-def serve(spec: dict[str, Any], model: str, concurrency: int, tasks: Any, replies: Any) -> None:
+def serve(spec: dict[str, Any], model: str, concurrency: int, tasks: Any, replies: Any,
+          environment: dict[str, str]) -> None:
     """A worker process: ``concurrency`` calls in flight on its own endpoint, taking batches of
     ``(index, message)`` from ``tasks`` until ``None``, sending ``("replies", [(index, result)],
     requests)`` up ``replies`` as they arrive (all that arrived together in one message), then
@@ -202,6 +204,9 @@ def serve(spec: dict[str, Any], model: str, concurrency: int, tasks: Any, replie
     The parent gone (``tasks`` closed before ``None``), the process ends at once: no call is
     begun whose reply could not be recorded."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
+    # The parent's environment now, not the fork server's when it started: the key, and masking it.
+    os.environ.clear()
+    os.environ.update(environment)
     endpoint = None
     try:
         endpoint = Endpoint(**spec)
