@@ -204,3 +204,39 @@ def test_a_killed_run_with_workers_resumes_each_item_once_and_its_workers_end(tm
         assert 40 <= server.count <= 40 + 3 + 3
     finally:
         server.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_ctrl_c_to_the_whole_group_keeps_what_arrived_ends_the_workers_and_says_how_to_resume(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    make_project(path, n_queries=1, per_query=6).close()
+    server = JudgeServer()
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = ["run-judge", str(path), "--judge", "j1", "--model", "m1", "--base-url", server.url, "--concurrency", "2",
+            "--workers", "2", "--timeout", "30"]
+    command = [sys.executable, "-c", "from labeler.cli import main; main()", *args]
+    try:
+        server.script = ["", "", "", "hold", "hold"]  # three answered, then both calls in flight held
+        process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+        assert server.wait_for(5)
+        db = connect(path)
+        deadline = time.monotonic() + 30
+        while db.execute("SELECT count(*) FROM judge_verdicts").fetchone()[0] < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        tree = _descendants(process.pid)
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: every process of the group
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 130, err
+        assert "Interrupted: 3 verdicts kept this run; 3 of 6 done in all." in err
+        assert "Traceback" not in err
+        assert "--workers 2" in err.splitlines()[-1]  # the command that resumes
+        deadline = time.monotonic() + 30
+        while not all(_gone(pid) for pid in tree) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(tree) >= 3 and all(_gone(pid) for pid in tree)  # the workers and their fork server ended
+        again = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0, again.stderr
+        assert "3 already done, 0 from the cache, 3 calls" in again.stdout
+    finally:
+        server.close()
