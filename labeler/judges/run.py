@@ -231,7 +231,7 @@ def run_judge(
     """
     if workers < 1:
         raise JudgeError(f"workers {workers}: give 1 or more")
-    warm_up(workers)
+    warm_up(min(workers, concurrency))
     prompt, every, already, todo = plan_units(db, judge=judge, model=model, endpoint=endpoint, task=task,
                                               prompt_text=prompt_text, limit=limit, repeats=repeats, caller=caller)
     return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency,

@@ -176,7 +176,8 @@ class Workers(Generic[U]):
 
 def warm_up(workers: int) -> None:
     """Start the fork server the workers will come from, so that it loads :data:`PRELOAD` while
-    the run reads the project and the cache (nothing for one process, or without a fork server)."""
+    the run reads the project and the cache (nothing for one process, or without a fork server).
+    ``workers``: those the run can use (no more than the calls in flight)."""
     if workers > 1 and _context().get_start_method() == "forkserver":
         multiprocessing.forkserver.ensure_running()
 
