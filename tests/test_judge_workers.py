@@ -176,8 +176,8 @@ def test_a_killed_run_with_workers_resumes_each_item_once_and_its_workers_end(tm
     make_project(path, n_queries=4, per_query=10).close()
     server = JudgeServer(delay=0.05)
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-c", "from labeler.cli import main; main()", "run-judge", str(path), "--judge", "j1", "--model", "m1",
-               "--base-url", server.url, "--timeout", "5", "--concurrency", "3", "--workers", "2"]
+    command = [sys.executable, "-c", "from labeler.cli import main; main()", "run-judge", str(path), "--judge", "j1",
+               "--model", "m1", "--base-url", server.url, "--timeout", "5", "--concurrency", "3", "--workers", "2"]
     try:
         process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         db = connect(path)

@@ -16,8 +16,8 @@ none), never from this process: a fork of a process holding a SQLite connection 
 not safe. The server is started once a process, with this module, ``openai`` and ``aiohttp``
 loaded (:data:`PRELOAD`), so a worker starts without loading them again: about a second of CPU
 each. As with any spawned process, a script that calls a run with workers needs the
-``if __name__ == "__main__":`` guard. Workers ignore Ctrl-C, which the parent handles by ending them, and exit when
-the parent's end of their pipe closes (the parent killed). A worker that dies unanswered, or
+``if __name__ == "__main__":`` guard. Workers ignore Ctrl-C, which the parent handles by ending
+them, and exit when the parent's end of their pipe closes (the parent killed). A worker that dies unanswered, or
 fails to start, stops the run with an error saying so; the endpoint refusing the key, the model
 or the path stops it with the same error as in one process.
 """
@@ -25,6 +25,7 @@ or the path stops it with the same error as in one process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
@@ -54,7 +55,7 @@ AHEAD = 3
 @dataclass(slots=True)
 class _Worker:
     process: Any
-    tasks: Any  # the parent's end of the pipe of (index, message) batches; None once sent
+    tasks: Any  # the parent's end of the pipe of (index, message) batches; None once told there is no more
     replies: Any  # the parent's end of the pipe of replies
     share: int
     out: int = 0  # calls handed over and not answered yet
@@ -220,7 +221,8 @@ def serve(spec: dict[str, Any], model: str, concurrency: int, tasks: Any, replie
         future.result()
         replies.send(("done", None, endpoint.requests))
     except BaseException as exc:  # noqa: BLE001 (handed to the parent, which raises it)
-        replies.send(("error", (None, _portable(exc)), endpoint.requests if endpoint else 0))
+        with contextlib.suppress(OSError):  # the parent gone: nobody to tell
+            replies.send(("error", (None, _portable(exc)), endpoint.requests if endpoint else 0))
     finally:
         if endpoint is not None:
             endpoint.close()
