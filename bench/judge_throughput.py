@@ -2,7 +2,6 @@
 
     python bench/judge_throughput.py                         # N = 1, 8, 32, 64, three repetitions
     python bench/judge_throughput.py --concurrency 64 --reps 1 --profile
-    python bench/judge_throughput.py --workers 1 2                # goldpool with run-judge --workers 1, then 2
 
 With N calls in flight and every reply taking ``--delay`` seconds, no client can do better than
 N / delay calls a second: the bound. The server (its own process, asyncio, HTTP/1.1 keep-alive)
@@ -19,7 +18,7 @@ requests it held at once. Measured in the same run, on the same server, each N i
   read), in a child process: what the library costs with no goldpool around it.
 - ``goldpool``: ``run_judge`` over a synthetic project (``--calls`` pool entries, relevance,
   progress bar on, written to a file whose size is reported), in a child process whose CPU
-  time per verdict is reported (with ``--workers`` above 1, its workers' and their fork server's too).
+  time per verdict is reported.
 
 Reported per N: calls a second over the bound for each client (median of the repetitions, and
 their range), goldpool over plain (the ratio that the issue's target, 0.9, is read against on
@@ -230,13 +229,11 @@ def make_project(path: Path, n: int):
     return db
 
 
-def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile: bool, workers: int,
+def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile: bool,
                    out: multiprocessing.Queue) -> None:
-    """One run_judge in this process (``workers`` processes making its calls): calls a second,
-    CPU seconds per verdict (this process's and its workers'), progress bytes, and when its
-    imports began and ended (``time.time()``: its set-up is read against the server's first arrival)."""
-    import resource
-
+    """One run_judge in this process: calls a second, CPU seconds per verdict, progress bytes, and
+    when its imports began and ended (``time.time()``: its set-up is read against the server's
+    first arrival)."""
     db = make_project(Path(folder) / f"bench-{concurrency}-{time.time_ns()}.db", calls)
     began = time.time()
     from labeler.judges.client import Endpoint
@@ -248,21 +245,6 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
     imported = time.time()
     progress = Path(folder) / "progress.txt"
     saved = os.dup(2)
-
-    def children_cpu() -> float:
-        """CPU seconds of this process's children that ended, and of the fork server's tree (its own
-        loading, and the workers it forked and reaped): where run-judge's workers come from."""
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        seconds = usage.ru_utime + usage.ru_stime
-        from multiprocessing import forkserver
-
-        pid = forkserver._forkserver._forkserver_pid  # noqa: SLF001 (the bench reads what the run started)
-        if pid is not None:
-            time.sleep(0.2)  # the server reaps a worker when it is told it ended
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            seconds += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-        return seconds
-
     with progress.open("w") as handle:
         os.dup2(handle.fileno(), 2)
         sys.stderr = os.fdopen(os.dup(2), "w")
@@ -273,12 +255,11 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
 
                 profiler = cProfile.Profile()
                 profiler.enable()
-            cpu, wall, child_cpu = time.process_time(), time.perf_counter(), children_cpu()
+            cpu, wall = time.process_time(), time.perf_counter()
             with Endpoint(f"http://127.0.0.1:{port}/v1", timeout=60) as endpoint:
                 summary = run_judge(db, judge="bench", model="bench", endpoint=endpoint, concurrency=concurrency,
-                                    progress=True, workers=workers, caller=OWNER)
-            wall = time.perf_counter() - wall
-            cpu = time.process_time() - cpu + children_cpu() - child_cpu
+                                    progress=True, caller=OWNER)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             if profiler is not None:
                 profiler.disable()
         finally:
@@ -300,10 +281,9 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
              "profile": top, "began": began, "imported": imported})
 
 
-def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile: bool = False, workers: int = 1) -> dict:
+def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile: bool = False) -> dict:
     out: multiprocessing.Queue = multiprocessing.Queue()
-    child = multiprocessing.Process(target=goldpool_child,
-                                    args=(port, concurrency, calls, folder, profile, workers, out))
+    child = multiprocessing.Process(target=goldpool_child, args=(port, concurrency, calls, folder, profile, out))
     child.start()
     result = out.get(timeout=600)
     child.join(timeout=60)
@@ -313,8 +293,6 @@ def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1],
-                        help="run-judge's --workers: goldpool is measured with each in turn.")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--seconds", type=float, default=2.5,
@@ -327,9 +305,9 @@ def main() -> None:
     server.start()
     port = ports.get(timeout=30)
     print(f"server: every reply after {args.delay * 1000:.0f} ms; {os.cpu_count()} cores; "
-          f"{args.reps} repetitions of each N, plain, openai and goldpool (each --workers) in turn; "
+          f"{args.reps} repetitions of each N, plain, openai and goldpool in turn; "
           "'steady': answered a second at the server, first arrival to last reply, over the bound")
-    print(f"{'N':>4} {'W':>2} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} "
+    print(f"{'N':>4} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} "
           f"{'goldpool/plain':>15} {'in flight':>9} {'openai CPU ms':>13} {'CPU ms/verdict':>14} {'progress bytes':>14} "
           f"{'plain steady':>12} {'openai steady':>13} {'gp steady':>16} {'gp/plain steady':>15} {'imports s':>9} "
           f"{'set-up s':>8}")
@@ -339,44 +317,36 @@ def main() -> None:
         for n in args.concurrency:
             calls = max(30, round(n / args.delay * args.seconds))
             bound = n / args.delay
-            rows = {w: {k: [] for k in ("plain", "alone", "alone_cpu", "gold", "cpu", "most", "written", "p_steady",
-                                        "a_steady", "g_steady", "imports", "setup")} for w in args.workers}
+            row: dict[str, list] = {k: [] for k in ("plain", "alone", "alone_cpu", "gold", "cpu", "most", "written",
+                                                    "p_steady", "a_steady", "g_steady", "imports", "setup")}
             for _ in range(args.reps):
                 rate, stats = at_server(port, lambda: plain_rate(port, n, calls))
-                plain, p_steady = rate / bound, steady(stats) / bound
-                alone = a_steady = alone_cpu = None
+                row["plain"].append(rate / bound)
+                row["p_steady"].append(steady(stats) / bound)
                 if not args.no_openai:
                     got, stats = at_server(port, lambda: openai_rate(port, n, calls))
-                    alone, a_steady, alone_cpu = got["rate"] / bound, steady(stats) / bound, got["cpu_ms"]
-                for w in args.workers:
-                    row = rows[w]
-                    got, stats = at_server(port, lambda: goldpool_rate(port, n, calls, folder, workers=w))
-                    row["plain"].append(plain)
-                    row["p_steady"].append(p_steady)
-                    if alone is not None:
-                        row["alone"].append(alone)
-                        row["a_steady"].append(a_steady)
-                        row["alone_cpu"].append(alone_cpu)
-                    row["most"].append(stats["most"])
-                    row["gold"].append(got["rate"] / bound)
-                    row["g_steady"].append(steady(stats) / bound)
-                    row["cpu"].append(got["cpu_ms"])
-                    row["written"].append(got["progress_bytes"])
-                    row["imports"].append(got["imported"] - got["began"])
-                    row["setup"].append(stats["first"] - got["imported"])
-            for w, row in rows.items():
-                ratios = [g / p for g, p in zip(row["gold"], row["plain"], strict=True)]
-                steady_ratios = [g / p for g, p in zip(row["g_steady"], row["p_steady"], strict=True)]
-                alone_cpu = statistics.median(row["alone_cpu"]) if row["alone_cpu"] else float("nan")
-                print(f"{n:>4} {w:>2} {calls:>6} {span(row['plain']):>16} {span(row['alone']) if row['alone'] else 'n/a':>16} "
-                      f"{span(row['gold']):>16} {span(ratios):>15} {max(row['most']):>9} {alone_cpu:>13.2f} "
-                      f"{statistics.median(row['cpu']):>14.2f} {statistics.median(row['written']):>14.0f} "
-                      f"{med(row['p_steady']):>12} {med(row['a_steady']):>13} {span(row['g_steady']):>16} "
-                      f"{med(steady_ratios):>15} {med(row['imports']):>9} {med(row['setup']):>8}", flush=True)
+                    row["alone"].append(got["rate"] / bound)
+                    row["a_steady"].append(steady(stats) / bound)
+                    row["alone_cpu"].append(got["cpu_ms"])
+                got, stats = at_server(port, lambda: goldpool_rate(port, n, calls, folder))
+                row["most"].append(stats["most"])
+                row["gold"].append(got["rate"] / bound)
+                row["g_steady"].append(steady(stats) / bound)
+                row["cpu"].append(got["cpu_ms"])
+                row["written"].append(got["progress_bytes"])
+                row["imports"].append(got["imported"] - got["began"])
+                row["setup"].append(stats["first"] - got["imported"])
+            ratios = [g / p for g, p in zip(row["gold"], row["plain"], strict=True)]
+            steady_ratios = [g / p for g, p in zip(row["g_steady"], row["p_steady"], strict=True)]
+            alone_cpu = statistics.median(row["alone_cpu"]) if row["alone_cpu"] else float("nan")
+            print(f"{n:>4} {calls:>6} {span(row['plain']):>16} {span(row['alone']) if row['alone'] else 'n/a':>16} "
+                  f"{span(row['gold']):>16} {span(ratios):>15} {max(row['most']):>9} {alone_cpu:>13.2f} "
+                  f"{statistics.median(row['cpu']):>14.2f} {statistics.median(row['written']):>14.0f} "
+                  f"{med(row['p_steady']):>12} {med(row['a_steady']):>13} {span(row['g_steady']):>16} "
+                  f"{med(steady_ratios):>15} {med(row['imports']):>9} {med(row['setup']):>8}", flush=True)
         if args.profile:
             n = max(args.concurrency)
-            got = goldpool_rate(port, n, max(30, round(n / args.delay * args.seconds)), folder, profile=True,
-                                workers=args.workers[0])
+            got = goldpool_rate(port, n, max(30, round(n / args.delay * args.seconds)), folder, profile=True)
             print(f"\nProfile of one goldpool run at N = {n} (own time, top 18):\n{got['profile']}")
     server.terminate()
 

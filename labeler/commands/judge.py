@@ -163,13 +163,9 @@ def call_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Calls per item (and order), each stored with its index; the verdict is their majority (a tie: "
                    "TIE for pairwise, else no verdict). calibrate --judge reports the test-retest agreement.")
-@click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True,
-              help="Processes making the calls, each with its own client and a share of --concurrency (1: this "
-                   "process alone). This process alone writes DB, as each reply arrives: caching and resuming are "
-                   "the same.")
 @call_options
 def run_judge(project: Project, judge, model, base_url, task, prompt_file, concurrency, limit, timeout, attempts, max_tokens,
-              repeats, workers, calls: CallOptions) -> None:
+              repeats, calls: CallOptions) -> None:
     """Ask a judge model for a verdict on every item of a task in DB, and store them.
 
     The key is read from OPENAI_API_KEY (a local server needs none) and is never written to a
@@ -202,7 +198,7 @@ def run_judge(project: Project, judge, model, base_url, task, prompt_file, concu
     with calls.endpoint(base_url, model=model, timeout=timeout, attempts=attempts, max_tokens=max_tokens) as endpoint:
         try:
             s = run(project.db, judge=judge, model=model, endpoint=endpoint, task=task, prompt_text=prompt_text,
-                    concurrency=concurrency, limit=limit, repeats=repeats, workers=workers, caller=OWNER)
+                    concurrency=concurrency, limit=limit, repeats=repeats, caller=OWNER)
         except RunInterrupted as stop:
             s = stop.summary
             failed = f" ({s.errors} of them failed calls, asked again on resuming)" if s.errors else ""

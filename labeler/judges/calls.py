@@ -2,8 +2,7 @@
 endpoint with ``concurrency`` calls in flight; what :mod:`labeler.judges.run`, the claim
 splitter and the gold-context generator share.
 
-Every call runs on the endpoint's event loop (:func:`labeler.judges.client.acall`), or on the
-loops of worker processes (:mod:`labeler.judges.workers`, ``run-judge --workers``); only the
+Every call runs on the endpoint's event loop (:func:`labeler.judges.client.acall`); only the
 calling thread touches the database. It takes the replies as they arrive, all that have
 arrived at once, so a slow write never holds a call back and a killed run loses at most the
 calls in flight and the replies that arrived during one write.
@@ -12,19 +11,17 @@ calls in flight and the replies that arrived during one write.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import queue
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Generic, TypeVar
+from dataclasses import replace
+from typing import TypeVar
 
 import sqlite_utils
 
 from labeler.judges.client import Endpoint, acall
-from labeler.judges.workers import Workers
 from labeler.store.judge_calls import CallKey, cached_calls
 from labeler.store.verdicts import CallResult
 
@@ -70,15 +67,14 @@ def count_cut(counts: dict[str, int], result: CallResult) -> None:
 def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_hash: str, units: Iterable[U],
             concurrency: int, *, key: Callable[[U], tuple], message: Callable[[U], str],
             record: Callable[[U, CallResult, bool], None], sent: Callable[[], None],
-            flush: Callable[[], None] | None = None, workers: int = 1) -> None:
+            flush: Callable[[], None] | None = None) -> None:
     """Record every unit's reply, in order of arrival: from the cache when the model already
     answered this call (``key``: the text's hash, the order shown and, optionally, the repeat's
     index; the endpoint adds its settings), else from the endpoint with ``concurrency`` calls in
     flight. ``record(unit, result, fresh)`` stores it (``fresh``: a call was made and its reply,
     which carries its :class:`CallKey`, is to be cached); ``flush()``, when given, is called
     after each group of replies recorded together (a caller that gathers writes commits them
-    there). With ``workers`` above 1, the calls are made by that many processes, this one
-    recording their replies (:func:`call_all`).
+    there).
 
     With a dry-run endpoint (``endpoint.plan`` set) nothing is recorded or sent: the plan
     counts the calls the cache answers and the messages of those it would make.
@@ -107,7 +103,7 @@ def ask_all(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_ha
         finally:
             done()
         call_all(endpoint, model, to_call, max(1, concurrency), message, lambda u, r: record(u, r, True), interrupted,
-                 sent, done, workers)
+                 sent, done)
 
 
 def _plan(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_hash: str, units: Iterable[U],
@@ -124,11 +120,9 @@ def _plan(db: sqlite_utils.Database, endpoint: Endpoint, model: str, prompt_hash
 
 def call_all(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], concurrency: int,
              message: Callable[[U], str], record: Callable[[U, CallResult], None], interrupted: threading.Event,
-             sent: Callable[[], None], flush: Callable[[], None] = lambda: None, workers: int = 1) -> None:
-    """Keep ``concurrency`` calls in flight, on the endpoint's loop or, with ``workers`` above 1,
-    over that many processes (:mod:`labeler.judges.workers`; at most one per call in flight, and
-    none when that leaves one); record each reply (with its key) on this thread as it arrives,
-    and ``flush()`` after each group that arrived together.
+             sent: Callable[[], None], flush: Callable[[], None] = lambda: None) -> None:
+    """Keep ``concurrency`` calls in flight on the endpoint's loop; record each reply (with its
+    key) on this thread as it arrives, and ``flush()`` after each group that arrived together.
 
     ``message`` gives a unit's prompt, ``sent`` counts a call made. Stops at the next safe
     point once ``interrupted`` is set (:func:`interrupts_at_safe_points`), after recording the
@@ -137,89 +131,56 @@ def call_all(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], con
     """
     if not units:
         return
-    source: _InProcess[U] | Workers[U]
-    if min(workers, concurrency, len(units)) > 1:  # one worker would only add a pipe to this process's calls
-        source = Workers(endpoint, model, units, concurrency, workers, message, sent)
-    else:
-        source = _InProcess(endpoint, model, units, concurrency, message, sent)
+    replies: queue.SimpleQueue = queue.SimpleQueue()
+    endpoint.reserve(min(concurrency, len(units)))
+    future = endpoint.submit(_pump(endpoint, model, units, concurrency, message, replies, sent))
     left = len(units)
     try:
-        source.start()
         while left:
-            got = source.get(POLL_SECONDS)
-            if not got:
+            try:
+                got = [replies.get(timeout=POLL_SECONDS)]
+            except queue.Empty:
                 stop_if(interrupted)
+                if future.done():
+                    future.result()  # raises what ended the calls early
                 continue
+            while True:
+                try:
+                    got.append(replies.get_nowait())
+                except queue.Empty:
+                    break
             try:
                 for unit, result in got:
                     if isinstance(result, BaseException):
                         raise result
-                    record(unit, result)  # type: ignore[arg-type]
+                    record(unit, result)
                     left -= 1
             finally:
                 flush()
             stop_if(interrupted)
     except KeyboardInterrupt:
         try:
-            for unit, result in source.arrived():
-                if not isinstance(result, BaseException):
-                    record(unit, result)  # type: ignore[arg-type]
+            _record_arrived(replies, record)
         finally:
             flush()
-            source.stop()
+            future.cancel()
             endpoint.close()
         raise
     except BaseException:
-        source.stop()
+        future.cancel()
         endpoint.close()
         raise
-    source.finish()
 
 
-@dataclass(slots=True)
-class _InProcess(Generic[U]):
-    """The calls on the endpoint's own event loop (a thread of this process), their replies
-    handed to the calling thread through a queue."""
-
-    endpoint: Endpoint
-    model: str
-    units: list[tuple[U, CallKey]]
-    concurrency: int
-    message: Callable[[U], str]
-    sent: Callable[[], None]
-    replies: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-    future: concurrent.futures.Future | None = None
-
-    def start(self) -> None:
-        self.endpoint.reserve(min(self.concurrency, len(self.units)))
-        self.future = self.endpoint.submit(_pump(self.endpoint, self.model, self.units, self.concurrency, self.message,
-                                                 self.replies, self.sent))
-
-    def get(self, timeout: float) -> list[tuple[U, CallResult | BaseException]]:
-        """The replies that arrived within ``timeout`` seconds, all that wait (none: an empty list)."""
+def _record_arrived(replies: queue.SimpleQueue, record: Callable[[U, CallResult], None]) -> None:
+    """Record the replies that arrived and wait in ``replies`` (a run stopping keeps them)."""
+    while True:
         try:
-            got = [self.replies.get(timeout=timeout)]
+            unit, result = replies.get_nowait()
         except queue.Empty:
-            if self.future is not None and self.future.done():
-                self.future.result()  # raises what ended the calls early
-            return []
-        return got + self.arrived()
-
-    def arrived(self) -> list[tuple[U, CallResult | BaseException]]:
-        """The replies that arrived and wait (a run stopping keeps them)."""
-        got = []
-        while True:
-            try:
-                got.append(self.replies.get_nowait())
-            except queue.Empty:
-                return got
-
-    def finish(self) -> None:
-        """Every call answered: nothing to end (the calls' coroutine has returned)."""
-
-    def stop(self) -> None:
-        if self.future is not None:
-            self.future.cancel()
+            return
+        if not isinstance(result, BaseException):
+            record(unit, result)
 
 
 async def _pump(endpoint: Endpoint, model: str, units: list[tuple[U, CallKey]], concurrency: int,

@@ -181,18 +181,6 @@ class Endpoint:
         """The settings every call of this endpoint is made under (canonical JSON)."""
         return self.key("", "", "", None).settings()
 
-    def spec(self) -> dict[str, Any]:
-        """What another process needs to make this endpoint's calls (``Endpoint(**spec)``): its
-        settings, not its counters, plan or client (the key is read from the environment)."""
-        return {f: getattr(self, f) for f in ("base_url", "timeout", "attempts", "backoff", "max_tokens",
-                                              "retry_after_cap", "max_reply_bytes", "temperature")} | {
-            "options": dict(self.options)}
-
-    def count(self, result: CallResult) -> None:
-        """Add a reply's tokens, as the endpoint reported them, to the run's."""
-        self.tokens_in += result.tokens_in or 0
-        self.tokens_out += result.tokens_out or 0
-
     def reserve(self, concurrency: int) -> None:
         """Size the connection pool for ``concurrency`` calls in flight (before the first call)."""
         with self._lock:
@@ -442,7 +430,8 @@ async def acall(endpoint: Endpoint, model: str, message: str) -> CallResult:
             raise JudgeError(f"{endpoint.base_url}: {_describe(exc)}") from None
         return CallResult(None, None, False, None, None, None, _describe(_too_large(exc) or exc))
     result = _result(response, latency)
-    endpoint.count(result)
+    endpoint.tokens_in += result.tokens_in or 0
+    endpoint.tokens_out += result.tokens_out or 0
     return result
 
 

@@ -11,9 +11,8 @@ committed as they arrive (all that arrived together in one transaction). A call 
 (the same endpoint, model, prompt hash, item content, order, settings and repeat index, from
 any judge name: :class:`labeler.store.judge_calls.CallKey`) is recorded from the cache
 without a call, so a rerun makes none. Calls run on the endpoint's event loop,
-``concurrency`` in flight (:mod:`labeler.judges.calls`), or with ``workers`` W above 1 in W
-processes sharing them (:mod:`labeler.judges.workers`); only the calling thread writes to the
-database, the same way either way.
+``concurrency`` in flight (:mod:`labeler.judges.calls`); only the calling thread writes to
+the database.
 
 With ``repeats`` K above 1, each unit is asked K times (each call cached under its index) and
 its verdict is the majority of the K replies (:func:`labeler.judges.repeats.combine`); the K
@@ -34,7 +33,6 @@ from labeler.judges.calls import ask_all, count_cut, interrupts_at_safe_points, 
 from labeler.judges.client import Endpoint
 from labeler.judges.prompts import TASK_CHOICES, Prompt, judge_rubric, make_prompt, parse_reply
 from labeler.judges.repeats import combine
-from labeler.judges.workers import warm_up
 from labeler.store.access import require_admin
 from labeler.store.corpus import pool_texts
 from labeler.store.judge_calls import RecordedCall, cache_replies, done_targets, record_judge_calls
@@ -219,7 +217,6 @@ def run_judge(
     limit: int | None = None,
     progress: bool = True,
     repeats: int = 1,
-    workers: int = 1,
     caller: Caller,
 ) -> RunSummary:
     """Judge every unit of ``task`` not judged yet with this model, prompt and settings (admin
@@ -229,13 +226,9 @@ def run_judge(
         JudgeError: as :func:`plan_units`, or an endpoint refusing the key, the model or the
             path (verdicts made until then are kept).
     """
-    if workers < 1:
-        raise JudgeError(f"workers {workers}: give 1 or more")
-    warm_up(min(workers, concurrency))
     prompt, every, already, todo = plan_units(db, judge=judge, model=model, endpoint=endpoint, task=task,
                                               prompt_text=prompt_text, limit=limit, repeats=repeats, caller=caller)
-    return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency,
-                                                                                  workers)
+    return _Run(db, judge, model, endpoint, prompt, repeats, progress).judge_all(todo, len(every), already, concurrency)
 
 
 @dataclass(slots=True)
@@ -320,7 +313,7 @@ class _Run:
                           t.errors, t.unparseable, t.tokens_in, t.tokens_out, time.perf_counter() - self.start,
                           t.first_error, t.recorded, dict(t.cut), self.repeats, t.ties, self.endpoint.settings)
 
-    def judge_all(self, todo: list[Unit], total: int, already: int, concurrency: int, workers: int = 1) -> RunSummary:
+    def judge_all(self, todo: list[Unit], total: int, already: int, concurrency: int) -> RunSummary:
         from tqdm import tqdm
 
         # At most two updates a second: a run of thousands of calls writes a few kilobytes, not a line a call.
@@ -330,7 +323,7 @@ class _Run:
         try:
             ask_all(self.db, self.endpoint, self.model, self.prompt.hash, calls, concurrency,
                     key=lambda c: (c[0].item_hash, c[0].target.shown_order, c[1]), message=lambda c: c[0].message,
-                    record=self.record, sent=self.tally.count_call, flush=self.flush, workers=workers)
+                    record=self.record, sent=self.tally.count_call, flush=self.flush)
         except KeyboardInterrupt:
             raise RunInterrupted(self.summary(total, already)) from None
         finally:
