@@ -23,8 +23,13 @@ requests it held at once. Measured in the same run, on the same server, each N i
 Reported per N: calls a second over the bound for each client (median of the repetitions, and
 their range), goldpool over plain (the ratio that the issue's target, 0.9, is read against on
 a shared machine), the most requests the server held at once, goldpool's CPU milliseconds per
-verdict and the bytes its progress bar wrote. ``--profile`` prints the top of a cProfile of
-one goldpool run at the largest N (cumulative and own time).
+verdict and the bytes its progress bar wrote. Then the same rates counted at the server
+(``steady``: requests answered a second from the first request's arrival to the last reply, over
+the bound), which leave out each client's start-up and shut-down: a cell is short (2.5 s at the
+bound), so a fixed start-up cost lowers the first rates and not these. ``imports s``: goldpool's
+imports (run_judge's modules, openai, tenacity); ``set-up s``: from then to the first request at
+the server (the project read, the Endpoint, run_judge's plan, worker processes started).
+``--profile`` prints the top of a cProfile of one goldpool run at the largest N (own time).
 """
 
 from __future__ import annotations
@@ -49,7 +54,9 @@ sys.path.insert(0, str(ROOT))
 def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.Queue) -> None:
     """An OpenAI-compatible chat server answering each request after ``delay`` seconds."""
 
-    state = {"in_flight": 0, "most": 0, "served": 0}
+    # ``window``: requests answered since the last /stats, ``first`` the time.time() the first of
+    # them arrived, ``last`` the time the last reply was written: the rate counted at the server.
+    state = {"in_flight": 0, "most": 0, "served": 0, "window": 0, "first": None, "last": None}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -62,13 +69,16 @@ def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.
                 body = json.loads(await reader.readexactly(length)) if length else {}
                 if head.startswith(b"GET /stats"):
                     payload = json.dumps(state).encode()
-                    state["most"] = 0
+                    state.update(most=0, window=0, first=None, last=None)
                 else:
+                    if state["first"] is None:
+                        state["first"] = time.time()
                     state["in_flight"] += 1
                     state["most"] = max(state["most"], state["in_flight"])
                     await asyncio.sleep(delay)
                     state["in_flight"] -= 1
                     state["served"] += 1
+                    state["window"] += 1
                     words = len(body["messages"][-1]["content"].split())
                     payload = json.dumps({
                         "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -78,6 +88,8 @@ def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                              + str(len(payload)).encode() + b"\r\n\r\n" + payload)
                 await writer.drain()
+                if not head.startswith(b"GET /stats"):
+                    state["last"] = time.time()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -93,7 +105,7 @@ def serve(port_out: multiprocessing.Queue, delay: float, stats: multiprocessing.
 
 
 def server_stats(port: int) -> dict:
-    """The server's counters (and its most-in-flight reset to 0)."""
+    """The server's counters (and its window reset: most in flight, requests answered, first and last)."""
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -101,6 +113,20 @@ def server_stats(port: int) -> dict:
     data = json.loads(conn.getresponse().read())
     conn.close()
     return data
+
+
+def steady(stats: dict) -> float:
+    """Requests answered a second at the server, from the first request's arrival to the last reply
+    (a client's start-up and shut-down left out)."""
+    span = (stats["last"] or 0) - (stats["first"] or 0)
+    return stats["window"] / span if span > 0 else float("nan")
+
+
+def at_server(port: int, run):
+    """``run()`` between two reads of the server's counters: its result and the server's window."""
+    server_stats(port)
+    result = run()
+    return result, server_stats(port)
 
 
 # --- the plain client ----------------------------------------------------------------------------
@@ -203,15 +229,20 @@ def make_project(path: Path, n: int):
     return db
 
 
-def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile: bool, out: multiprocessing.Queue) -> None:
-    """One run_judge in this process: calls a second, CPU seconds per verdict, progress bytes."""
+def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile: bool,
+                   out: multiprocessing.Queue) -> None:
+    """One run_judge in this process: calls a second, CPU seconds per verdict, progress bytes, and
+    when its imports began and ended (``time.time()``: its set-up is read against the server's
+    first arrival)."""
+    db = make_project(Path(folder) / f"bench-{concurrency}-{time.time_ns()}.db", calls)
+    began = time.time()
     from labeler.judges.client import Endpoint
     from labeler.judges.run import run_judge
     from labeler.store.access import OWNER
 
-    db = make_project(Path(folder) / f"bench-{concurrency}-{time.time_ns()}.db", calls)
     import openai  # noqa: F401 (loaded once by a run's first call: not a cost per verdict)
     import tenacity  # noqa: F401
+    imported = time.time()
     progress = Path(folder) / "progress.txt"
     saved = os.dup(2)
     with progress.open("w") as handle:
@@ -247,7 +278,7 @@ def goldpool_child(port: int, concurrency: int, calls: int, folder: str, profile
         stats.sort_stats("tottime").print_stats(18)
         top = text.getvalue()
     out.put({"rate": calls / wall, "cpu_ms": 1000 * cpu / calls, "progress_bytes": progress.stat().st_size,
-             "profile": top})
+             "profile": top, "began": began, "imported": imported})
 
 
 def goldpool_rate(port: int, concurrency: int, calls: int, folder: str, profile: bool = False) -> dict:
@@ -274,31 +305,45 @@ def main() -> None:
     server.start()
     port = ports.get(timeout=30)
     print(f"server: every reply after {args.delay * 1000:.0f} ms; {os.cpu_count()} cores; "
-          f"{args.reps} repetitions of each N, plain and goldpool alternating")
-    print(f"{'N':>4} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} {'goldpool/plain':>15} "
-          f"{'in flight':>9} {'openai CPU ms':>13} {'CPU ms/verdict':>14} {'progress bytes':>14}")
+          f"{args.reps} repetitions of each N, plain, openai and goldpool in turn; "
+          "'steady': answered a second at the server, first arrival to last reply, over the bound")
+    print(f"{'N':>4} {'calls':>6} {'plain/bound':>16} {'openai/bound':>16} {'goldpool/bound':>16} "
+          f"{'goldpool/plain':>15} {'in flight':>9} {'openai CPU ms':>13} {'CPU ms/verdict':>14} {'progress bytes':>14} "
+          f"{'plain steady':>12} {'openai steady':>13} {'gp steady':>16} {'gp/plain steady':>15} {'imports s':>9} "
+          f"{'set-up s':>8}")
+    span = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"  # noqa: E731
+    med = lambda xs: f"{statistics.median(xs):.2f}" if xs else "n/a"  # noqa: E731
     with tempfile.TemporaryDirectory() as folder:
         for n in args.concurrency:
             calls = max(30, round(n / args.delay * args.seconds))
             bound = n / args.delay
-            plain, alone, alone_cpu, gold, cpu, most, written = [], [], [], [], [], [], []
+            row: dict[str, list] = {k: [] for k in ("plain", "alone", "alone_cpu", "gold", "cpu", "most", "written",
+                                                    "p_steady", "a_steady", "g_steady", "imports", "setup")}
             for _ in range(args.reps):
-                plain.append(plain_rate(port, n, calls) / bound)
+                rate, stats = at_server(port, lambda: plain_rate(port, n, calls))
+                row["plain"].append(rate / bound)
+                row["p_steady"].append(steady(stats) / bound)
                 if not args.no_openai:
-                    got = openai_rate(port, n, calls)
-                    alone.append(got["rate"] / bound)
-                    alone_cpu.append(got["cpu_ms"])
-                server_stats(port)
-                got = goldpool_rate(port, n, calls, folder)
-                most.append(server_stats(port)["most"])
-                gold.append(got["rate"] / bound)
-                cpu.append(got["cpu_ms"])
-                written.append(got["progress_bytes"])
-            span = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"  # noqa: E731
-            ratios = [g / p for g, p in zip(gold, plain, strict=True)]
-            print(f"{n:>4} {calls:>6} {span(plain):>16} {span(alone) if alone else 'n/a':>16} {span(gold):>16} "
-                  f"{span(ratios):>15} {max(most):>9} {statistics.median(alone_cpu) if alone else float('nan'):>13.2f} "
-                  f"{statistics.median(cpu):>14.2f} {statistics.median(written):>14.0f}", flush=True)
+                    got, stats = at_server(port, lambda: openai_rate(port, n, calls))
+                    row["alone"].append(got["rate"] / bound)
+                    row["a_steady"].append(steady(stats) / bound)
+                    row["alone_cpu"].append(got["cpu_ms"])
+                got, stats = at_server(port, lambda: goldpool_rate(port, n, calls, folder))
+                row["most"].append(stats["most"])
+                row["gold"].append(got["rate"] / bound)
+                row["g_steady"].append(steady(stats) / bound)
+                row["cpu"].append(got["cpu_ms"])
+                row["written"].append(got["progress_bytes"])
+                row["imports"].append(got["imported"] - got["began"])
+                row["setup"].append(stats["first"] - got["imported"])
+            ratios = [g / p for g, p in zip(row["gold"], row["plain"], strict=True)]
+            steady_ratios = [g / p for g, p in zip(row["g_steady"], row["p_steady"], strict=True)]
+            alone_cpu = statistics.median(row["alone_cpu"]) if row["alone_cpu"] else float("nan")
+            print(f"{n:>4} {calls:>6} {span(row['plain']):>16} {span(row['alone']) if row['alone'] else 'n/a':>16} "
+                  f"{span(row['gold']):>16} {span(ratios):>15} {max(row['most']):>9} {alone_cpu:>13.2f} "
+                  f"{statistics.median(row['cpu']):>14.2f} {statistics.median(row['written']):>14.0f} "
+                  f"{med(row['p_steady']):>12} {med(row['a_steady']):>13} {span(row['g_steady']):>16} "
+                  f"{med(steady_ratios):>15} {med(row['imports']):>9} {med(row['setup']):>8}", flush=True)
         if args.profile:
             n = max(args.concurrency)
             got = goldpool_rate(port, n, max(30, round(n / args.delay * args.seconds)), folder, profile=True)
