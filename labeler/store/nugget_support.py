@@ -30,7 +30,7 @@ import sqlite_utils
 
 from labeler.store.access import require_active, require_admin
 from labeler.store.assign import is_overlap, shuffle_key
-from labeler.store.settings import enabled_tasks, get_settings
+from labeler.store.settings import Settings, enabled_tasks, get_settings
 from labeler.store.connection import transaction
 from labeler.store.errors import StoreError, shown
 from labeler.store.rubric import rubric_hash
@@ -262,11 +262,10 @@ JOIN human_verdicts h ON h.item_id = i.item_id WHERE q.query_id = ?
 """
 
 
-def _open_answers(db: sqlite_utils.Database, annotator_id: int, query_id: str) -> list[str]:
+def _open_answers(db: sqlite_utils.Database, annotator_id: int, query_id: str, settings: Settings) -> list[str]:
     """The answers to one question this annotator may take, in their shuffled order: an answer
     with an item of an active nugget, not theirs yet, held or judged by fewer people than it
     needs (``overlap_k`` for an overlap answer, else one)."""
-    settings = get_settings(db)
     copies: dict[str, set[int]] = {}
     for answer_id, who in db.conn.execute(_HOLDERS_OF, [query_id, query_id]):
         copies.setdefault(answer_id, set()).add(who)
@@ -304,10 +303,11 @@ def _hand_out(db: sqlite_utils.Database, annotator_id: int) -> int:
                        key=lambda query_id: shuffle_key(annotator_id, TASK, query_id))
     if last is not None:
         questions.insert(0, last[0])
+    settings = get_settings(db)
     answer_id = None
     for query_id in questions:
         add_support_items(db, [query_id])  # the question's items, should a write have left some unmade
-        open_answers = _open_answers(db, annotator_id, query_id)
+        open_answers = _open_answers(db, annotator_id, query_id, settings)
         if open_answers:
             answer_id = open_answers[0]
             break

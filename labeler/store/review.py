@@ -217,9 +217,9 @@ def _task_progress(db: sqlite_utils.Database, by_task: dict[str, dict[int, int]]
             "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN people >= ? THEN n END), 0) "
             "FROM overlap_counts WHERE task = ? AND people > 0", [k, task]
         ).fetchone()
-        row = db.execute(_ITEMS[task]).fetchone()
+        items = db.execute(_ITEMS[task]).fetchone()[0]
         per = tuple((name, by_task[task].get(i, 0)) for i, name in names)
-        out.append(TaskProgress(task, row[0] if row else 0, labelled, overlap, k, per))
+        out.append(TaskProgress(task, items, labelled, overlap, k, per))
     return tuple(out)
 
 

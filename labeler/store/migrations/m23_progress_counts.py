@@ -21,8 +21,9 @@ project of a thousand labels as on one of a million:
 Labels and verdicts are append-only and a pool entry is deleted only while unlabelled (a run's
 removal), so the insert triggers below and the pool's delete trigger keep those counts; a
 hand-out is inserted, updated (its ``shown_order`` negated when it is released) and deleted, and
-has a trigger for each. The
-counts are rebuilt from the tables here, so the step may safely run again.
+has a trigger for each. The counts are rebuilt from the tables here, so the step may safely run
+again. The project's totals (``work_counts``, m22) stay beside the per-query counts: the
+labelling page reads them on every key press, one row instead of a sum over the queries.
 """
 
 from __future__ import annotations
